@@ -83,11 +83,12 @@ def scaled_dot_product_attention(
     are all masked gets zero weights and a zero output, never NaN.
     """
     _check_qkv(q, k, v)
-    scores = q @ k.transpose(-2, -1)  # (..., L_q, L_k)
+    # Scaling q before the product touches L_q·d_k numbers instead of L_q·L_k.
     if scale is True:
-        scores = scores / math.sqrt(q.shape[-1])
+        q = q * (1.0 / math.sqrt(q.shape[-1]))
     elif scale is not False:
-        scores = scores * scale
+        q = q * scale
+    scores = q @ k.transpose(-2, -1)  # (..., L_q, L_k)
 
     has_visible_key = None
     if mask is not None:
@@ -104,8 +105,12 @@ def scaled_dot_product_attention(
         # -inf, not a large negative number, so hidden keys get exactly zero weight.
         scores = scores.masked_fill(~mask, float("-inf"))
         # A row of only -inf would give NaN; give it finite scores now, zero weights below.
+        # The check runs on the (small, unbroadcast) mask, so unaffected calls pay little.
         has_visible_key = mask.any(dim=-1, keepdim=True)
-        scores = scores.masked_fill(~has_visible_key, 0.0)
+        if has_visible_key.all():
+            has_visible_key = None
+        else:
+            scores = scores.masked_fill(~has_visible_key, 0.0)
 
     # torch.softmax subtracts the row maximum first, so adding a constant changes nothing.
     weights = torch.softmax(scores, dim=-1)
