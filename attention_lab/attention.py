@@ -9,7 +9,7 @@ This is the same convention as the boolean ``attn_mask`` of
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
@@ -168,8 +168,7 @@ class MultiHeadAttention(nn.Module):
         for name, t in (("query", query), ("key", key), ("value", value)):
             if t.dim() != 3 or t.shape[-1] != self.d_model:
                 raise ValueError(
-                    f"expected {name} of shape (B, L, d_model={self.d_model}), "
-                    f"got {tuple(t.shape)}"
+                    f"expected {name} of shape (B, L, d_model={self.d_model}), got {tuple(t.shape)}"
                 )
         if mask is not None and mask.dim() == 3:
             mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): the same mask for every head

@@ -60,18 +60,22 @@ def main() -> None:
         times["sdpa_math"].append(time_forward_backward(torch_math, q, k, v, mask))
 
     ours_s, sdpa_s = statistics.median(times["ours"]), statistics.median(times["sdpa_math"])
-    print(json.dumps({
-        "benchmark": "attention_speed",
-        "shape_B_H_L_dk": list(shape),
-        "causal_mask": args.causal,
-        "device": "cpu",
-        "threads": torch.get_num_threads(),
-        "machine": platform.processor() or platform.machine(),
-        "repeats": args.repeats,
-        "ours_median_s": round(ours_s, 4),
-        "sdpa_math_median_s": round(sdpa_s, 4),
-        "ratio_vs_sdpa": round(ours_s / sdpa_s, 3),
-    }))
+    print(
+        json.dumps(
+            {
+                "benchmark": "attention_speed",
+                "shape_B_H_L_dk": list(shape),
+                "causal_mask": args.causal,
+                "device": "cpu",
+                "threads": torch.get_num_threads(),
+                "machine": platform.processor() or platform.machine(),
+                "repeats": args.repeats,
+                "ours_median_s": round(ours_s, 4),
+                "sdpa_math_median_s": round(sdpa_s, 4),
+                "ratio_vs_sdpa": round(ours_s / sdpa_s, 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -207,12 +207,16 @@ def test_masked_keys_get_exactly_zero_weight_even_with_huge_scores():
 
 def test_rejects_mismatched_d_k():
     with pytest.raises(ValueError, match="share d_k"):
-        scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 3, 5), torch.randn(2, 3, 5))
+        scaled_dot_product_attention(
+            torch.randn(2, 3, 4), torch.randn(2, 3, 5), torch.randn(2, 3, 5)
+        )
 
 
 def test_rejects_mismatched_number_of_keys_and_values():
     with pytest.raises(ValueError, match="same number of keys"):
-        scaled_dot_product_attention(torch.randn(2, 3, 4), torch.randn(2, 3, 4), torch.randn(2, 4, 4))
+        scaled_dot_product_attention(
+            torch.randn(2, 3, 4), torch.randn(2, 3, 4), torch.randn(2, 4, 4)
+        )
 
 
 def test_rejects_one_dimensional_input():

@@ -154,8 +154,9 @@ def test_positional_encoding_breaks_permutation_equivariance():
 @pytest.mark.parametrize("pooling", ["mean", "cls"])
 def test_classifier_ignores_padding(pooling):
     torch.manual_seed(4)
-    model = SentimentClassifier(vocab_size=20, d_model=8, num_heads=2, num_layers=2, d_ff=16,
-                                pad_id=0, pooling=pooling).eval()
+    model = SentimentClassifier(
+        vocab_size=20, d_model=8, num_heads=2, num_layers=2, d_ff=16, pad_id=0, pooling=pooling
+    ).eval()
     short = torch.tensor([[2, 5, 6, 7]])
     padded = torch.tensor([[2, 5, 6, 7, 0, 0, 0]])
     torch.testing.assert_close(model(short), model(padded), atol=1e-5, rtol=0)
@@ -199,8 +200,12 @@ def test_generate_extends_and_respects_top_k():
 def test_generate_is_reproducible_with_a_generator():
     model = CausalLM(vocab_size=9, block_size=4, d_model=8, num_heads=2, num_layers=1).eval()
     start = torch.zeros(1, 1, dtype=torch.long)
-    first = model.generate(start, 8, temperature=0.7, top_k=3, generator=torch.Generator().manual_seed(1))
-    again = model.generate(start, 8, temperature=0.7, top_k=3, generator=torch.Generator().manual_seed(1))
+    first = model.generate(
+        start, 8, temperature=0.7, top_k=3, generator=torch.Generator().manual_seed(1)
+    )
+    again = model.generate(
+        start, 8, temperature=0.7, top_k=3, generator=torch.Generator().manual_seed(1)
+    )
     assert torch.equal(first, again)
 
 
