@@ -1,0 +1,28 @@
+"""nbgrader configuration: run nbgrader commands from the repository root.
+
+solutions/ is the source (instructor) copy, notebooks/ the released student copy;
+everything produced while grading lives under the git-ignored grading/ folder.
+"""
+
+import os
+
+c = get_config()  # noqa: F821  (nbgrader injects get_config)
+
+here = os.path.dirname(os.path.abspath(__file__))
+os.makedirs(os.path.join(here, "grading"), exist_ok=True)
+
+c.CourseDirectory.course_id = "attention_lab"
+c.CourseDirectory.root = here
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "notebooks"
+c.CourseDirectory.submitted_directory = "grading/submitted"
+c.CourseDirectory.autograded_directory = "grading/autograded"
+c.CourseDirectory.feedback_directory = "grading/feedback"
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "grading", "gradebook.db")
+# Only notebooks are released; data comes from the attention_lab package.
+c.CourseDirectory.include = ["*.ipynb"]
+
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+# Training cells take a few seconds on a laptop; leave generous headroom over the 30 s default.
+c.ExecutePreprocessor.timeout = 120
