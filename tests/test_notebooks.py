@@ -1,0 +1,127 @@
+"""The student notebooks are exactly what nbgrader makes of solutions/, and fail only at TODOs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
+ALLOWED_STUDENT_ERRORS = {"NotImplementedError", "NameError"}
+
+
+def notebook_path(folder: str, assignment: str) -> Path:
+    return ROOT / folder / assignment / f"{assignment}.ipynb"
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def marked_region(source: str, begin: str, end: str) -> list[str]:
+    """The non-blank lines between begin and end markers."""
+    lines, inside = [], False
+    for line in source.splitlines():
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside and line.strip():
+            lines.append(line.strip())
+    return lines
+
+
+def test_every_assignment_has_a_student_notebook():
+    assert ASSIGNMENTS, "no assignments found under solutions/"
+    released = sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir())
+    assert released == ASSIGNMENTS
+
+
+@pytest.mark.parametrize("folder", ["solutions", "notebooks"])
+def test_committed_notebooks_carry_no_outputs(folder):
+    for path in sorted((ROOT / folder).glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                assert cell.outputs == [], f"{path.name} cell {index} has outputs"
+                assert cell.execution_count is None, f"{path.name} cell {index} has a count"
+
+
+def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    shutil.copytree(ROOT / "solutions", tmp_path / "solutions")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    for assignment in ASSIGNMENTS:
+        result = subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        generated_path = tmp_path / "notebooks" / assignment / f"{assignment}.ipynb"
+        generated = nbformat.read(generated_path, as_version=4)
+        committed = nbformat.read(notebook_path("notebooks", assignment), as_version=4)
+        assert committed == generated, (
+            f"notebooks/{assignment} is stale: "
+            f"run `nbgrader generate_assignment {assignment} --force`"
+        )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_student_notebook_hides_solutions_and_hidden_tests(assignment):
+    source = nbformat.read(notebook_path("solutions", assignment), as_version=4)
+    student_text = notebook_path("notebooks", assignment).read_text()
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+        assert marker not in student_text
+    student = nbformat.read(notebook_path("notebooks", assignment), as_version=4)
+    student_lines = {line.strip() for cell in student.cells for line in cell.source.splitlines()}
+    for cell in source.cells:
+        secret = marked_region(cell.source, "BEGIN SOLUTION", "END SOLUTION")
+        secret += marked_region(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+        # Short lines such as `return out` may legitimately appear elsewhere.
+        leaked = [line for line in secret if len(line) > 25 and line in student_lines]
+        assert not leaked, f"{assignment}: solution or hidden-test lines leaked: {leaked[:3]}"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_student_notebook_fails_only_at_its_todos(assignment, tmp_path):
+    nb = nbformat.read(notebook_path("notebooks", assignment), as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=120,
+        allow_errors=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    client.execute()
+
+    first_todo = next(
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and nbgrader_meta(cell).get("solution")
+    )
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        errors = [out for out in cell.outputs if out.output_type == "error"]
+        meta = nbgrader_meta(cell)
+        if meta.get("solution"):
+            assert "raise NotImplementedError()" in cell.source, f"cell {index} has no stub"
+        if index < first_todo:
+            assert not errors, f"cell {index} fails before the first TODO: {errors[0].evalue}"
+        for error in errors:
+            assert error.ename in ALLOWED_STUDENT_ERRORS, (
+                f"cell {index} raised {error.ename}: {error.evalue}"
+            )
+        if meta.get("grade"):
+            # An untouched stub must not earn the points of any graded test cell.
+            assert errors, f"graded cell {meta['grade_id']} passes without a solution"
