@@ -1,0 +1,265 @@
+"""Tokenizers that turn text into the integer ids a transformer embeds.
+
+`WordTokenizer` splits text into words and reserves three special tokens with
+fixed ids: PAD = 0 (fills short sequences), UNK = 1 (any word missing from the
+vocabulary) and CLS = 2 (prepended so a classifier can read one summary position).
+`CharTokenizer` maps every character of a corpus to an id, for character-level
+language modelling.
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import torch
+
+PAD = "<pad>"
+UNK = "<unk>"
+CLS = "<cls>"
+SPECIAL_TOKENS: tuple[str, ...] = (PAD, UNK, CLS)
+
+# A word is a run of letters/digits, optionally joined by inner apostrophes ("didn't");
+# any other non-space character (punctuation) becomes a token of its own.
+_TOKEN_PATTERN = re.compile(r"\w+(?:'\w+)*|[^\w\s]")
+_FILE_FORMAT = "attention_lab.WordTokenizer"
+
+
+def _check_max_len(max_len: int | None) -> None:
+    """Reject a max_len that is neither None nor a positive int."""
+    if max_len is not None and (
+        not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1
+    ):
+        raise ValueError(f"expected max_len to be None or a positive int, got {max_len!r}")
+
+
+def _as_id_list(ids: Sequence[int] | torch.Tensor, vocab_size: int) -> list[int]:
+    """Check that `ids` is a 1-D run of in-vocabulary integer ids and return it as a list."""
+    if isinstance(ids, torch.Tensor):
+        if ids.dim() != 1 or ids.dtype.is_floating_point or ids.dtype.is_complex:
+            raise TypeError(
+                "expected a 1-D integer tensor of ids, "
+                f"got shape {tuple(ids.shape)} and dtype {ids.dtype}"
+            )
+        ids = ids.tolist()
+    if isinstance(ids, str):
+        raise TypeError("expected a sequence of integer ids, got a str")
+    id_list = list(ids)
+    for position, token_id in enumerate(id_list):
+        # numbers.Integral also admits NumPy integers, e.g. from an argmax over logits.
+        if not isinstance(token_id, numbers.Integral) or isinstance(token_id, bool):
+            raise TypeError(
+                f"expected integer ids, got {token_id!r} ({type(token_id).__name__}) "
+                f"at position {position}"
+            )
+        if not 0 <= token_id < vocab_size:
+            raise ValueError(
+                f"id {token_id} at position {position} is out of range "
+                f"for a vocabulary of {vocab_size} tokens"
+            )
+    return [int(token_id) for token_id in id_list]
+
+
+class WordTokenizer:
+    """Word-level tokenizer whose vocabulary holds the most frequent words of a training corpus."""
+
+    def __init__(self, max_vocab_size: int | None = None, min_freq: int = 1) -> None:
+        if max_vocab_size is not None and (
+            not isinstance(max_vocab_size, int) or max_vocab_size < len(SPECIAL_TOKENS)
+        ):
+            raise ValueError(
+                f"expected max_vocab_size to be None or an int >= {len(SPECIAL_TOKENS)} "
+                f"(room for the special tokens), got {max_vocab_size!r}"
+            )
+        if not isinstance(min_freq, int) or isinstance(min_freq, bool) or min_freq < 1:
+            raise ValueError(f"expected min_freq to be an int >= 1, got {min_freq!r}")
+        self.max_vocab_size = max_vocab_size
+        self.min_freq = min_freq
+        self._id_to_token: list[str] = []
+        self._token_to_id: dict[str, int] = {}
+
+    @staticmethod
+    def clean(text: str) -> list[str]:
+        """Lowercase `text` and split it into words and punctuation marks."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected text to be a str, got {type(text).__name__}")
+        # Typographic apostrophes would otherwise split "didn’t" into three tokens.
+        return _TOKEN_PATTERN.findall(text.lower().replace("\u2019", "'"))
+
+    def fit(self, texts: Iterable[str]) -> WordTokenizer:
+        """Build the vocabulary: specials, then words by falling count, ties alphabetical."""
+        if isinstance(texts, str):
+            raise TypeError("expected an iterable of texts, got a single str")
+        counts: Counter[str] = Counter()
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"expected every text to be a str, got {type(text).__name__} at index {index}"
+                )
+            counts.update(self.clean(text))
+        if not counts:
+            raise ValueError(
+                "cannot fit a WordTokenizer on an empty corpus: no words found in the texts"
+            )
+        # Sorting on (-count, word) makes the vocabulary identical on every run.
+        words = [
+            word
+            for word, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+            if count >= self.min_freq
+        ]
+        if self.max_vocab_size is not None:
+            words = words[: self.max_vocab_size - len(SPECIAL_TOKENS)]
+        self._set_vocabulary([*SPECIAL_TOKENS, *words])
+        return self
+
+    def _set_vocabulary(self, id_to_token: list[str]) -> None:
+        """Install a vocabulary whose first entries are the special tokens."""
+        self._id_to_token = id_to_token
+        self._token_to_id = {token: token_id for token_id, token in enumerate(id_to_token)}
+
+    def _require_fitted(self) -> None:
+        """Fail clearly when the vocabulary has not been built yet."""
+        if not self._id_to_token:
+            raise RuntimeError(
+                "this WordTokenizer is not fitted yet: "
+                "call fit(texts) or WordTokenizer.load(path) first"
+            )
+
+    @property
+    def id_to_token(self) -> list[str]:
+        """The vocabulary in id order (read-only)."""
+        self._require_fitted()
+        return self._id_to_token
+
+    @property
+    def token_to_id(self) -> dict[str, int]:
+        """Map from token to id (read-only)."""
+        self._require_fitted()
+        return self._token_to_id
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of tokens, specials included."""
+        return len(self.id_to_token)
+
+    @property
+    def pad_id(self) -> int:
+        """Id of the padding token."""
+        return SPECIAL_TOKENS.index(PAD)
+
+    @property
+    def unk_id(self) -> int:
+        """Id that stands for every out-of-vocabulary word."""
+        return SPECIAL_TOKENS.index(UNK)
+
+    @property
+    def cls_id(self) -> int:
+        """Id of the classification token placed first in a sequence."""
+        return SPECIAL_TOKENS.index(CLS)
+
+    def encode(
+        self, text: str, max_len: int | None = None, add_cls: bool = True, pad: bool = True
+    ) -> list[int]:
+        """Ids of `text`: CLS first, UNK for unknown words, cut to `max_len` and padded up to it."""
+        token_to_id = self.token_to_id
+        _check_max_len(max_len)
+        ids = [self.cls_id] if add_cls else []
+        ids += [token_to_id.get(word, self.unk_id) for word in self.clean(text)]
+        if max_len is None:
+            return ids
+        ids = ids[:max_len]
+        if pad:
+            ids += [self.pad_id] * (max_len - len(ids))
+        return ids
+
+    def encode_batch(self, texts: Sequence[str], max_len: int) -> torch.Tensor:
+        """Encode several texts into one (B, max_len) LongTensor, each row starting with CLS."""
+        if isinstance(texts, str):
+            raise TypeError("expected a sequence of texts, got a single str")
+        self._require_fitted()
+        if max_len is None:
+            raise ValueError(
+                "expected max_len to be a positive int, got None: a batch needs one common length"
+            )
+        _check_max_len(max_len)
+        rows = [self.encode(text, max_len=max_len) for text in texts]
+        return torch.tensor(rows, dtype=torch.long).reshape(len(rows), max_len)
+
+    def decode(self, ids: Sequence[int] | torch.Tensor, skip_special: bool = True) -> str:
+        """Tokens of `ids` joined by spaces; `skip_special` drops PAD and CLS but keeps UNK."""
+        id_list = _as_id_list(ids, self.vocab_size)
+        hidden = {self.pad_id, self.cls_id} if skip_special else set()
+        return " ".join(
+            self._id_to_token[token_id] for token_id in id_list if token_id not in hidden
+        )
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the settings and vocabulary to a JSON file."""
+        state = {
+            "format": _FILE_FORMAT,
+            "max_vocab_size": self.max_vocab_size,
+            "min_freq": self.min_freq,
+            "id_to_token": self.id_to_token,
+        }
+        with open(path, "w", encoding="utf-8") as file:
+            json.dump(state, file, ensure_ascii=False, indent=1)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> WordTokenizer:
+        """Rebuild a tokenizer written by `save`."""
+        with open(path, encoding="utf-8") as file:
+            state = json.load(file)
+        if not isinstance(state, dict) or state.get("format") != _FILE_FORMAT:
+            raise ValueError(
+                f"expected a JSON file written by WordTokenizer.save, got something else in {path}"
+            )
+        id_to_token = state.get("id_to_token")
+        if (
+            not isinstance(id_to_token, list)
+            or not all(isinstance(token, str) for token in id_to_token)
+            or tuple(id_to_token[: len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS
+            or len(set(id_to_token)) != len(id_to_token)
+        ):
+            raise ValueError(
+                f"expected 'id_to_token' in {path} to be a list of distinct strings "
+                f"starting with {list(SPECIAL_TOKENS)}"
+            )
+        tokenizer = cls(
+            max_vocab_size=state.get("max_vocab_size"), min_freq=state.get("min_freq", 1)
+        )
+        tokenizer._set_vocabulary(list(id_to_token))
+        return tokenizer
+
+
+class CharTokenizer:
+    """Character-level tokenizer whose vocabulary is the sorted set of characters in a corpus."""
+
+    def __init__(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"expected the corpus to be a str, got {type(text).__name__}")
+        if not text:
+            raise ValueError("cannot build a CharTokenizer from an empty text")
+        self.itos: list[str] = sorted(set(text))
+        self.stoi: dict[str, int] = {char: index for index, char in enumerate(self.itos)}
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of distinct characters."""
+        return len(self.itos)
+
+    def encode(self, text: str) -> list[int]:
+        """Map each character of `text` to its id."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected text to be a str, got {type(text).__name__}")
+        unknown = sorted(set(text) - self.stoi.keys())
+        if unknown:
+            raise ValueError(f"characters not in the vocabulary: {', '.join(map(repr, unknown))}")
+        return [self.stoi[char] for char in text]
+
+    def decode(self, ids: Sequence[int] | torch.Tensor) -> str:
+        """Map ids back to the characters they stand for."""
+        return "".join(self.itos[index] for index in _as_id_list(ids, self.vocab_size))
