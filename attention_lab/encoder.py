@@ -30,6 +30,12 @@ class TokenEmbedding(nn.Module):
         self.vocab_size = vocab_size
         self.d_model = d_model
         self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=padding_idx)
+        # Start at std 1/√d_model so that, after the √d_model scale, tokens and positions
+        # have comparable size; nn.Embedding's N(0, 1) would drown the positional signal.
+        with torch.no_grad():
+            nn.init.normal_(self.embedding.weight, std=d_model**-0.5)
+            if padding_idx is not None:
+                self.embedding.weight[padding_idx].zero_()
 
     def forward(self, token_ids: Tensor) -> Tensor:
         check_token_ids(token_ids, self.vocab_size)
