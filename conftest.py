@@ -7,5 +7,8 @@ _scratch = tempfile.mkdtemp(prefix="attention-lab-tests-")
 for _name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
     os.environ.setdefault(_name, os.path.join(_scratch, _name.lower()))
 os.environ.setdefault("MPLBACKEND", "Agg")
+# Solution notebooks' hidden-test cells import autograder from the repository root.
+_root = os.path.dirname(os.path.abspath(__file__))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_root, os.environ.get("PYTHONPATH")]))
 # Notebooks show progress bars; tqdm's refreshes only slow the run down under pytest.
 os.environ.setdefault("TQDM_MININTERVAL", "5")

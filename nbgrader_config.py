@@ -5,10 +5,20 @@ everything produced while grading lives under the git-ignored grading/ folder.
 """
 
 import os
+import sys
 
 c = get_config()  # noqa: F821  (nbgrader injects get_config)
 
 here = os.path.dirname(os.path.abspath(__file__))
+# Hidden-test cells import the autograder package: make it importable here and in kernels.
+sys.path.insert(0, here)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import GetGrades  # noqa: E402
+
+from autograder.feedback import RedactHiddenTests  # noqa: E402
+
 os.makedirs(os.path.join(here, "grading"), exist_ok=True)
 
 c.CourseDirectory.course_id = "attention_lab"
@@ -26,3 +36,6 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # Training cells take a few seconds on a laptop; leave generous headroom over the 30 s default.
 c.ExecutePreprocessor.timeout = 120
+
+# Feedback shows hidden checks by name and message, never their source.
+c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, RedactHiddenTests]

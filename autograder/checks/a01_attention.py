@@ -1,0 +1,272 @@
+"""Hidden checks for 01_attention: NumPy and PyTorch attention, masks, causality."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+
+import attention_lab.attention as reference
+from autograder.registry import Namespace, check
+from autograder.tools import (
+    diagnose,
+    fail,
+    forbid_references,
+    hidden_generator,
+    is_close,
+    random_sizes,
+    require,
+)
+
+ASSIGNMENT = "01_attention"
+BANNED = {
+    "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
+    "attention_lab's scaled_dot_product_attention": reference.scaled_dot_product_attention,
+    "nn.MultiheadAttention": torch.nn.MultiheadAttention,
+    "attention_lab's MultiHeadAttention": reference.MultiHeadAttention,
+}
+
+
+def weight_mistakes(q: Tensor, k: Tensor, mask: Tensor | None = None) -> dict[str, Tensor]:
+    """Weights that common misconceptions produce, keyed by the diagnosis to give."""
+    d_k, l_k = q.shape[-1], k.shape[-2]
+    raw = q @ k.transpose(-2, -1)
+    scaled = raw / math.sqrt(d_k)
+
+    def masked(scores: Tensor, keep: Tensor | None, fill: float = float("-inf")) -> Tensor:
+        return scores if keep is None else scores.masked_fill(~keep, fill)
+
+    mistakes = {
+        "rows sum to 1 over queries, not keys: is the softmax over the wrong dimension (use dim=-1)?": torch.softmax(
+            masked(scaled, mask), dim=-2
+        ),
+        "scores are not scaled: divide q kᵀ by √d_k": torch.softmax(masked(raw, mask), dim=-1),
+        "scores are divided by d_k instead of √d_k": torch.softmax(masked(raw / d_k, mask), dim=-1),
+        "scaled by √L_k (the number of keys) instead of √d_k (q.shape[-1])": torch.softmax(
+            masked(raw / math.sqrt(l_k), mask), dim=-1
+        ),
+    }
+    if mask is not None:
+        mistakes[
+            "mask polarity reversed: True/1 means 'may attend', so hide keys where the mask is False"
+        ] = torch.softmax(masked(scaled, ~mask), dim=-1)
+        mistakes[
+            "masked keys filled with a finite number (like -100 or -1e9) instead of -inf, so they still get weight"
+        ] = torch.softmax(scaled.masked_fill(~mask, -100.0), dim=-1)
+    return mistakes
+
+
+def reference_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None):
+    return reference.scaled_dot_product_attention(q, k, v, mask)
+
+
+def call_attention(attention, *args, **kwargs) -> tuple[Tensor, Tensor]:
+    result = attention(*args, **kwargs)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail("attention must return a tuple (output, weights)")
+    return result
+
+
+@check(ASSIGNMENT, "test_attention_numpy")
+def numpy_attention_matches_reference(ns: Namespace) -> None:
+    attention_numpy = require(ns, "attention_numpy")
+    g = hidden_generator("a01 numpy")
+    for _ in range(3):
+        l_q, l_k, d_k, d_v = random_sizes(g, 4)
+        q, k, v = (
+            torch.randn(n, d, generator=g, dtype=torch.float64)
+            for n, d in ((l_q, d_k), (l_k, d_k), (l_k, d_v))
+        )
+        out, weights = attention_numpy(q.numpy(), k.numpy(), v.numpy())
+        expected_out, expected_w = reference_attention(q, k, v)
+        diagnose(
+            torch.as_tensor(np.asarray(weights)),
+            expected_w,
+            weight_mistakes(q, k),
+            "weights differ from softmax(Q Kᵀ / √d_k)",
+        )
+        diagnose(
+            torch.as_tensor(np.asarray(out)), expected_out, {}, "the output must be weights @ V"
+        )
+
+
+@check(ASSIGNMENT, "test_attention_numpy")
+def numpy_attention_is_stable_for_large_scores(ns: Namespace) -> None:
+    attention_numpy = require(ns, "attention_numpy")
+    g = hidden_generator("a01 numpy stable")
+    q, k, v = (torch.randn(n, 6, generator=g, dtype=torch.float64) for n in (3, 4, 4))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out, weights = attention_numpy(300 * q.numpy(), 300 * k.numpy(), v.numpy())
+    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
+        fail("np.exp overflows on large scores: subtract each row's max before exponentiating")
+
+
+@check(ASSIGNMENT, "test_attention_rows_sum_to_one")
+def attention_does_not_call_the_reference(ns: Namespace) -> None:
+    forbid_references(require(ns, "attention"), BANNED, "`attention`")
+
+
+@check(ASSIGNMENT, "test_attention_rows_sum_to_one")
+def rows_sum_to_one_over_keys(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    g = hidden_generator("a01 rows")
+    for lead in [(), (3,), (2, 1, 4)]:
+        l_q, l_k, d_k, d_v = random_sizes(g, 4)
+        q = torch.randn(*lead, l_q, d_k, generator=g)
+        k = torch.randn(*lead, l_k, d_k, generator=g)
+        v = torch.randn(*lead, l_k, d_v, generator=g)
+        out, weights = call_attention(attention, q, k, v)
+        if not isinstance(weights, Tensor) or weights.shape != (*lead, l_q, l_k):
+            shape = tuple(getattr(weights, "shape", ()))
+            fail(
+                f"weights must have shape (..., L_q, L_k) = {(*lead, l_q, l_k)}, got {shape}: "
+                "use k.transpose(-2, -1) so leading batch dims are kept"
+            )
+        if not is_close(weights.sum(-1), torch.ones(*lead, l_q)):
+            if is_close(weights.sum(-2), torch.ones(*lead, l_k)):
+                fail(
+                    "rows sum to 1 over queries, not keys: is the softmax over the wrong dimension?"
+                )
+            fail("each row of the weights must sum to 1 over the keys")
+        if not is_close(out, weights @ v):
+            fail("the output must be weights @ v")
+
+
+@check(ASSIGNMENT, "test_attention_scaling")
+def scaled_by_sqrt_d_k(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    g = hidden_generator("a01 scale")
+    for _ in range(3):
+        l_q, l_k, d_k, d_v = random_sizes(g, 4, low=2, high=24)
+        q, k = torch.randn(2, l_q, d_k, generator=g), torch.randn(2, l_k, d_k, generator=g)
+        v = torch.randn(2, l_k, d_v, generator=g)
+        _, weights = call_attention(attention, q, k, v)
+        diagnose(
+            weights,
+            reference_attention(q, k, v)[1],
+            weight_mistakes(q, k),
+            "weights differ from softmax(q kᵀ / √d_k)",
+        )
+        _, unscaled = call_attention(attention, q, k, v, scale=False)
+        diagnose(
+            unscaled,
+            torch.softmax(q @ k.transpose(-2, -1), -1),
+            {},
+            "with scale=False the scores must be left unscaled",
+        )
+
+
+@check(ASSIGNMENT, "test_attention_fully_masked_row")
+def fully_masked_row_is_finite(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    g = hidden_generator("a01 full mask")
+    l_q, l_k, d_k, d_v = random_sizes(g, 4)
+    q = torch.randn(2, 3, l_q, d_k, generator=g, requires_grad=True)
+    k = torch.randn(2, 3, l_k, d_k, generator=g, requires_grad=True)
+    v = torch.randn(2, 3, l_k, d_v, generator=g, requires_grad=True)
+    mask = torch.rand(2, 1, l_q, l_k, generator=g) > 0.5
+    mask[..., 0] = True
+    mask[0, 0, 1] = False  # a query that sees nothing
+    for m in (mask, mask.int()):
+        out, weights = call_attention(attention, q, k, v, m)
+        if not torch.isfinite(out).all() or not torch.isfinite(weights).all():
+            fail(
+                "a fully masked row gives NaN: give such rows finite scores before the softmax "
+                "and zero weights after it"
+            )
+        if not (weights[0, :, 1] == 0).all():
+            fail("a fully masked row must get all-zero weights (it may attend to nothing)")
+        if not (weights.masked_select(~m.bool().expand_as(weights)) == 0).all():
+            fail(
+                "hidden keys must get exactly zero weight: fill them with -inf, not a finite number"
+            )
+        for t in (q, k, v):
+            t.grad = None
+        out.sum().backward()
+        if not all(torch.isfinite(t.grad).all() for t in (q, k, v)):
+            fail("gradients are NaN with a fully masked row: avoid all -inf rows in the softmax")
+
+
+@check(ASSIGNMENT, "test_attention_parity")
+def matches_torch_sdpa(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    g = hidden_generator("a01 parity")
+    for trial in range(6):
+        lead = tuple(random_sizes(g, trial % 3, low=1, high=4)) if trial % 3 else ()
+        l_q, l_k, d_k, d_v = random_sizes(g, 4)
+        q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
+        k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
+        v = torch.randn(*lead, l_k, d_v, generator=g, dtype=torch.float64)
+        mask = torch.rand(*lead, l_q, l_k, generator=g) > 0.4
+        mask[..., 0] = True
+        # Scores spread over hundreds tell -inf masking apart from a finite fill value:
+        # where every visible score is below -100, a key filled with -100 takes the weight.
+        q = q * 200
+        for m in (None, mask):
+            out, weights = call_attention(attention, q, k, v, m)
+            diagnose(
+                weights,
+                reference_attention(q, k, v, m)[1],
+                weight_mistakes(q, k, m),
+                "weights differ from torch's scaled_dot_product_attention",
+                atol=1e-6,
+            )
+            diagnose(
+                out,
+                F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+                {},
+                "output differs from torch's scaled_dot_product_attention",
+                atol=1e-6,
+            )
+
+
+@check(ASSIGNMENT, "test_causal_mask")
+def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
+    causal_mask = require(ns, "causal_mask")
+    for n in (1, 2, 7, 33):
+        mask = causal_mask(n)
+        if not isinstance(mask, Tensor) or mask.shape != (n, n):
+            fail(f"causal_mask({n}) must be an ({n}, {n}) tensor")
+        i = torch.arange(n)
+        expected = i[None, :] <= i[:, None]
+        if torch.equal(mask, expected):
+            continue
+        if torch.equal(mask.bool(), expected):
+            fail(f"causal_mask must return a bool tensor, got {mask.dtype}")
+        if torch.equal(mask.bool(), expected.tril(-1)):
+            fail("your causal mask hides the diagonal, so position 0 attends to nothing")
+        if torch.equal(mask.bool(), ~expected):
+            fail(
+                "causal mask polarity reversed: True means 'may attend', so the past (j <= i) is True"
+            )
+        if torch.equal(mask.bool(), expected.T):
+            fail("your mask lets each position see the future (upper triangle): keep j <= i")
+        fail(f"causal_mask({n}) must be True exactly where key j <= query i")
+
+
+@check(ASSIGNMENT, "test_causal_weights")
+def causal_weights_ignore_the_future(ns: Namespace) -> None:
+    attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
+    g = hidden_generator("a01 causal")
+    for n in (1, 3, 9):
+        q, k, v = (torch.randn(2, 3, n, 4, generator=g, dtype=torch.float64) for _ in range(3))
+        out, weights = call_attention(attention, q, k, v, causal_mask(n))
+        if not (weights.triu(1) == 0).all():
+            fail(
+                "causal weights must be exactly zero above the diagonal (no attention to the future)"
+            )
+        changed_k, changed_v = k.clone(), v.clone()
+        changed_k[..., -1, :] += 5.0
+        changed_v[..., -1, :] -= 5.0
+        changed_out, _ = call_attention(attention, q, changed_k, changed_v, causal_mask(n))
+        if not is_close(changed_out[..., :-1, :], out[..., :-1, :]):
+            fail("changing the last token changed earlier outputs: the future leaks into the past")
+        diagnose(
+            out,
+            F.scaled_dot_product_attention(q, k, v, is_causal=True),
+            {},
+            "causal output differs from torch's is_causal=True",
+        )

@@ -1,0 +1,51 @@
+"""Feedback that shows hidden checks by name and message only, never their source.
+
+nbgrader's own feedback prints the autograded notebook as is, hidden tests included
+(nbgrader issues #917 and #1363). ``RedactHiddenTests`` runs in ``generate_feedback``
+(see nbgrader_config.py) and, in every cell that had hidden tests, removes the hidden
+region and cuts error tracebacks down to their last line: "CheckFailed: [check] diagnosis".
+"""
+
+from __future__ import annotations
+
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
+
+BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+PLACEHOLDER = "# (hidden checks ran here; their names and results are shown below)"
+
+
+def redact_source(source: str) -> tuple[str, bool]:
+    """Replace each hidden region of a cell's source by one placeholder line."""
+    kept, inside, found = [], False, False
+    for line in source.splitlines():
+        if BEGIN in line:
+            inside, found = True, True
+            kept.append(line[: line.index(BEGIN)] + PLACEHOLDER)
+        elif END in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    # An unterminated region is still hidden: everything after BEGIN stays out.
+    return "\n".join(kept), found
+
+
+def redact_cell(cell: NotebookNode) -> NotebookNode:
+    """Redact one cell in place and return it."""
+    if cell.cell_type != "code":
+        return cell
+    cell.source, had_hidden = redact_source(cell.source)
+    if had_hidden:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                output["traceback"] = [
+                    f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+                ]
+    return cell
+
+
+class RedactHiddenTests(Preprocessor):
+    """nbconvert preprocessor: hide hidden-test source and tracebacks in feedback."""
+
+    def preprocess_cell(self, cell, resources, index):
+        return redact_cell(cell), resources

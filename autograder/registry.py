@@ -1,0 +1,95 @@
+"""Which hidden checks belong to which graded cell, and how a failure is reported."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Namespace = Mapping[str, Any]
+CheckFunction = Callable[[Namespace], None]
+
+# assignment id -> the module under autograder.checks that registers its checks
+CHECK_MODULES = {
+    "01_attention": "a01_attention",
+    "02_multi_head": "a02_multi_head",
+    "03_transformer_block": "a03_transformer_block",
+    "04_depth": "a04_depth",
+    "05_sentiment": "a05_sentiment",
+    "06_char_lm": "a06_char_lm",
+    "07_attention_at_scale": "a07_attention_at_scale",
+}
+
+
+class CheckFailed(AssertionError):
+    """A hidden check failed; the message names the likely misconception."""
+
+    def __init__(self, check_name: str, diagnosis: str):
+        super().__init__(f"[{check_name}] {diagnosis}")
+        self.check_name = check_name
+        self.diagnosis = diagnosis
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named hidden check attached to a graded cell."""
+
+    assignment: str
+    grade_id: str
+    name: str
+    function: CheckFunction
+
+
+_REGISTRY: dict[tuple[str, str], list[Check]] = {}
+
+
+def check(assignment: str, grade_id: str) -> Callable[[CheckFunction], CheckFunction]:
+    """Register ``function`` as a hidden check of the graded cell ``grade_id``."""
+
+    def register(function: CheckFunction) -> CheckFunction:
+        entry = Check(assignment, grade_id, function.__name__, function)
+        _REGISTRY.setdefault((assignment, grade_id), []).append(entry)
+        return function
+
+    return register
+
+
+def checks_for(assignment: str, grade_id: str | None = None) -> list[Check]:
+    """The checks of one graded cell, or of every graded cell of the assignment."""
+    if assignment not in CHECK_MODULES:
+        raise ValueError(
+            f"unknown assignment {assignment!r}; expected one of {sorted(CHECK_MODULES)}"
+        )
+    importlib.import_module(f"autograder.checks.{CHECK_MODULES[assignment]}")
+    if grade_id is not None:
+        found = _REGISTRY.get((assignment, grade_id))
+        if not found:
+            raise ValueError(f"no hidden checks registered for {assignment}/{grade_id}")
+        return list(found)
+    return [c for (a, _), entries in _REGISTRY.items() if a == assignment for c in entries]
+
+
+def run_check(entry: Check, namespace: Namespace) -> None:
+    """Run one check; any failure becomes a CheckFailed that names the check."""
+    try:
+        entry.function(namespace)
+    except CheckFailed:
+        raise
+    except NotImplementedError:
+        raise CheckFailed(entry.name, "not implemented yet (the stub still raises)") from None
+    except Exception as error:  # the student's code crashed inside the check
+        raise CheckFailed(entry.name, f"your code raised {type(error).__name__}: {error}") from None
+
+
+def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> None:
+    """Run every hidden check of a graded cell against the names in ``namespace``.
+
+    Raises CheckFailed for the first failing check. The traceback is cut short on purpose:
+    feedback shows a check's name and diagnosis, never the check's source.
+    """
+    for entry in checks_for(assignment, grade_id):
+        try:
+            run_check(entry, namespace)
+        except CheckFailed as failure:
+            raise CheckFailed(failure.check_name, failure.diagnosis) from None

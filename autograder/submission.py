@@ -1,0 +1,121 @@
+"""Load a submission's definitions by running its cells, without trusting its test cells."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import linecache
+import os
+import tempfile
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from autograder.registry import CheckFailed, checks_for, run_check
+
+SUBMISSION_MODULE = "__submission__"
+
+
+@dataclass
+class Submission:
+    """The namespace left by running a notebook's non-test cells, and what went wrong."""
+
+    assignment: str
+    namespace: dict[str, Any]
+    cell_errors: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    """The outcome of one graded cell's hidden checks."""
+
+    grade_id: str
+    passed: bool
+    diagnosis: str = ""
+
+
+def is_test_cell(cell: nbformat.NotebookNode) -> bool:
+    """True for an autograder test cell (graded, not an answer): its code is never trusted."""
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+@contextlib.contextmanager
+def _quiet_plots() -> Iterator[None]:
+    """Use the Agg backend and make plt.show() close figures instead of drawing them."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    original_show = plt.show
+    plt.show = lambda *args, **kwargs: plt.close("all")
+    try:
+        yield
+    finally:
+        plt.show = original_show
+        plt.close("all")
+
+
+def _to_python(source: str) -> str:
+    """Turn IPython syntax (magics, shell escapes) into plain Python."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def load_submission(path: str | os.PathLike[str], assignment: str | None = None) -> Submission:
+    """Run every code cell except the autograder test cells, in order, in one namespace.
+
+    A cell that raises is recorded and skipped, as nbgrader does, so one broken answer
+    costs only the checks that need it. Cells run in a scratch folder with output hidden.
+    """
+    path = Path(path)
+    assignment = assignment or path.stem
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except Exception as error:
+        raise ValueError(f"{path} is not a readable notebook: {error}") from None
+    namespace: dict[str, Any] = {"__name__": SUBMISSION_MODULE, "display": lambda *a, **k: None}
+    submission = Submission(assignment, namespace)
+    start_dir = os.getcwd()
+    with tempfile.TemporaryDirectory() as scratch, _quiet_plots():
+        os.chdir(scratch)
+        try:
+            for index, cell in enumerate(notebook.cells):
+                if cell.cell_type != "code" or is_test_cell(cell):
+                    continue
+                filename = f"<{path.name} cell {index}>"
+                source = _to_python(cell.source)
+                # Register the source so inspect.getsource works, as it does in a kernel.
+                linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+                sink = io.StringIO()
+                try:
+                    code = compile(source, filename, "exec")
+                    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                        exec(code, namespace)
+                except Exception as error:
+                    last = traceback.format_exception_only(type(error), error)[-1].strip()
+                    submission.cell_errors[index] = last
+        finally:
+            os.chdir(start_dir)
+    return submission
+
+
+def grade_submission(submission: Submission) -> dict[str, GradeResult]:
+    """Run every hidden check of the submission's assignment, grouped by graded cell."""
+    results: dict[str, GradeResult] = {}
+    for entry in checks_for(submission.assignment):
+        if entry.grade_id in results and not results[entry.grade_id].passed:
+            continue  # the cell already failed; nbgrader stops at the first failure too
+        try:
+            run_check(entry, submission.namespace)
+        except CheckFailed as failure:
+            results[entry.grade_id] = GradeResult(entry.grade_id, False, str(failure))
+        else:
+            results.setdefault(entry.grade_id, GradeResult(entry.grade_id, True))
+    return results

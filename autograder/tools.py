@@ -1,0 +1,146 @@
+"""Building blocks that hidden checks share: lookups, hidden seeds, diagnosis, reference bans."""
+
+from __future__ import annotations
+
+import dis
+import hashlib
+import inspect
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import torch
+
+from autograder.registry import CheckFailed, Namespace
+
+# Mixed into every hidden seed so students cannot reproduce the hidden inputs.
+_SEED_SALT = "attention-lab hidden seeds, v1"
+
+
+def caller_check_name() -> str:
+    """The name of the check function that called into this module (for messages)."""
+    for frame in inspect.stack()[2:]:
+        if frame.frame.f_globals.get("__name__", "").startswith("autograder.checks."):
+            return frame.function
+    return "hidden check"
+
+
+def fail(diagnosis: str) -> None:
+    """Fail the calling check with a one-sentence diagnosis."""
+    raise CheckFailed(caller_check_name(), diagnosis)
+
+
+def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:
+    """The submission's definition of ``name``, or a clear failure if it is missing."""
+    if name not in namespace:
+        fail(f"`{name}` is not defined: did you rename or delete it, or skip running its cell?")
+    value = namespace[name]
+    if kind is not None and not (
+        isinstance(value, kind) or (kind is type and inspect.isclass(value))
+    ):
+        fail(f"`{name}` should be a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def hidden_generator(label: str) -> torch.Generator:
+    """A torch.Generator seeded from ``label`` and a salt the students never see."""
+    digest = hashlib.sha256(f"{_SEED_SALT}:{label}".encode()).digest()
+    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
+
+
+def random_sizes(generator: torch.Generator, count: int, low: int = 2, high: int = 9) -> list[int]:
+    """``count`` distinct sizes in [low, high], so no two axes can be confused."""
+    if high - low + 1 < count:
+        raise ValueError(f"cannot draw {count} distinct sizes from [{low}, {high}]")
+    pool = torch.randperm(high - low + 1, generator=generator)[:count] + low
+    return [int(x) for x in pool]
+
+
+def is_close(actual: Any, expected: torch.Tensor, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
+    """True when ``actual`` is a tensor of ``expected``'s shape and values (NaN never matches)."""
+    if not isinstance(actual, torch.Tensor) or actual.shape != expected.shape:
+        return False
+    actual = actual.detach().to(torch.float64).cpu()
+    return bool(
+        torch.allclose(actual, expected.detach().to(torch.float64).cpu(), atol=atol, rtol=rtol)
+    )
+
+
+def diagnose(
+    actual: Any,
+    expected: torch.Tensor,
+    mistakes: Mapping[str, torch.Tensor],
+    otherwise: str,
+    *,
+    atol: float = 1e-5,
+) -> None:
+    """Pass if ``actual`` matches ``expected``; else fail naming the known mistake it matches.
+
+    mistakes: diagnosis -> what a submission with that misconception would return.
+    otherwise: the diagnosis when no known mistake matches.
+    """
+    if is_close(actual, expected, atol=atol):
+        return
+    if isinstance(actual, torch.Tensor) and not torch.isfinite(actual.detach()).all():
+        for diagnosis, value in mistakes.items():
+            if not torch.isfinite(value).all() and actual.shape == value.shape:
+                fail(diagnosis)
+    for diagnosis, value in mistakes.items():
+        if is_close(actual, value, atol=atol):
+            fail(diagnosis)
+    if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
+        fail(f"{otherwise} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
+    fail(otherwise)
+
+
+def _code_objects(code: types.CodeType) -> Iterable[types.CodeType]:
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            yield from _code_objects(constant)
+
+
+def _functions_of(obj: Any) -> list[types.FunctionType]:
+    """The plain functions behind a function, a method or a class's own methods."""
+    if inspect.isclass(obj):
+        return [f for f in vars(obj).values() if isinstance(f, types.FunctionType)]
+    function = getattr(obj, "__func__", obj)
+    return [function] if isinstance(function, types.FunctionType) else []
+
+
+def forbid_references(
+    obj: Any, banned: Mapping[str, Callable[..., Any] | type], exercise: str
+) -> None:
+    """Fail if ``obj``'s code uses any banned reference implementation.
+
+    banned: a readable name -> the banned object. An attribute access such as
+    ``F.scaled_dot_product_attention`` is matched by the attribute's name; a global such as
+    ``sdpa`` after ``from ... import scaled_dot_product_attention as sdpa`` is matched by
+    identity, so the student's own class called ``LayerNorm`` is not mistaken for torch's.
+    """
+    by_name: dict[str, str] = {}
+    for label, target in banned.items():  # first label wins when two share a name
+        by_name.setdefault(getattr(target, "__name__", label), label)
+    by_id = {id(target): label for label, target in banned.items()}
+    pending, seen = _functions_of(obj), set()
+    while pending:
+        function = pending.pop()
+        if id(function) in seen:
+            continue
+        seen.add(id(function))
+        for code in _code_objects(function.__code__):
+            for instruction in dis.get_instructions(code):
+                label = None
+                if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                    label = by_name.get(instruction.argval)
+                elif instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                    target = function.__globals__.get(instruction.argval)
+                    label = by_id.get(id(target)) if target is not None else None
+                    # Follow the student's own helpers, which live in the same namespace.
+                    if label is None and getattr(target, "__module__", None) == function.__module__:
+                        pending.extend(_functions_of(target))
+                if label is not None:
+                    fail(
+                        f"{exercise} calls {label} instead of implementing it: write the "
+                        "computation yourself (no credit for calling the reference)"
+                    )
