@@ -74,8 +74,8 @@ def run_check(entry: Check, namespace: Namespace) -> None:
     """Run one check; any failure becomes a CheckFailed that names the check."""
     try:
         entry.function(namespace)
-    except CheckFailed:
-        raise
+    except CheckFailed as failure:  # raised by a shared helper: label it with this check
+        raise CheckFailed(entry.name, failure.diagnosis) from None
     except NotImplementedError:
         raise CheckFailed(entry.name, "not implemented yet (the stub still raises)") from None
     except Exception as error:  # the student's code crashed inside the check

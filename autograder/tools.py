@@ -17,17 +17,9 @@ from autograder.registry import CheckFailed, Namespace
 _SEED_SALT = "attention-lab hidden seeds, v1"
 
 
-def caller_check_name() -> str:
-    """The name of the check function that called into this module (for messages)."""
-    for frame in inspect.stack()[2:]:
-        if frame.frame.f_globals.get("__name__", "").startswith("autograder.checks."):
-            return frame.function
-    return "hidden check"
-
-
 def fail(diagnosis: str) -> None:
-    """Fail the calling check with a one-sentence diagnosis."""
-    raise CheckFailed(caller_check_name(), diagnosis)
+    """Fail the running check with a one-sentence diagnosis (run_check adds the check's name)."""
+    raise CheckFailed("hidden check", diagnosis)
 
 
 def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:

@@ -1,0 +1,395 @@
+"""Mutants of 02_multi_head."""
+
+from tests.mutants import Mutant
+
+A = "02_multi_head"
+
+INIT = """
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if num_heads < 1 or d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def forward(self, query, key=None, value=None, mask=None):
+        key = query if key is None else key
+        value = key if value is None else value
+"""
+
+
+def mha_cell(body: str, init: str = INIT) -> str:
+    """A MultiHeadAttention answer cell: the solution's __init__ and defaults, then ``body``."""
+    return init + body
+
+
+ATTEND_OWN = """
+        if mask is not None and mask.dim() == 3:
+            mask = mask.unsqueeze(1)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt({scale})
+        if mask is not None:
+            scores = scores.masked_fill(~mask.bool(), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return self.out_proj(merge_heads(weights @ v)), weights
+"""
+
+WRONG = [
+    Mutant(
+        "scaled by sqrt(d_model)",
+        A,
+        {
+            "multi_head_attention": "import math\n"
+            + mha_cell(ATTEND_OWN.format(scale="self.d_model"))
+        },
+        {"test_mha_parity": "scaled by √d_model instead of √d_k"},
+    ),
+    Mutant(
+        "heads split without a transpose",
+        A,
+        {
+            "split_heads": """
+def split_heads(x, num_heads):
+    batch, length, d_model = x.shape
+    return x.reshape(batch, num_heads, length, d_model // num_heads)
+"""
+        },
+        {
+            "test_split_heads": "heads split without a transpose",
+            "test_mha_parity": "split without a transpose",
+        },
+    ),
+    Mutant(
+        "heads split with the feature blocks interleaved",
+        A,
+        {
+            "split_heads": """
+def split_heads(x, num_heads):
+    batch, length, d_model = x.shape
+    return x.view(batch, length, d_model // num_heads, num_heads).permute(0, 3, 1, 2)
+"""
+        },
+        {"test_split_heads": "interleaved"},
+    ),
+    Mutant(
+        "no output projection",
+        A,
+        {
+            "multi_head_attention": mha_cell("""
+        if mask is not None and mask.dim() == 3:
+            mask = mask.unsqueeze(1)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        return merge_heads(heads), weights
+""")
+        },
+        {
+            "test_mha_shapes": "`out_proj` is never used in forward",
+            "test_mha_parity": "output projection is missing",
+        },
+    ),
+    Mutant(
+        "heads merged without a transpose",
+        A,
+        {
+            "merge_heads": """
+def merge_heads(x):
+    batch, num_heads, length, d_k = x.shape
+    return x.reshape(batch, length, num_heads * d_k)
+"""
+        },
+        {
+            "test_merge_heads": "merged without a transpose",
+            "test_mha_parity": "merged without a transpose",
+        },
+    ),
+    Mutant(
+        "merge with .view after the transpose",
+        A,
+        {
+            "merge_heads": """
+def merge_heads(x):
+    batch, num_heads, length, d_k = x.shape
+    return x.transpose(1, 2).view(batch, length, num_heads * d_k)
+"""
+        },
+        {"test_merge_heads": "non-contiguous"},
+    ),
+    Mutant(
+        "calls nn.MultiheadAttention through the notebook's helpers",
+        A,
+        {
+            "multi_head_attention": mha_cell("""
+        reference = to_torch_mha(self)
+        out, weights = torch_mha_forward(reference, query, key, value, mask)
+        return out, weights
+""")
+        },
+        {
+            "test_mha_shapes": "calls nn.MultiheadAttention",
+            "test_mha_mask": "calls nn.MultiheadAttention",
+            "test_mha_parity": "calls nn.MultiheadAttention",
+        },
+    ),
+    Mutant(
+        "subclasses attention_lab's MultiHeadAttention",
+        A,
+        {
+            "multi_head_attention": """
+from attention_lab.attention import MultiHeadAttention as _Reference
+
+
+class MultiHeadAttention(_Reference):
+    pass
+"""
+        },
+        {"test_mha_parity": "subclasses attention_lab's MultiHeadAttention"},
+    ),
+    Mutant(
+        "3-D mask not unsqueezed",
+        A,
+        {
+            "multi_head_attention": mha_cell("""
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.out_proj(merge_heads(heads)), weights
+""")
+        },
+        {"test_mha_mask": "mask.unsqueeze(1)"},
+    ),
+    Mutant(
+        "mask inverted for torch's convention",
+        A,
+        {
+            "multi_head_attention": mha_cell("""
+        if mask is not None:
+            mask = ~mask.bool()  # True = blocked
+            if mask.dim() == 3:
+                mask = mask.unsqueeze(1)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.out_proj(merge_heads(heads)), weights
+""")
+        },
+        {"test_mha_mask": "polarity reversed", "test_mha_parity": "polarity reversed"},
+    ),
+    Mutant(
+        "value defaults to query",
+        A,
+        {
+            "multi_head_attention": mha_cell(
+                """
+        value = query if value is None else value
+        if mask is not None and mask.dim() == 3:
+            mask = mask.unsqueeze(1)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.out_proj(merge_heads(heads)), weights
+""",
+                INIT.replace("        value = key if value is None else value\n", ""),
+            )
+        },
+        {"test_mha_shapes": "value must default to key"},
+    ),
+    Mutant(
+        "assert instead of ValueError",
+        A,
+        {
+            "multi_head_attention": mha_cell(
+                """
+        if mask is not None and mask.dim() == 3:
+            mask = mask.unsqueeze(1)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.out_proj(merge_heads(heads)), weights
+""",
+                INIT.replace(
+                    """        if num_heads < 1 or d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+""",
+                    "        assert d_model % num_heads == 0, 'd_model must be divisible by num_heads'\n",
+                ),
+            )
+        },
+        {"test_mha_shapes": "raised AssertionError, not ValueError"},
+    ),
+    Mutant(
+        "weights averaged over the heads",
+        A,
+        {
+            "multi_head_attention": mha_cell("""
+        if mask is not None and mask.dim() == 3:
+            mask = mask.unsqueeze(1)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.out_proj(merge_heads(heads)), weights.mean(dim=1)
+""")
+        },
+        {
+            "test_mha_shapes": "averaged over the heads",
+            "test_mha_parity": "averaged over the heads",
+        },
+    ),
+    Mutant(
+        "values projected from the key",
+        A,
+        {
+            "multi_head_attention": mha_cell("""
+        if mask is not None and mask.dim() == 3:
+            mask = mask.unsqueeze(1)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.k_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(key), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.out_proj(merge_heads(heads)), weights
+""")
+        },
+        {"test_mha_parity": "projected from `key` instead of `value`"},
+    ),
+    Mutant(
+        "keys projected with q_proj",
+        A,
+        {
+            "multi_head_attention": mha_cell("""
+        if mask is not None and mask.dim() == 3:
+            mask = mask.unsqueeze(1)
+        q = split_heads(self.q_proj(query), self.num_heads)
+        k = split_heads(self.q_proj(key), self.num_heads)
+        v = split_heads(self.v_proj(value), self.num_heads)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+        return self.out_proj(merge_heads(heads)), weights
+""")
+        },
+        {
+            "test_mha_shapes": "`k_proj` is never used",
+            "test_mha_parity": "keys are projected with q_proj",
+        },
+    ),
+]
+
+CORRECT = [
+    Mutant(
+        "einsum split and merge",
+        A,
+        {
+            "split_heads": """
+def split_heads(x, num_heads):
+    return torch.einsum("blhd->bhld", x.unflatten(-1, (num_heads, -1)))
+""",
+            "merge_heads": """
+def merge_heads(x):
+    return torch.einsum("bhld->blhd", x).flatten(-2)
+""",
+        },
+    ),
+    Mutant(
+        "fused qkv projection for self-attention, own attention in float64",
+        A,
+        {
+            "multi_head_attention": mha_cell(
+                """
+        if query is key and key is value:  # self-attention: one fused projection, split in three
+            w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
+            b = torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])
+            q, k, v = F.linear(query, w, b).chunk(3, dim=-1)
+        else:
+            q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
+        q, k, v = (split_heads(t, self.num_heads).double() for t in (q, k, v))
+        scores = torch.matmul(q, k.transpose(-1, -2)) * self.d_k**-0.5
+        if mask is not None:
+            mask = mask.bool()
+            if mask.dim() == 3:
+                mask = mask[:, None]
+            scores = scores.masked_fill(mask.logical_not(), float("-inf"))
+        weights = scores.softmax(dim=-1).to(query.dtype)
+        heads = weights @ v.to(query.dtype)
+        return self.out_proj(merge_heads(heads)), weights
+"""
+            )
+        },
+    ),
+    Mutant(
+        "one head at a time, slicing the projection weights",
+        A,
+        {
+            "multi_head_attention": mha_cell("""
+        d_k = self.d_k
+        if mask is not None:
+            mask = mask.bool()
+            if mask.dim() == 3:
+                mask = mask.unsqueeze(1)
+            mask = mask.expand(query.shape[0], self.num_heads, query.shape[1], key.shape[1])
+        outputs, all_weights = [], []
+        for h in range(self.num_heads):
+            rows = slice(h * d_k, (h + 1) * d_k)
+            q = F.linear(query, self.q_proj.weight[rows], self.q_proj.bias[rows])
+            k = F.linear(key, self.k_proj.weight[rows], self.k_proj.bias[rows])
+            v = F.linear(value, self.v_proj.weight[rows], self.v_proj.bias[rows])
+            out, w = scaled_dot_product_attention(q, k, v, None if mask is None else mask[:, h])
+            outputs.append(out)
+            all_weights.append(w)
+        return self.out_proj(torch.cat(outputs, dim=-1)), torch.stack(all_weights, dim=1)
+""")
+        },
+    ),
+    Mutant(
+        "permute/contiguous split and merge, ValueError via divmod",
+        A,
+        {
+            "split_heads": """
+def split_heads(x, num_heads):
+    b, l, d = x.shape
+    return x.reshape(b, l, num_heads, d // num_heads).permute(0, 2, 1, 3)
+""",
+            "merge_heads": """
+def merge_heads(x):
+    b, h, l, d = x.shape
+    return x.permute(0, 2, 1, 3).contiguous().view(b, l, h * d)
+""",
+            "multi_head_attention": """
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        d_k, rest = divmod(d_model, num_heads)
+        if rest:
+            raise ValueError(f"cannot split d_model = {d_model} into {num_heads} equal heads")
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_k
+        for name in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            setattr(self, name, nn.Linear(d_model, d_model))
+
+    def forward(self, query, key=None, value=None, mask=None):
+        if key is None:
+            key = query
+        if value is None:
+            value = key
+        if mask is not None:
+            while mask.dim() < 4:
+                mask = mask.unsqueeze(-3)  # (L_q, L_k) -> (1, L_q, L_k) -> ... ; (B, L_q, L_k) -> (B, 1, ...)
+        q, k, v = (split_heads(p(t), self.num_heads) for p, t in
+                   ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+        return self.out_proj(merge_heads(heads)), weights
+""",
+        },
+    ),
+]
