@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
+from traitlets import Bool
 
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 PLACEHOLDER = "# (hidden checks ran here; their names and results are shown below)"
@@ -46,6 +47,8 @@ def redact_cell(cell: NotebookNode) -> NotebookNode:
 
 class RedactHiddenTests(Preprocessor):
     """nbconvert preprocessor: hide hidden-test source and tracebacks in feedback."""
+
+    enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         return redact_cell(cell), resources
