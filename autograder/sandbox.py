@@ -1,0 +1,509 @@
+"""Run untrusted student code inside a bubblewrap (bwrap) sandbox with resource limits.
+
+What the sandbox gives the code it runs:
+
+* the host file system read-only (``--ro-bind / /``), with fresh ``/dev`` and ``/proc``, a small
+  private ``/tmp`` and ``/dev/shm``, ``/run`` (host sockets) emptied, and every path in ``hide``
+  covered by an empty read-only tmpfs;
+* the submission's scratch copy read-write at :data:`SANDBOX_WORKDIR`, which is the working
+  directory;
+* no network (its own network namespace holds only a loopback interface), its own PID, IPC and
+  UTS namespaces, a new session (no TIOCSTI into the grader's terminal), and death with its parent;
+* an unprivileged user: uid 65534 (``nobody``) both inside and, when the grader runs as root,
+  outside.  ``bwrap --unshare-user --uid 65534`` run by root maps the sandbox user onto host root,
+  which can still read every root-owned file (``/etc/shadow``); so as root, bwrap runs privileged
+  and a small launcher drops to uid 65534 before the student's code starts;
+* per-process rlimits (:class:`Limits`), a wall-clock limit enforced from outside, and bounded
+  capture of stdout and stderr.
+
+What it does not give: no cgroup, so memory and CPU are limited per process (not per sandbox), and
+memory held outside private mappings (shared mappings up to the address-space backstop, memfd
+files, the two tmpfs mounts) escapes ``memory_bytes``; the working directory lives on the host's
+disk, so only each file's size is limited, not their total; there is no seccomp filter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+# Where the submission's scratch copy appears inside the sandbox.  It lies in the sandbox's own
+# /tmp because bwrap cannot create a mount point in the read-only host tree (/work/... would need
+# a directory on the host).
+SANDBOX_WORKDIR = Path("/tmp/submission")
+
+# uid and gid of the sandboxed code: nobody/nogroup on Debian-like systems.
+SANDBOX_UID = 65534
+
+# The address-space limit is memory_bytes plus this: room for shared libraries, thread stacks and
+# malloc arenas that are reserved but never touched (torch with 64 threads maps ~2.7 GB with only
+# ~0.3 GB resident).
+ADDRESS_SPACE_HEADROOM = 4 * GiB
+
+# Size of the read-only tmpfs put over hidden paths; they hold only mount points.
+_MASK_BYTES = 1 * MiB
+
+# After a kill, how long to wait for the sandbox's processes to release the output pipes.
+_TEARDOWN_SECONDS = 5.0
+
+_UNSAFE_HINT = (
+    "grading without a sandbox is possible with --unsafe-no-sandbox, but student code then runs "
+    "with your permissions"
+)
+
+# Last lines of stderr that mean an allocation failed: Python, NumPy, torch, C++.
+_MEMORY_ERROR_MARKS = (
+    "MemoryError",
+    "Cannot allocate memory",
+    "can't allocate memory",
+    "Unable to allocate",
+    "std::bad_alloc",
+    "out of memory",
+)
+_FILE_SIZE_MARKS = ("File too large",)
+_STDERR_TAIL_BYTES = 2 * KiB
+
+# The launcher's messages on the status fd: this line, then one JSON report when argv ends.
+_STARTED = b"started\n"
+_STATUS_BYTES = 4 * KiB
+
+# Runs inside the sandbox as the parent of the student's code.  It drops root (when given a uid),
+# enters the working directory (as the sandbox user: root without capabilities may not), applies
+# the rlimits, says "started" on the status fd, runs argv in a child with every other fd closed,
+# and reports the child's exact wait status and resource usage on the status fd, which bwrap alone
+# would lose (it folds signals into 128 + N and does not pass on rusage).
+_LAUNCHER = r"""
+import ctypes, json, os, resource, sys
+spec = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+uid = spec["uid"]
+if uid is not None:
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    libc.prctl(4, 1)  # PR_SET_DUMPABLE: setuid cleared it, and /proc/self/*_map need it
+    # A user namespace of its own makes RLIMIT_NPROC count this sandbox's processes only, not
+    # every process of uid 65534 on the host; without one the count is host-wide, still bounded.
+    if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                           ("gid_map", f"{uid} {uid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+os.chdir(spec["cwd"])
+for res, soft, hard in spec["rlimits"]:
+    resource.setrlimit(res, (soft, hard))
+status_fd = spec["status_fd"]
+os.write(status_fd, b"started\n")
+# Not dumpable, so code running as the same user cannot open the status fd through /proc; the
+# child becomes dumpable again when it execs.
+libc.prctl(4, 0)
+child = os.fork()
+if child == 0:
+    os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    argv = sys.argv[2:]
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as error:
+        sys.stderr.write(f"sandbox: cannot run {argv[0]!r}: {error.strerror}\n")
+        os._exit(127)
+_, status, usage = os.wait4(child, 0)
+report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss": usage.ru_maxrss}
+os.write(status_fd, json.dumps(report).encode())
+code = os.waitstatus_to_exitcode(status)
+os._exit(code if code >= 0 else 128 - code)
+"""
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot build a sandbox on this machine."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one sandboxed run; the rlimits bind each process separately."""
+
+    # RLIMIT_DATA: private writable memory (heap, anonymous mmap, thread stacks) per process.  It
+    # counts what a process allocates, not the shared libraries it maps, so `import torch` costs
+    # ~0.23 GB of it where it costs ~0.8 GB of address space.  RLIMIT_RSS does nothing on Linux.
+    memory_bytes: int = 4 * GiB
+    # RLIMIT_CPU, summed over a process's threads: SIGXCPU at the limit, SIGKILL a second later.
+    cpu_seconds: int = 300
+    wall_seconds: float = 600.0
+    # RLIMIT_NPROC: processes and threads of the sandbox user (torch starts one thread per core).
+    max_processes: int = 64
+    # stdout and stderr together; the run is killed when it writes more.
+    max_output_bytes: int = 10 * MiB
+    # RLIMIT_FSIZE: the largest file any process may write.
+    max_file_bytes: int = 256 * MiB
+    # Size of each of the sandbox's tmpfs mounts, /tmp and /dev/shm (they live in RAM).
+    scratch_bytes: int = 512 * MiB
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if value <= 0:
+                raise ValueError(f"Limits.{name} must be positive, got {value!r}")
+
+    @property
+    def address_space_bytes(self) -> int:
+        """RLIMIT_AS: a backstop against shared mappings, which RLIMIT_DATA does not count."""
+        return self.memory_bytes + ADDRESS_SPACE_HEADROOM
+
+    def rlimits(self) -> list[tuple[int, int, int]]:
+        """(resource, soft, hard) triples that the launcher applies inside the sandbox."""
+        return [
+            (resource.RLIMIT_DATA, self.memory_bytes, self.memory_bytes),
+            (resource.RLIMIT_AS, self.address_space_bytes, self.address_space_bytes),
+            # The soft limit sends SIGXCPU, the hard one a second later SIGKILL, which code that
+            # catches SIGXCPU cannot survive.
+            (resource.RLIMIT_CPU, self.cpu_seconds, self.cpu_seconds + 1),
+            (resource.RLIMIT_NPROC, self.max_processes, self.max_processes),
+            (resource.RLIMIT_FSIZE, self.max_file_bytes, self.max_file_bytes),
+            (resource.RLIMIT_CORE, 0, 0),
+        ]
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """How a sandboxed run ended, with its (truncated) output."""
+
+    # Exit status, or -N when killed by signal N (-9 also when the grader killed it on a limit).
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    cpu_limited: bool
+    memory_limited: bool
+    file_limited: bool
+    output_truncated: bool
+    wall_seconds: float
+    # User + system time of the whole process tree, and the largest resident set of any process.
+    cpu_seconds: float
+    max_rss_bytes: int
+
+    @property
+    def verdict(self) -> str:
+        """One of "ok", "timeout", "output limit", "cpu limit", "memory limit", "file limit",
+        "crashed" (killed by a signal) or "error" (non-zero exit)."""
+        if self.timed_out:
+            return "timeout"
+        if self.output_truncated:
+            return "output limit"
+        if self.cpu_limited:
+            return "cpu limit"
+        if self.memory_limited:
+            return "memory limit"
+        if self.file_limited:
+            return "file limit"
+        if self.returncode == 0:
+            return "ok"
+        return "crashed" if self.returncode < 0 else "error"
+
+
+def _bwrap_path() -> str | None:
+    """The bwrap executable on PATH, if any."""
+    return shutil.which("bwrap")
+
+
+@lru_cache(maxsize=1)
+def sandbox_available() -> tuple[bool, str]:
+    """Whether sandboxed runs work here (tried for real, once per process), and why not."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="sandbox-probe-") as probe:
+            result = run_sandboxed(
+                [sys.executable, "-I", "-S", "-c", "pass"],
+                workdir=Path(probe),
+                limits=Limits(wall_seconds=60),
+            )
+    except SandboxUnavailable as error:
+        return False, str(error)
+    if result.verdict != "ok":
+        return False, (
+            f"a trivial sandboxed run ended with {result.verdict!r} "
+            f"(exit {result.returncode}): {result.stderr.strip()}"
+        )
+    return True, f"bubblewrap sandbox works ({_bwrap_path()})"
+
+
+def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    workdir: Path,
+    limits: Limits = Limits(),
+    env: Mapping[str, str] | None = None,
+    readonly_binds: Sequence[Path] = (),
+    hide: Sequence[Path] = (),
+) -> SandboxResult:
+    """Run ``argv`` in a sandbox with ``workdir`` writable at :data:`SANDBOX_WORKDIR`.
+
+    ``hide`` paths are covered by an empty read-only directory (a hidden file becomes one that
+    cannot be opened), and ``readonly_binds`` are shown read-only at the same path; both are
+    mounted from the shallowest path to the deepest, so a bind can re-expose part of a hidden tree
+    and vice versa.  The Python running this module stays visible.  ``env`` replaces the whole
+    environment (default: :func:`default_env`).  When the grader runs as root, ``workdir`` is
+    handed to uid 65534 (recursively, links not followed) so the sandbox can write it; keep
+    submissions in a directory that uid 65534 cannot enter, so one cannot read another's.
+    Raises :class:`SandboxUnavailable` when bwrap is missing or cannot build the sandbox.
+    """
+    if not argv:
+        raise ValueError("argv is empty")
+    bwrap = _bwrap_path()
+    if bwrap is None:
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not on PATH: install it (Debian/Ubuntu: apt-get install "
+            f"bubblewrap; Fedora: dnf install bubblewrap); {_UNSAFE_HINT}"
+        )
+    workdir = Path(workdir).resolve()
+    if not workdir.is_dir():
+        raise ValueError(f"workdir {workdir} is not a directory")
+    for path in (*readonly_binds, *hide):
+        if not Path(path).exists():
+            raise ValueError(f"{path} does not exist, so it cannot be bound or hidden")
+
+    as_root = os.geteuid() == 0
+    if as_root:
+        _give_tree(workdir, SANDBOX_UID)
+        sandbox_ids = (SANDBOX_UID, {SANDBOX_UID})
+    else:
+        sandbox_ids = (os.getuid(), {os.getgid(), *os.getgroups()})
+
+    status_read, status_write = os.pipe()
+    spec = {
+        "uid": SANDBOX_UID if as_root else None,
+        "rlimits": limits.rlimits(),
+        "status_fd": status_write,
+        "cwd": str(SANDBOX_WORKDIR),
+    }
+    command = [
+        bwrap,
+        *_namespace_args(as_root),
+        *_mount_args(workdir, limits, readonly_binds, hide, sandbox_ids),
+        "--", sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(spec), *argv,
+    ]  # fmt: skip
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(default_env() if env is None else env),
+            pass_fds=(status_write,),
+            start_new_session=True,
+        )
+    finally:
+        os.close(status_write)
+    try:
+        capture = _capture(process, status_read, limits, started)
+    finally:
+        os.close(status_read)
+        if process.returncode is None:
+            # Only reached on an exception here (e.g. KeyboardInterrupt): leave nothing running.
+            process.kill()
+            process.wait()
+    return capture
+
+
+def default_env() -> dict[str, str]:
+    """A minimal environment for sandboxed code: none of the grader's variables leak in."""
+    return {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        # RLIMIT_NPROC counts threads, and torch would otherwise start one per core.
+        "OMP_NUM_THREADS": str(min(os.cpu_count() or 1, 8)),
+    }
+
+
+def _namespace_args(as_root: bool) -> list[str]:
+    """bwrap options for namespaces, privileges and lifetime."""
+    common = [
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+    ]  # fmt: skip
+    if as_root:
+        # Privileged bwrap (no user namespace, which would map the sandbox user to host root);
+        # the launcher needs these two capabilities to become uid 65534, losing them on the way.
+        return [*common, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    return [
+        *common, "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        "--disable-userns",
+    ]  # fmt: skip
+
+
+def _mount_args(
+    workdir: Path,
+    limits: Limits,
+    readonly_binds: Iterable[Path],
+    hide: Iterable[Path],
+    sandbox_ids: tuple[int, set[int]],
+) -> list[str]:
+    """bwrap options that build the sandbox's file system, shallowest mount first."""
+    scratch = ["--perms", "1777", "--size", str(limits.scratch_bytes), "--tmpfs"]
+    mask = ["--size", str(_MASK_BYTES), "--tmpfs"]
+    mounts: dict[Path, list[str]] = {Path("/tmp"): scratch, Path("/dev/shm"): scratch}
+    if Path("/run").is_dir():
+        # Unix sockets stay connectable on a read-only mount; /run holds the host's (D-Bus, ...).
+        mounts[Path("/run")] = mask
+
+    def add(path: Path, args: list[str]) -> None:
+        if mounts.get(path, args) != args:
+            raise ValueError(f"{path} is both hidden and bound read-only")
+        mounts[path] = args
+
+    for path in hide:
+        path = Path(path).resolve()
+        # bwrap mounts binds nodev, so a file covered by /dev/null cannot even be opened.
+        add(path, mask if path.is_dir() else ["--ro-bind", "/dev/null"])
+    binds = [Path(path).resolve() for path in readonly_binds]
+    python = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    for path in [*binds, *python]:
+        blocked = _blocked_ancestor(path, *sandbox_ids)
+        if blocked is not None:
+            # Nothing below it is readable by the sandbox user anyway; the tmpfs holds the bind.
+            add(blocked, mask)
+    # The interpreter must stay reachable even when it lives under /tmp or a hidden tree.
+    binds += [p for p in python if any(m in p.parents for m in mounts)]
+    for path in binds:
+        add(path, ["--ro-bind", str(path)])
+    add(SANDBOX_WORKDIR, ["--bind", str(workdir)])
+    # bwrap would create the directories leading to a mount point inside a tmpfs with mode 0700,
+    # which the sandbox user could not search.
+    tmpfs = [path for path, kind in mounts.items() if kind is scratch or kind is mask]
+    for path in list(mounts):
+        for ancestor in path.parents:
+            if ancestor in mounts:
+                break
+            if any(root in ancestor.parents for root in tmpfs):
+                mounts[ancestor] = ["--perms", "0755", "--dir"]
+
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in sorted(mounts, key=lambda p: len(p.parts)):
+        args += [*mounts[path], str(path)]
+    # Read-only last: bwrap must still create mount points inside these while building.
+    args += ["--remount-ro", "/dev"]
+    for path, kind in mounts.items():
+        if kind is mask:
+            args += ["--remount-ro", str(path)]
+    return args
+
+
+def _blocked_ancestor(path: Path, uid: int, gids: set[int]) -> Path | None:
+    """The shallowest directory above ``path`` that ``uid`` cannot search, if any."""
+    for ancestor in reversed(path.parents):
+        info = ancestor.stat()
+        if info.st_uid == uid:
+            bit = stat.S_IXUSR
+        elif info.st_gid in gids:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not info.st_mode & bit:
+            return ancestor
+    return None
+
+
+def _give_tree(root: Path, uid: int) -> None:
+    """Make ``root`` and everything in it owned by ``uid`` without following symbolic links."""
+    os.lchown(root, uid, uid)
+    for directory, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(directory, name), uid, uid)
+
+
+def _capture(
+    process: subprocess.Popen[bytes], status_fd: int, limits: Limits, started: float
+) -> SandboxResult:
+    """Collect bounded output until the sandbox ends or breaks a limit, then reap it."""
+    assert process.stdout is not None and process.stderr is not None
+    out_fd, err_fd = process.stdout.fileno(), process.stderr.fileno()
+    streams = {out_fd: bytearray(), err_fd: bytearray(), status_fd: bytearray()}
+    selector = selectors.DefaultSelector()
+    for fd in streams:
+        selector.register(fd, selectors.EVENT_READ)
+    timed_out = truncated = False
+    room = limits.max_output_bytes
+    deadline = started + limits.wall_seconds
+    killed_at: float | None = None
+    while selector.get_map():
+        now = time.monotonic()
+        if killed_at is None and now >= deadline:
+            timed_out = True
+        if killed_at is None and (timed_out or truncated):
+            # SIGKILL to bwrap; --die-with-parent then kills the sandbox's whole PID namespace.
+            # (Not process.kill(), which may reap bwrap and lose the wait4 below.)
+            os.kill(process.pid, signal.SIGKILL)
+            killed_at = now
+        limit = deadline if killed_at is None else killed_at + _TEARDOWN_SECONDS
+        if now >= limit:
+            break  # a process that outlives the kill still holds a pipe; stop waiting for it
+        for key, _ in selector.select(timeout=limit - now):
+            chunk = os.read(key.fd, 64 * KiB)
+            if not chunk:
+                selector.unregister(key.fd)
+            elif key.fd == status_fd:
+                streams[status_fd] += chunk[: _STATUS_BYTES - len(streams[status_fd])]
+            elif killed_at is None:
+                if len(chunk) > room:
+                    chunk, truncated = chunk[:room], True
+                streams[key.fd] += chunk
+                room -= len(chunk)
+    selector.close()
+    _, bwrap_status, bwrap_usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(bwrap_status)
+    process.stdout.close()
+    process.stderr.close()
+    wall = time.monotonic() - started
+    stdout, stderr = bytes(streams[out_fd]), bytes(streams[err_fd])
+
+    status_text = bytes(streams[status_fd])
+    launched = status_text.startswith(_STARTED)
+    if not launched and not (timed_out or truncated):
+        raise SandboxUnavailable(
+            f"bubblewrap could not set up the sandbox (exit {process.returncode}; this module "
+            f"needs bubblewrap 0.8 or later): {stderr.decode(errors='replace').strip()}; "
+            f"{_UNSAFE_HINT}"
+        )
+    if launched and len(status_text) > len(_STARTED):
+        report = json.loads(status_text[len(_STARTED) :])
+        returncode = os.waitstatus_to_exitcode(report["status"])
+        cpu, max_rss = report["cpu"], report["maxrss"] * KiB
+    else:
+        # Killed by us, or the launcher was killed: only bwrap's own view is left.
+        returncode = process.returncode
+        cpu = bwrap_usage.ru_utime + bwrap_usage.ru_stime
+        max_rss = bwrap_usage.ru_maxrss * KiB
+    tail = stderr[-_STDERR_TAIL_BYTES:].decode(errors="replace")
+    killed = returncode == -signal.SIGKILL and not timed_out and not truncated
+    cpu_limited = returncode == -signal.SIGXCPU or (killed and cpu >= limits.cpu_seconds)
+    failed = returncode != 0 and not timed_out and not truncated and not cpu_limited
+    return SandboxResult(
+        returncode=returncode,
+        stdout=stdout.decode(errors="replace"),
+        stderr=stderr.decode(errors="replace"),
+        timed_out=timed_out,
+        cpu_limited=cpu_limited,
+        # An unexplained SIGKILL is most likely the kernel's OOM killer.
+        memory_limited=failed and (killed or any(m in tail for m in _MEMORY_ERROR_MARKS)),
+        file_limited=failed
+        and (returncode == -signal.SIGXFSZ or any(m in tail for m in _FILE_SIZE_MARKS)),
+        output_truncated=truncated,
+        wall_seconds=wall,
+        cpu_seconds=cpu,
+        max_rss_bytes=max_rss,
+    )
