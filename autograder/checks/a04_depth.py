@@ -1,0 +1,459 @@
+"""Hidden checks for 04_depth: a stack of independent layers, and two attention metrics."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+import attention_lab.encoder as reference
+from autograder.registry import Namespace, check
+from autograder.tools import (
+    diagnose,
+    fail,
+    forbid_references,
+    hidden_generator,
+    is_close,
+    random_sizes,
+    require,
+)
+
+ASSIGNMENT = "04_depth"
+BANNED = {
+    "attention_lab's TransformerEncoder": reference.TransformerEncoder,
+    "nn.TransformerEncoder": nn.TransformerEncoder,
+}
+
+RETURN_IN_LOOP = "`forward` returns inside the layer loop, so only the first layer runs: dedent the `return` so it comes after the loop"
+NOT_CHAINED = (
+    "the layers are not chained: every layer is applied to the original input x, so the output is "
+    "the last layer's alone; feed each layer the PREVIOUS layer's output (x, weights = layer(x))"
+)
+ONE_LAYER_REPEATED = "one layer is applied num_layers times: loop over self.layers so that each of its layers runs once"
+SAME_BLOCK = (
+    "the same EncoderBlock object appears several times in self.layers ([block] * num_layers repeats "
+    "one block): create a NEW EncoderBlock for every layer"
+)
+ONLY_LAST_MAP = (
+    "only the last layer's attention map is returned: append weights[:, 0] of EVERY layer to the "
+    "list inside the loop"
+)
+FIRST_MAP_REPEATED = (
+    "the first layer's attention map is repeated: append each layer's own weights[:, 0]"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Building and running the student's stack without touching the global RNG
+
+
+def build_stack(cls: type, num_layers: int, d_model: int, d_ff: int, seed: int, **kwargs: Any):
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        stack = cls(num_layers, d_model, d_ff, **kwargs)
+    if not isinstance(stack, nn.Module):
+        fail("DepthStack must be an nn.Module (class DepthStack(nn.Module))")
+    return stack
+
+
+def run_stack(stack: nn.Module, x: Tensor, what: str) -> tuple[Tensor, list[Tensor]]:
+    try:
+        result = stack(x)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(f"your DepthStack raised {type(error).__name__} on {what}: {error}")
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail("forward must return a tuple (output, maps)")
+    out, maps = result
+    if not isinstance(out, Tensor):
+        fail(f"the first element returned must be the output tensor, got {type(out).__name__}")
+    if not isinstance(maps, list) or not all(isinstance(m, Tensor) for m in maps):
+        fail(
+            f"the second element returned must be a list of tensors, one (B, L, L) map per layer, got {type(maps).__name__}"
+        )
+    return out, maps
+
+
+def chain(layers: list[nn.Module], x: Tensor) -> tuple[Tensor, list[Tensor]]:
+    """x through the layers in order, and each layer's (B, L, L) map."""
+    maps = []
+    for layer in layers:
+        x, weights = layer(x)
+        maps.append(weights[:, 0])
+    return x, maps
+
+
+def output_mistakes(layers: list[nn.Module], x: Tensor) -> dict[str, Tensor]:
+    """What the stack's output would be under each misconception, from the same layers."""
+    n = len(layers)
+    mistakes = {RETURN_IN_LOOP: layers[0](x)[0], NOT_CHAINED: layers[-1](x)[0]}
+    mistakes[ONE_LAYER_REPEATED] = chain([layers[0]] * n, x)[0]
+    mistakes[
+        "the last layer's weights are used for every layer (one block reused num_layers times): create a NEW EncoderBlock for every layer"
+    ] = chain([layers[-1]] * n, x)[0]
+    mistakes["the layers run in reverse order: apply self.layers[0] first"] = chain(
+        layers[::-1], x
+    )[0]
+    return mistakes
+
+
+def check_maps(
+    maps: list[Tensor], expected: list[Tensor], out_matches_first_layer: bool, what: str
+):
+    """One (B, L, L) map per layer, each the map of its own layer."""
+    n = len(expected)
+    shape = tuple(expected[0].shape)
+    if len(maps) != n:
+        if len(maps) == 1 and n > 1:
+            if out_matches_first_layer:
+                fail(RETURN_IN_LOOP)
+            if is_close(maps[0], expected[-1], atol=1e-9):
+                fail(ONLY_LAST_MAP)
+        fail(
+            f"expected a list of num_layers = {n} maps ({what}), got {len(maps)}: one map per layer"
+        )
+    for i, (m, e) in enumerate(zip(maps, expected, strict=True)):
+        if m.shape != e.shape:
+            if m.shape == (shape[0], 1, *shape[1:]):
+                fail(
+                    f"maps must be (B, L, L) = {shape}, got {tuple(m.shape)}: drop the head axis with weights[:, 0]"
+                )
+            fail(f"map {i} must be (B, L, L) = {shape}, got {tuple(m.shape)}")
+    if n > 1 and all(is_close(m, expected[-1], atol=1e-9) for m in maps):
+        fail(ONLY_LAST_MAP)
+    if n > 1 and all(is_close(m, expected[0], atol=1e-9) for m in maps):
+        fail(FIRST_MAP_REPEATED)
+    for i, (m, e) in enumerate(zip(maps, expected, strict=True)):
+        if not is_close(m, e, atol=1e-9):
+            fail(
+                f"map {i} is not the attention map of layer {i} ({what}): append each layer's "
+                "weights[:, 0] in order, as the layer runs"
+            )
+
+
+def stack_sizes(generator: torch.Generator) -> tuple[int, int, int, int]:
+    """B, L, d_model, d_ff, all different."""
+    b, length, d_model = random_sizes(generator, 3, low=2, high=9)
+    while True:
+        d_ff = int(torch.randint(3, 24, (1,), generator=generator))
+        if d_ff not in (b, length, d_model):
+            return b, length, d_model, d_ff
+
+
+def check_structure(stack: nn.Module, num_layers: int) -> list[nn.Module]:
+    layers = getattr(stack, "layers", None)
+    if not isinstance(layers, nn.ModuleList):
+        fail(
+            "store the layers in an nn.ModuleList named self.layers (a plain list hides their "
+            "parameters from the module)"
+        )
+    if len(layers) != num_layers:
+        fail(f"DepthStack({num_layers}, ...) must hold {num_layers} layers, found {len(layers)}")
+    for layer in layers:
+        if not isinstance(layer, reference.EncoderBlock):
+            fail(f"every layer must be an EncoderBlock, found {type(layer).__name__}")
+        if layer.self_attn.num_heads != 1:
+            fail(
+                f"every layer must be single-head, EncoderBlock(d_model, num_heads=1, ...): found {layer.self_attn.num_heads} heads"
+            )
+        if layer.norm_first:
+            fail("the layers are post-norm EncoderBlocks: do not pass norm_first=True")
+    return list(layers)
+
+
+# ---------------------------------------------------------------------------------------------
+# DepthStack: structure and parity with attention_lab's TransformerEncoder
+
+
+@check(ASSIGNMENT, "test_depth_stack_layers")
+@check(ASSIGNMENT, "test_depth_stack")
+def depth_stack_does_not_call_the_reference(ns: Namespace) -> None:
+    cls = require(ns, "DepthStack", type)
+    for label, banned in BANNED.items():
+        if any(base is banned for base in cls.__mro__):
+            fail(
+                f"`DepthStack` subclasses {label} instead of implementing it: write the stack "
+                "yourself (no credit for calling the reference)"
+            )
+    forbid_references(cls, BANNED, "`DepthStack`")
+
+
+@check(ASSIGNMENT, "test_depth_stack")
+def depth_stack_matches_the_reference(ns: Namespace) -> None:
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 stack")
+    for num_layers in (int(torch.randint(3, 6, (1,), generator=g)), 2, 1):
+        b, length, d_model, d_ff = stack_sizes(g)
+        seed = int(torch.randint(2**31, (1,), generator=g))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            ref = reference.TransformerEncoder(num_layers, d_model, 1, d_ff)
+        with torch.no_grad():  # non-trivial LayerNorm parameters
+            for layer in ref.layers:
+                for norm in (layer.norm1, layer.norm2):
+                    norm.weight.copy_(torch.rand(d_model, generator=g) + 0.5)
+                    norm.bias.copy_(torch.rand(d_model, generator=g) - 0.5)
+        ref = ref.double().eval()
+        stack = build_stack(cls, num_layers, d_model, d_ff, seed)
+        check_structure(stack, num_layers)
+        try:
+            stack.load_state_dict(ref.state_dict())
+        except RuntimeError as error:
+            first = str(error).strip().splitlines()[-1].strip()
+            fail(
+                "could not copy a reference stack's weights into yours: self.layers must hold exactly "
+                f"num_layers EncoderBlock(d_model, num_heads=1, d_ff=d_ff, dropout=dropout) ({first})"
+            )
+        stack = stack.double().eval()
+        what = f"num_layers={num_layers}, d_model={d_model}, d_ff={d_ff}, B={b}, L={length}"
+        x = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
+        with torch.no_grad():
+            out, maps = run_stack(stack, x, what)
+            expected_out, expected_maps = chain(list(ref.layers), x)
+            mistakes = output_mistakes(list(ref.layers), x) if num_layers > 1 else {}
+        if out.shape != expected_out.shape:
+            fail(
+                f"the output must keep the input's shape {tuple(x.shape)}, got {tuple(out.shape)} ({what})"
+            )
+        reference_out, _ = ref(x)
+        assert torch.allclose(reference_out, expected_out)  # the oracle agrees with attention_lab
+        if num_layers > 1 and len(maps) == 1 and is_close(out, mistakes[RETURN_IN_LOOP], atol=1e-9):
+            fail(RETURN_IN_LOOP)
+        diagnose(
+            out,
+            expected_out,
+            mistakes,
+            f"the output differs from layer 1, then layer 2, ... applied in order ({what})",
+            atol=1e-9,
+        )
+        check_maps(maps, expected_maps, False, what)
+
+
+# ---------------------------------------------------------------------------------------------
+# DepthStack: independent layers, one distinct map each, gradient for every layer
+
+
+@check(ASSIGNMENT, "test_depth_stack_layers")
+def depth_stack_layers_are_independent(ns: Namespace) -> None:
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 layers")
+    for num_layers in (2, 3, 5):
+        _, _, d_model, d_ff = stack_sizes(g)
+        stack = build_stack(
+            cls, num_layers, d_model, d_ff, int(torch.randint(2**31, (1,), generator=g))
+        )
+        layers = getattr(stack, "layers", None)
+        if isinstance(layers, (nn.ModuleList, list)) and len({id(m) for m in layers}) < len(layers):
+            fail(SAME_BLOCK)
+        layers = check_structure(stack, num_layers)
+        with torch.random.fork_rng(devices=[]):
+            one = sum(p.numel() for p in reference.EncoderBlock(d_model, 1, d_ff).parameters())
+        count = sum(p.numel() for p in stack.parameters())
+        if count != num_layers * one:
+            fail(
+                f"{num_layers} independent layers have {num_layers * one} parameters, yours {count}: "
+                "every layer needs its own EncoderBlock and nothing else"
+            )
+        seen: dict[int, int] = {}
+        for i, layer in enumerate(layers):
+            for p in layer.parameters():
+                if id(p) in seen:
+                    fail(
+                        f"layers {seen[id(p)]} and {i} share parameters: every layer needs its own weights"
+                    )
+                seen[id(p)] = i
+
+
+@check(ASSIGNMENT, "test_depth_stack_layers")
+def depth_stack_passes_dropout_on(ns: Namespace) -> None:
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 dropout")
+    _, _, d_model, d_ff = stack_sizes(g)
+    stack = build_stack(cls, 3, d_model, d_ff, 0, dropout=0.35)
+    for i, layer in enumerate(check_structure(stack, 3)):
+        if layer.dropout1.p != 0.35 or layer.self_attn.attn_dropout.p != 0.35:
+            fail(
+                f"layer {i} was built without the stack's dropout: pass dropout=dropout to every EncoderBlock"
+            )
+
+
+@check(ASSIGNMENT, "test_depth_stack_layers")
+def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 maps")
+    for num_layers in (2, 4):
+        b, length, d_model, d_ff = stack_sizes(g)
+        stack = build_stack(
+            cls, num_layers, d_model, d_ff, int(torch.randint(2**31, (1,), generator=g))
+        )
+        layers = check_structure(stack, num_layers)
+        stack.eval()
+        x = torch.randn(b, length, d_model, generator=g) * 2
+        what = f"num_layers={num_layers}, B={b}, L={length}"
+        with torch.no_grad():
+            out, maps = run_stack(stack, x, what)
+            expected_out, expected_maps = chain(layers, x)
+            mistakes = output_mistakes(layers, x)
+        if len(maps) == 1 and is_close(out, mistakes[RETURN_IN_LOOP], atol=1e-6):
+            fail(RETURN_IN_LOOP)
+        diagnose(
+            out,
+            expected_out,
+            mistakes,
+            f"the output differs from your layers applied in order, each to the previous one's output ({what})",
+            atol=1e-6,
+        )
+        check_maps(maps, expected_maps, False, what)
+        for i in range(num_layers):
+            for j in range(i):
+                if maps[i] is maps[j] or torch.allclose(maps[i], maps[j], atol=1e-6):
+                    fail(f"maps {j} and {i} are the same: each layer must contribute its own map")
+
+
+@check(ASSIGNMENT, "test_depth_stack_layers")
+def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 gradients")
+    b, length, d_model, d_ff = stack_sizes(g)
+    num_layers = 4
+    stack = build_stack(
+        cls, num_layers, d_model, d_ff, int(torch.randint(2**31, (1,), generator=g))
+    )
+    layers = check_structure(stack, num_layers)
+    x = torch.randn(b, length, d_model, generator=g)
+    out, maps = run_stack(stack, x, f"num_layers={num_layers}")
+    if len(maps) == 1 and is_close(out.detach(), layers[0](x)[0].detach(), atol=1e-6):
+        fail(RETURN_IN_LOOP)
+    (out * torch.randn(out.shape, generator=g)).sum().backward()
+    for i, layer in enumerate(layers):
+        grads = [p.grad for p in layer.parameters()]
+        if any(grad is None for grad in grads) or not sum(grad.abs().sum() for grad in grads) > 0:
+            fail(
+                f"layer {i}'s parameters get no gradient from the stack's output: every layer must run "
+                "once, each on the previous layer's output"
+            )
+    stack.zero_grad(set_to_none=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# attention_entropy and total_variation
+
+
+def random_distributions(generator: torch.Generator, shape: tuple[int, ...]) -> Tensor:
+    """float64 distributions over the last dim with exact zeros and some one-hot rows."""
+    p = torch.rand(shape, generator=generator, dtype=torch.float64) ** 3
+    p = p * (torch.rand(shape, generator=generator) > 0.35)
+    first = torch.zeros(shape[-1], dtype=torch.float64)
+    first[0] = 1.0
+    p = p + 0.05 * first
+    p = p / p.sum(-1, keepdim=True)
+    flat = p.reshape(-1, shape[-1])
+    if flat.shape[0] > 1:  # one row puts all its weight on one key
+        flat[0] = torch.roll(first, int(torch.randint(shape[-1], (1,), generator=generator)))
+    return flat.reshape(shape)
+
+
+def entropy_mistakes(p: Tensor) -> dict[str, Tensor]:
+    plogp = p * torch.log(p)  # NaN where p == 0
+    safe = torch.special.xlogy(p, p)
+    return {
+        "0 * log(0) gives NaN: use torch.special.xlogy(p, p), which is 0 where p == 0": -plogp.sum(
+            -1
+        ),
+        "the entropy is in bits (log2): use the natural log, nats": -(safe / math.log(2)).sum(-1),
+        "the minus sign is missing: H(p) = -sum p log p is never negative": safe.sum(-1),
+        "the entropy is averaged over the keys: sum over the last dimension, do not take the mean": -safe.mean(
+            -1
+        ),
+        "the entropy is taken over all dimensions: reduce over the LAST dimension only, (..., L_k) -> (...)": -safe.sum(),
+        "the entropy is taken over the first dimension: reduce over the LAST dimension, (..., L_k) -> (...)": -safe.sum(
+            0
+        ),
+        "keep no reduced axis: (..., L_k) -> (...), without keepdim=True": -safe.sum(
+            -1, keepdim=True
+        ),
+        "adding a constant inside the log biases the entropy: use torch.special.xlogy(p, p) instead of p * log(p + eps)": -(
+            p * torch.log(p + 1e-3)
+        ).sum(-1),
+    }
+
+
+def tv_mistakes(p: Tensor, q: Tensor) -> dict[str, Tensor]:
+    diff = (p - q).abs()
+    return {
+        "the factor 1/2 is missing: TV(p, q) = 1/2 * sum |p - q|, so it lies in [0, 1]": diff.sum(
+            -1
+        ),
+        "TV is taken over all dimensions: reduce over the LAST dimension only, (..., L_k) -> (...)": 0.5
+        * diff.sum(),
+        "TV is taken over the first dimension: reduce over the LAST dimension, (..., L_k) -> (...)": 0.5
+        * diff.sum(0),
+        "TV sums |p - q|, not its maximum: 0.5 * (p - q).abs().sum(dim=-1)": diff.amax(-1),
+        "TV sums absolute differences: take (p - q).abs() before summing": 0.5 * (p - q).sum(-1),
+        "TV uses the absolute difference, not the squared one: 0.5 * (p - q).abs().sum(dim=-1)": 0.5
+        * (p - q).square().sum(-1),
+        "TV is averaged over the keys: sum over the last dimension, do not take the mean": 0.5
+        * diff.mean(-1),
+        "keep no reduced axis: (..., L_k) -> (...), without keepdim=True": 0.5
+        * diff.sum(-1, keepdim=True),
+    }
+
+
+def metric_shapes(generator: torch.Generator) -> list[tuple[int, ...]]:
+    a, b, c, k = random_sizes(generator, 4, low=2, high=9)
+    return [(k,), (a, k), (b, a, k), (c, 1, a, k)]
+
+
+@check(ASSIGNMENT, "test_attention_metrics")
+def attention_entropy_matches_categorical(ns: Namespace) -> None:
+    attention_entropy = require(ns, "attention_entropy")
+    g = hidden_generator("a04 entropy")
+    for shape in metric_shapes(g):
+        p = random_distributions(g, shape)
+        diagnose(
+            attention_entropy(p),
+            torch.distributions.Categorical(probs=p).entropy(),
+            entropy_mistakes(p),
+            f"attention_entropy of a {shape} input differs from -sum p log p over the last dim (in nats, 0 log 0 = 0)",
+            atol=1e-6,
+        )
+    for length in (1, 2, 9):
+        uniform = torch.full((3, length), 1.0 / length)
+        got = attention_entropy(uniform)
+        if not is_close(got, torch.full((3,), math.log(length)), atol=1e-5):
+            fail(
+                f"uniform attention over {length} keys must have entropy log({length}) = {math.log(length):.4f}"
+            )
+
+
+@check(ASSIGNMENT, "test_attention_metrics")
+def total_variation_matches_the_definition(ns: Namespace) -> None:
+    total_variation = require(ns, "total_variation")
+    g = hidden_generator("a04 tv")
+    for shape in metric_shapes(g):
+        p = random_distributions(g, shape)
+        q = torch.softmax(torch.randn(shape, generator=g, dtype=torch.float64) * 3, dim=-1)
+        expected = torch.as_tensor(0.5 * abs(p.numpy() - q.numpy()).sum(-1))
+        what = f"total_variation of two {shape} inputs differs from 1/2 * sum |p - q| over the last dim"
+        diagnose(total_variation(p, q), expected, tv_mistakes(p, q), what, atol=1e-9)
+        diagnose(
+            total_variation(q, p),
+            expected,
+            tv_mistakes(q, p),
+            what + " (TV is symmetric)",
+            atol=1e-9,
+        )
+        diagnose(
+            total_variation(p, p),
+            torch.zeros(shape[:-1], dtype=torch.float64),
+            {},
+            "TV(p, p) must be 0",
+            atol=1e-12,
+        )
+    apart = torch.eye(5, dtype=torch.float64)
+    got = total_variation(apart, apart.roll(1, dims=0))
+    if not is_close(got, torch.ones(5, dtype=torch.float64)):
+        fail("distributions on different keys are at TV distance 1: did you forget the factor 1/2?")
