@@ -1,0 +1,546 @@
+"""Hidden checks for 05_sentiment: masked mean pooling, the classifier, padding, held-out accuracy."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+import attention_lab.encoder as reference
+from attention_lab.attention import padding_mask
+from attention_lab.baseline import fit_baseline
+from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
+from autograder.registry import Namespace, check
+from autograder.tools import (
+    diagnose,
+    fail,
+    forbid_references,
+    hidden_generator,
+    is_close,
+    random_sizes,
+    require,
+)
+
+ASSIGNMENT = "05_sentiment"
+BANNED = {"attention_lab's SentimentClassifier": reference.SentimentClassifier}
+
+# The graded margins, as stated in the notebook (section 8).
+OVERALL_MARGIN = 0.02  # overall accuracy >= baseline - 0.02
+CONTRAST_MARGIN = 0.15  # contrast accuracy >= baseline + 0.15
+CHANCE_LEVEL = (
+    0.65  # at or below this overall accuracy a binary classifier has learned (almost) nothing
+)
+
+POOLING_INCLUDES_PADDING = (
+    "pooling includes padding: the mean runs over all L positions, so <pad> outputs enter the "
+    "sentence vector; weight each position by (token_ids != pad_id) and divide by the number of "
+    "real tokens"
+)
+PAD_ID_HARD_CODED = (
+    "the pad id is hard-coded to 0: compare the ids with `pad_id` (self.pad_id in the model), "
+    "which is not always 0"
+)
+NO_PADDING_MASK = (
+    "real tokens attend to <pad> keys: there is no padding mask in attention; pass "
+    "padding_mask(token_ids, self.pad_id) to self.encoder"
+)
+PADDING_MASK_REVERSED = (
+    "padding mask polarity reversed: only the <pad> keys get attention; True means 'may attend', "
+    "so use padding_mask(token_ids, self.pad_id) as it is"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# masked_mean
+
+
+def oracle_masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+    """The mean over real positions, written as a loop over rows (zeros for an all-padding row)."""
+    rows = []
+    for h, ids in zip(hidden, token_ids, strict=True):
+        real = ids != pad_id
+        rows.append(h[real].mean(0) if real.any() else torch.zeros_like(h[0]))
+    return torch.stack(rows)
+
+
+def masked_mean_mistakes(hidden: Tensor, token_ids: Tensor, pad_id: int) -> dict[str, Tensor]:
+    keep = (token_ids != pad_id).unsqueeze(-1).to(hidden.dtype)
+    keep_zero = (token_ids != 0).unsqueeze(-1).to(hidden.dtype)
+    pads = 1.0 - keep
+    length = hidden.shape[1]
+    return {
+        POOLING_INCLUDES_PADDING: hidden.mean(1),
+        PAD_ID_HARD_CODED: (hidden * keep_zero).sum(1) / keep_zero.sum(1).clamp(min=1.0),
+        "divided by L, the number of positions, instead of by the number of real tokens "
+        "(keep.sum(dim=1))": (hidden * keep).sum(1) / length,
+        "the masked values are summed but not divided: divide by the number of real tokens": (
+            hidden * keep
+        ).sum(1),
+        "mask polarity reversed: you averaged the <pad> positions; keep the positions where "
+        "token_ids != pad_id": (hidden * pads).sum(1) / pads.sum(1).clamp(min=1.0),
+    }
+
+
+def draw_ids(g: torch.Generator, b: int, length: int, pad_id: int, vocab: int) -> Tensor:
+    """(b, length) ids: every row has 1..length real tokens, then pads; id 0 occurs as a real token."""
+    ids = torch.randint(0, vocab, (b, length), generator=g)
+    ids[ids == pad_id] = (pad_id + 1) % vocab
+    if pad_id != 0:
+        ids[:, 0] = 0  # a real token with id 0: hard-coding pad_id = 0 would hide it
+    lengths = torch.randint(1, length + 1, (b,), generator=g)
+    lengths[0], lengths[-1] = max(1, length - 3), length  # some padding, and none
+    for row, n in enumerate(lengths.tolist()):
+        ids[row, n:] = pad_id
+    return ids
+
+
+@check(ASSIGNMENT, "test_masked_mean")
+def masked_mean_does_not_call_the_reference(ns: Namespace) -> None:
+    forbid_references(require(ns, "masked_mean"), BANNED, "`masked_mean`")
+
+
+@check(ASSIGNMENT, "test_masked_mean")
+def masked_mean_matches_the_oracle(ns: Namespace) -> None:
+    masked_mean = require(ns, "masked_mean")
+    g = hidden_generator("a05 masked mean")
+    for trial in range(4):
+        b, length, d_model, pad_id = random_sizes(g, 4, low=2, high=11)
+        pad_id = 0 if trial == 0 else pad_id
+        vocab = max(pad_id + 2, 12)
+        ids = draw_ids(g, b, length, pad_id, vocab)
+        hidden = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
+        diagnose(
+            masked_mean(hidden, ids, pad_id),
+            oracle_masked_mean(hidden, ids, pad_id),
+            masked_mean_mistakes(hidden, ids, pad_id),
+            f"masked_mean(hidden {tuple(hidden.shape)}, pad_id={pad_id}) must give the (B, d_model) "
+            "mean of hidden over the positions whose id is not pad_id",
+        )
+
+
+@check(ASSIGNMENT, "test_masked_mean")
+def masked_mean_handles_all_padding_rows_dtype_and_gradients(ns: Namespace) -> None:
+    masked_mean = require(ns, "masked_mean")
+    g = hidden_generator("a05 masked mean edge")
+    b, length, d_model, pad_id = random_sizes(g, 4, low=2, high=9)
+    ids = draw_ids(g, b, length, pad_id, 12)
+    ids[1] = pad_id  # a row made only of padding
+    hidden = torch.randn(b, length, d_model, generator=g, dtype=torch.float64, requires_grad=True)
+    out = masked_mean(hidden, ids, pad_id)
+    if not isinstance(out, Tensor) or out.shape != (b, d_model):
+        fail(f"masked_mean must return a (B, d_model) = {(b, d_model)} tensor")
+    if out.dtype != torch.float64:
+        fail(
+            f"masked_mean turned float64 into {out.dtype}: convert the mask with .to(hidden.dtype)"
+        )
+    if not torch.isfinite(out).all():
+        fail(
+            "a row made only of padding gives NaN (0/0): clamp the count of real tokens to at "
+            "least 1 so that such a row pools to zeros"
+        )
+    if not (out[1] == 0).all():
+        fail("a row made only of padding must pool to a zero vector")
+    if not is_close(out, oracle_masked_mean(hidden.detach(), ids, pad_id)):
+        fail("masked_mean is wrong when the batch holds a row made only of padding")
+    if not out.requires_grad:
+        fail("masked_mean cut the autograd graph: do not detach or build the result from numbers")
+    out.backward(torch.randn(out.shape, generator=g, dtype=torch.float64))
+    if not torch.isfinite(hidden.grad).all():
+        fail("the gradient of masked_mean is not finite: avoid dividing by a zero count")
+    if not (hidden.grad[ids == pad_id] == 0).all():
+        fail(
+            "padded positions get a non-zero gradient, so they still influence the mean: multiply "
+            "by the 0/1 mask before summing"
+        )
+
+
+@check(ASSIGNMENT, "test_masked_mean")
+def masked_mean_ignores_appended_padding(ns: Namespace) -> None:
+    masked_mean = require(ns, "masked_mean")
+    g = hidden_generator("a05 masked mean append")
+    b, length, d_model, pad_id, extra = random_sizes(g, 5, low=2, high=10)
+    ids = draw_ids(g, b, length, pad_id, 14)
+    hidden = torch.randn(b, length, d_model, generator=g)
+    longer = torch.cat([hidden, 1e3 * torch.randn(b, extra, d_model, generator=g)], dim=1)
+    longer_ids = torch.cat([ids, torch.full((b, extra), pad_id)], dim=1)
+    if not is_close(masked_mean(longer, longer_ids, pad_id), masked_mean(hidden, ids, pad_id)):
+        fail(
+            "appending <pad> positions (with large values) changed the pooled vectors: "
+            "padded positions must count for nothing, neither in the sum nor in the count"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# SentimentModel
+
+
+def model_config(g: torch.Generator) -> dict[str, int]:
+    """A small configuration whose sizes all differ: H > 1 so d_model != d_k, C > 2, pad_id != 0."""
+    num_heads, d_k, num_classes, pad_id, num_layers = random_sizes(g, 5, low=2, high=7)
+    return dict(
+        vocab_size=20,
+        d_model=num_heads * d_k,
+        num_heads=num_heads,
+        num_layers=num_layers - 1 if num_layers > 4 else num_layers,
+        d_ff=3 * num_heads * d_k + 1,
+        num_classes=num_classes,
+        max_len=40,
+        pad_id=pad_id,
+        dropout=0.0,
+    )
+
+
+def build_model(cls: type, config: dict[str, int], seed: int) -> nn.Module:
+    """A fresh model in eval mode, built without touching the global RNG."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = cls(**config)
+    if not isinstance(model, nn.Module):
+        fail("SentimentModel must be an nn.Module (class SentimentModel(nn.Module))")
+    return model.eval()
+
+
+def run_model(model: nn.Module, ids: Tensor, return_attention: bool = False) -> Any:
+    with torch.no_grad():
+        try:
+            result = model(ids, return_attention=True) if return_attention else model(ids)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(
+                f"your SentimentModel raised {type(error).__name__} on ids of shape "
+                f"{tuple(ids.shape)} with pad_id={getattr(model, 'pad_id', '?')}: {error}"
+            )
+    if not return_attention:
+        if not isinstance(result, Tensor):
+            fail(f"forward(token_ids) must return the logits tensor, got {type(result).__name__}")
+        return result
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail("forward(token_ids, return_attention=True) must return a tuple (logits, weights)")
+    logits, weights = result
+    if not isinstance(weights, list | tuple) or not all(isinstance(w, Tensor) for w in weights):
+        fail("with return_attention=True the second element must be the encoder's list of weights")
+    return logits, list(weights)
+
+
+def attention_mask_diagnosis(weights: list[Tensor], ids: Tensor, pad_id: int) -> str | None:
+    """Why attention lands where it should not, or None when every pad key gets zero weight."""
+    pads = (ids == pad_id)[:, None, None, :]  # (B, 1, 1, L): the padded keys
+    zeros = (ids == 0)[:, None, None, :]
+    for w in weights:
+        on_pads = w.masked_select(pads.expand_as(w))
+        if (on_pads == 0).all():
+            continue
+        if (w.masked_select((~pads).expand_as(w)) == 0).all():
+            return PADDING_MASK_REVERSED
+        if pad_id != 0 and (w.masked_select(zeros.expand_as(w)) == 0).all():
+            return PAD_ID_HARD_CODED
+        return NO_PADDING_MASK
+    return None
+
+
+def classifier_head(model: nn.Module, d_model: int, num_classes: int) -> nn.Linear | None:
+    """The one nn.Linear(d_model, num_classes) outside the encoder, if there is exactly one."""
+    encoder = getattr(model, "encoder", None)
+    inside = {id(m) for m in encoder.modules()} if isinstance(encoder, nn.Module) else set()
+    heads = [
+        m
+        for m in model.modules()
+        if isinstance(m, nn.Linear)
+        and id(m) not in inside
+        and (m.in_features, m.out_features) == (d_model, num_classes)
+    ]
+    return heads[0] if len(heads) == 1 else None
+
+
+def pooling_outcomes(
+    model: nn.Module, head: nn.Linear, ids: Tensor, pad_id: int, logits: Tensor | None = None
+) -> tuple[Tensor, dict[str, Tensor] | None]:
+    """(the mean-pooled logits, the logits of known mistakes), or mistakes None if the model's
+    logits are those of mean or <cls> pooling."""
+    with torch.no_grad():
+        if logits is None:
+            logits = model(ids)
+        embedded = model.position(model.embed(ids))
+        hidden, _ = model.encoder(embedded, padding_mask(ids, pad_id))
+        mean_pooled = head(oracle_masked_mean(hidden, ids, pad_id))
+        if is_close(logits, mean_pooled) or is_close(logits, head(hidden[:, 0])):
+            return mean_pooled, None
+        unmasked, _ = model.encoder(embedded)
+        no_position, _ = model.encoder(model.embed(ids), padding_mask(ids, pad_id))
+        mistakes = {
+            POOLING_INCLUDES_PADDING: head(hidden.mean(1)),
+            PAD_ID_HARD_CODED: head(oracle_masked_mean(hidden, ids, 0)),
+            NO_PADDING_MASK: head(oracle_masked_mean(unmasked, ids, pad_id)),
+            "the positional encoding is missing: add self.position to the token embeddings": head(
+                oracle_masked_mean(no_position, ids, pad_id)
+            ),
+        }
+    return mean_pooled, mistakes
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+@check(ASSIGNMENT, "test_padding_invariance")
+def sentiment_model_does_not_use_the_reference(ns: Namespace) -> None:
+    cls = require(ns, "SentimentModel", type)
+    if any(base is reference.SentimentClassifier for base in cls.__mro__):
+        fail(
+            "`SentimentModel` subclasses attention_lab's SentimentClassifier instead of building "
+            "the model from its parts (no credit for the reference)"
+        )
+    forbid_references(cls, BANNED, "`SentimentModel`")
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model shapes")
+    for trial in range(2):
+        config = model_config(g)
+        model = build_model(cls, config, seed=trial)
+        if getattr(model, "pad_id", None) != config["pad_id"]:
+            fail("store the padding id as self.pad_id (the tokenizer's pad id is not always 0)")
+        b, length = random_sizes(g, 2, low=3, high=11)
+        ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+        logits = run_model(model, ids)
+        logits2, weights = run_model(model, ids, return_attention=True)
+        c, h, n = config["num_classes"], config["num_heads"], config["num_layers"]
+        if logits.shape != (b, c):
+            fail(
+                f"logits must be (B, num_classes) = {(b, c)}, got {tuple(logits.shape)}: "
+                "pool over the positions, then map d_model to num_classes"
+            )
+        if not is_close(logits2, logits):
+            fail("forward with return_attention=True must return the same logits as without it")
+        if len(weights) != n:
+            fail(
+                f"expected the encoder's list of {n} weight tensors (one per layer), got {len(weights)}"
+            )
+        for w in weights:
+            if w.shape != (b, h, length, length):
+                fail(
+                    f"each layer's weights must be (B, num_heads, L, L) = {(b, h, length, length)}, "
+                    f"got {tuple(w.shape)}"
+                )
+        diagnosis = attention_mask_diagnosis(weights, ids, config["pad_id"])
+        if diagnosis is not None:
+            fail(diagnosis)
+        for w in weights:
+            if not is_close(w.sum(-1), torch.ones(b, h, length)):
+                fail("each query's attention weights must sum to 1 over the keys")
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+def sentiment_model_matches_its_parts(ns: Namespace) -> None:
+    """logits = Linear(pool(encoder(position(embed(ids)), padding_mask))), pooling mean or <cls>."""
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model parts")
+    config = model_config(g)
+    model = build_model(cls, config, seed=7)
+    for name in ("embed", "position", "encoder"):
+        if not isinstance(getattr(model, name, None), nn.Module):
+            fail(f"keep the submodule name `self.{name}` (a check reads model.{name})")
+    if not isinstance(model.embed, reference.TokenEmbedding):
+        fail(
+            "self.embed must be attention_lab's TokenEmbedding(vocab_size, d_model, padding_idx=pad_id): "
+            "it scales the vectors to about unit size, on a par with the positions"
+        )
+    if not isinstance(model.position, reference.SinusoidalPositionalEncoding):
+        fail("self.position must be SinusoidalPositionalEncoding(d_model, max_len, dropout)")
+    with torch.no_grad():
+        scale = model.embed(torch.arange(config["vocab_size"])).std().item()
+    if not 0.5 < scale < 2.0:
+        fail(
+            f"the token vectors have standard deviation {scale:.2f}, not about 1: build self.embed "
+            "with TokenEmbedding and leave its initialisation alone"
+        )
+    b, length = random_sizes(g, 2, low=4, high=12)
+    ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+    logits = run_model(model, ids)
+    head = classifier_head(model, config["d_model"], config["num_classes"])
+    if head is None:
+        return  # an unusual head; the other checks still test the behaviour
+    expected, mistakes = pooling_outcomes(model, head, ids, config["pad_id"])
+    if mistakes is None:
+        return
+    diagnose(
+        logits,
+        expected,
+        mistakes,
+        "the logits are not Linear(masked_mean(encoder(position(embed(ids)), padding_mask))) "
+        "(nor the <cls> output's): follow the diagram of Exercise 2",
+    )
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+def sentiment_model_sees_word_order_and_batches_independently(ns: Namespace) -> None:
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model order")
+    config = model_config(g)
+    model = build_model(cls, config, seed=3)
+    pad_id, vocab = config["pad_id"], config["vocab_size"]
+    b, length = random_sizes(g, 2, low=4, high=10)
+    ids = draw_ids(g, b, length, pad_id, vocab)
+    others = [i for i in range(vocab) if i != pad_id]
+    ids[-1] = torch.tensor(others)[torch.randperm(len(others), generator=g)[:length]]
+    logits = run_model(model, ids)
+    for row in range(b):
+        if not is_close(run_model(model, ids[row : row + 1]), logits[row : row + 1]):
+            fail(
+                "a sentence gets other logits alone than inside a batch (in eval mode): do not mix "
+                "rows of the batch (pool over dim=1, the positions, not over the batch)"
+            )
+    swapped = ids[-1:].clone()
+    swapped[0, [1, length - 2]] = ids[-1, [length - 2, 1]]
+    if is_close(run_model(model, swapped), logits[-1:], atol=1e-6):
+        fail(
+            "swapping two words changes nothing: the model ignores word order; add "
+            "self.position(...) to the token embeddings before the encoder"
+        )
+
+
+@check(ASSIGNMENT, "test_padding_invariance")
+def padding_never_changes_the_logits(ns: Namespace) -> None:
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 padding invariance")
+    for trial in range(2):
+        config = model_config(g)
+        if trial == 0:
+            config["pad_id"] = 0
+        model = build_model(cls, config, seed=11 + trial)
+        pad_id, vocab = config["pad_id"], config["vocab_size"]
+        lengths = random_sizes(g, 4, low=1, high=12)
+        rows = []
+        for n in lengths:
+            row = torch.randint(0, vocab, (n,), generator=g)
+            row[row == pad_id] = (pad_id + 1) % vocab
+            row[0] = 0 if pad_id != 0 else row[0]  # a real id 0: hard-coding pad_id = 0 shows
+            rows.append(row)
+        alone = [run_model(model, row[None]) for row in rows]
+        for extra in (0, 3, 17):
+            width = max(lengths) + extra
+            batch = torch.full((len(rows), width), pad_id)
+            for i, row in enumerate(rows):
+                batch[i, : len(row)] = row
+            logits = run_model(model, batch)
+            for i, row in enumerate(rows):
+                if is_close(logits[i : i + 1], alone[i], atol=1e-5):
+                    continue
+                _, weights = run_model(model, batch, return_attention=True)
+                diagnosis = attention_mask_diagnosis(weights, batch, pad_id)
+                head = classifier_head(model, config["d_model"], config["num_classes"])
+                if diagnosis is None and head is not None:
+                    _, mistakes = pooling_outcomes(model, head, batch, pad_id, logits)
+                    matches = [
+                        m for m, value in (mistakes or {}).items() if is_close(logits, value)
+                    ]
+                    diagnosis = matches[0] if matches else None
+                fail(
+                    diagnosis
+                    or f"pooling includes padding: a sentence of {len(row)} tokens padded to "
+                    f"{width} (pad_id={pad_id}) gets other logits than unpadded although attention "
+                    "ignores the <pad> keys; average over the real tokens only"
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# The trained model on a held-out split
+
+
+def _hidden_seed() -> int:
+    return int(hidden_generator("a05 held-out corpus").initial_seed() % 2**31)
+
+
+@functools.lru_cache(maxsize=1)
+def heldout_split() -> tuple[tuple[SentimentExample, ...], np.ndarray]:
+    """A test split from a corpus seed the students never see, minus any sentence seen in training,
+    and the baseline's predictions on it (TF-IDF + logistic regression fit on the seed-0 train split)."""
+    seen = make_sentiment_corpus(seed=0)
+    train_texts = set(seen.texts("train"))
+    examples = tuple(
+        ex for ex in make_sentiment_corpus(seed=_hidden_seed()).test if ex.text not in train_texts
+    )
+    baseline = fit_baseline(seen.texts("train"), seen.labels("train"))
+    return examples, np.asarray(baseline.predict([ex.text for ex in examples]))
+
+
+def trained_predictions(ns: Namespace, examples: tuple[SentimentExample, ...]) -> np.ndarray:
+    model = require(ns, "model", nn.Module)
+    tokenizer = require(ns, "tokenizer")
+    max_len = require(ns, "MAX_LEN", int)
+    ids = tokenizer.encode_batch([ex.text for ex in examples], max_len)
+    try:
+        device = next(model.parameters()).device
+    except StopIteration:
+        fail("your trained `model` has no parameters: register its layers as submodules")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            logits = torch.cat([model(chunk.to(device)).cpu() for chunk in ids.split(256)])
+    finally:
+        model.train(was_training)
+    if logits.shape != (len(examples), 2):
+        fail(f"the trained model must give (N, 2) logits, got {tuple(logits.shape)}")
+    return logits.argmax(-1).numpy()
+
+
+def accuracies(predicted: np.ndarray, examples: tuple[SentimentExample, ...]) -> dict[str, float]:
+    labels = np.array([ex.label for ex in examples])
+    kinds = np.array([ex.kind for ex in examples])
+    result = {
+        kind: float(np.mean(predicted[kinds == kind] == labels[kinds == kind])) for kind in KINDS
+    }
+    result["overall"] = float(np.mean(predicted == labels))
+    return result
+
+
+def untrained_diagnosis(predicted: np.ndarray, ours: dict[str, float]) -> str | None:
+    majority = float(max(np.mean(predicted == 0), np.mean(predicted == 1)))
+    if ours["overall"] <= CHANCE_LEVEL or majority > 0.95:
+        return (
+            f"your model looks untrained: {ours['overall']:.2f} accuracy on unseen sentences "
+            f"({majority:.0%} of them get the same class) is at chance; did the training cell run "
+            "to the end after your last change to SentimentModel (a crash, or a forward pass under "
+            "torch.no_grad(), leaves the weights where they started)?"
+        )
+    return None
+
+
+@check(ASSIGNMENT, "test_heldout_accuracy")
+def heldout_accuracy_matches_the_baseline(ns: Namespace) -> None:
+    examples, baseline_predictions = heldout_split()
+    predicted = trained_predictions(ns, examples)
+    ours, theirs = accuracies(predicted, examples), accuracies(baseline_predictions, examples)
+    diagnosis = untrained_diagnosis(predicted, ours)
+    if diagnosis is not None:
+        fail(diagnosis)
+    if ours["overall"] < theirs["overall"] - OVERALL_MARGIN:
+        weakest = min(KINDS, key=lambda kind: ours[kind] - theirs[kind])
+        fail(
+            f"on unseen sentences your model scores {ours['overall']:.3f}, the TF-IDF baseline "
+            f"{theirs['overall']:.3f} (needed: at least {theirs['overall'] - OVERALL_MARGIN:.3f}); "
+            f"it falls furthest behind on {weakest} sentences ({ours[weakest]:.2f} against "
+            f"{theirs[weakest]:.2f}): check the padding and the positions, then train again"
+        )
+
+
+@check(ASSIGNMENT, "test_heldout_contrast")
+def heldout_contrast_beats_the_baseline(ns: Namespace) -> None:
+    examples, baseline_predictions = heldout_split()
+    predicted = trained_predictions(ns, examples)
+    ours, theirs = accuracies(predicted, examples), accuracies(baseline_predictions, examples)
+    diagnosis = untrained_diagnosis(predicted, ours)
+    if diagnosis is not None:
+        fail(diagnosis)
+    if ours["contrast"] < theirs["contrast"] + CONTRAST_MARGIN:
+        fail(
+            f"on unseen contrast sentences your model scores {ours['contrast']:.3f}, the bag of "
+            f"n-grams {theirs['contrast']:.3f} (needed: at least "
+            f"{theirs['contrast'] + CONTRAST_MARGIN:.3f}), so it does not use which clause comes "
+            "after 'but': check that the positional encoding is added to TokenEmbedding's "
+            "unit-size vectors (Exercise 2), then train again"
+        )
