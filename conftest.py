@@ -1,4 +1,4 @@
-"""Keep Jupyter, IPython and matplotlib away from $HOME during tests and notebook runs."""
+"""Test-run environment: Jupyter, IPython and matplotlib kept away from $HOME, one BLAS thread."""
 
 import os
 import tempfile
@@ -10,5 +10,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # Solution notebooks' hidden-test cells import autograder from the repository root.
 _root = os.path.dirname(os.path.abspath(__file__))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_root, os.environ.get("PYTHONPATH")]))
+# On a small machine, OpenMP threads of two busy processes (pytest and a kernel, or two
+# kernels) spin against each other and slow small-tensor work down many times over.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Notebooks show progress bars; tqdm's refreshes only slow the run down under pytest.
 os.environ.setdefault("TQDM_MININTERVAL", "5")
