@@ -1,0 +1,634 @@
+"""Hidden checks for 07_attention_at_scale: the online softmax and chunked (flash-style) attention."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import attention_lab.attention as reference
+from attention_lab.profiling import peak_memory
+from autograder.registry import Namespace, check
+from autograder.tools import diagnose, fail, forbid_references, hidden_generator, require
+
+ASSIGNMENT = "07_attention_at_scale"
+# The student's own online_softmax_update is allowed inside chunked_attention.
+BANNED = {
+    "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
+    "attention_lab's scaled_dot_product_attention": reference.scaled_dot_product_attention,
+    "nn.MultiheadAttention": nn.MultiheadAttention,
+    "F.multi_head_attention_forward": F.multi_head_attention_forward,
+}
+EXACT = 1e-10  # float64: the chunked result must equal the reference to rounding error
+
+# Diagnoses shared by several checks.
+SUM_NOT_RESCALED = (
+    "the old running sum is not rescaled: multiply it by exp(old_max - new_max) before adding "
+    "the new block's terms"
+)
+ACC_NOT_RESCALED = (
+    "the accumulator is not rescaled when the running max grows: multiply it by the same "
+    "factor exp(old_max - new_max) as the running sum"
+)
+LAST_BLOCK_DROPPED = (
+    "the last, shorter key block is dropped: loop `for start in range(0, L_k, chunk_size)` and "
+    "slice k[..., start:start + chunk_size, :], which is shorter at the end"
+)
+NOT_SCALED = "scores are not scaled by 1/√d_k: multiply q by 1/sqrt(q.shape[-1]) first"
+MAX_NOT_UPDATED = (
+    "the running max is never updated (only the last block counts): set running_max = new_max "
+    "at the end of each block"
+)
+OVERFLOW = (
+    "exp overflows for large scores: subtract the running max before exponentiating "
+    "(exp(scores - new_max)), never exp(scores)"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Oracles and the outputs of known mistakes
+
+
+def fold_online(
+    update: Callable[..., Any], scores: Tensor, cuts: list[int]
+) -> tuple[Tensor, Tensor]:
+    """Fold ``scores`` (..., N) into (max, sum) with ``update``, in blocks split at ``cuts``."""
+    run_max = torch.full(scores.shape[:-1], -math.inf, dtype=scores.dtype)
+    run_sum = torch.zeros(scores.shape[:-1], dtype=scores.dtype)
+    edges = [0, *cuts, scores.shape[-1]]
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        result = update(run_max, run_sum, scores[..., a:b])
+        if not (isinstance(result, tuple) and len(result) == 2):
+            fail("online_softmax_update must return a tuple (new_max, new_sum)")
+        run_max, run_sum = result
+    return run_max, run_sum
+
+
+def _update_no_rescale(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    new = torch.maximum(m, x.amax(-1))
+    return new, s + torch.exp(x - new.unsqueeze(-1)).sum(-1)
+
+
+def _update_inverted_factor(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    new = torch.maximum(m, x.amax(-1))
+    factor = torch.exp(torch.nan_to_num(new - m, posinf=0.0))  # first block: old sum is 0
+    return new, s * factor + torch.exp(x - new.unsqueeze(-1)).sum(-1)
+
+
+def _update_block_max(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    new = x.amax(-1)
+    return new, s * torch.exp(torch.clamp(m - new, max=0.0)) + torch.exp(x - new.unsqueeze(-1)).sum(
+        -1
+    )
+
+
+def _update_old_max(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    base = torch.where(torch.isinf(m), x.amax(-1), m)  # exponentiate against the OLD max
+    return base, s + torch.exp(x - base.unsqueeze(-1)).sum(-1)
+
+
+SUM_MISTAKES = {
+    SUM_NOT_RESCALED: _update_no_rescale,
+    "the rescaling factor is inverted: it is exp(old_max - new_max) <= 1, not exp(new_max - old_max)": (
+        _update_inverted_factor
+    ),
+    "the running max is replaced by the block's max: it must be max(running_max, block max)": (
+        _update_block_max
+    ),
+    "new_max is never used: compute max(running_max, block max) and measure every term "
+    "(old and new) relative to it": _update_old_max,
+}
+
+
+def simulate_chunked(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    chunk: int,
+    hide: Callable[[Tensor, Tensor], Tensor] | None = None,
+    *,
+    scale: bool = True,
+    rescale_acc: bool = True,
+    rescale_sum: bool = True,
+    drop_last: bool = False,
+    update_max: bool = True,
+    divide: bool = True,
+) -> Tensor:
+    """Chunked attention in float64, with one of the known mistakes switched on.
+
+    hide(query_pos (L_q, 1), key_pos (C,)) -> True where a key is hidden (causal variants).
+    """
+    q, k, v = q.double(), k.double(), v.double()
+    if scale:
+        q = q / math.sqrt(q.shape[-1])
+    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=torch.float64)
+    s = torch.zeros((*q.shape[:-1], 1), dtype=torch.float64)
+    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=torch.float64)
+    len_k = k.shape[-2]
+    stop = len_k - len_k % chunk if drop_last else len_k
+    query_pos = torch.arange(q.shape[-2]).unsqueeze(-1)
+    for start in range(0, stop, chunk):
+        kb, vb = k[..., start : start + chunk, :], v[..., start : start + chunk, :]
+        scores = q @ kb.transpose(-2, -1)
+        if hide is not None:
+            key_pos = torch.arange(start, start + kb.shape[-2])
+            scores = scores.masked_fill(hide(query_pos, key_pos), -math.inf)
+        new = torch.maximum(m, scores.amax(-1, keepdim=True))
+        factor = torch.exp(m - new)
+        p = torch.exp(scores - new)
+        s = (s * factor if rescale_sum else s) + p.sum(-1, keepdim=True)
+        acc = (acc * factor if rescale_acc else acc) + p @ vb
+        if update_max:
+            m = new
+    return acc / s if divide else acc
+
+
+def chunked_mistakes(q: Tensor, k: Tensor, v: Tensor, chunk: int) -> dict[str, Tensor]:
+    """What the non-causal mistakes return on these inputs, keyed by the diagnosis."""
+    mistakes = {
+        NOT_SCALED: simulate_chunked(q, k, v, chunk, scale=False),
+        ACC_NOT_RESCALED: simulate_chunked(q, k, v, chunk, rescale_acc=False),
+        "the running sum is not rescaled when the running max grows (the accumulator is): "
+        "multiply both by exp(old_max - new_max)": simulate_chunked(
+            q, k, v, chunk, rescale_sum=False
+        ),
+        MAX_NOT_UPDATED: simulate_chunked(q, k, v, chunk, update_max=False),
+        "the output is not normalised: divide the accumulator by the running sum after the "
+        "last block": simulate_chunked(q, k, v, chunk, divide=False),
+    }
+    if k.shape[-2] % chunk:  # with chunk_size > L_k, dropping it leaves no block at all (NaN)
+        mistakes[LAST_BLOCK_DROPPED] = simulate_chunked(q, k, v, chunk, drop_last=True)
+    return mistakes
+
+
+def causal_mistakes(q: Tensor, k: Tensor, v: Tensor, chunk: int) -> dict[str, Tensor]:
+    """What the causal mistakes return on these inputs, keyed by the diagnosis."""
+    return {
+        "causal=True masks nothing: hide keys whose position is greater than the query's": (
+            simulate_chunked(q, k, v, chunk)
+        ),
+        "the causal mask ignores the block's offset: inside the block starting at `start`, "
+        "column c is key start + c, so compare torch.arange(start, start + C) with the query "
+        "positions": simulate_chunked(q, k, v, chunk, lambda i, j: (j - j[0]) > i),
+        "the causal mask hides the diagonal: query i may attend to key i (hide key > query "
+        "only)": simulate_chunked(q, k, v, chunk, lambda i, j: j >= i),
+        "the causal mask is reversed: it hides the past and shows the future; hide key "
+        "positions greater than the query position": simulate_chunked(
+            q, k, v, chunk, lambda i, j: j < i
+        ),
+        ACC_NOT_RESCALED: simulate_chunked(q, k, v, chunk, lambda i, j: j > i, rescale_acc=False),
+        MAX_NOT_UPDATED: simulate_chunked(q, k, v, chunk, lambda i, j: j > i, update_max=False),
+        NOT_SCALED: simulate_chunked(q, k, v, chunk, lambda i, j: j > i, scale=False),
+    }
+
+
+def diagnose_chunked(
+    out: Tensor, expected: Tensor, mistakes: dict[str, Tensor], otherwise: str
+) -> None:
+    """diagnose, but a NaN/inf output names the mistake whose NaN/inf pattern it shares."""
+    if out.shape == expected.shape and not torch.isfinite(out.detach()).all():
+        bad = ~torch.isfinite(out.detach())
+        for diagnosis, value in mistakes.items():
+            if torch.equal(bad, ~torch.isfinite(value)):
+                fail(diagnosis)
+        fail(
+            f"{otherwise}: the output has NaN/inf, so some row saw no visible key or computed "
+            "exp(-inf - (-inf)); keep the running max finite once a key was seen"
+        )
+    diagnose(
+        out,
+        expected,
+        {d: m for d, m in mistakes.items() if torch.isfinite(m).all()},
+        otherwise,
+        atol=1e-9,
+    )
+
+
+def reference_out(q: Tensor, k: Tensor, v: Tensor, causal: bool = False) -> Tensor:
+    mask = reference.causal_mask(q.shape[-2]) if causal else None
+    return reference.scaled_dot_product_attention(q, k, v, mask)[0]
+
+
+def call_chunked(chunked: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
+    out = chunked(*args, **kwargs)
+    if not isinstance(out, Tensor):
+        fail(f"chunked_attention must return a tensor, got {type(out).__name__}")
+    return out
+
+
+def require_exact(out: Tensor, expected: Tensor, what: str) -> None:
+    """After diagnose (which allows rtol 1e-4), insist on float64 rounding error."""
+    error = (out.detach().double() - expected).abs().max().item()
+    if not error < EXACT:
+        fail(
+            f"{what}: close but not exact in float64 (max difference {error:.1e}): compute in "
+            "q's dtype, without float32 casts, so the result matches to rounding error"
+        )
+
+
+def random_case(g: torch.Generator, *, causal: bool) -> tuple[list[int], int, int, int, int, int]:
+    """Leading dims, L_q, L_k, d_k, d_v and a chunk size that usually leaves a short last block."""
+    lead = [
+        int(d)
+        for d in torch.randint(1, 4, (int(torch.randint(0, 3, (1,), generator=g)),), generator=g)
+    ]
+    l_q = int(torch.randint(2, 60, (1,), generator=g))
+    l_k = l_q if causal else int(torch.randint(2, 60, (1,), generator=g))
+    d_k, d_v = (int(x) for x in torch.randperm(15, generator=g)[:2] + 2)  # distinct
+    chunk = int(torch.randint(1, l_k + 6, (1,), generator=g))
+    return lead, l_q, l_k, d_k, d_v, chunk
+
+
+class _OpNames(TorchDispatchMode):
+    """Records the name of every aten op that runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        self.names.add(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise 1: online_softmax_update
+
+
+@check(ASSIGNMENT, "test_online_softmax_update")
+def online_softmax_folds_any_block_split(ns: Namespace) -> None:
+    update = require(ns, "online_softmax_update")
+    g = hidden_generator("a07 online fold")
+    for _ in range(4):
+        dims = [
+            int(d)
+            for d in torch.randint(
+                1, 5, (int(torch.randint(1, 4, (1,), generator=g)),), generator=g
+            )
+        ]
+        n = int(torch.randint(4, 40, (1,), generator=g))
+        scores = 5 * torch.randn(*dims, n, generator=g, dtype=torch.float64)
+        # Let the maximum rise block after block at least once, so rescaling matters.
+        scores = scores + torch.linspace(0, 6, n, dtype=torch.float64)
+        random_cuts = sorted({int(c) for c in torch.randint(1, n, (3,), generator=g)})
+        for cuts in (random_cuts, list(range(1, n)), []):  # random blocks, blocks of 1, one block
+            run_max, run_sum = fold_online(update, scores, cuts)
+            if not isinstance(run_max, Tensor) or run_max.shape != scores.shape[:-1]:
+                fail(
+                    f"new_max must have shape {tuple(scores.shape[:-1])} (the leading dims), got "
+                    f"{tuple(getattr(run_max, 'shape', ()))}: reduce over the LAST dim only"
+                )
+            diagnose(
+                run_max,
+                scores.amax(-1),
+                {},
+                "the running max must be the maximum of every score seen so far",
+                atol=0,
+            )
+            expected_sum = torch.exp(scores.logsumexp(-1) - scores.amax(-1))
+            mistakes = {d: fold_online(f, scores, cuts)[1] for d, f in SUM_MISTAKES.items()}
+            diagnose(
+                run_sum,
+                expected_sum,
+                mistakes,
+                "the running sum must equal Σ exp(s - max) over every score seen so far",
+                atol=1e-12,
+            )
+            error = (run_sum.double() - expected_sum).abs().max().item()
+            if error > 1e-12 * float(expected_sum.abs().max()):
+                fail(f"the running sum is not exact in float64 (max difference {error:.1e})")
+
+
+@check(ASSIGNMENT, "test_online_softmax_update")
+def online_softmax_recovers_the_softmax(ns: Namespace) -> None:
+    update = require(ns, "online_softmax_update")
+    g = hidden_generator("a07 online weights")
+    scores = 4 * torch.randn(5, 3, 17, generator=g, dtype=torch.float64)
+    run_max, run_sum = fold_online(update, scores, [3, 4, 11])
+    weights = torch.exp(scores - run_max.unsqueeze(-1)) / run_sum.unsqueeze(-1)
+    diagnose(
+        weights,
+        torch.softmax(scores, -1),
+        {},
+        "exp(s - max) / sum does not give the softmax: sum and max must describe the same scores",
+        atol=1e-12,
+    )
+    # Decreasing maxima: the factor must be exactly 1 when the max does not change.
+    run_max, run_sum = fold_online(
+        update, torch.tensor([[9.0, 1.0, 0.0, -3.0]], dtype=torch.float64), [1, 3]
+    )
+    expected = torch.tensor([1 + math.exp(-8) + math.exp(-9) + math.exp(-12)], dtype=torch.float64)
+    diagnose(
+        run_sum,
+        expected,
+        {},
+        "when a block's max is below the running max, the factor must be exp(0) = 1 and the new "
+        "terms are exp(s - running_max)",
+        atol=1e-12,
+    )
+
+
+@check(ASSIGNMENT, "test_online_softmax_update")
+def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
+    update = require(ns, "online_softmax_update")
+    g = hidden_generator("a07 online stable")
+    scores = 500 + 50 * torch.randn(6, 30, generator=g)
+    run_max = torch.full((6,), -math.inf)
+    run_sum = torch.zeros(6)
+    saved = run_max.clone(), run_sum.clone(), scores.clone()
+    update(run_max, run_sum, scores[:, :4])
+    if not (
+        torch.equal(run_max, saved[0])
+        and torch.equal(run_sum, saved[1])
+        and torch.equal(scores, saved[2])
+    ):
+        fail("online_softmax_update modified its inputs in place: return new tensors instead")
+    run_max, run_sum = fold_online(update, scores, [4, 11, 29])
+    if not torch.isfinite(run_sum).all():
+        fail(OVERFLOW)
+    s64 = scores.double()  # the oracle in float64
+    diagnose(
+        run_sum,
+        torch.exp(s64.logsumexp(-1) - s64.amax(-1)),
+        {},
+        "the running sum is wrong for float32 scores near 500: keep every exponent <= 0",
+        atol=1e-4,
+    )
+    if run_sum.dtype != torch.float32:
+        fail(f"float32 inputs must give a float32 running sum, got {run_sum.dtype}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise 2: chunked_attention, exactness
+
+
+@check(ASSIGNMENT, "test_chunked_attention_exact")
+def chunked_does_not_call_the_reference(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    forbid_references(chunked, BANNED, "`chunked_attention`")
+    # At run time too: no fused attention kernel may run, however it is reached.
+    g = hidden_generator("a07 no fused")
+    q, k, v = (torch.randn(2, 3, 33, 8, generator=g) for _ in range(3))
+    with _OpNames() as ops:
+        call_chunked(chunked, q, k, v, 8)
+        call_chunked(chunked, q, k, v, 8, causal=True)
+    fused = sorted(name for name in ops.names if "scaled_dot_product" in name)
+    if fused:
+        fail(
+            f"`chunked_attention` runs PyTorch's fused attention ({fused[0]}) instead of "
+            "implementing it: write the blocks yourself (no credit for calling the reference)"
+        )
+
+
+@check(ASSIGNMENT, "test_chunked_attention_exact")
+def chunked_matches_the_reference(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    g = hidden_generator("a07 chunked exact")
+    cases = [random_case(g, causal=False) for _ in range(6)]
+    cases.append(([2, 3], 37, 29, 8, 6, 4))  # L_k = 29 = 7·4 + 1: a last block of one key
+    for lead, l_q, l_k, d_k, d_v, chunk in cases:
+        q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
+        k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
+        v = torch.randn(*lead, l_k, d_v, generator=g, dtype=torch.float64)
+        expected = reference_out(q, k, v)
+        out = call_chunked(chunked, q, k, v, chunk)
+        if out.shape != expected.shape:
+            fail(
+                f"expected an output of shape (..., L_q, d_v) = {tuple(expected.shape)}, got "
+                f"{tuple(out.shape)} (L_q={l_q}, L_k={l_k}, d_k={d_k}, d_v={d_v})"
+            )
+        if out.dtype != q.dtype:
+            fail(f"the output must have q's dtype (float64 here), got {out.dtype}")
+        diagnose_chunked(
+            out,
+            expected,
+            chunked_mistakes(q, k, v, chunk),
+            f"chunk_size={chunk}, L_k={l_k}: the output differs from the reference attention",
+        )
+        require_exact(out, expected, f"chunk_size={chunk}")
+        # A second, independent oracle in float32.
+        out32 = call_chunked(chunked, q.float(), k.float(), v.float(), chunk)
+        if out32.dtype != torch.float32:
+            fail(f"float32 inputs must give a float32 output, got {out32.dtype}")
+        diagnose(
+            out32,
+            F.scaled_dot_product_attention(q, k, v),
+            {},
+            f"float32, chunk_size={chunk}: the output differs from F.scaled_dot_product_attention",
+            atol=2e-5,
+        )
+
+
+@check(ASSIGNMENT, "test_chunked_attention_exact")
+def chunked_handles_every_block_layout(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    g = hidden_generator("a07 chunked layouts")
+    l_q, l_k, d_k, d_v = 13, 23, 5, 7
+    q = torch.randn(3, l_q, d_k, generator=g, dtype=torch.float64)
+    k = torch.randn(3, l_k, d_k, generator=g, dtype=torch.float64)
+    v = torch.randn(3, l_k, d_v, generator=g, dtype=torch.float64)
+    expected = reference_out(q, k, v)
+    for chunk in (1, 2, 6, 22, 23, 24, 1000):
+        out = call_chunked(chunked, q, k, v, chunk)
+        what = {1: "chunk_size=1 (one key per block)", 23: "chunk_size == L_k (one block)"}.get(
+            chunk, f"chunk_size={chunk}" + (" > L_k (one short block)" if chunk > l_k else "")
+        )
+        diagnose_chunked(
+            out,
+            expected,
+            chunked_mistakes(q, k, v, chunk),
+            f"{what}: the output differs from the reference attention",
+        )
+        require_exact(out, expected, what)
+    # The largest score arriving last (every block rescales) and first (the factor stays 1).
+    for flip in (False, True):
+        keys = torch.linspace(-3, 3, l_k, dtype=torch.float64).unsqueeze(-1).repeat(1, d_k)
+        keys = keys.flip(0) if flip else keys
+        queries = torch.randn(l_q, d_k, generator=g, dtype=torch.float64).abs()
+        values = torch.randn(l_k, d_v, generator=g, dtype=torch.float64)
+        diagnose_chunked(
+            call_chunked(chunked, queries, keys, values, 4),
+            reference_out(queries, keys, values),
+            chunked_mistakes(queries, keys, values, 4),
+            "no leading dims, q (L_q, d_k): the output differs from the reference attention",
+        )
+
+
+@check(ASSIGNMENT, "test_chunked_attention_exact")
+def chunked_is_stable_for_large_scores(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    g = hidden_generator("a07 chunked stable")
+    q = 30 * torch.randn(2, 40, 16, generator=g)
+    k = 30 * torch.randn(2, 50, 16, generator=g)
+    v = torch.randn(2, 50, 3, generator=g)
+    out = call_chunked(chunked, q, k, v, 9)
+    if not torch.isfinite(out).all():
+        fail(OVERFLOW)
+    diagnose(
+        out,
+        reference_out(q.double(), k.double(), v.double()),
+        {},
+        "float32 with scores in the hundreds: the output differs from the reference",
+        atol=1e-4,
+    )
+
+
+@check(ASSIGNMENT, "test_chunked_attention_exact")
+def chunked_rejects_bad_chunk_sizes(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    q = k = v = torch.zeros(2, 5, 3)
+    for bad in (0, -2, 2.0, True, None):
+        try:
+            chunked(q, k, v, bad)
+        except ValueError:
+            continue
+        except Exception as error:  # noqa: BLE001 - any other error is the wrong kind
+            fail(f"chunk_size={bad!r} must raise ValueError, got {type(error).__name__}")
+        fail(
+            f"chunk_size={bad!r} must raise ValueError: check it is a positive int (not bool, not float)"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise 2: chunked_attention, causal
+
+
+@check(ASSIGNMENT, "test_chunked_attention_causal")
+def causal_matches_the_reference(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    g = hidden_generator("a07 causal exact")
+    cases = [random_case(g, causal=True) for _ in range(6)]
+    cases.append(([2], 23, 23, 8, 6, 5))  # blocks 0-4, 5-9, ..., 20-22
+    for lead, l_q, l_k, d_k, d_v, chunk in cases:
+        q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
+        k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
+        v = torch.randn(*lead, l_k, d_v, generator=g, dtype=torch.float64)
+        expected = reference_out(q, k, v, causal=True)
+        out = call_chunked(chunked, q, k, v, chunk, causal=True)
+        if out.shape != expected.shape:
+            fail(f"causal: expected shape {tuple(expected.shape)}, got {tuple(out.shape)}")
+        diagnose_chunked(
+            out,
+            expected,
+            causal_mistakes(q, k, v, chunk),
+            f"causal, chunk_size={chunk}, L={l_q}: the output differs from the reference with "
+            "causal_mask(L)",
+        )
+        require_exact(out, expected, f"causal, chunk_size={chunk}")
+        out32 = call_chunked(chunked, q.float(), k.float(), v.float(), chunk, causal=True)
+        diagnose(
+            out32,
+            F.scaled_dot_product_attention(q, k, v, is_causal=True),
+            {},
+            f"causal float32, chunk_size={chunk}: differs from F.scaled_dot_product_attention(is_causal=True)",
+            atol=2e-5,
+        )
+    # Non-causal must stay non-causal.
+    q, k, v = (torch.randn(9, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    if torch.allclose(call_chunked(chunked, q, k, v, 3), reference_out(q, k, v, causal=True)):
+        fail("causal=False must not mask anything: apply the mask only when causal=True")
+
+
+@check(ASSIGNMENT, "test_chunked_attention_causal")
+def causal_ignores_the_future(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    g = hidden_generator("a07 causal future")
+    # L = 1: the single key is visible.
+    q, k, v = (torch.randn(1, n, generator=g, dtype=torch.float64) for n in (3, 3, 2))
+    diagnose(
+        call_chunked(chunked, q, k, v, 3, causal=True),
+        v,
+        {},
+        "with a single position, the query sees its own key: the output must be v",
+        atol=1e-12,
+    )
+    q, k, v = (torch.randn(2, 17, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    out = call_chunked(chunked, q, k, v, 6, causal=True)
+    if not torch.isfinite(out).all():
+        fail(
+            "NaN/inf in the causal output: a row's running max is still -inf when you compute "
+            "exp(running_max - new_max); does every query see key 0 in the first block?"
+        )
+    for position in (16, 9):
+        k2, v2 = k.clone(), v.clone()
+        k2[:, position:], v2[:, position:] = 100.0, -100.0
+        changed = call_chunked(chunked, q, k2, v2, 6, causal=True)
+        if not torch.allclose(changed[:, :position], out[:, :position], atol=1e-12, rtol=0):
+            fail(
+                f"changing keys/values from position {position} on changed earlier outputs: the "
+                "future leaks into the past (hide key positions greater than the query position)"
+            )
+
+
+@check(ASSIGNMENT, "test_chunked_attention_causal")
+def causal_needs_equal_lengths(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    q = torch.zeros(2, 7, 4)
+    k = v = torch.zeros(2, 5, 4)
+    try:
+        chunked(q, k, v, 3, causal=True)
+    except ValueError:
+        return
+    except Exception as error:  # noqa: BLE001 - any other error is the wrong kind
+        fail(f"causal=True with L_q != L_k must raise ValueError, got {type(error).__name__}")
+    fail("causal=True with L_q != L_k must raise ValueError (a causal mask needs L_q == L_k)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise 2: chunked_attention, memory
+
+MEMORY_LENGTHS = (2048, 4096)
+MEMORY_CHUNK = 32
+MEMORY_LIMIT_MIB = 4096 * 4096 * 4 / 2**20 / 8  # an eighth of one (L, L) float32 matrix: 8 MiB
+
+
+def peak_mib(chunked: Callable[..., Any], length: int, causal: bool) -> float:
+    """Peak MiB allocated by one CPU call at ``length`` (one thread, restored afterwards)."""
+    g = hidden_generator(f"a07 memory {length}")
+    q, k, v = (torch.randn(1, length, 16, generator=g) for _ in range(3))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the peak does not depend on threads; one is faster for tiny blocks
+    try:
+        fn = lambda: chunked(q, k, v, MEMORY_CHUNK, causal=causal)  # noqa: E731
+        return peak_memory(fn, device="cpu") / 2**20
+    finally:
+        torch.set_num_threads(threads)
+
+
+def check_memory(chunked: Callable[..., Any], causal: bool) -> None:
+    small, large = (peak_mib(chunked, n, causal) for n in MEMORY_LENGTHS)
+    growth = large / max(small, 1e-9)
+    if growth > 3 or large >= MEMORY_LIMIT_MIB:
+        at = (
+            f"peak {small:.1f} MiB at L = {MEMORY_LENGTHS[0]}, {large:.1f} MiB at L = "
+            f"{MEMORY_LENGTHS[1]} (x{growth:.1f}), chunk_size = {MEMORY_CHUNK}"
+        )
+        if causal and growth > 3:
+            fail(
+                f"with causal=True memory grows quadratically ({at}): the causal mask or the scores "
+                "are built for all L keys; build an (L_q, C) mask per block from torch.arange"
+            )
+        if growth > 3:
+            fail(
+                f"chunked_attention builds a full (L, L) matrix: memory grows quadratically ({at}); "
+                "compute scores one (L_q, C) block of keys at a time"
+            )
+        fail(
+            f"peak memory is above {MEMORY_LIMIT_MIB:.0f} MiB ({at}): keep only a few (L_q, C) "
+            "blocks and the (L_q, d_v) accumulator alive at a time"
+        )
+
+
+@check(ASSIGNMENT, "test_chunked_attention_memory")
+def memory_grows_linearly(ns: Namespace) -> None:
+    check_memory(require(ns, "chunked_attention"), causal=False)
+
+
+@check(ASSIGNMENT, "test_chunked_attention_memory")
+def causal_memory_grows_linearly(ns: Namespace) -> None:
+    check_memory(require(ns, "chunked_attention"), causal=True)

@@ -1,0 +1,268 @@
+"""Mutants of 07_attention_at_scale."""
+
+from tests.mutants import Mutant
+
+A = "07_attention_at_scale"
+
+HEAD = """
+def chunked_attention(q, k, v, chunk_size, causal=False):
+    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+    len_q, len_k = q.shape[-2], k.shape[-2]
+    if causal and len_q != len_k:
+        raise ValueError("causal attention needs L_q == L_k")
+"""
+
+# The solution's loop, with placeholders that the wrong mutants replace.
+LOOP = """
+    q = q * (1.0 / math.sqrt(q.shape[-1]))
+    running_max = q.new_full((*q.shape[:-1], 1), -math.inf)
+    running_sum = q.new_zeros((*q.shape[:-1], 1))
+    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))
+    query_pos = torch.arange(len_q, device=q.device).unsqueeze(-1)
+    for start in range(0, len_k, chunk_size):
+        k_block = k[..., start : start + chunk_size, :]
+        v_block = v[..., start : start + chunk_size, :]
+        scores = q @ k_block.transpose(-2, -1)
+        if causal:
+            key_pos = torch.arange(start, start + k_block.shape[-2], device=q.device)
+            scores = scores.masked_fill(key_pos > query_pos, -math.inf)
+        new_max = torch.maximum(running_max, scores.amax(dim=-1, keepdim=True))
+        factor = torch.exp(running_max - new_max)
+        p = torch.exp(scores - new_max)
+        running_sum = running_sum * factor + p.sum(dim=-1, keepdim=True)
+        acc = acc * factor + p @ v_block
+        running_max = new_max
+    return acc / running_sum
+"""
+
+
+def chunked(old: str = "", new: str = "", loop: str = LOOP) -> str:
+    """The solution's chunked_attention with ``old`` replaced by ``new`` (must occur)."""
+    if old:
+        assert old in loop, old
+        loop = loop.replace(old, new)
+    return HEAD + loop
+
+
+WRONG = [
+    Mutant(
+        "online update: old sum not rescaled",
+        A,
+        {
+            "online_softmax_update": """
+def online_softmax_update(running_max, running_sum, scores):
+    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+    new_sum = running_sum + torch.exp(scores - new_max.unsqueeze(-1)).sum(dim=-1)
+    return new_max, new_sum
+"""
+        },
+        {"test_online_softmax_update": "old running sum is not rescaled"},
+    ),
+    Mutant(
+        "online update: no max subtraction",
+        A,
+        {
+            "online_softmax_update": """
+def online_softmax_update(running_max, running_sum, scores):
+    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+    total = running_sum * torch.exp(running_max) + torch.exp(scores).sum(dim=-1)
+    return new_max, total / torch.exp(new_max)
+"""
+        },
+        {"test_online_softmax_update": "exp overflows"},
+    ),
+    Mutant(
+        "accumulator not rescaled",
+        A,
+        {
+            "chunked_attention": chunked(
+                "acc = acc * factor + p @ v_block", "acc = acc + p @ v_block"
+            )
+        },
+        {"test_chunked_attention_exact": "accumulator is not rescaled"},
+    ),
+    Mutant(
+        "last partial block dropped",
+        A,
+        {
+            "chunked_attention": chunked(
+                "range(0, len_k, chunk_size)", "range(0, len_k - chunk_size + 1, chunk_size)"
+            )
+        },
+        {"test_chunked_attention_exact": "last, shorter key block is dropped"},
+    ),
+    Mutant(
+        "scores not scaled",
+        A,
+        {"chunked_attention": chunked("q = q * (1.0 / math.sqrt(q.shape[-1]))", "")},
+        {"test_chunked_attention_exact": "not scaled by 1/√d_k"},
+    ),
+    Mutant(
+        "running max never updated",
+        A,
+        {"chunked_attention": chunked("        running_max = new_max\n", "")},
+        {"test_chunked_attention_exact": "running max is never updated"},
+    ),
+    Mutant(
+        "no max subtraction (overflow)",
+        A,
+        {
+            "chunked_attention": HEAD
+            + """
+    q = q / math.sqrt(q.shape[-1])
+    total = q.new_zeros((*q.shape[:-1], 1))
+    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))
+    rows = torch.arange(len_q).unsqueeze(-1)
+    for start in range(0, len_k, chunk_size):
+        scores = q @ k[..., start : start + chunk_size, :].transpose(-2, -1)
+        if causal:
+            cols = torch.arange(start, start + scores.shape[-1])
+            scores = scores.masked_fill(cols > rows, -math.inf)
+        p = torch.exp(scores)
+        total = total + p.sum(-1, keepdim=True)
+        acc = acc + p @ v[..., start : start + chunk_size, :]
+    return acc / total
+"""
+        },
+        {"test_chunked_attention_exact": "exp overflows"},
+    ),
+    Mutant(
+        "full (L, L) score matrix materialised",
+        A,
+        {
+            "chunked_attention": HEAD
+            + """
+    all_scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (L_q, L_k): the mistake
+    if causal:
+        all_scores = all_scores.masked_fill(~causal_mask(len_q), -math.inf)
+    running_max = all_scores.amax(-1, keepdim=True)
+    running_sum = q.new_zeros((*q.shape[:-1], 1))
+    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))
+    for start in range(0, len_k, chunk_size):
+        p = torch.exp(all_scores[..., start : start + chunk_size] - running_max)
+        running_sum = running_sum + p.sum(-1, keepdim=True)
+        acc = acc + p @ v[..., start : start + chunk_size, :]
+    return acc / running_sum
+"""
+        },
+        {"test_chunked_attention_memory": "builds a full (L, L) matrix"},
+    ),
+    Mutant(
+        "causal mask built for all L keys",
+        A,
+        {
+            "chunked_attention": chunked(
+                """            key_pos = torch.arange(start, start + k_block.shape[-2], device=q.device)
+            scores = scores.masked_fill(key_pos > query_pos, -math.inf)""",
+                """            hidden = ~causal_mask(len_q)[:, start : start + chunk_size]
+            scores = scores.masked_fill(hidden, -math.inf)""",
+            )
+        },
+        {"test_chunked_attention_memory": "with causal=True memory grows quadratically"},
+    ),
+    Mutant(
+        "causal mask without the block offset",
+        A,
+        {
+            "chunked_attention": chunked(
+                "torch.arange(start, start + k_block.shape[-2], device=q.device)",
+                "torch.arange(k_block.shape[-2], device=q.device)",
+            )
+        },
+        {"test_chunked_attention_causal": "ignores the block's offset"},
+    ),
+    Mutant(
+        "calls F.scaled_dot_product_attention",
+        A,
+        {
+            "chunked_attention": HEAD
+            + """
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+"""
+        },
+        {"test_chunked_attention_exact": "calls F.scaled_dot_product_attention"},
+    ),
+    Mutant(
+        "no ValueError for a float chunk size",
+        A,
+        {
+            "chunked_attention": chunked().replace(
+                "if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:",
+                "chunk_size = int(chunk_size)\n    if chunk_size < 1:",
+            )
+        },
+        {"test_chunked_attention_exact": "chunk_size=2.0 must raise ValueError"},
+    ),
+]
+
+CORRECT = [
+    Mutant(
+        "logsumexp merge of normalised block outputs",
+        A,
+        {
+            "chunked_attention": HEAD
+            + """
+    q = q / q.shape[-1] ** 0.5
+    out = q.new_zeros((*q.shape[:-1], v.shape[-1]))
+    lse = q.new_full((*q.shape[:-1], 1), -math.inf)  # log of the running denominator
+    rows = torch.arange(len_q, device=q.device)[:, None]
+    for start in range(0, len_k, chunk_size):
+        stop = min(start + chunk_size, len_k)
+        s = torch.einsum("...qd,...kd->...qk", q, k[..., start:stop, :])
+        if causal:
+            s = s.masked_fill(torch.arange(start, stop, device=q.device) > rows, -math.inf)
+        block_lse = torch.logsumexp(s, dim=-1, keepdim=True)
+        new_lse = torch.logaddexp(lse, block_lse)
+        # A fully hidden block has block_lse = -inf and weight exp(-inf) = 0.
+        block_out = torch.nan_to_num(torch.softmax(s, dim=-1)) @ v[..., start:stop, :]
+        out = out * torch.exp(lse - new_lse) + block_out * torch.exp(block_lse - new_lse)
+        lse = new_lse
+    return out
+"""
+        },
+    ),
+    Mutant(
+        "uses the student's online_softmax_update",
+        A,
+        {
+            "chunked_attention": HEAD
+            + """
+    q = q * q.shape[-1] ** -0.5
+    m = q.new_full(q.shape[:-1], -math.inf)
+    s = q.new_zeros(q.shape[:-1])
+    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))
+    for start in range(0, len_k, chunk_size):
+        scores = q @ k[..., start : start + chunk_size, :].mT
+        if causal:
+            cols = torch.arange(start, start + scores.shape[-1], device=q.device)
+            rows = torch.arange(len_q, device=q.device)
+            scores = torch.where(cols[None, :] <= rows[:, None], scores, -math.inf)
+        new_m, s = online_softmax_update(m, s, scores)
+        acc = acc * torch.exp(m - new_m)[..., None]
+        acc = acc + torch.exp(scores - new_m[..., None]) @ v[..., start : start + chunk_size, :]
+        m = new_m
+    return acc / s[..., None]
+"""
+        },
+    ),
+    Mutant(
+        "float64 accumulation, logaddexp online update",
+        A,
+        {
+            "online_softmax_update": """
+def online_softmax_update(running_max, running_sum, scores):
+    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+    log_total = torch.logaddexp(
+        torch.log(running_sum) + running_max, torch.logsumexp(scores, dim=-1)
+    )
+    return new_max, torch.exp(log_total - new_max)
+""",
+            "chunked_attention": chunked(
+                "    q = q * (1.0 / math.sqrt(q.shape[-1]))\n",
+                "    dtype = q.dtype\n"
+                "    q, k, v = q.double() / math.sqrt(q.shape[-1]), k.double(), v.double()\n",
+            ).replace("return acc / running_sum", "return (acc / running_sum).to(dtype)"),
+        },
+    ),
+]
