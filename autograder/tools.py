@@ -103,13 +103,20 @@ def _functions_of(obj: Any) -> list[types.FunctionType]:
 def forbid_references(
     obj: Any, banned: Mapping[str, Callable[..., Any] | type], exercise: str
 ) -> None:
-    """Fail if ``obj``'s code uses any banned reference implementation.
+    """Fail if ``obj`` subclasses, or its code uses, any banned reference implementation.
 
     banned: a readable name -> the banned object. An attribute access such as
     ``F.scaled_dot_product_attention`` is matched by the attribute's name; a global such as
     ``sdpa`` after ``from ... import scaled_dot_product_attention as sdpa`` is matched by
     identity, so the student's own class called ``LayerNorm`` is not mistaken for torch's.
     """
+    if inspect.isclass(obj):
+        for label, target in banned.items():
+            if inspect.isclass(target) and issubclass(obj, target):
+                fail(
+                    f"{exercise} subclasses {label} instead of implementing it: write it "
+                    "yourself (no credit for calling the reference)"
+                )
     by_name: dict[str, str] = {}
     for label, target in banned.items():  # first label wins when two share a name
         by_name.setdefault(getattr(target, "__name__", label), label)
