@@ -1,0 +1,13 @@
+"""One test per hidden check; a failure shows the check's diagnosis, never its source."""
+
+import pytest
+
+from autograder.registry import Check, CheckFailed, run_check
+from autograder.submission import Submission
+
+
+def test_hidden_check(hidden_check: Check, submission: Submission) -> None:
+    try:
+        run_check(hidden_check, submission.namespace)
+    except CheckFailed as failure:
+        pytest.fail(str(failure), pytrace=False)
