@@ -228,9 +228,11 @@ def test_hidden_paths_cannot_be_read(tmp_path):
 
 
 def test_hidden_repository_folder_is_empty_inside(tmp_path):
+    # Bind the repo explicitly: a checkout under /tmp is otherwise under the sandbox's tmpfs.
     code = f"import os; print(len(os.listdir({str(REPO / 'autograder')!r})))"
-    assert int(run_python(code, tmp_path).stdout) > 0
-    result = run_python(code, tmp_path, hide=[REPO / "autograder"])
+    visible = run_python(code, tmp_path, readonly_binds=[REPO])
+    assert int(visible.stdout) > 0, visible.stderr
+    result = run_python(code, tmp_path, readonly_binds=[REPO], hide=[REPO / "autograder"])
     assert result.stdout == "0\n", result.stderr
 
 
@@ -250,7 +252,7 @@ def test_nothing_outside_the_workdir_is_writable(tmp_path):
         except OSError:
             pass
         """
-    result = run_python(code, tmp_path)
+    result = run_python(code, tmp_path, readonly_binds=[REPO])
     assert result.verdict == "ok", result.stderr
     assert "wrote" not in result.stdout and "read /etc/shadow" not in result.stdout
     assert result.stdout.count("refused") == len(targets)
