@@ -85,11 +85,8 @@ def run_check(entry: Check, namespace: Namespace) -> None:
 def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> None:
     """Run every hidden check of a graded cell against the names in ``namespace``.
 
-    Raises CheckFailed for the first failing check. The traceback is cut short on purpose:
-    feedback shows a check's name and diagnosis, never the check's source.
+    Raises CheckFailed for the first failing check, with its name and diagnosis; feedback
+    (autograder/feedback.py) shows that line and never the check's source.
     """
     for entry in checks_for(assignment, grade_id):
-        try:
-            run_check(entry, namespace)
-        except CheckFailed as failure:
-            raise CheckFailed(failure.check_name, failure.diagnosis) from None
+        run_check(entry, namespace)
