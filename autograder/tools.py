@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from autograder import remote
 from autograder.registry import CheckFailed, Namespace
 
 # Mixed into every hidden seed so students cannot reproduce the hidden inputs.
@@ -117,6 +118,9 @@ def forbid_references(
                     f"{exercise} subclasses {label} instead of implementing it: write it "
                     "yourself (no credit for calling the reference)"
                 )
+    if _is_remote(obj):
+        _forbid_in_source(obj, banned, exercise)
+        return
     by_name: dict[str, str] = {}
     for label, target in banned.items():  # first label wins when two share a name
         by_name.setdefault(getattr(target, "__name__", label), label)
@@ -143,3 +147,58 @@ def forbid_references(
                         f"{exercise} calls {label} instead of implementing it: write the "
                         "computation yourself (no credit for calling the reference)"
                     )
+
+
+def _is_remote(value: Any) -> bool:
+    return getattr(type(value), "is_proxy", False) or hasattr(value, "__remote_id__")
+
+
+def _forbid_in_source(
+    obj: Any, banned: Mapping[str, Callable[..., Any] | type], exercise: str
+) -> None:
+    """forbid_references for a kernel object: judged from the notebook's source text."""
+    from autograder import judge, static
+
+    name, sources = judge.origin_of(obj), static.current_sources()
+    if name is None or sources is None:
+        fail(f"{exercise} could not be checked for calls to the reference")
+    found = static.banned_use(sources, name, banned)
+    if found is not None:
+        label, how = found
+        remedy = "write it yourself" if how == "subclasses" else "write the computation yourself"
+        fail(
+            f"{exercise} {how} {label} instead of implementing it: {remedy} "
+            "(no credit for calling the reference)"
+        )
+
+
+def observe_call(kind: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """Call ``fn`` and observe it in the process that runs it.
+
+    kind: "torch_functions" (sorted ``module.qualname`` of every torch function called),
+    "aten_ops" (sorted aten op names) or "peak_bytes" (peak tensor memory on the CPU; result None).
+    A kernel's observations are its own report: numbers are judged here, these only add bans.
+    """
+    if _is_remote(fn):
+        link = object.__getattribute__(fn, "_link") if not isinstance(fn, type) else None
+        ref = object.__getattribute__(fn, "_ref") if link is not None else fn.__remote_id__
+        if link is None:
+            from autograder import judge
+
+            link = judge.current_link()
+        return link.call(ref, args, kwargs, kind=kind)
+    return remote.observe(kind, fn, args, kwargs)
+
+
+def identity(value: Any) -> int:
+    """id() of an object, or of the original of a tensor a kernel sent by value."""
+    return getattr(value, "origin_id", None) or id(value)
+
+
+def copy_into(owner: Any, name: str, value: torch.Tensor) -> None:
+    """``owner.<name>.copy_(value)`` without autograd, also when ``owner`` lives in a kernel."""
+    if _is_remote(owner):
+        object.__getattribute__(owner, "_link").request("copy_into", owner, name, value)
+        return
+    with torch.no_grad():
+        getattr(owner, name).copy_(value)

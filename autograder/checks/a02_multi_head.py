@@ -13,6 +13,7 @@ from torch.nn import functional as F
 import attention_lab.attention as reference
 from autograder.registry import Namespace, check
 from autograder.tools import (
+    copy_into,
     diagnose,
     fail,
     forbid_references,
@@ -219,11 +220,10 @@ def build(
             )
     if generator is not None:
         # Non-zero biases and weights of std 0.5, so a missing or misplaced bias shows.
-        with torch.no_grad():
-            for name in PROJECTIONS:
-                layer = getattr(mha, name)
-                layer.weight.copy_(torch.randn(layer.weight.shape, generator=generator) * 0.5)
-                layer.bias.copy_(torch.randn(layer.bias.shape, generator=generator) * 0.5)
+        for name in PROJECTIONS:
+            layer = getattr(mha, name)
+            copy_into(layer, "weight", torch.randn(layer.weight.shape, generator=generator) * 0.5)
+            copy_into(layer, "bias", torch.randn(layer.bias.shape, generator=generator) * 0.5)
     return mha.to(dtype).eval()
 
 

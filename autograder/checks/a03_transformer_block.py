@@ -12,19 +12,21 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
-from torch.overrides import TorchFunctionMode
 
 import attention_lab.encoder as reference
 from attention_lab.attention import causal_mask
 from attention_lab.data import make_sentiment_corpus
 from attention_lab.tokenizer import SPECIAL_TOKENS, WordTokenizer
 from autograder.registry import Namespace, check
+from autograder.remote import function_name
 from autograder.tools import (
+    copy_into,
     diagnose,
     fail,
     forbid_references,
     hidden_generator,
     is_close,
+    observe_call,
     random_sizes,
     require,
 )
@@ -582,18 +584,6 @@ def sinusoidal_encoding_matches_the_formula(ns: Namespace) -> None:
 # LayerNorm
 
 
-class _RecordTorchCalls(TorchFunctionMode):
-    """Records every torch function called while active."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.called: set[Any] = set()
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.called.add(func)
-        return func(*args, **(kwargs or {}))
-
-
 def layer_norm_variant(
     x: Tensor,
     weight: Tensor,
@@ -685,11 +675,13 @@ def build_layer_norm(
     if getattr(mine, "eps", None) != eps:
         fail("keep the given __init__: it stores the eps argument as self.eps")
     theirs = nn.LayerNorm(d, eps=eps)
+    new_weight = torch.rand(d, generator=generator) * 3 - 1
+    new_bias = torch.randn(d, generator=generator)
+    copy_into(mine, "weight", new_weight)
+    copy_into(mine, "bias", new_bias)
     with torch.no_grad():
-        weight.copy_(torch.rand(d, generator=generator) * 3 - 1)
-        bias.copy_(torch.randn(d, generator=generator))
-        theirs.weight.copy_(weight)
-        theirs.bias.copy_(bias)
+        theirs.weight.copy_(new_weight)
+        theirs.bias.copy_(new_bias)
     return mine.to(dtype), theirs.to(dtype)
 
 
@@ -706,10 +698,11 @@ def layer_norm_does_not_call_the_reference(ns: Namespace) -> None:
     forbid_references(cls, LAYER_NORM_BANNED, "`LayerNorm`")
     g = hidden_generator("a03 layer norm calls")
     mine, _ = build_layer_norm(cls, 5, 1e-5, g)
-    with _RecordTorchCalls() as record:
-        mine(torch.randn(2, 3, 5, generator=g, dtype=torch.float64))
+    _, called = observe_call(
+        "torch_functions", mine, torch.randn(2, 3, 5, generator=g, dtype=torch.float64)
+    )
     for label in ("F.layer_norm", "torch.layer_norm", "torch.native_layer_norm"):
-        if LAYER_NORM_BANNED[label] in record.called:
+        if function_name(LAYER_NORM_BANNED[label]) in called:
             fail(
                 f"`LayerNorm` calls {label} instead of implementing it: compute the mean and variance "
                 "yourself (no credit for calling the reference)"

@@ -15,6 +15,7 @@ from autograder.tools import (
     fail,
     forbid_references,
     hidden_generator,
+    identity,
     is_close,
     random_sizes,
     require,
@@ -254,11 +255,11 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
         seen: dict[int, int] = {}
         for i, layer in enumerate(layers):
             for p in layer.parameters():
-                if id(p) in seen:
+                if identity(p) in seen:
                     fail(
-                        f"layers {seen[id(p)]} and {i} share parameters: every layer needs its own weights"
+                        f"layers {seen[identity(p)]} and {i} share parameters: every layer needs its own weights"
                     )
-                seen[id(p)] = i
+                seen[identity(p)] = i
 
 
 @check(ASSIGNMENT, "test_depth_stack_layers")

@@ -9,12 +9,17 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import attention_lab.attention as reference
-from attention_lab.profiling import peak_memory
 from autograder.registry import Namespace, check
-from autograder.tools import diagnose, fail, forbid_references, hidden_generator, require
+from autograder.tools import (
+    diagnose,
+    fail,
+    forbid_references,
+    hidden_generator,
+    observe_call,
+    require,
+)
 
 ASSIGNMENT = "07_attention_at_scale"
 # The student's own online_softmax_update is allowed inside chunked_attention.
@@ -244,18 +249,6 @@ def random_case(g: torch.Generator, *, causal: bool) -> tuple[list[int], int, in
     return lead, l_q, l_k, d_k, d_v, chunk
 
 
-class _OpNames(TorchDispatchMode):
-    """Records the name of every aten op that runs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: set[str] = set()
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
-        self.names.add(str(func))
-        return func(*args, **(kwargs or {}))
-
-
 # ---------------------------------------------------------------------------------------------
 # Exercise 1: online_softmax_update
 
@@ -374,10 +367,10 @@ def chunked_does_not_call_the_reference(ns: Namespace) -> None:
     # At run time too: no fused attention kernel may run, however it is reached.
     g = hidden_generator("a07 no fused")
     q, k, v = (torch.randn(2, 3, 33, 8, generator=g) for _ in range(3))
-    with _OpNames() as ops:
-        call_chunked(chunked, q, k, v, 8)
-        call_chunked(chunked, q, k, v, 8, causal=True)
-    fused = sorted(name for name in ops.names if "scaled_dot_product" in name)
+    names: set[str] = set()
+    for causal in (False, True):
+        names.update(observe_call("aten_ops", chunked, q, k, v, 8, causal=causal)[1])
+    fused = sorted(name for name in names if "scaled_dot_product" in name)
     if fused:
         fail(
             f"`chunked_attention` runs PyTorch's fused attention ({fused[0]}) instead of "
@@ -591,13 +584,8 @@ def peak_mib(chunked: Callable[..., Any], length: int, causal: bool) -> float:
     """Peak MiB allocated by one CPU call at ``length`` (one thread, restored afterwards)."""
     g = hidden_generator(f"a07 memory {length}")
     q, k, v = (torch.randn(1, length, 16, generator=g) for _ in range(3))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the peak does not depend on threads; one is faster for tiny blocks
-    try:
-        fn = lambda: chunked(q, k, v, MEMORY_CHUNK, causal=causal)  # noqa: E731
-        return peak_memory(fn, device="cpu") / 2**20
-    finally:
-        torch.set_num_threads(threads)
+    _, peak = observe_call("peak_bytes", chunked, q, k, v, MEMORY_CHUNK, causal=causal)
+    return peak / 2**20
 
 
 def check_memory(chunked: Callable[..., Any], causal: bool) -> None:

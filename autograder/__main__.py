@@ -1,0 +1,171 @@
+"""python -m autograder: grade a class (``grade``) or a bundled sample class (``demo``)."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from autograder import grade as grading
+from autograder.sandbox import GiB, Limits
+
+
+def _settings(args: argparse.Namespace) -> grading.Settings:
+    limits = Limits(
+        memory_bytes=int(args.memory_gb * GiB),
+        cpu_seconds=int(args.time_limit),
+        wall_seconds=float(args.time_limit),
+        max_processes=args.max_processes,
+    )
+    return grading.Settings(
+        cell_timeout=args.cell_timeout, limits=limits, use_sandbox=not args.unsafe_no_sandbox
+    )
+
+
+def _add_limits(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=int, default=0, help="parallel workers (default: cores)")
+    parser.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell")
+    parser.add_argument(
+        "--time-limit", type=float, default=900.0, help="seconds per submission, CPU and wall"
+    )
+    parser.add_argument("--memory-gb", type=float, default=4.0, help="memory per process (GiB)")
+    parser.add_argument("--max-processes", type=int, default=64, help="processes per submission")
+    parser.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run student code without bubblewrap, with your permissions (trusted code only)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser("grade", help="grade every collected submission of ASSIGNMENT")
+    grade.add_argument("assignment")
+    grade.add_argument("--student", action="append", default=[], help="only these (repeatable)")
+    grade.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
+    grade.add_argument("--db", help="gradebook URL (default: the course's; postgresql://... too)")
+    grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
+    _add_limits(grade)
+    demo = commands.add_parser("demo", help="grade the bundled sample class end to end")
+    demo.add_argument("--keep", type=Path, help="build the demo course here and keep it")
+    _add_limits(demo)
+    demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
+    return parser
+
+
+class _Progress:
+    """A one-line progress bar with an ETA, on stderr."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.started = total, 0, time.monotonic()
+
+    def __call__(self, outcome: grading.Outcome) -> None:
+        self.done += 1
+        elapsed = time.monotonic() - self.started
+        eta = elapsed / self.done * (self.total - self.done)
+        filled = int(30 * self.done / max(self.total, 1))
+        sys.stderr.write(
+            f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
+            f"{elapsed:5.0f}s elapsed, ETA {eta:4.0f}s  {outcome.student[:24]:<24}"
+        )
+        if self.done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def format_table(outcomes: Sequence[grading.Outcome], max_points: dict[str, float]) -> str:
+    """Score per student and question, total and verdict; notes below the table."""
+    questions = list(max_points)
+    short = [f"Q{i + 1}" for i in range(len(questions))]
+    header = ["student", *short, "total", "verdict"]
+    rows = []
+    for outcome in outcomes:
+        scores = grading.scores_of(outcome, max_points)
+        total = sum(scores.values())
+        rows.append([
+            outcome.student, *(f"{scores.get(q, 0):g}" for q in questions),
+            f"{total:g}/{sum(max_points.values()):g}", outcome.verdict,
+        ])  # fmt: skip
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))
+        for row in [header, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("")
+    lines += [f"{s} = {q} ({max_points[q]:g} pt)" for s, q in zip(short, questions, strict=True)]
+    notes = [(o.student, n) for o in outcomes for n in o.notes]
+    if notes:
+        lines += ["", "Notes:"] + [f"  {student}: {note}" for student, note in notes]
+    return "\n".join(lines)
+
+
+def run_grade(
+    assignment: str,
+    course: grading.Course,
+    args: argparse.Namespace,
+    students: Sequence[str] = (),
+    feedback: bool = True,
+) -> int:
+    """Grade, record, export and report; the exit status the command should end with."""
+    release, _ = grading._instructor_side(course, assignment)
+    max_points = grading.max_points_of(release)
+    submitted = grading._submissions(course, assignment, students)
+    started = time.monotonic()
+    outcomes = grading.grade(
+        assignment,
+        course,
+        students=students,
+        workers=args.workers,
+        settings=_settings(args),
+        progress=_Progress(len(submitted)),
+    )
+    csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
+        f"{assignment}_grades.csv"
+    )
+    grading.write_csv(outcomes, csv_path, max_points)
+    if feedback:
+        graded = [o.student for o in outcomes if o.notebook is not None]
+        grading.generate_feedback(course, assignment, graded if students else ())
+    print(format_table(outcomes, max_points))
+    elapsed = time.monotonic() - started
+    print(
+        f"\n{len(outcomes)} submissions graded in {elapsed:.1f} s; grades in "
+        f"{course.coursedir.db_url}, CSV {csv_path}"
+        + ("" if not feedback else f", feedback under {course.coursedir.feedback_directory}/")
+    )
+    failed = [o.student for o in outcomes if o.verdict == "grader error"]
+    if failed:
+        print(f"grading itself failed for: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "grade":
+            course = grading.Course.load(args.course, args.db)
+            return run_grade(
+                args.assignment, course, args, args.student, feedback=not args.no_feedback
+            )
+        from autograder.examples import build_demo_course
+
+        with tempfile.TemporaryDirectory(prefix="attention-lab-demo-") as scratch:
+            root = args.keep or Path(scratch) / "course"
+            if args.keep and root.exists():
+                shutil.rmtree(root)
+            course, assignment = build_demo_course(root)
+            print(f"demo course: {root}", file=sys.stderr)
+            return run_grade(assignment, course, args)
+    except grading.GradingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

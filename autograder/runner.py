@@ -1,0 +1,390 @@
+"""Execute a notebook's code cells one by one, surviving timeouts, kernel crashes and huge output.
+
+Usage::
+
+    python -m autograder.runner NOTEBOOK.ipynb RESULT.json [--cell-timeout SECONDS]
+        [--max-restarts N] [--max-output-bytes B]
+
+This is the program that runs inside the grading sandbox, as an unprivileged user without network.
+There the ``autograder`` package holds only this module and one other, so it imports nothing from
+``autograder``: only the standard library, nbformat, nbclient and jupyter_client.
+
+The code cells run in order in one IPython kernel (the ipykernel of this interpreter), with the
+notebook's folder as working directory.  A cell that runs past the timeout or kills its kernel
+(``os._exit``, a segfault, the memory limit) costs a restart: the kernel is killed, a fresh one
+replays every earlier cell that succeeded (their outputs are not recorded again), and the run goes
+on with the next cell.  Once ``max_restarts`` restarts are spent, the remaining cells are skipped.
+
+RESULT.json is rewritten atomically after every cell, so that a run killed from outside still tells
+which cells finished::
+
+    {
+      "cells": [                      # one per finished code cell, in notebook order
+        {
+          "index": 3,                 # position in notebook.cells
+          "status": "ok",             # ok | error | timeout | crashed | skipped
+          "ename": "ValueError",      # these two only when status is "error"
+          "evalue": "...",
+          "outputs": [...],           # nbformat v4 output dicts, capped (see below)
+          "execution_count": 2,       # null when the cell never reached the kernel
+          "seconds": 0.012
+        }
+      ],
+      "restarts": 0,
+      "finished": true,               # false while running, or when killed from outside
+      "error": "..."                  # only when the run could not go on (exit status 1)
+    }
+
+With ``"finished": true`` there is one record per code cell.  A cell's outputs are capped at
+``max_output_bytes``, measured on their JSON, as they arrive: an output that would pass the cap is
+dropped (a stream is cut to what fits), so are all later outputs of that cell, and one stdout
+stream saying so ends the list.  A single kernel message is still held whole while it is handled
+(about three times its size at the peak: a 100 MB print costs ~300 MB for a moment).
+Outputs of widgets (output hooks) and in-place display updates are not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat import NotebookNode
+from nbformat.v4 import new_output, output_from_msg
+
+MiB = 1 << 20
+KERNEL_NAME = "python3"
+DEFAULT_CELL_TIMEOUT = 60.0
+DEFAULT_MAX_RESTARTS = 3
+DEFAULT_MAX_OUTPUT_BYTES = 1 * MiB
+
+Record = dict[str, Any]
+
+
+class _OwnPythonSpecs(KernelSpecManager):
+    """Resolves "python3" to this interpreter's ipykernel, whatever kernelspecs are installed."""
+
+    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        """The kernelspec for ``kernel_name``; "python3" never comes from disk."""
+        if kernel_name != KERNEL_NAME:
+            return super().get_kernel_spec(kernel_name)
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        return KernelSpec(argv=argv, display_name="Python 3", language="python")
+
+
+def _json_size(value: Any) -> int:
+    """Bytes of ``value`` as (ASCII-escaped) JSON."""
+    return len(json.dumps(value))
+
+
+def _prefix_within(text: str, budget: int) -> int:
+    """How many leading characters of ``text`` fit in ``budget`` bytes of JSON string body."""
+    if budget <= 0:
+        return 0
+    # Every character takes at least one byte, so no more than `budget` can fit; slicing first
+    # keeps a 100 MB text from being escaped whole.
+    count = min(len(text), budget)
+    excess = _json_size(text[:count]) - 2 - budget
+    # Dropping `excess` characters frees at least `excess` bytes, so one step is enough.
+    return count - max(excess, 0)
+
+
+def _fit_message(msg: dict[str, Any], room: int) -> dict[str, Any] | None:
+    """``msg`` if its output fits in ``room`` bytes, a stream cut to fit, or None to drop it."""
+    try:
+        out = output_from_msg(msg)
+    except ValueError:
+        return msg  # not an output: NotebookClient.output logs and ignores it
+    if out.output_type != "stream":
+        return msg if _json_size(out) <= room else None
+    text = out.text
+    keep = _prefix_within(text, room - _json_size({**out, "text": ""}))
+    if keep == len(text):
+        return msg
+    if keep == 0:
+        return None
+    return {**msg, "content": {**msg["content"], "text": text[:keep]}}
+
+
+class _CappedClient(NotebookClient):
+    """A NotebookClient that keeps at most ``max_output_bytes`` of each cell's outputs."""
+
+    def __init__(self, nb: NotebookNode, max_output_bytes: int, **kwargs: Any) -> None:
+        super().__init__(nb, on_cell_executed=self._keep_reply, **kwargs)
+        self.max_output_bytes = max_output_bytes
+        self.start_cell()
+
+    def start_cell(self) -> None:
+        """Forget the previous cell's reply and output count."""
+        self.reply: dict[str, Any] | None = None
+        self.kept_bytes = 0
+        self.truncated = False
+
+    def _keep_reply(self, execute_reply: dict[str, Any] | None, **_: Any) -> None:
+        """on_cell_executed hook: the execute reply tells ok from error."""
+        self.reply = execute_reply
+
+    def output(
+        self,
+        outs: list[NotebookNode],
+        msg: dict[str, Any],
+        display_id: str | None,
+        cell_index: int,
+    ) -> NotebookNode | None:
+        """Add an output as it arrives, within the cap, so a flood never piles up in memory."""
+        if self.truncated:
+            return None
+        if self.clear_before_next_output:
+            self.kept_bytes = 0  # super() clears the pending outputs before adding this one
+        fitted = _fit_message(msg, self.max_output_bytes - self.kept_bytes)
+        if fitted is not msg:
+            self.truncated = True
+        if fitted is None:
+            return None
+        out = super().output(outs, fitted, display_id, cell_index)
+        if out is not None:
+            self.kept_bytes += _json_size(out)
+        return out
+
+    def clear_output(self, outs: list[NotebookNode], msg: dict[str, Any], cell_index: int) -> None:
+        """Clear outputs; what was cleared no longer counts against the cap."""
+        super().clear_output(outs, msg, cell_index)
+        if not outs:
+            self.kept_bytes = 0
+
+
+def _truncation_note(max_output_bytes: int) -> NotebookNode:
+    """The stream output that ends a truncated cell's outputs."""
+    text = f"\n[output truncated: this cell's output passed {max_output_bytes} bytes]\n"
+    return new_output("stream", name="stdout", text=text)
+
+
+async def _start_kernel(client: _CappedClient, cwd: Path) -> None:
+    """Start a fresh kernel in ``cwd`` and connect ``client`` to it."""
+    client.km = AsyncKernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=_OwnPythonSpecs())
+    await client.async_start_new_kernel(cwd=str(cwd))
+    await client.async_start_new_kernel_client()
+
+
+async def _kill_kernel(client: _CappedClient) -> None:
+    """Kill the kernel's process group at once: a cell that ignores interrupts must not stall."""
+    km, kc = client.km, client.kc
+    client.km = client.kc = None
+    if kc is not None:
+        kc.stop_channels()
+    if km is not None:
+        await km.shutdown_kernel(now=True)  # also removes the connection file of a failed start
+
+
+async def _execute(client: _CappedClient, index: int) -> Record:
+    """Run code cell ``index`` once and describe how it went."""
+    cell = client.nb.cells[index]
+    # Stale values from the submitted file must not survive a cell that never reaches the kernel.
+    cell.outputs, cell.execution_count = [], None
+    client.start_cell()
+    started = time.monotonic()
+    record: Record = {"index": index, "status": "ok"}
+    try:
+        await client.async_execute_cell(cell, index)
+    except CellTimeoutError:
+        record["status"] = "timeout"
+    except DeadKernelError:
+        record["status"] = "crashed"
+    else:
+        content = (client.reply or {}).get("content", {})
+        if content.get("status", "ok") != "ok":
+            record.update(status="error", ename=content.get("ename"), evalue=content.get("evalue"))
+    outputs = list(cell.outputs)
+    if client.truncated:
+        outputs.append(_truncation_note(client.max_output_bytes))
+    record.update(
+        outputs=outputs,
+        execution_count=cell.execution_count,
+        seconds=round(time.monotonic() - started, 3),
+    )
+    return record
+
+
+def _skipped(index: int) -> Record:
+    """The record of a cell that never ran."""
+    return {
+        "index": index,
+        "status": "skipped",
+        "outputs": [],
+        "execution_count": None,
+        "seconds": 0.0,
+    }
+
+
+async def _replay(client: _CappedClient, indices: list[int]) -> bool:
+    """Silently re-run the cells at ``indices``; False when one times out or crashes."""
+    for index in indices:
+        # A replayed cell that raises is let be: only a dead or stuck kernel needs a restart.
+        if (await _execute(client, index))["status"] in ("timeout", "crashed"):
+            return False
+    return True
+
+
+async def _recover(
+    client: _CappedClient, result: dict[str, Any], ok: list[int], max_restarts: int, cwd: Path
+) -> bool:
+    """Restart the kernel and replay the ``ok`` cells; False once the restart budget is spent."""
+    while result["restarts"] < max_restarts:
+        result["restarts"] += 1
+        await _kill_kernel(client)
+        client.reset_execution_trackers()  # display ids and widgets of the dead kernel
+        await _start_kernel(client, cwd)
+        if await _replay(client, ok):
+            return True
+    return False
+
+
+def _write_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` with ``data`` as JSON, so that readers never see half a file."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            json.dump(data, file)
+        os.chmod(temp, 0o644)  # mkstemp makes it 0600; the grader may read it as another user
+        # No fsync: the file must survive the sandbox being killed, not the machine losing power.
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+async def _run_cells(
+    client: _CappedClient,
+    result: dict[str, Any],
+    result_path: Path,
+    max_restarts: int,
+    cwd: Path,
+) -> None:
+    """Run every code cell, restarting and replaying after timeouts and crashes."""
+    code = [i for i, cell in enumerate(client.nb.cells) if cell.cell_type == "code"]
+    ok: list[int] = []
+    for position, index in enumerate(code):
+        record = await _execute(client, index)
+        result["cells"].append(record)
+        _write_atomic(result_path, result)
+        if record["status"] == "ok":
+            ok.append(index)
+        elif record["status"] != "error" and not await _recover(
+            client, result, ok, max_restarts, cwd
+        ):
+            result["cells"].extend(_skipped(i) for i in code[position + 1 :])
+            return
+
+
+async def _run(
+    nb: NotebookNode,
+    cwd: Path,
+    result: dict[str, Any],
+    result_path: Path,
+    cell_timeout: float,
+    max_restarts: int,
+    max_output_bytes: int,
+) -> None:
+    """Execute ``nb`` in ``cwd`` into ``result``; the kernel is gone when this returns."""
+    # timeout_func rather than timeout: nbclient's `timeout` takes whole seconds only.
+    client = _CappedClient(
+        nb,
+        max_output_bytes,
+        timeout_func=lambda _cell: cell_timeout,
+        interrupt_on_timeout=False,
+        allow_errors=True,
+    )
+    try:
+        await _start_kernel(client, cwd)
+        await _run_cells(client, result, result_path, max_restarts, cwd)
+    finally:
+        await _kill_kernel(client)
+
+
+def run_notebook(
+    path: str | os.PathLike[str],
+    result_path: str | os.PathLike[str],
+    cell_timeout: float = DEFAULT_CELL_TIMEOUT,
+    max_restarts: int = DEFAULT_MAX_RESTARTS,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+) -> dict[str, Any]:
+    """Run the notebook at ``path``, write RESULT.json to ``result_path`` and return its content.
+
+    Failing cells are recorded, not raised.  When the run cannot go on (unreadable notebook, a
+    kernel that will not start) the result carries ``"error"`` and the code cells not run are
+    skipped.  Uses asyncio.run, so it must not be called from a running event loop.
+    """
+    path, result_path = Path(path).resolve(), Path(result_path).resolve()
+    result: dict[str, Any] = {"cells": [], "restarts": 0, "finished": False}
+    nb: NotebookNode | None = None
+    try:
+        nb = nbformat.read(path, as_version=4)
+        asyncio.run(
+            _run(nb, path.parent, result, result_path, cell_timeout, max_restarts, max_output_bytes)
+        )
+    except Exception as error:  # the grader learns why from RESULT.json rather than a traceback
+        result["error"] = f"{type(error).__name__}: {error}"
+        if nb is not None:
+            result["cells"].extend(_skipped(i) for i in _unrecorded(nb, result["cells"]))
+    result["finished"] = True
+    _write_atomic(result_path, result)
+    return result
+
+
+def _unrecorded(nb: NotebookNode, cells: list[Record]) -> list[int]:
+    """Indices of the code cells of ``nb`` after the last recorded one."""
+    last = cells[-1]["index"] if cells else -1
+    return [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and i > last]
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line, checked."""
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder.runner", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("notebook", type=Path)
+    parser.add_argument("result", type=Path)
+    parser.add_argument("--cell-timeout", type=float, default=DEFAULT_CELL_TIMEOUT)
+    parser.add_argument("--max-restarts", type=int, default=DEFAULT_MAX_RESTARTS)
+    parser.add_argument("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES)
+    args = parser.parse_args(argv)
+    if args.cell_timeout <= 0:
+        parser.error("--cell-timeout must be positive")  # nbclient reads 0 as "no limit"
+    if args.max_restarts < 0 or args.max_output_bytes < 0:
+        parser.error("--max-restarts and --max-output-bytes must not be negative")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point: 0 when the notebook ran to the end, even with failing cells."""
+    args = _parse_args(argv)
+    try:
+        result = run_notebook(
+            args.notebook,
+            args.result,
+            cell_timeout=args.cell_timeout,
+            max_restarts=args.max_restarts,
+            max_output_bytes=args.max_output_bytes,
+        )
+    except OSError as error:  # RESULT.json itself could not be written
+        print(f"runner: {error}", file=sys.stderr)
+        return 1
+    if "error" in result:
+        print(f"runner: {result['error']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

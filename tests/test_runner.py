@@ -1,0 +1,192 @@
+"""The notebook runner records every code cell's fate and survives errors, crashes and floods.
+
+The runner runs here without the sandbox, on small notebooks built in tmp_path.  A kernel start
+costs about 0.7 s and a crash is noticed within about 1 s, so cell timeouts are kept short.
+"""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from autograder.runner import run_notebook
+
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = 3.0
+
+# Ignores interrupts and SIGTERM, and holds the GIL so that the kernel's control thread cannot
+# answer a shutdown request: only killing the kernel ends it.
+STUBBORN_LOOP = """
+import signal
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+while True:
+    try:
+        sum(range(10**12))
+    except KeyboardInterrupt:
+        pass
+"""
+
+
+def write_notebook(folder: Path, cells: list[NotebookNode]) -> Path:
+    """Save a v4 notebook of ``cells`` as folder/nb.ipynb."""
+    path = folder / "nb.ipynb"
+    nbformat.write(new_notebook(cells=cells), path)
+    return path
+
+
+def run_code(folder: Path, *sources: str, **options: Any) -> dict[str, Any]:
+    """Run a notebook of code cells with the runner's function; its result."""
+    path = write_notebook(folder, [new_code_cell(source) for source in sources])
+    options.setdefault("cell_timeout", TIMEOUT)
+    return run_notebook(path, folder / "result.json", **options)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m autograder.runner`` from the repository root."""
+    argv = [sys.executable, "-m", "autograder.runner", *args]
+    return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=60)
+
+
+def stdout(record: dict[str, Any]) -> str:
+    """Everything a cell printed to stdout."""
+    return "".join(
+        out["text"]
+        for out in record["outputs"]
+        if out["output_type"] == "stream" and out["name"] == "stdout"
+    )
+
+
+def statuses(result: dict[str, Any]) -> list[str]:
+    """The status of each recorded cell, in order."""
+    return [cell["status"] for cell in result["cells"]]
+
+
+def test_cli_runs_a_normal_notebook_in_its_folder(tmp_path):
+    cells = [
+        new_markdown_cell("# Title"),
+        new_code_cell("x = 6 * 7\nprint('hello')"),
+        new_markdown_cell("Some text."),
+        new_code_cell("x"),
+        new_code_cell("import os\nprint(os.getcwd())"),
+    ]
+    path = write_notebook(tmp_path, cells)
+    completed = run_cli(str(path), str(tmp_path / "result.json"), "--cell-timeout", "3")
+    assert completed.returncode == 0, completed.stderr
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["finished"] is True and result["restarts"] == 0 and "error" not in result
+    assert [cell["index"] for cell in result["cells"]] == [1, 3, 4]
+    assert statuses(result) == ["ok", "ok", "ok"]
+    assert [cell["execution_count"] for cell in result["cells"]] == [1, 2, 3]
+    first, second, third = result["cells"]
+    assert first["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "hello\n"}]
+    assert second["outputs"][0]["output_type"] == "execute_result"
+    assert second["outputs"][0]["data"]["text/plain"] == "42"
+    assert stdout(third) == f"{tmp_path}\n"
+    assert all(cell["seconds"] >= 0 for cell in result["cells"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb", "result.json"]
+
+
+def test_cli_reports_an_unreadable_notebook(tmp_path):
+    (tmp_path / "nb.ipynb").write_text("{not json")
+    completed = run_cli(str(tmp_path / "nb.ipynb"), str(tmp_path / "result.json"))
+    assert completed.returncode == 1
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["cells"] == [] and result["finished"] is True
+    assert result["error"]
+
+
+def test_a_raising_cell_is_an_error_and_later_cells_run(tmp_path):
+    result = run_code(tmp_path, "1 / 0", "print('still here')")
+    assert statuses(result) == ["error", "ok"]
+    error = result["cells"][0]
+    assert error["ename"] == "ZeroDivisionError"
+    assert error["evalue"] == "division by zero"
+    assert error["outputs"][-1]["output_type"] == "error"
+    assert stdout(result["cells"][1]) == "still here\n"
+    assert result["restarts"] == 0
+
+
+def test_a_crash_restarts_the_kernel_and_replays_cells_that_succeeded(tmp_path):
+    result = run_code(
+        tmp_path,
+        "a = 41\nprint('set a')",
+        "b = 1\nraise ValueError('not replayed')",
+        "import os\nprint('bye', flush=True)\nos._exit(1)",
+        "print(a + 1, 'b' in globals())",
+    )
+    assert statuses(result) == ["ok", "error", "crashed", "ok"]
+    assert result["restarts"] == 1
+    assert stdout(result["cells"][0]) == "set a\n"
+    assert stdout(result["cells"][2]) == "bye\n"
+    # Only the succeeding cell came back, and it printed nothing into the next cell's record.
+    assert stdout(result["cells"][3]) == "42 False\n"
+
+
+def test_a_stuck_cell_times_out_without_stalling_the_run(tmp_path):
+    started = time.monotonic()
+    result = run_code(tmp_path, "a = 1", STUBBORN_LOOP, "print(a)", cell_timeout=2)
+    assert time.monotonic() - started < 8
+    assert statuses(result) == ["ok", "timeout", "ok"]
+    assert 2 <= result["cells"][1]["seconds"] < 4
+    assert stdout(result["cells"][2]) == "1\n"
+    assert result["restarts"] == 1
+
+
+def test_cells_after_the_last_allowed_restart_are_skipped(tmp_path):
+    crash = "import os\nos._exit(1)"
+    result = run_code(tmp_path, "a = 1", crash, crash, "print(a)", "print(a)", max_restarts=1)
+    assert statuses(result) == ["ok", "crashed", "crashed", "skipped", "skipped"]
+    assert result["restarts"] == 1
+    assert [cell["index"] for cell in result["cells"]] == [0, 1, 2, 3, 4]
+    assert result["cells"][3]["outputs"] == [] and result["cells"][3]["execution_count"] is None
+    assert result["finished"] is True
+
+
+def test_a_replay_that_crashes_costs_a_restart(tmp_path):
+    # Crashes when run a second time, that is when replayed.
+    once = "import os\nif os.path.exists('ran'):\n    os._exit(1)\nopen('ran', 'w').close()"
+    result = run_code(tmp_path, once, "import os\nos._exit(1)", "print(1)", max_restarts=2)
+    assert statuses(result) == ["ok", "crashed", "skipped"]
+    assert result["restarts"] == 2
+
+
+def test_output_past_the_cap_is_truncated_with_a_note(tmp_path):
+    cap = 2000
+    result = run_code(
+        tmp_path,
+        "print('x' * 100_000)\nprint('lost')",
+        "print('small')",
+        max_output_bytes=cap,
+    )
+    assert statuses(result) == ["ok", "ok"]
+    flooded = result["cells"][0]
+    *kept, note = flooded["outputs"]
+    assert sum(len(json.dumps(out)) for out in kept) <= cap
+    assert stdout({"outputs": kept}).strip("x") == ""
+    assert len(stdout({"outputs": kept})) > cap // 2
+    assert note["output_type"] == "stream" and note["name"] == "stdout"
+    assert "truncated" in note["text"] and str(cap) in note["text"]
+    assert stdout(result["cells"][1]) == "small\n"
+
+
+def test_an_output_too_big_to_cut_is_dropped(tmp_path):
+    image = "from IPython.display import display\ndisplay({'image/png': 'A' * 50_000}, raw=True)"
+    result = run_code(tmp_path, f"print('before')\n{image}", max_output_bytes=1000)
+    outputs = result["cells"][0]["outputs"]
+    assert [out["output_type"] for out in outputs] == ["stream", "stream"]
+    assert outputs[0]["text"] == "before\n" and "truncated" in outputs[1]["text"]
+
+
+def test_result_is_rewritten_after_every_cell_and_left_complete(tmp_path):
+    peek = "import json\nr = json.load(open('result.json'))\nprint(r['finished'], len(r['cells']))"
+    result = run_code(tmp_path, "print('one')", peek)
+    assert stdout(result["cells"][1]) == "False 1\n"
+    assert json.loads((tmp_path / "result.json").read_text()) == result
+    assert result["finished"] is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb", "result.json"]
