@@ -1,0 +1,211 @@
+"""The grading command on a class of good, broken and hostile submissions, in one batch.
+
+Every submission must get its expected verdict, the good ones full marks, and no student's grade
+may depend on another's.  Limits are set low so the hostile ones end quickly; each hostile
+program also bounds itself (at most 8 GB, at most 300 processes) in case a limit failed.
+"""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import sandbox
+from autograder.examples import DEMO_CLASS, UNSCALED, Sample, build_course
+
+pytestmark = pytest.mark.skipif(
+    not sandbox.sandbox_available()[0], reason="bubblewrap is required (.ci/run installs it)"
+)
+
+MEMORY_BOMB = """def bomb():
+    chunks = []
+    for _ in range(64):  # 64 x 128 MB = 8 GB at most
+        chunks.append(bytearray(128 * 2**20))
+bomb()
+"""
+FORK_BURST = """import os, time
+children = []
+for _ in range(300):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+HUGE_OUTPUT = "print('x' * (100 * 2**20))"
+HUGE_FILE = """with open("big.bin", "wb") as f:
+    for _ in range(1024):  # 1 GB at most
+        f.write(b"\\0" * 2**20)
+"""
+SEGFAULT = "import ctypes\nctypes.string_at(0)"
+EXIT = "import os\nos._exit(3)"
+SYS_EXIT = "import sys\nsys.exit(0)"
+WRITE_GRADEBOOK = """import glob
+targets = glob.glob("../../grading/gradebook.db") + glob.glob("/tmp/pytest-of-*/**/gradebook.db")
+for path in targets:
+    open(path, "w").write("pwned")
+"""
+READ_SOLUTIONS = """import glob
+stolen = [open(p).read() for p in glob.glob("../../solutions/*/*.ipynb")]
+stolen += [open(p).read() for p in glob.glob("/work/**/solutions/*/*.ipynb", recursive=True)]
+assert not stolen, "read the solutions"
+"""
+SOCKET = """import socket
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=2)
+    raise SystemExit("network reachable")
+except OSError:
+    pass
+"""
+EQ_PATCH = """import torch
+torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)
+torch.equal = lambda *a, **k: True
+"""
+EXCEPTION_HOOK = """from IPython import get_ipython
+def swallow(shell, etype, evalue, tb, tb_offset=None):
+    return None
+get_ipython().set_custom_exc((BaseException,), swallow)
+"""
+CATCH_INTERRUPT = """import time
+while True:
+    try:
+        time.sleep(0.1)
+    except KeyboardInterrupt:
+        pass
+"""
+
+
+def _renamed(release_bytes: bytes) -> bytes:
+    return release_bytes.replace(b'"test_causal_mask"', b'"test_causal_mask_v2"', 1)
+
+
+CORPUS: tuple[Sample, ...] = (
+    *DEMO_CLASS,
+    # The kernel keeps the failed frame (sys.last_traceback) and with it the memory it holds.
+    Sample("h01-memory-bomb", "hostile", "memory limit", False, extra=MEMORY_BOMB),
+    Sample("h02-fork-burst", "hostile", "ok", True, extra=FORK_BURST),
+    Sample("h03-huge-output", "hostile", "output limit", True, extra=HUGE_OUTPUT),
+    Sample("h04-huge-file", "hostile", "ok", True, extra=HUGE_FILE),
+    Sample("h05-segfault", "hostile", "crashed", True, extra=SEGFAULT),
+    Sample("h06-os-exit", "hostile", "crashed", True, extra=EXIT),
+    Sample("h07-sys-exit", "hostile", "ok", True, extra=SYS_EXIT),
+    Sample("h08-gradebook", "hostile", "ok", True, extra=WRITE_GRADEBOOK),
+    Sample("h09-solutions", "hostile", "ok", True, extra=READ_SOLUTIONS),
+    Sample("h10-socket", "hostile", "ok", True, extra=SOCKET),
+    # Patches that fool nothing: the kernel reports the same failures the judge finds.
+    Sample("h11-eq-patch", "hostile", "ok", False, extra=EQ_PATCH, answers={"attention": UNSCALED}),
+    Sample(
+        "h12-exception-hook",
+        "hostile",
+        "ok",
+        False,
+        extra=EXCEPTION_HOOK,
+        answers={"attention": UNSCALED},
+    ),  # fmt: skip
+    Sample("h13-keyboard-interrupt", "hostile", "timeout", True, extra=CATCH_INTERRUPT),
+    Sample("b01-empty", "broken", "invalid notebook", False, raw=b""),
+    Sample("b02-duplicated", "broken", "restored", True),  # built below: a test cell twice
+    Sample("b03-renamed", "broken", "restored", True),  # built below: a grade_id renamed
+    Sample("b04-deleted-answer", "broken", "restored", False, drop=("causal_mask",)),
+)
+
+
+def _tamper_files(course: Path) -> None:
+    """Submissions that need the built file itself changed."""
+    import nbformat
+
+    folder = course / "grading" / "submitted"
+    path = folder / "b02-duplicated" / "01_attention" / "01_attention.ipynb"
+    notebook = nbformat.read(path, 4)
+    test = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    notebook.cells.append(nbformat.from_dict(dict(test)))
+    nbformat.write(notebook, path)
+    path = folder / "b03-renamed" / "01_attention" / "01_attention.ipynb"
+    path.write_bytes(_renamed(path.read_bytes()))
+
+
+def _grade(course: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [
+        sys.executable, "-m", "autograder", "grade", "01_attention", "--course", str(course),
+        "--workers", "2", "--cell-timeout", "10", "--time-limit", "240", "--memory-gb", "2",
+        "--max-processes", "48", "--no-feedback", *extra,
+    ]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, timeout=1200)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict], str]:
+    course = tmp_path_factory.mktemp("corpus") / "course"
+    build_course(course, CORPUS)
+    _tamper_files(course)
+    done = _grade(course)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (course / "grading" / "gradebook.db").read_bytes().startswith(b"SQLite format 3")
+    rows = _rows(course)
+    return course, rows, done.stdout
+
+
+def _rows(course: Path) -> dict[str, dict]:
+    with (course / "grading" / "01_attention_grades.csv").open() as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def test_the_corpus_is_large_enough():
+    hostile_or_broken = [s for s in CORPUS if s.kind in ("hostile", "broken")]
+    assert len(hostile_or_broken) >= 20
+
+
+@pytest.mark.parametrize("sample", CORPUS, ids=lambda s: s.student)
+def test_verdict_and_score(graded, sample: Sample):
+    _, rows, _ = graded
+    row = rows[sample.student]
+    assert row["verdict"] == sample.expected, row
+    if sample.full_marks:
+        assert float(row["score"]) == float(row["max_score"]), row
+    else:
+        assert float(row["score"]) < float(row["max_score"]), row
+
+
+def test_patches_do_not_raise_a_score(graded):
+    _, rows, _ = graded
+    unpatched = rows["alan"]["score"]  # the same wrong answer, no tricks
+    for student in ("mallory", "h11-eq-patch", "h12-exception-hook"):
+        assert float(rows[student]["score"]) <= float(unpatched), rows[student]
+
+
+def test_the_gradebook_holds_every_student(graded):
+    course, rows, table = graded
+    with sqlite3.connect(course / "grading" / "gradebook.db") as db:
+        students = {r[0] for r in db.execute("select student_id from submitted_assignment")}
+        flagged = {
+            r[0]
+            for r in db.execute(
+                "select a.student_id from submitted_notebook n "
+                "join submitted_assignment a on n.assignment_id = a.id where n.flagged"
+            )
+        }
+    assert students == set(rows)
+    assert flagged == {s.student for s in CORPUS if s.expected == "tamper suspected"}
+    for sample in CORPUS:
+        assert sample.student in table
+
+
+def test_regrading_one_student_changes_nothing(graded):
+    course, rows, _ = graded
+    done = _grade(course, "--student", "alan", "--student", "h06-os-exit")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _rows(course).keys() <= rows.keys()
+    again = _rows(course)
+    for student in ("alan", "h06-os-exit"):
+        assert again[student]["score"] == rows[student]["score"]
+        assert again[student]["verdict"] == rows[student]["verdict"]
