@@ -29,6 +29,8 @@ from typing import Any
 import nbformat
 
 from autograder import intake, sandbox
+from autograder.remote import JUDGE_SOCKET_ENV
+from autograder.submission import is_test_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_IN_SANDBOX = sandbox.SANDBOX_WORKDIR / "submission.ipynb"
@@ -136,12 +138,7 @@ def _since(started: float) -> float:
 
 def _answer_sources(notebook: nbformat.NotebookNode) -> list[str]:
     """The code the student controls, in order: what reference bans are judged on."""
-    return [c.source for c in notebook.cells if c.cell_type == "code" and not _is_test(c)]
-
-
-def _is_test(cell: nbformat.NotebookNode) -> bool:
-    meta = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+    return [c.source for c in notebook.cells if c.cell_type == "code" and not is_test_cell(c)]
 
 
 def _execute(
@@ -170,7 +167,7 @@ def _execute(
         OMP_NUM_THREADS="1",
         PYDEVD_DISABLE_FILE_VALIDATION="1",
     )
-    env[_judge_env()] = str(socket_path)
+    env[JUDGE_SOCKET_ENV] = str(socket_path)
     with Judge(job.assignment, socket_path, sources, timeout=settings.cell_timeout + 30) as judge:
         if settings.use_sandbox:
             binds = [Path(job.staging), judge_dir, *_interpreter_paths()]
@@ -193,12 +190,6 @@ def _execute(
             )  # fmt: skip
             run = None
     return run, dict(judge.verdicts)
-
-
-def _judge_env() -> str:
-    from autograder.remote import JUDGE_SOCKET_ENV
-
-    return JUDGE_SOCKET_ENV
 
 
 def _interpreter_paths() -> list[Path]:
@@ -264,7 +255,7 @@ def _apply(
         cell.execution_count = count if isinstance(count, int) and count > 0 else None
         if status in ("timeout", "crashed"):
             notes.append(f"cell {index}: {_STATUS_MESSAGES[status]}")
-        if not _is_test(cell):
+        if not is_test_cell(cell):
             continue
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         in_kernel = status == "ok"
@@ -304,7 +295,7 @@ def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, message: str) ->
 def _fail_every_test(notebook: nbformat.NotebookNode, message: str) -> list[CellResult]:
     cells = []
     for cell in notebook.cells:
-        if _is_test(cell):
+        if is_test_cell(cell):
             _rewrite_outputs(cell, False, message)
             cells.append(CellResult(cell.metadata["nbgrader"]["grade_id"], False, message, False))
     return cells
@@ -555,7 +546,7 @@ def max_points_of(release: dict) -> dict[str, float]:
     """grade_id -> points of every autograded test cell, in notebook order."""
     points = {}
     for cell in nbformat.from_dict(release).cells:
-        if _is_test(cell):
+        if is_test_cell(cell):
             meta = cell.metadata["nbgrader"]
             points[meta["grade_id"]] = float(meta.get("points", 0))
     return points

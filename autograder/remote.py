@@ -17,8 +17,6 @@ import io
 import os
 import socket
 import struct
-import time
-import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -467,6 +465,4 @@ def _error_reply(error: BaseException) -> dict:
         "ok": False,
         "mro": [class_path(c) for c in type(error).__mro__],
         "message": str(error)[:_ERROR_CHARS],
-        "where": "".join(traceback.format_exception_only(type(error), error))[-_ERROR_CHARS:],
-        "time": time.time(),
     }

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from autograder.submission import _to_python
+
 # Only these packages are imported to resolve a dotted name: never a module the student names.
 _RESOLVABLE_ROOTS = {"torch", "numpy", "attention_lab", "math", "sklearn"}
 
@@ -37,12 +39,6 @@ def using_sources(sources: Sequence[str]) -> Iterator[None]:
 def current_sources() -> list[str] | None:
     """The sources set by :func:`using_sources` in this thread, if any."""
     return getattr(_state, "sources", None)
-
-
-def _to_python(source: str) -> str:
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    return TransformerManager().transform_cell(source)
 
 
 def _dotted(node: ast.expr) -> str | None:
