@@ -26,11 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nbformat
+# As in autograder/runner.py: jsonschema's IRI grammar costs ~0.8 s per process and no notebook
+# schema uses it.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
-from autograder import intake, sandbox
-from autograder.remote import JUDGE_SOCKET_ENV
-from autograder.submission import is_test_cell
+import nbformat  # noqa: E402
+
+from autograder import intake, sandbox  # noqa: E402
+from autograder.submission import is_test_cell  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_IN_SANDBOX = sandbox.SANDBOX_WORKDIR / "submission.ipynb"
@@ -146,6 +149,7 @@ def _execute(
 ) -> tuple[sandbox.SandboxResult | None, dict]:
     """Run the notebook (in the sandbox unless told otherwise) while the judge serves it."""
     from autograder.judge import Judge
+    from autograder.remote import JUDGE_SOCKET_ENV
 
     settings = job.settings
     socket_path = judge_dir / "judge.sock"
@@ -396,8 +400,11 @@ def _staging(folder: Path) -> Path:
     package = folder / "autograder"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(
-        '"""Inside the sandbox: hidden checks only reach the judge."""\n'
-        "from autograder.remote import checkpoint as run_hidden_checks\n"
+        '"""Inside the sandbox: hidden checks only reach the judge."""\n\n\n'
+        "def run_hidden_checks(assignment, grade_id, namespace):\n"
+        "    # Imported here, not above: the runner shares this package and needs no torch.\n"
+        "    from autograder.remote import checkpoint\n\n"
+        "    checkpoint(assignment, grade_id, namespace)\n"
     )
     for name in ("remote.py", "runner.py"):
         shutil.copy(ROOT / "autograder" / name, package / name)
@@ -445,7 +452,9 @@ def grade(
             for student, path in submitted
         ]
         count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-        context = multiprocessing.get_context("spawn")
+        # Workers fork from a server that imported torch and the judge once for the whole batch.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["autograder.grade", "autograder.judge"])
         with ProcessPoolExecutor(count, mp_context=context, initializer=_warm_up) as pool:
             futures = {pool.submit(grade_one, job): job for job in jobs}
             for future in as_completed(futures):
@@ -464,11 +473,8 @@ def grade(
 
 
 def _warm_up() -> None:
-    """Import what every submission needs once per worker, not once per submission."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    """One thread per worker: the workers already share the cores between them."""
     import torch
-
-    import autograder.judge  # noqa: F401
 
     torch.set_num_threads(1)
 
