@@ -33,6 +33,7 @@ sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 import nbformat  # noqa: E402
 
 from autograder import intake, sandbox  # noqa: E402
+from autograder.registry import CHECK_MODULES, prepare  # noqa: E402
 from autograder.submission import is_test_cell  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -452,10 +453,15 @@ def grade(
             for student, path in submitted
         ]
         count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-        # Workers fork from a server that imported torch and the judge once for the whole batch.
+        # Workers fork from a server that imported torch, the judge and the checks once.
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["autograder.grade", "autograder.judge"])
-        with ProcessPoolExecutor(count, mp_context=context, initializer=_warm_up) as pool:
+        preload = ["autograder.grade", "autograder.judge"]
+        if assignment in CHECK_MODULES:
+            preload.append(f"autograder.checks.{CHECK_MODULES[assignment]}")
+        context.set_forkserver_preload(preload)
+        with ProcessPoolExecutor(
+            count, mp_context=context, initializer=_warm_up, initargs=(assignment,)
+        ) as pool:
             futures = {pool.submit(grade_one, job): job for job in jobs}
             for future in as_completed(futures):
                 job = futures[future]
@@ -472,11 +478,13 @@ def grade(
     return outcomes
 
 
-def _warm_up() -> None:
-    """One thread per worker: the workers already share the cores between them."""
+def _warm_up(assignment: str) -> None:
+    """Before a worker's first submission: one torch thread (the workers share the cores), and the
+    hidden reference data built once, not once per submission."""
     import torch
 
     torch.set_num_threads(1)
+    prepare(assignment)
 
 
 def _submissions(

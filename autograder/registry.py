@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -53,6 +54,29 @@ def check(assignment: str, grade_id: str) -> Callable[[CheckFunction], CheckFunc
         return function
 
     return register
+
+
+_REFERENCE_DATA: dict[str, list[Callable[[], Any]]] = {}
+
+
+def reference_data(assignment: str) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """Register a builder of hidden reference data that no submission changes: it runs once per
+    process, and :func:`prepare` runs it before a grading worker takes its first submission."""
+
+    def register(builder: Callable[[], Any]) -> Callable[[], Any]:
+        cached = functools.cache(builder)
+        _REFERENCE_DATA.setdefault(assignment, []).append(cached)
+        return cached
+
+    return register
+
+
+def prepare(assignment: str) -> None:
+    """Import the checks of ``assignment`` and build its reference data; unknown ones are let be."""
+    if assignment in CHECK_MODULES:
+        checks_for(assignment)
+        for build in _REFERENCE_DATA.get(assignment, []):
+            build()
 
 
 def checks_for(assignment: str, grade_id: str | None = None) -> list[Check]:

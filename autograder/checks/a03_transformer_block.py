@@ -15,9 +15,9 @@ from torch.nn import functional as F
 
 import attention_lab.encoder as reference
 from attention_lab.attention import causal_mask
-from attention_lab.data import make_sentiment_corpus
+from attention_lab.data import SentimentSplits, make_sentiment_corpus
 from attention_lab.tokenizer import SPECIAL_TOKENS, WordTokenizer
-from autograder.registry import Namespace, check
+from autograder.registry import Namespace, check, reference_data
 from autograder.remote import function_name
 from autograder.tools import (
     copy_into,
@@ -53,10 +53,15 @@ BLOCK_BANNED = {
 }
 
 
-def course_corpus(generator: torch.Generator):
-    """A small hidden draw of the course's sentiment corpus."""
-    seed = int(torch.randint(10_000, 2**31, (1,), generator=generator))
-    return make_sentiment_corpus(seed=seed, n_train=300, n_val=60, n_test=1)
+@reference_data(ASSIGNMENT)
+def course_corpora() -> dict[str, SentimentSplits]:
+    """Small hidden draws of the course's sentiment corpus, one per check that reads one."""
+    corpora = {}
+    for use in ("clean", "vocab", "encode"):
+        generator = hidden_generator(f"a03 {use} corpus")
+        seed = int(torch.randint(10_000, 2**31, (1,), generator=generator))
+        corpora[use] = make_sentiment_corpus(seed=seed, n_train=300, n_val=60, n_test=1)
+    return corpora
 
 
 def python_random(generator: torch.Generator) -> random.Random:
@@ -168,7 +173,7 @@ def clean_matches_the_word_tokenizer(ns: Namespace) -> None:
     texts = CLEAN_PROBES + [
         "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(200)
     ]
-    texts += course_corpus(hidden_generator("a03 clean corpus")).texts("val")
+    texts += course_corpora()["clean"].texts("val")
     got = []
     for text in texts:
         tokens = clean(text)
@@ -305,7 +310,7 @@ def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
     build_vocab = require(ns, "build_vocab")
     cases = random_corpora(hidden_generator("a03 vocab"))
     cases.append((["b a", "a b", "c"], None, 1))  # a tie in first-seen order b, a
-    corpus = course_corpus(hidden_generator("a03 vocab corpus"))
+    corpus = course_corpora()["vocab"]
     cases += [(corpus.texts("train"), 50, 1), (corpus.texts("train"), None, 3)]
     got = []
     for texts, max_size, min_freq in cases:
@@ -430,7 +435,7 @@ def encode_matches_the_specification(ns: Namespace) -> None:
     texts = ["", "zebra!", "The PLOT, the plot.", "it didn't!"] + [
         " ".join(rng.choices(words[3:], k=rng.randint(1, 14))) for _ in range(25)
     ]
-    texts += course_corpus(hidden_generator("a03 encode corpus")).texts("val")[:15]
+    texts += course_corpora()["encode"].texts("val")[:15]
     cases, got = [], []
     for i, text in enumerate(texts):
         for max_len in (None, 1, 2, 3 + i % 7, 12, 30):

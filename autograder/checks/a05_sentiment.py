@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -13,7 +12,7 @@ import attention_lab.encoder as reference
 from attention_lab.attention import padding_mask
 from attention_lab.baseline import fit_baseline
 from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
-from autograder.registry import Namespace, check
+from autograder.registry import Namespace, check, reference_data
 from autograder.tools import (
     diagnose,
     fail,
@@ -449,7 +448,7 @@ def _hidden_seed() -> int:
     return int(hidden_generator("a05 held-out corpus").initial_seed() % 2**31)
 
 
-@functools.lru_cache(maxsize=1)
+@reference_data(ASSIGNMENT)
 def heldout_split() -> tuple[tuple[SentimentExample, ...], np.ndarray]:
     """A test split from a corpus seed the students never see, minus any sentence seen in training,
     and the baseline's predictions on it (TF-IDF + logistic regression fit on the seed-0 train split)."""
