@@ -13,7 +13,9 @@ The code cells run in order in one IPython kernel (the ipykernel of this interpr
 notebook's folder as working directory.  A cell that runs past the timeout or kills its kernel
 (``os._exit``, a segfault, the memory limit) costs a restart: the kernel is killed, a fresh one
 replays every earlier cell that succeeded (their outputs are not recorded again), and the run goes
-on with the next cell.  Once ``max_restarts`` restarts are spent, the remaining cells are skipped.
+on with the next cell.  So does a cell that raises MemoryError: its kernel still holds the failed
+frame (``sys.last_traceback``) and the memory in it, which would starve every later cell.
+Once ``max_restarts`` restarts are spent, the remaining cells are skipped.
 
 RESULT.json is rewritten atomically after every cell, so that a run killed from outside still tells
 which cells finished::
@@ -268,6 +270,13 @@ def _write_atomic(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
+def _needs_restart(record: Record) -> bool:
+    """True when the kernel cannot be trusted to run the next cell after this one."""
+    if record["status"] == "error":
+        return record.get("ename") == "MemoryError"
+    return record["status"] != "ok"
+
+
 async def _run_cells(
     client: _CappedClient,
     result: dict[str, Any],
@@ -284,9 +293,7 @@ async def _run_cells(
         _write_atomic(result_path, result)
         if record["status"] == "ok":
             ok.append(index)
-        elif record["status"] != "error" and not await _recover(
-            client, result, ok, max_restarts, cwd
-        ):
+        elif _needs_restart(record) and not await _recover(client, result, ok, max_restarts, cwd):
             result["cells"].extend(_skipped(i) for i in code[position + 1 :])
             return
 

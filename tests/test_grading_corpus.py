@@ -91,8 +91,8 @@ def _renamed(release_bytes: bytes) -> bytes:
 
 CORPUS: tuple[Sample, ...] = (
     *DEMO_CLASS,
-    # The kernel keeps the failed frame (sys.last_traceback) and with it the memory it holds.
-    Sample("h01-memory-bomb", "hostile", "memory limit", False, extra=MEMORY_BOMB),
+    # The runner restarts the kernel after a MemoryError, so the breach costs only its own cell.
+    Sample("h01-memory-bomb", "hostile", "memory limit", True, extra=MEMORY_BOMB),
     Sample("h02-fork-burst", "hostile", "ok", True, extra=FORK_BURST),
     Sample("h03-huge-output", "hostile", "output limit", True, extra=HUGE_OUTPUT),
     Sample("h04-huge-file", "hostile", "ok", True, extra=HUGE_FILE),

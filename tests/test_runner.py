@@ -117,7 +117,8 @@ def test_a_crash_restarts_the_kernel_and_replays_cells_that_succeeded(tmp_path):
         tmp_path,
         "a = 41\nprint('set a')",
         "b = 1\nraise ValueError('not replayed')",
-        "import os\nprint('bye', flush=True)\nos._exit(1)",
+        # The pause lets the kernel's output thread send "bye" before the process dies.
+        "import os, time\nprint('bye', flush=True)\ntime.sleep(0.5)\nos._exit(1)",
         "print(a + 1, 'b' in globals())",
     )
     assert statuses(result) == ["ok", "error", "crashed", "ok"]
@@ -126,6 +127,20 @@ def test_a_crash_restarts_the_kernel_and_replays_cells_that_succeeded(tmp_path):
     assert stdout(result["cells"][2]) == "bye\n"
     # Only the succeeding cell came back, and it printed nothing into the next cell's record.
     assert stdout(result["cells"][3]) == "42 False\n"
+
+
+def test_a_memory_error_restarts_the_kernel_so_its_memory_is_freed(tmp_path):
+    result = run_code(
+        tmp_path,
+        "a = 1",
+        "def bomb():\n    held = bytearray(2**20)\n    raise MemoryError('out of memory')\nbomb()",
+        "print(a, 'bomb' in globals())",
+    )
+    assert statuses(result) == ["ok", "error", "ok"]
+    assert result["cells"][1]["ename"] == "MemoryError"
+    assert result["restarts"] == 1
+    # A fresh kernel replayed the cell that succeeded, not the one that ran out of memory.
+    assert stdout(result["cells"][2]) == "1 False\n"
 
 
 def test_a_stuck_cell_times_out_without_stalling_the_run(tmp_path):
