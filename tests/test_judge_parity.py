@@ -1,0 +1,75 @@
+"""Every assignment gets the same verdicts from the trusted judge as from in-process grading.
+
+The mutation corpus (tests/test_mutants.py) grades its notebooks in-process, hidden checks only.
+Here, per assignment, the solution, the first and last known-wrong mutants and every correct
+alternative are handed in to a fresh nbgrader course and graded by the grading command's own path:
+the whole notebook runs in the sandbox, public checks included, and every hidden check runs in the
+judge, against proxies of the kernel's objects.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import tests.mutants
+from autograder import sandbox
+from autograder.examples import Sample, build_course, solution_answers
+from autograder.grade import Course, Outcome, grade
+from tests.mutants import Mutant
+
+pytestmark = pytest.mark.skipif(
+    not sandbox.sandbox_available()[0], reason="bubblewrap is required (.ci/run installs it)"
+)
+
+
+def _picked() -> dict[str, list[Mutant]]:
+    picked = {}
+    for info in pkgutil.iter_modules(tests.mutants.__path__):
+        module = importlib.import_module(f"tests.mutants.{info.name}")
+        mutants = [module.WRONG[0], module.WRONG[-1], *module.CORRECT]
+        picked[mutants[0].assignment] = mutants
+    return picked
+
+
+PICKED = _picked()
+
+
+def _student(mutant: Mutant) -> str:
+    return "".join(c if c.isalnum() else "-" for c in mutant.name.lower())[:40].strip("-")
+
+
+@pytest.mark.parametrize("assignment", sorted(PICKED))
+def test_judge_agrees_with_the_mutation_corpus(assignment: str, tmp_path: Path):
+    mutants = {_student(m): m for m in PICKED[assignment]}
+    assert len(mutants) == len(PICKED[assignment]), "two mutants map to one student name"
+    answers = solution_answers(assignment)
+    for mutant in mutants.values():
+        assert set(mutant.cells) <= set(answers), f"{mutant.name} replaces a cell students cannot"
+    samples = [Sample("solution", "correct", "ok", True)] + [
+        Sample(student, "mistake", "ok", m.is_correct, answers=m.cells)
+        for student, m in mutants.items()
+    ]
+    build_course(tmp_path, samples, assignment)
+    outcomes: dict[str, Outcome] = {
+        o.student: o for o in grade(assignment, Course.load(tmp_path), workers=2)
+    }
+
+    solution = outcomes.pop("solution")
+    assert solution.verdict == "ok", solution.notes
+    assert solution.cells and all(c.passed for c in solution.cells), solution.cells
+    for student, outcome in outcomes.items():
+        mutant = mutants[student]
+        assert outcome.verdict == "ok", (mutant.name, outcome.notes)
+        failed = {c.grade_id: c.message for c in outcome.cells if not c.passed}
+        if mutant.is_correct:
+            assert not failed, f"{mutant.name}: a correct alternative lost points: {failed}"
+        for grade_id, phrase in mutant.must_fail.items():
+            assert grade_id in failed, f"{mutant.name}: {grade_id} passed ({failed})"
+            # A test cell's public asserts run before its hidden checks and may fail first; the
+            # judge's diagnoses start with the check's name in brackets.
+            if failed[grade_id].startswith("["):
+                assert phrase in failed[grade_id], f"{mutant.name}: {failed[grade_id]}"
