@@ -136,7 +136,7 @@ def run_grade(
     elapsed = time.monotonic() - started
     print(
         f"\n{len(outcomes)} submissions graded in {elapsed:.1f} s; grades in "
-        f"{course.coursedir.db_url}, CSV {csv_path}"
+        f"{course.db_shown}, CSV {csv_path}"
         + ("" if not feedback else f", feedback under {course.coursedir.feedback_directory}/")
     )
     failed = [o.student for o in outcomes if o.verdict == "grader error"]

@@ -365,6 +365,17 @@ class Course:
             config.CourseDirectory.db_url = db_url
         return cls(root, CourseDirectory(config=config))
 
+    @property
+    def db_shown(self) -> str:
+        """The gradebook URL with any password masked, for messages."""
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            return make_url(self.coursedir.db_url).render_as_string(hide_password=True)
+        except ArgumentError:
+            return "(an unreadable gradebook URL)"
+
     def path(self, directory: str, student: str, assignment: str) -> Path:
         return Path(self.coursedir.format_path(directory, student, assignment))
 
@@ -376,6 +387,7 @@ class GradingError(RuntimeError):
 def _instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, str]]:
     """The released notebook and the gradebook's sources of every test and locked cell."""
     from nbgrader.api import Gradebook, MissingEntry
+    from sqlalchemy.exc import SQLAlchemyError
 
     release_path = course.path(course.coursedir.release_directory, ".", assignment)
     notebook_file = release_path / f"{assignment}.ipynb"
@@ -384,15 +396,18 @@ def _instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, s
             f"no released notebook {notebook_file}: run nbgrader generate_assignment {assignment}"
         )
     release = nbformat.read(notebook_file, as_version=4)
-    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-        try:
+    url = course.db_shown
+    try:
+        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
             notebook = gb.find_notebook(assignment, assignment)
-        except MissingEntry:
-            raise GradingError(
-                f"{assignment} is not in the gradebook: run nbgrader generate_assignment "
-                f"{assignment}"
-            ) from None
-        sources = {cell.name: cell.source for cell in notebook.source_cells}
+            sources = {cell.name: cell.source for cell in notebook.source_cells}
+    except MissingEntry:
+        raise GradingError(
+            f"{assignment} is not in the gradebook {url}: run nbgrader generate_assignment "
+            f"{assignment}" + ("" if url.startswith("sqlite") else " --db " + url)
+        ) from None
+    except (ImportError, SQLAlchemyError) as error:
+        raise GradingError(f"cannot open the gradebook {url}: {error}") from None
     return dict(release), sources
 
 
@@ -572,7 +587,10 @@ def generate_feedback(course: Course, assignment: str, students: Sequence[str] =
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "nbgrader", "generate_feedback", assignment, "--force"]
+    command = [
+        sys.executable, "-m", "nbgrader", "generate_feedback", assignment, "--force",
+        f"--CourseDirectory.db_url={course.coursedir.db_url}",  # --db may differ from the config
+    ]  # fmt: skip
     for extra in [["--student", s] for s in students] or [[]]:
         subprocess.run(
             [*command, *extra, "--log-level", "ERROR"],

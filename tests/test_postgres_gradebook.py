@@ -1,0 +1,152 @@
+"""Two graders at once, on one PostgreSQL gradebook: every grade lands, and nbgrader reads them.
+
+A throwaway PostgreSQL server is started in a temporary folder, listening on a Unix socket only.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import sandbox
+from autograder.examples import UNSCALED, Sample, build_course
+from autograder.grade import max_points_of
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "01_attention"
+
+
+def _server_binaries() -> Path | None:
+    found = shutil.which("initdb") or next(
+        iter(sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)), None
+    )
+    return Path(found).parent if found else None
+
+
+BINARIES = _server_binaries()
+needs_server = [
+    pytest.mark.skipif(
+        not sandbox.sandbox_available()[0], reason="bubblewrap is required (.ci/run installs it)"
+    ),
+    pytest.mark.skipif(
+        BINARIES is None, reason="PostgreSQL's server is required (.ci/run installs it)"
+    ),
+]
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh PostgreSQL server's URL; as root, the server runs as the postgres user."""
+    assert BINARIES is not None
+    folder = Path(tempfile.mkdtemp(prefix="attention-lab-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        owner = pwd.getpwnam("postgres")
+        os.chown(folder, owner.pw_uid, owner.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data = folder / "data"
+
+    def run(*argv: str) -> None:
+        subprocess.run([*as_user, *argv], check=True, capture_output=True, timeout=120)
+
+    run(str(BINARIES / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync")
+    options = f"-k {folder} -c listen_addresses='' -p 5432 -F"
+    run(str(BINARIES / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
+        "-w", "start")  # fmt: skip
+    try:
+        yield f"postgresql://postgres@/postgres?host={folder}&port=5432"
+    finally:
+        run(str(BINARIES / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _start_grader(course: Path, url: str, *extra: str) -> subprocess.Popen[str]:
+    command = [
+        sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "--db", url,
+        "--workers", "1", "--cell-timeout", "30", *extra,
+    ]  # fmt: skip
+    return subprocess.Popen(
+        command, cwd=course, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+@needs_server[0]
+@needs_server[1]
+def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: str):
+    samples = [
+        Sample("ada", "correct", "ok", True),
+        Sample("alan", "mistake", "ok", False, answers={"attention": UNSCALED}),
+        Sample("grace", "correct", "ok", True),
+        Sample("edsger", "mistake", "ok", False, answers={"attention": UNSCALED}),
+    ]
+    build_course(tmp_path, samples)
+    nbgrader = [sys.executable, "-m", "nbgrader"]
+    db = f"--CourseDirectory.db_url={postgres_url}"
+    subprocess.run([*nbgrader, "generate_assignment", ASSIGNMENT, "--force", db], cwd=tmp_path,
+                   env=_env(), check=True, capture_output=True)  # fmt: skip
+
+    graders = [
+        _start_grader(tmp_path, postgres_url, "--student", "ada", "--student", "alan"),
+        _start_grader(
+            tmp_path, postgres_url, "--student", "grace", "--student", "edsger", "--no-feedback"
+        ),
+    ]
+    for grader in graders:
+        output, _ = grader.communicate(timeout=600)
+        assert grader.returncode == 0, output
+        assert "postgres" in output and "sqlite" not in output.split("grades in")[-1]
+
+    # nbgrader's own export reads every grade back from PostgreSQL.
+    subprocess.run([*nbgrader, "export", db, "--to", "grades.csv"], cwd=tmp_path, env=_env(),
+                   check=True, capture_output=True)  # fmt: skip
+    with (tmp_path / "grades.csv").open() as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == {s.student for s in samples}
+    release = nbformat.read(tmp_path / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    autograded = sum(max_points_of(release).values())  # the rest is graded by hand
+    assert autograded > 0
+    for sample in samples:
+        score = float(rows[sample.student]["score"])
+        assert (score == autograded) == sample.full_marks, (sample.student, score, autograded)
+    # The course's own SQLite gradebook was never written, and feedback came from PostgreSQL.
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{tmp_path / 'grading' / 'gradebook.db'}") as gb:
+        assert gb.students == []
+    feedback = tmp_path / "grading" / "feedback"
+    assert sorted(p.name for p in feedback.iterdir()) == ["ada", "alan"]
+
+
+def test_an_unreachable_gradebook_is_a_clear_error(tmp_path: Path):
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()  # noqa: F821\n"
+        f"c.CourseDirectory.root = {str(tmp_path)!r}\n"
+        "c.CourseDirectory.release_directory = 'notebooks'\n"
+    )
+    shutil.copytree(ROOT / "notebooks" / ASSIGNMENT, tmp_path / "notebooks" / ASSIGNMENT)
+    url = f"postgresql://grader:s3cret@/gradebook?host={tmp_path / 'no-server'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "--db", url],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: cannot open the gradebook postgresql://grader:***@")
+    assert "s3cret" not in done.stderr and "Traceback" not in done.stderr
