@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 # As in autograder/runner.py: jsonschema's IRI grammar costs ~0.8 s per process and no notebook
-# schema uses it.
+# schema uses it.  This holds for the whole process that imports this module: no IRI formats.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 import nbformat  # noqa: E402
@@ -372,9 +372,12 @@ class Course:
         from sqlalchemy.exc import ArgumentError
 
         try:
-            return make_url(self.coursedir.db_url).render_as_string(hide_password=True)
-        except ArgumentError:
+            url = make_url(self.coursedir.db_url)
+        except (ArgumentError, ValueError):
             return "(an unreadable gradebook URL)"
+        if "password" in url.query:  # libpq also takes it as ?password=...
+            url = url.update_query_dict({"password": "***"})
+        return url.render_as_string(hide_password=True)
 
     def path(self, directory: str, student: str, assignment: str) -> Path:
         return Path(self.coursedir.format_path(directory, student, assignment))
@@ -404,11 +407,16 @@ def _instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, s
     except MissingEntry:
         raise GradingError(
             f"{assignment} is not in the gradebook {url}: run nbgrader generate_assignment "
-            f"{assignment}" + ("" if url.startswith("sqlite") else " --db " + url)
+            f"{assignment} (with --db, if the gradebook is not the course's own)"
         ) from None
-    except (ImportError, SQLAlchemyError) as error:
-        raise GradingError(f"cannot open the gradebook {url}: {error}") from None
+    except (ImportError, SQLAlchemyError, ValueError) as error:
+        raise GradingError(f"cannot open the gradebook {url}: {_without(error, course)}") from None
     return dict(release), sources
+
+
+def _without(error: Exception, course: Course) -> str:
+    """The error's message, with the gradebook URL (which may hold a password) masked."""
+    return str(error).replace(course.coursedir.db_url, course.db_shown)
 
 
 def _staging(folder: Path) -> Path:
@@ -494,11 +502,13 @@ def grade(
 
 
 def _warm_up(assignment: str) -> None:
-    """Before a worker's first submission: one torch thread (the workers share the cores), and the
-    hidden reference data built once, not once per submission."""
+    """Before a worker's first submission: one thread for torch, BLAS and OpenMP (the workers
+    share the cores), and the hidden reference data built once, not once per submission."""
     import torch
+    from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(1)
+    threadpool_limits(1)
     prepare(assignment)
 
 
@@ -592,7 +602,12 @@ def generate_feedback(course: Course, assignment: str, students: Sequence[str] =
         f"--CourseDirectory.db_url={course.coursedir.db_url}",  # --db may differ from the config
     ]  # fmt: skip
     for extra in [["--student", s] for s in students] or [[]]:
-        subprocess.run(
+        done = subprocess.run(
             [*command, *extra, "--log-level", "ERROR"],
-            cwd=course.root, env=env, check=True, stdout=subprocess.DEVNULL,
+            cwd=course.root, env=env, check=False, stdout=subprocess.DEVNULL,
         )  # fmt: skip
+        if done.returncode != 0:
+            raise GradingError(
+                f"nbgrader generate_feedback {assignment} {' '.join(extra)} failed (exit "
+                f"{done.returncode}); the grades are recorded, rerun it to get the feedback"
+            )

@@ -6,10 +6,11 @@ import functools
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 Namespace = Mapping[str, Any]
 CheckFunction = Callable[[Namespace], None]
+T = TypeVar("T")
 
 # assignment id -> the module under autograder.checks that registers its checks
 CHECK_MODULES = {
@@ -59,11 +60,12 @@ def check(assignment: str, grade_id: str) -> Callable[[CheckFunction], CheckFunc
 _REFERENCE_DATA: dict[str, list[Callable[[], Any]]] = {}
 
 
-def reference_data(assignment: str) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+def reference_data(assignment: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
     """Register a builder of hidden reference data that no submission changes: it runs once per
-    process, and :func:`prepare` runs it before a grading worker takes its first submission."""
+    process, and :func:`prepare` runs it before a grading worker takes its first submission.
+    Student code must only ever get copies of what it builds."""
 
-    def register(builder: Callable[[], Any]) -> Callable[[], Any]:
+    def register(builder: Callable[[], T]) -> Callable[[], T]:
         cached = functools.cache(builder)
         _REFERENCE_DATA.setdefault(assignment, []).append(cached)
         return cached

@@ -19,6 +19,7 @@ def test_prepare_builds_reference_data_once(fresh_reference_data):
         return object()
 
     registry.prepare("01_attention")
+    assert built == [1]  # built by prepare, before any check asks for it
     first = data()
     registry.prepare("01_attention")
     assert built == [1]
