@@ -128,7 +128,7 @@ def run_grade(
     csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
         f"{assignment}_grades.csv"
     )
-    grading.write_csv(outcomes, csv_path, max_points)
+    grading.write_csv(outcomes, csv_path, max_points, merge=bool(students))
     if feedback:
         graded = [o.student for o in outcomes if o.notebook is not None]
         grading.generate_feedback(course, assignment, graded if students else ())

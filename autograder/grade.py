@@ -562,18 +562,31 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
         shutil.copy(source / "timestamp.txt", destination / "timestamp.txt")
 
 
-def write_csv(outcomes: Sequence[Outcome], path: Path, max_points: dict[str, float]) -> None:
-    """One row per student: verdict, total, each graded cell's score, and the notes."""
-    grade_ids = list(max_points)
+def write_csv(
+    outcomes: Sequence[Outcome], path: Path, max_points: dict[str, float], *, merge: bool = False
+) -> None:
+    """One row per student: verdict, total, each graded cell's score, and the notes.
+
+    With ``merge``, the rows of students not in ``outcomes`` are kept from the existing file
+    (when it has the same columns), so grading a few students again keeps the class's file whole.
+    """
+    header = ["student", "verdict", "score", "max_score", *max_points, "notes"]
+    rows = {}
+    if merge and path.exists():
+        with path.open(newline="") as handle:
+            reader = csv.reader(handle)
+            if next(reader, None) == header:
+                rows = {row[0]: row for row in reader if row}
+    for outcome in outcomes:
+        scores = scores_of(outcome, max_points)
+        rows[outcome.student] = [
+            outcome.student, outcome.verdict, sum(scores.values()), sum(max_points.values()),
+            *(scores.get(g, 0) for g in max_points), " | ".join(outcome.notes),
+        ]  # fmt: skip
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "verdict", "score", "max_score", *grade_ids, "notes"])
-        for outcome in outcomes:
-            scores = scores_of(outcome, max_points)
-            writer.writerow([
-                outcome.student, outcome.verdict, sum(scores.values()), sum(max_points.values()),
-                *(scores.get(g, 0) for g in grade_ids), " | ".join(outcome.notes),
-            ])  # fmt: skip
+        writer.writerow(header)
+        writer.writerows(rows[student] for student in sorted(rows))
 
 
 def scores_of(outcome: Outcome, max_points: dict[str, float]) -> dict[str, float]:

@@ -1,0 +1,45 @@
+"""The grading command's CSV: one row per student, kept whole when a few are graded again."""
+
+import csv
+from pathlib import Path
+
+from autograder.grade import CellResult, Outcome, write_csv
+
+POINTS = {"q1": 2.0, "q2": 1.0}
+
+
+def outcome(student: str, passed: dict[str, bool], verdict: str = "ok") -> Outcome:
+    cells = [CellResult(g, ok, "" if ok else "wrong", ok) for g, ok in passed.items()]
+    return Outcome(student, verdict, [], {}, cells, 1.0)
+
+
+def read(path: Path) -> list[list[str]]:
+    with path.open(newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def test_rows_hold_scores_per_question_and_totals(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    write_csv([outcome("bo", {"q1": True, "q2": False}, "timeout")], path, POINTS)
+    assert read(path) == [
+        ["student", "verdict", "score", "max_score", "q1", "q2", "notes"],
+        ["bo", "timeout", "2.0", "3.0", "2.0", "0", ""],
+    ]
+
+
+def test_merge_replaces_the_regraded_and_keeps_the_others(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    write_csv([outcome("cy", {"q1": True, "q2": True}), outcome("al", {"q1": False})], path, POINTS)
+    write_csv([outcome("al", {"q1": True, "q2": True})], path, POINTS, merge=True)
+    rows = read(path)
+    assert [r[0] for r in rows[1:]] == ["al", "cy"]
+    assert rows[1][2] == rows[2][2] == "3.0"
+    write_csv([outcome("al", {"q1": False})], path, POINTS)  # no merge: this batch only
+    assert [r[0] for r in read(path)[1:]] == ["al"]
+
+
+def test_merge_drops_rows_written_for_other_questions(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    write_csv([outcome("cy", {"q1": True})], path, {"q1": 2.0})
+    write_csv([outcome("al", {"q1": True, "q2": True})], path, POINTS, merge=True)
+    assert [r[0] for r in read(path)[1:]] == ["al"]
