@@ -129,20 +129,26 @@ def run_grade(
         f"{assignment}_grades.csv"
     )
     grading.write_csv(outcomes, csv_path, max_points, merge=bool(students))
+    problems = []
     if feedback:
         graded = [o.student for o in outcomes if o.notebook is not None]
-        grading.generate_feedback(course, assignment, graded if students else ())
+        try:
+            grading.generate_feedback(course, assignment, graded if students else ())
+        except grading.GradingError as error:  # the grades are in; say so after the table
+            problems.append(str(error))
     print(format_table(outcomes, max_points))
     elapsed = time.monotonic() - started
+    written = f", feedback under {course.coursedir.feedback_directory}/"
     print(
         f"\n{len(outcomes)} submissions graded in {elapsed:.1f} s; grades in "
-        f"{course.db_shown}, CSV {csv_path}"
-        + ("" if not feedback else f", feedback under {course.coursedir.feedback_directory}/")
+        f"{course.db_shown}, CSV {csv_path}" + ("" if not feedback or problems else written)
     )
     failed = [o.student for o in outcomes if o.verdict == "grader error"]
     if failed:
-        print(f"grading itself failed for: {', '.join(failed)}", file=sys.stderr)
-    return 1 if failed else 0
+        problems.append(f"grading itself failed for: {', '.join(failed)}")
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

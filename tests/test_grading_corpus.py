@@ -8,6 +8,7 @@ program also bounds itself (at most 8 GB, at most 300 processes) in case a limit
 from __future__ import annotations
 
 import csv
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -210,3 +211,17 @@ def test_regrading_one_student_changes_nothing(graded):
     for student, row in rows.items():
         assert again[student]["score"] == row["score"], student
         assert again[student]["verdict"] == row["verdict"], student
+
+
+def test_failed_feedback_still_shows_the_table_and_keeps_the_grades(graded, tmp_path: Path):
+    course = tmp_path / "course"
+    shutil.copytree(graded[0], course)
+    with (course / "nbgrader_config.py").open("a") as config:
+        config.write('c.GenerateFeedback.preprocessors = ["no_such_module.Redact"]\n')
+    command = [sys.executable, "-m", "autograder", "grade", "01_attention", "--student", "ada",
+               "--course", str(course), "--cell-timeout", "30"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "error: nbgrader generate_feedback 01_attention --student ada failed" in done.stderr
+    assert "13/13" in done.stdout and "Traceback" not in done.stderr.split("error:")[-1]
+    assert _rows(course)["ada"]["score"] == graded[1]["ada"]["score"]
