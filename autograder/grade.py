@@ -604,12 +604,18 @@ def max_points_of(release: dict) -> dict[str, float]:
     return points
 
 
+def tool_env(**extra: str) -> dict[str, str]:
+    """This process's environment for nbgrader and grading subprocesses: this interpreter's
+    scripts first on PATH, and the repository (autograder, attention_lab) importable."""
+    env = dict(os.environ, **extra)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
 def generate_feedback(course: Course, assignment: str, students: Sequence[str] = ()) -> None:
     """nbgrader generate_feedback for every student, or only ``students``; hidden checks redacted
     by the course's config (autograder/feedback.py)."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     command = [
         sys.executable, "-m", "nbgrader", "generate_feedback", assignment, "--force",
         f"--CourseDirectory.db_url={course.coursedir.db_url}",  # --db may differ from the config
@@ -617,7 +623,7 @@ def generate_feedback(course: Course, assignment: str, students: Sequence[str] =
     for extra in [["--student", s] for s in students] or [[]]:
         done = subprocess.run(
             [*command, *extra, "--log-level", "ERROR"],
-            cwd=course.root, env=env, check=False, stdout=subprocess.DEVNULL,
+            cwd=course.root, env=tool_env(), check=False, stdout=subprocess.DEVNULL,
         )  # fmt: skip
         if done.returncode != 0:
             raise GradingError(

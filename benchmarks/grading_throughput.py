@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder.examples import DEMO_CLASS, Sample, build_course  # noqa: E402
+from autograder.grade import tool_env  # noqa: E402
 
 
 def sample_class(size: int) -> list[Sample]:
@@ -35,9 +36,7 @@ def sample_class(size: int) -> list[Sample]:
 
 
 def timed(command: list[str], cwd: Path) -> float:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = tool_env(OMP_NUM_THREADS="1")
     started = time.perf_counter()
     subprocess.run(command, cwd=cwd, env=env, check=False, capture_output=True)
     return time.perf_counter() - started

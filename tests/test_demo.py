@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import os
 import re
 import subprocess
 import sys
@@ -13,8 +12,7 @@ import pytest
 
 from autograder import sandbox
 from autograder.examples import DEMO_CLASS
-
-ROOT = Path(__file__).resolve().parents[1]
+from autograder.grade import tool_env
 
 pytestmark = pytest.mark.skipif(
     not sandbox.sandbox_available()[0], reason="bubblewrap is required (.ci/run installs it)"
@@ -32,13 +30,11 @@ def _rows(table: str) -> dict[str, tuple[str, str]]:
 
 
 def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path):
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     course = tmp_path / "course"
     done = subprocess.run(
         [sys.executable, "-m", "autograder", "demo", "--keep", str(course)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,
+        cwd=tmp_path, env=tool_env(OMP_NUM_THREADS="1"), capture_output=True, text=True,
+        timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
 

@@ -21,10 +21,11 @@ import pytest
 
 from autograder import sandbox
 from autograder.examples import UNSCALED, Sample, build_course
-from autograder.grade import max_points_of
+from autograder.grade import max_points_of, tool_env
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_attention"
+ENV = tool_env(OMP_NUM_THREADS="1")
 
 
 def _server_binaries() -> Path | None:
@@ -74,20 +75,13 @@ def postgres_url() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
-
-
 def _start_grader(course: Path, url: str, *extra: str) -> subprocess.Popen[str]:
     command = [
         sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "--db", url,
         "--workers", "1", "--cell-timeout", "30", *extra,
     ]  # fmt: skip
     return subprocess.Popen(
-        command, cwd=course, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command, cwd=course, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
 
 
@@ -104,7 +98,7 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
     nbgrader = [sys.executable, "-m", "nbgrader"]
     db = f"--CourseDirectory.db_url={postgres_url}"
     subprocess.run([*nbgrader, "generate_assignment", ASSIGNMENT, "--force", db], cwd=tmp_path,
-                   env=_env(), check=True, capture_output=True)  # fmt: skip
+                   env=ENV, check=True, capture_output=True)  # fmt: skip
 
     graders = [
         _start_grader(tmp_path, postgres_url, "--student", "ada", "--student", "alan"),
@@ -123,7 +117,7 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
         assert "postgres" in output and "sqlite" not in output.split("grades in")[-1]
 
     # nbgrader's own export reads every grade back from PostgreSQL.
-    subprocess.run([*nbgrader, "export", db, "--to", "grades.csv"], cwd=tmp_path, env=_env(),
+    subprocess.run([*nbgrader, "export", db, "--to", "grades.csv"], cwd=tmp_path, env=ENV,
                    check=True, capture_output=True)  # fmt: skip
     with (tmp_path / "grades.csv").open() as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
@@ -160,7 +154,7 @@ def test_an_unreachable_gradebook_is_a_clear_error(tmp_path: Path, url: str, sho
     url = url.format(tmp_path / "no-server")
     done = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "--db", url],
-        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith(f"error: cannot open the gradebook {shown}")

@@ -8,7 +8,6 @@ bad-input corpus in tests/test_grading_corpus.py.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -141,39 +140,18 @@ def write_class(course_root: Path, samples: Sequence[Sample], assignment: str = 
         (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
 
 
-_CONFIG = '''"""nbgrader configuration of a course built by autograder.examples."""
-import os
-c = get_config()  # noqa: F821
-here = os.path.dirname(os.path.abspath(__file__))
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import GetGrades  # noqa: E402
-from autograder.feedback import RedactHiddenTests  # noqa: E402
-c.CourseDirectory.course_id = "attention_lab_demo"
-c.CourseDirectory.root = here
-c.CourseDirectory.source_directory = "solutions"
-c.CourseDirectory.release_directory = "notebooks"
-c.CourseDirectory.submitted_directory = "grading/submitted"
-c.CourseDirectory.autograded_directory = "grading/autograded"
-c.CourseDirectory.feedback_directory = "grading/feedback"
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "grading", "gradebook.db")
-c.CourseDirectory.include = ["*.ipynb"]
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}
-c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, RedactHiddenTests]
-'''
-
-
 def build_course(root: Path, samples: Sequence[Sample], assignment: str = ASSIGNMENT) -> None:
     """A fresh nbgrader course at ``root``: the assignment generated, the samples submitted."""
+    from autograder.grade import tool_env
+
     (root / "grading").mkdir(parents=True)
-    (root / "nbgrader_config.py").write_text(_CONFIG)
+    # The course's own configuration: it places everything relative to its own folder.
+    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
     shutil.copytree(ROOT / "solutions" / assignment, root / "solutions" / assignment)
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     subprocess.run(
         [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
          "--log-level", "ERROR"],
-        cwd=root, env=env, check=True, stdout=subprocess.DEVNULL,
+        cwd=root, env=tool_env(), check=True, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     write_class(root, samples, assignment)
 
