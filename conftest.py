@@ -7,9 +7,6 @@ _scratch = tempfile.mkdtemp(prefix="attention-lab-tests-")
 for _name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
     os.environ.setdefault(_name, os.path.join(_scratch, _name.lower()))
 os.environ.setdefault("MPLBACKEND", "Agg")
-# Solution notebooks' hidden-test cells import autograder from the repository root.
-_root = os.path.dirname(os.path.abspath(__file__))
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_root, os.environ.get("PYTHONPATH")]))
 # On a small machine, OpenMP threads of two busy processes (pytest and a kernel, or two
 # kernels) spin against each other and slow small-tensor work down many times over.
 os.environ.setdefault("OMP_NUM_THREADS", "1")

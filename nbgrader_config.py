@@ -5,19 +5,15 @@ everything produced while grading lives under the git-ignored grading/ folder.
 """
 
 import os
-import sys
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
+
+from autograder.pipeline.feedback import RedactHiddenTests
 
 c = get_config()  # noqa: F821  (nbgrader injects get_config)
 
 here = os.path.dirname(os.path.abspath(__file__))
-# Hidden-test cells import the autograder package: make it importable here and in kernels.
-sys.path.insert(0, here)
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))
-
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import GetGrades  # noqa: E402
-
-from autograder.feedback import RedactHiddenTests  # noqa: E402
 
 os.makedirs(os.path.join(here, "grading"), exist_ok=True)
 

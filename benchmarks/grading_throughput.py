@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder.examples import DEMO_CLASS, Sample, build_course  # noqa: E402
-from autograder.grade import tool_env  # noqa: E402
+from autograder.pipeline.course import tool_env  # noqa: E402
 
 
 def sample_class(size: int) -> list[Sample]:

@@ -36,10 +36,6 @@ def main() -> None:
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
         os.environ.setdefault(name, os.path.join(scratch, name.lower()))
     os.environ.setdefault("MPLBACKEND", "Agg")
-    # The solutions' hidden-test cells import autograder from the repository root.
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
-    )
     only = set(sys.argv[1:])
     seconds = {}
     for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):

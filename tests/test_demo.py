@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
 from autograder.examples import DEMO_CLASS
-from autograder.grade import tool_env
+from autograder.isolation import sandbox
+from autograder.pipeline.course import tool_env
 
 pytestmark = pytest.mark.skipif(
     not sandbox.sandbox_available()[0], reason="bubblewrap is required (.ci/run installs it)"

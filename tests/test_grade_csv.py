@@ -3,7 +3,8 @@
 import csv
 from pathlib import Path
 
-from autograder.grade import CellResult, Outcome, write_csv
+from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.report import write_csv
 
 POINTS = {"q1": 2.0, "q2": 1.0}
 

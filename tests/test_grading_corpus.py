@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
 from autograder.examples import DEMO_CLASS, UNSCALED, Sample, build_course
+from autograder.isolation import sandbox
 
 pytestmark = pytest.mark.skipif(
     not sandbox.sandbox_available()[0], reason="bubblewrap is required (.ci/run installs it)"

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nbformat import NotebookNode
 
-from autograder.intake import MAX_BYTES, Intake, take_in
+from autograder.pipeline.intake import MAX_BYTES, Intake, take_in
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = nbformat.read(ROOT / "notebooks/01_attention/01_attention.ipynb", as_version=4)

@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 import tests.mutants
-from autograder import sandbox
 from autograder.examples import Sample, build_course, solution_answers
-from autograder.grade import Course, Outcome, grade
+from autograder.isolation import sandbox
+from autograder.pipeline.batch import grade
+from autograder.pipeline.course import Course
+from autograder.pipeline.records import Outcome
 from tests.mutants import Mutant
 
 pytestmark = pytest.mark.skipif(

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 import tests.mutants
-from autograder.submission import GradeResult, grade_submission, load_submission
+from autograder.suite.submission import GradeResult, grade_submission, load_submission
 from tests.mutants import Mutant
 
 ROOT = Path(__file__).resolve().parents[1]

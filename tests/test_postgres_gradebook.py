@@ -19,9 +19,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import sandbox
 from autograder.examples import UNSCALED, Sample, build_course
-from autograder.grade import max_points_of, tool_env
+from autograder.isolation import sandbox
+from autograder.pipeline.course import tool_env
+from autograder.pipeline.report import max_points_of
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_attention"

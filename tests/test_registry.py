@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder import registry
+from autograder.authoring import registry
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from autograder.runner import run_notebook
+from autograder.isolation.runner import run_notebook
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 3.0
@@ -48,8 +48,8 @@ def run_code(folder: Path, *sources: str, **options: Any) -> dict[str, Any]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m autograder.runner`` from the repository root."""
-    argv = [sys.executable, "-m", "autograder.runner", *args]
+    """Run ``python -m autograder.isolation.runner`` from the repository root."""
+    argv = [sys.executable, "-m", "autograder.isolation.runner", *args]
     return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=60)
 
 

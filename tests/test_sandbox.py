@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import sandbox
-from autograder.sandbox import (
+from autograder.isolation import sandbox
+from autograder.isolation.sandbox import (
     SANDBOX_WORKDIR,
     GiB,
     Limits,

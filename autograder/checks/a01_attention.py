@@ -10,8 +10,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 import attention_lab.attention as reference
-from autograder.registry import Namespace, check
-from autograder.tools import (
+from autograder.authoring.helpers import (
     diagnose,
     fail,
     forbid_references,
@@ -20,6 +19,7 @@ from autograder.tools import (
     random_sizes,
     require,
 )
+from autograder.authoring.registry import Namespace, check
 
 ASSIGNMENT = "01_attention"
 BANNED = {

@@ -11,8 +11,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.attention as reference
-from autograder.registry import Namespace, check
-from autograder.tools import (
+from autograder.authoring.helpers import (
     copy_into,
     diagnose,
     fail,
@@ -21,6 +20,7 @@ from autograder.tools import (
     random_sizes,
     require,
 )
+from autograder.authoring.registry import Namespace, check
 
 ASSIGNMENT = "02_multi_head"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")

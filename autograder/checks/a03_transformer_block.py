@@ -17,9 +17,7 @@ import attention_lab.encoder as reference
 from attention_lab.attention import causal_mask
 from attention_lab.data import SentimentSplits, make_sentiment_corpus
 from attention_lab.tokenizer import SPECIAL_TOKENS, WordTokenizer
-from autograder.registry import Namespace, check, reference_data
-from autograder.remote import function_name
-from autograder.tools import (
+from autograder.authoring.helpers import (
     copy_into,
     diagnose,
     fail,
@@ -30,6 +28,8 @@ from autograder.tools import (
     random_sizes,
     require,
 )
+from autograder.authoring.registry import Namespace, check, reference_data
+from autograder.judging.kernel import function_name
 
 ASSIGNMENT = "03_transformer_block"
 PAD_ID, UNK_ID, CLS_ID = 0, 1, 2

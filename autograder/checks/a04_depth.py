@@ -9,8 +9,7 @@ import torch
 from torch import Tensor, nn
 
 import attention_lab.encoder as reference
-from autograder.registry import Namespace, check
-from autograder.tools import (
+from autograder.authoring.helpers import (
     diagnose,
     fail,
     forbid_references,
@@ -20,6 +19,7 @@ from autograder.tools import (
     random_sizes,
     require,
 )
+from autograder.authoring.registry import Namespace, check
 
 ASSIGNMENT = "04_depth"
 BANNED = {

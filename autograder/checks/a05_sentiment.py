@@ -12,8 +12,7 @@ import attention_lab.encoder as reference
 from attention_lab.attention import padding_mask
 from attention_lab.baseline import fit_baseline
 from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
-from autograder.registry import Namespace, check, reference_data
-from autograder.tools import (
+from autograder.authoring.helpers import (
     diagnose,
     fail,
     forbid_references,
@@ -22,6 +21,7 @@ from autograder.tools import (
     random_sizes,
     require,
 )
+from autograder.authoring.registry import Namespace, check, reference_data
 
 ASSIGNMENT = "05_sentiment"
 BANNED = {"attention_lab's SentimentClassifier": reference.SentimentClassifier}

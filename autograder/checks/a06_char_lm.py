@@ -15,8 +15,7 @@ import attention_lab.data as data_reference
 import attention_lab.encoder as encoder_reference
 from attention_lab.data import load_char_corpus
 from attention_lab.tokenizer import CharTokenizer
-from autograder.registry import Namespace, check
-from autograder.tools import (
+from autograder.authoring.helpers import (
     diagnose,
     fail,
     forbid_references,
@@ -25,6 +24,7 @@ from autograder.tools import (
     random_sizes,
     require,
 )
+from autograder.authoring.registry import Namespace, check
 
 ASSIGNMENT = "06_char_lm"
 BANNED_ATTENTION = {

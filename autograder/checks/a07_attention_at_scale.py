@@ -11,8 +11,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.attention as reference
-from autograder.registry import Namespace, check
-from autograder.tools import (
+from autograder.authoring.helpers import (
     diagnose,
     fail,
     forbid_references,
@@ -20,6 +19,7 @@ from autograder.tools import (
     observe_call,
     require,
 )
+from autograder.authoring.registry import Namespace, check
 
 ASSIGNMENT = "07_attention_at_scale"
 # The student's own online_softmax_update is allowed inside chunked_attention.

@@ -142,7 +142,7 @@ def write_class(course_root: Path, samples: Sequence[Sample], assignment: str = 
 
 def build_course(root: Path, samples: Sequence[Sample], assignment: str = ASSIGNMENT) -> None:
     """A fresh nbgrader course at ``root``: the assignment generated, the samples submitted."""
-    from autograder.grade import tool_env
+    from autograder.pipeline.course import tool_env
 
     (root / "grading").mkdir(parents=True)
     # The course's own configuration: it places everything relative to its own folder.
@@ -158,7 +158,7 @@ def build_course(root: Path, samples: Sequence[Sample], assignment: str = ASSIGN
 
 def build_demo_course(root: Path):  # noqa: ANN201 - returns (Course, assignment)
     """The demo's course, ready to grade."""
-    from autograder.grade import Course
+    from autograder.pipeline.course import Course
 
     build_course(root, DEMO_CLASS)
     return Course.load(root), ASSIGNMENT

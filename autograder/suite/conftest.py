@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.registry import checks_for
-from autograder.submission import Submission, load_submission
+from autograder.authoring.registry import checks_for
+from autograder.suite.submission import Submission, load_submission
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

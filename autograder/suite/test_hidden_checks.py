@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.registry import Check, CheckFailed, run_check
-from autograder.submission import Submission
+from autograder.authoring.registry import Check, CheckFailed, run_check
+from autograder.suite.submission import Submission
 
 
 def test_hidden_check(hidden_check: Check, submission: Submission) -> None:

@@ -2,8 +2,8 @@
 
 The hidden checks of autograder/checks run here unchanged, against a :class:`RemoteNamespace`:
 calling a student's function sends the arguments to the kernel and brings the result back as data
-(see autograder/remote.py).  Gradients flow across: a remote call's tensor outputs are tied into
-this process's autograd graph, and ``backward`` asks the kernel for the input gradients.
+(see autograder/judging/protocol.py).  Gradients flow across: a remote call's tensor outputs are
+tied into this process's autograd graph, and ``backward`` asks the kernel for the input gradients.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
-from autograder import remote, static
-from autograder.registry import CheckFailed, checks_for, run_check
+from autograder.authoring.registry import CheckFailed, checks_for, run_check
+from autograder.judging import protocol, source_bans
 
 # Classes from these packages stand in for the kernel's classes in isinstance and issubclass.
 _TRUSTED_ROOTS = {"torch", "attention_lab", "builtins", "numpy", "collections", "abc"}
@@ -158,7 +158,7 @@ class Link:
             return {
                 "$": "local",
                 "id": number,
-                "mro": [remote.class_path(c) for c in type(value).__mro__],
+                "mro": [protocol.class_path(c) for c in type(value).__mro__],
             }
         raise TypeError(f"cannot send a {type(value).__name__} to the student's code")
 
@@ -167,10 +167,10 @@ class Link:
         target = message.get("target") or {}
         number, method = target.get("id"), target.get("method")
         if not isinstance(number, int) or not 0 <= number < len(self.stand_ins):
-            raise remote.ProtocolError("unknown stand-in")
+            raise protocol.ProtocolError("unknown stand-in")
         module = self.stand_ins[number]
-        args = remote.decode(message.get("args"), tensors, self.resolve)
-        kwargs = remote.decode(message.get("kwargs"), tensors, self.resolve)
+        args = protocol.decode(message.get("args"), tensors, self.resolve)
+        kwargs = protocol.decode(message.get("kwargs"), tensors, self.resolve)
         if message.get("callback") == "getattr":
             name = args[0] if args else None
             if not isinstance(name, str) or name.startswith("_"):
@@ -184,7 +184,7 @@ class Link:
                 raise AttributeError(f"{method!r} is not available on the grader's model")
             value = function(*args, **kwargs)
         else:
-            raise remote.ProtocolError("unknown callback")
+            raise protocol.ProtocolError("unknown callback")
         if isinstance(value, Iterator):
             value = iter(list(itertools.islice(value, 100_000)))
         out: list[torch.Tensor] = []
@@ -192,8 +192,8 @@ class Link:
 
     def _encode_result(self, value: Any, out: list[torch.Tensor]) -> Any:
         if isinstance(value, Iterator):
-            return {"$": "iter", "v": [remote.encode(x, out, self.reference) for x in value]}
-        return remote.encode(value, out, self.reference)
+            return {"$": "iter", "v": [protocol.encode(x, out, self.reference) for x in value]}
+        return protocol.encode(value, out, self.reference)
 
     @staticmethod
     def _reply(tree: Any, out: list[torch.Tensor]) -> tuple[dict, list]:
@@ -207,11 +207,11 @@ class Link:
                 or not 0 <= number < len(self.stand_ins)
                 or tree.get("method")
             ):
-                raise remote.ProtocolError("bad stand-in reference")
+                raise protocol.ProtocolError("bad stand-in reference")
             return self.stand_ins[number]
         number = tree.get("id")
         if not isinstance(number, int) or not isinstance(tree.get("mro"), list):
-            raise remote.ProtocolError("bad reference")
+            raise protocol.ProtocolError("bad reference")
         if number not in self.proxies:
             if tree.get("kind") == "class":
                 self.proxies[number] = self.local_class(number, tree["mro"])
@@ -248,19 +248,19 @@ class Link:
             raise KernelGone("the kernel is gone")
         self.callback_error = None
         try:
-            remote.send_message(self.sock, message, tensors)
-            reply, out = remote.receive_message(self.sock)
+            protocol.send_message(self.sock, message, tensors)
+            reply, out = protocol.receive_message(self.sock)
             while "callback" in reply:  # the student's code is using one of our stand-ins
                 try:
                     answer, answer_tensors = self.answer_callback(reply, out)
-                except (OSError, remote.ProtocolError):
+                except (OSError, protocol.ProtocolError):
                     raise
                 except Exception as error:  # noqa: BLE001 - reported to the kernel, kept here
                     self.callback_error = error
                     answer, answer_tensors = {"ok": False, "message": str(error)[:2000]}, []
-                remote.send_message(self.sock, answer, answer_tensors)
-                reply, out = remote.receive_message(self.sock)
-        except (OSError, remote.ProtocolError) as error:
+                protocol.send_message(self.sock, answer, answer_tensors)
+                reply, out = protocol.receive_message(self.sock)
+        except (OSError, protocol.ProtocolError) as error:
             self.alive = False
             raise KernelGone(
                 "your kernel stopped answering while the hidden checks ran (it crashed, exited, "
@@ -274,12 +274,12 @@ class Link:
         tensors: list[torch.Tensor] = []
         message: dict[str, Any] = {
             "op": op,
-            "args": remote.encode(list(args), tensors, self.reference),
+            "args": protocol.encode(list(args), tensors, self.reference),
         }
         if target is not None:
             message["ref"] = object.__getattribute__(target, "_ref")
         reply, out = self.exchange(message, tensors)
-        return remote.decode(reply.get("value"), out, self.resolve)
+        return protocol.decode(reply.get("value"), out, self.resolve)
 
     def call(self, ref: int, args: tuple, kwargs: dict, kind: str | None = None) -> Any:
         """Call the kernel's object ``ref``; with ``kind``, return (result, observation)."""
@@ -288,23 +288,23 @@ class Link:
             "op": "observe" if kind else "call",
             "kind": kind,
             "ref": ref,
-            "args": remote.encode(list(args), tensors, self.reference),
-            "kwargs": remote.encode(dict(kwargs), tensors, self.reference),
+            "args": protocol.encode(list(args), tensors, self.reference),
+            "kwargs": protocol.encode(dict(kwargs), tensors, self.reference),
             "grad": torch.is_grad_enabled(),
             "rng": len(tensors),
         }
         tensors.append(torch.get_rng_state())  # the kernel draws the same random numbers
-        inputs = [t for t in remote._tensors_in((list(args), dict(kwargs))) if t.requires_grad]
+        inputs = [t for t in protocol.tensors_in((list(args), dict(kwargs))) if t.requires_grad]
         reply, out = self.exchange(message, tensors)
-        torch.set_rng_state(remote._tensor_at(out, reply.get("rng")))
+        torch.set_rng_state(protocol.tensor_at(out, reply.get("rng")))
         graph = reply.get("graph_outputs") or []
         if graph and torch.is_grad_enabled() and isinstance(reply.get("call"), int):
             anchor = inputs or [torch.zeros((), requires_grad=True)]
-            outputs = [remote._tensor_at(out, i) for i in graph]
+            outputs = [protocol.tensor_at(out, i) for i in graph]
             linked = _RemoteGraph.apply(self, reply["call"], len(anchor), *anchor, *outputs)
             for index, tensor in zip(graph, linked, strict=True):
                 out[index] = tensor
-        value = remote.decode(reply.get("value"), out, self.resolve)
+        value = protocol.decode(reply.get("value"), out, self.resolve)
         return (value, reply.get("observation")) if kind else value
 
     def backward(self, call_id: int, grads: Sequence[torch.Tensor | None]) -> list:
@@ -315,9 +315,9 @@ class Link:
             if grad is not None:
                 tensors.append(grad.detach())
         reply, out = self.exchange({"op": "backward", "call": call_id, "grads": indices}, tensors)
-        value = remote.decode(reply.get("value"), out, self.resolve)
+        value = protocol.decode(reply.get("value"), out, self.resolve)
         if not isinstance(value, list):
-            raise remote.ProtocolError("backward must answer with a list of gradients")
+            raise protocol.ProtocolError("backward must answer with a list of gradients")
         return [g if isinstance(g, torch.Tensor) else None for g in value]
 
 
@@ -376,7 +376,7 @@ def current_link() -> Link:
 
 
 def origin_of(value: Any) -> str | None:
-    """The global name under which the checks looked ``value`` up, if it is remote."""
+    """The global name under which the checks looked ``value`` up, if it is protocol."""
     link = getattr(_current, "link", None)
     return link.origins.get(id(value)) if link is not None else None
 
@@ -430,10 +430,10 @@ class Judge:
                     self._judge(connection)
 
     def _judge(self, connection: socket.socket) -> None:
-        hello, _ = remote.receive_message(connection)
+        hello, _ = protocol.receive_message(connection)
         assignment, grade_id = (hello.get("hello") or [None, None])[:2]
         if assignment != self.assignment or grade_id not in self.known:
-            remote.send_message(
+            protocol.send_message(
                 connection, {"op": "verdict", "passed": False, "message": "unknown cell"}, []
             )
             return
@@ -441,7 +441,7 @@ class Judge:
         if verdict is None:  # a replay after a crash gets the first verdict again
             verdict = self.verdicts[grade_id] = self.run_checks(grade_id, Link(connection))
         with contextlib.suppress(OSError):
-            remote.send_message(
+            protocol.send_message(
                 connection,
                 {"op": "verdict", "passed": verdict.passed, "message": verdict.diagnosis},
                 [],
@@ -452,7 +452,7 @@ class Judge:
         namespace = RemoteNamespace(link)
         _current.link = link
         try:
-            with static.using_sources(self.sources):
+            with source_bans.using_sources(self.sources):
                 for entry in checks_for(self.assignment, grade_id):
                     try:
                         run_check(entry, namespace)

@@ -11,8 +11,8 @@ from typing import Any
 
 import torch
 
-from autograder import remote
-from autograder.registry import CheckFailed, Namespace
+from autograder.authoring.registry import CheckFailed, Namespace
+from autograder.judging import kernel
 
 # Mixed into every hidden seed so students cannot reproduce the hidden inputs.
 _SEED_SALT = "attention-lab hidden seeds, v1"
@@ -157,12 +157,12 @@ def _forbid_in_source(
     obj: Any, banned: Mapping[str, Callable[..., Any] | type], exercise: str
 ) -> None:
     """forbid_references for a kernel object: judged from the notebook's source text."""
-    from autograder import judge, static
+    from autograder.judging import judge, source_bans
 
-    name, sources = judge.origin_of(obj), static.current_sources()
+    name, sources = judge.origin_of(obj), source_bans.current_sources()
     if name is None or sources is None:
         fail(f"{exercise} could not be checked for calls to the reference")
-    found = static.banned_use(sources, name, banned)
+    found = source_bans.banned_use(sources, name, banned)
     if found is not None:
         label, how = found
         remedy = "write it yourself" if how == "subclasses" else "write the computation yourself"
@@ -183,11 +183,11 @@ def observe_call(kind: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
         link = object.__getattribute__(fn, "_link") if not isinstance(fn, type) else None
         ref = object.__getattribute__(fn, "_ref") if link is not None else fn.__remote_id__
         if link is None:
-            from autograder import judge
+            from autograder.judging import judge
 
             link = judge.current_link()
         return link.call(ref, args, kwargs, kind=kind)
-    return remote.observe(kind, fn, args, kwargs)
+    return kernel.observe(kind, fn, args, kwargs)
 
 
 def identity(value: Any) -> int:

@@ -112,7 +112,7 @@ def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> N
     """Run every hidden check of a graded cell against the names in ``namespace``.
 
     Raises CheckFailed for the first failing check, with its name and diagnosis; feedback
-    (autograder/feedback.py) shows that line and never the check's source.
+    (autograder/pipeline/feedback.py) shows that line and never the check's source.
     """
     for entry in checks_for(assignment, grade_id):
         run_check(entry, namespace)

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from autograder.submission import _to_python
+from autograder.cells import to_python
 
 # Only these packages are imported to resolve a dotted name: never a module the student names.
 _RESOLVABLE_ROOTS = {"torch", "numpy", "attention_lab", "math", "sklearn"}
@@ -60,7 +60,7 @@ class _Bindings:
         self.aliases: dict[str, str] = {}
         for source in sources:
             try:
-                tree = ast.parse(_to_python(source))
+                tree = ast.parse(to_python(source))
             except (SyntaxError, ValueError):
                 continue  # the cell did not run either
             for node in ast.walk(tree):  # imports anywhere, even inside functions

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m autograder.runner NOTEBOOK.ipynb RESULT.json [--cell-timeout SECONDS]
+    python -m autograder.isolation.runner NOTEBOOK.ipynb RESULT.json [--cell-timeout SECONDS]
         [--max-restarts N] [--max-output-bytes B]
 
 This is the program that runs inside the grading sandbox, as an unprivileged user without network.
@@ -362,7 +362,7 @@ def _unrecorded(nb: NotebookNode, cells: list[Record]) -> list[int]:
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line, checked."""
     parser = argparse.ArgumentParser(
-        prog="python -m autograder.runner", description=__doc__.split("\n\n")[0]
+        prog="python -m autograder.isolation.runner", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("notebook", type=Path)
     parser.add_argument("result", type=Path)

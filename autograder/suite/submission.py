@@ -15,7 +15,8 @@ from typing import Any
 
 import nbformat
 
-from autograder.registry import CheckFailed, checks_for, run_check
+from autograder.authoring.registry import CheckFailed, checks_for, run_check
+from autograder.cells import is_test_cell, to_python
 
 SUBMISSION_MODULE = "__submission__"
 
@@ -38,12 +39,6 @@ class GradeResult:
     diagnosis: str = ""
 
 
-def is_test_cell(cell: nbformat.NotebookNode) -> bool:
-    """True for an autograder test cell (graded, not an answer): its code is never trusted."""
-    meta = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
-
-
 @contextlib.contextmanager
 def _quiet_plots() -> Iterator[None]:
     """Use the Agg backend and make plt.show() close figures instead of drawing them."""
@@ -59,13 +54,6 @@ def _quiet_plots() -> Iterator[None]:
     finally:
         plt.show = original_show
         plt.close("all")
-
-
-def _to_python(source: str) -> str:
-    """Turn IPython syntax (magics, shell escapes) into plain Python."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    return TransformerManager().transform_cell(source)
 
 
 def load_submission(path: str | os.PathLike[str], assignment: str | None = None) -> Submission:
@@ -90,7 +78,7 @@ def load_submission(path: str | os.PathLike[str], assignment: str | None = None)
                 if cell.cell_type != "code" or is_test_cell(cell):
                     continue
                 filename = f"<{path.name} cell {index}>"
-                source = _to_python(cell.source)
+                source = to_python(cell.source)
                 # Register the source so inspect.getsource works, as it does in a kernel.
                 linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
                 sink = io.StringIO()

@@ -1,0 +1,88 @@
+"""Grade a whole class: a pool of workers over the submissions, recording as each one finishes.
+
+The workers fork from a server that imported torch, the judge and the assignment's checks once;
+only this (the main) process writes the gradebook.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from autograder.authoring.registry import CHECK_MODULES
+from autograder.isolation import sandbox
+from autograder.isolation.staging import build_staging, secret_paths
+from autograder.pipeline.course import (
+    Course,
+    GradingError,
+    find_submissions,
+    instructor_side,
+    record,
+)
+from autograder.pipeline.records import Job, Outcome, Settings
+from autograder.pipeline.worker import grade_one, warm_up
+
+
+def grade(
+    assignment: str,
+    course: Course,
+    *,
+    students: Sequence[str] = (),
+    workers: int = 0,
+    settings: Settings | None = None,
+    progress: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
+    """Grade every submission of ``assignment`` (or only ``students``) and record the grades."""
+    settings = settings or Settings()
+    if settings.use_sandbox:
+        available, why = sandbox.sandbox_available()
+        if not available:
+            raise GradingError(why)
+    release, sources = instructor_side(course, assignment)
+    submitted = find_submissions(course, assignment, students)
+    hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
+        Path(folder).chmod(0o755)
+        staging = build_staging(Path(folder) / "site")
+        jobs = [
+            Job(
+                student,
+                assignment,
+                str(path),
+                release,
+                sources,
+                str(staging),
+                hide,
+                settings,
+            )  # fmt: skip
+            for student, path in submitted
+        ]
+        count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+        # Workers fork from a server that imported torch, the judge and the checks once.
+        context = multiprocessing.get_context("forkserver")
+        preload = ["autograder.pipeline.worker", "autograder.judging.judge"]
+        if assignment in CHECK_MODULES:
+            preload.append(f"autograder.checks.{CHECK_MODULES[assignment]}")
+        context.set_forkserver_preload(preload)
+        with ProcessPoolExecutor(
+            count, mp_context=context, initializer=warm_up, initargs=(assignment,)
+        ) as pool:
+            futures = {pool.submit(grade_one, job): job for job in jobs}
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    outcome = future.result()
+                except Exception as error:  # noqa: BLE001 - reported, and the batch fails
+                    outcome = Outcome(job.student, "grader error", [repr(error)], None, [], 0.0)
+                if outcome.notebook is not None:
+                    record(course, assignment, outcome)
+                outcomes.append(outcome)
+                if progress is not None:
+                    progress(outcome)
+    outcomes.sort(key=lambda o: o.student)
+    return outcomes

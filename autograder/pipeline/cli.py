@@ -1,0 +1,129 @@
+"""python -m autograder: grade a class (``grade``) or a bundled sample class (``demo``)."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from autograder.isolation.sandbox import GiB, Limits
+from autograder.pipeline import batch, report
+from autograder.pipeline.course import Course, GradingError, find_submissions, instructor_side
+from autograder.pipeline.feedback import generate_feedback
+from autograder.pipeline.records import Settings
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    limits = Limits(
+        memory_bytes=int(args.memory_gb * GiB),
+        cpu_seconds=int(args.time_limit),
+        wall_seconds=float(args.time_limit),
+        max_processes=args.max_processes,
+    )
+    return Settings(
+        cell_timeout=args.cell_timeout, limits=limits, use_sandbox=not args.unsafe_no_sandbox
+    )
+
+
+def _add_limits(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=int, default=0, help="parallel workers (default: cores)")
+    parser.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell")
+    parser.add_argument(
+        "--time-limit", type=float, default=900.0, help="seconds per submission, CPU and wall"
+    )
+    parser.add_argument("--memory-gb", type=float, default=4.0, help="memory per process (GiB)")
+    parser.add_argument("--max-processes", type=int, default=64, help="processes per submission")
+    parser.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run student code without bubblewrap, with your permissions (trusted code only)",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser("grade", help="grade every collected submission of ASSIGNMENT")
+    grade.add_argument("assignment")
+    grade.add_argument("--student", action="append", default=[], help="only these (repeatable)")
+    grade.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
+    grade.add_argument("--db", help="gradebook URL (default: the course's; postgresql://... too)")
+    grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
+    _add_limits(grade)
+    demo = commands.add_parser("demo", help="grade the bundled sample class end to end")
+    demo.add_argument("--keep", type=Path, help="build the demo course here and keep it")
+    _add_limits(demo)
+    demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
+    return parser
+
+
+def run_grade(
+    assignment: str,
+    course: Course,
+    args: argparse.Namespace,
+    students: Sequence[str] = (),
+    feedback: bool = True,
+) -> int:
+    """Grade, record, export and report; the exit status the command should end with."""
+    release, _ = instructor_side(course, assignment)
+    max_points = report.max_points_of(release)
+    submitted = find_submissions(course, assignment, students)
+    started = time.monotonic()
+    outcomes = batch.grade(
+        assignment,
+        course,
+        students=students,
+        workers=args.workers,
+        settings=_settings(args),
+        progress=report.Progress(len(submitted)),
+    )
+    csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
+        f"{assignment}_grades.csv"
+    )
+    report.write_csv(outcomes, csv_path, max_points, merge=bool(students))
+    problems = []
+    if feedback:
+        graded = [o.student for o in outcomes if o.notebook is not None]
+        try:
+            generate_feedback(course, assignment, graded if students else ())
+        except GradingError as error:  # the grades are in; say so after the table
+            problems.append(str(error))
+    print(report.format_table(outcomes, max_points))
+    elapsed = time.monotonic() - started
+    written = f", feedback under {course.coursedir.feedback_directory}/"
+    print(
+        f"\n{len(outcomes)} submissions graded in {elapsed:.1f} s; grades in "
+        f"{course.db_shown}, CSV {csv_path}" + ("" if not feedback or problems else written)
+    )
+    failed = [o.student for o in outcomes if o.verdict == "grader error"]
+    if failed:
+        problems.append(f"grading itself failed for: {', '.join(failed)}")
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "grade":
+            course = Course.load(args.course, args.db)
+            return run_grade(
+                args.assignment, course, args, args.student, feedback=not args.no_feedback
+            )
+        from autograder.examples import build_demo_course
+
+        with tempfile.TemporaryDirectory(prefix="attention-lab-demo-") as scratch:
+            root = args.keep or Path(scratch) / "course"
+            if args.keep and root.exists():
+                shutil.rmtree(root)
+            course, assignment = build_demo_course(root)
+            print(f"demo course: {root}", file=sys.stderr)
+            return run_grade(assignment, course, args)
+    except GradingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2

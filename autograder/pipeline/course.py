@@ -1,0 +1,150 @@
+"""The nbgrader course a batch grades: its folders, released notebook, gradebook and submissions.
+
+Only the main process writes the gradebook (:func:`record`), as nbgrader autograde would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from autograder.pipeline.records import Outcome
+
+
+@dataclass
+class Course:
+    """Where an nbgrader course keeps its files, read from its nbgrader_config.py."""
+
+    root: Path
+    coursedir: Any
+
+    @classmethod
+    def load(cls, root: Path, db_url: str | None = None) -> Course:
+        from nbgrader.coursedir import CourseDirectory
+        from traitlets.config.loader import PyFileConfigLoader
+
+        root = root.resolve()
+        if not (root / "nbgrader_config.py").exists():
+            raise GradingError(f"{root} has no nbgrader_config.py: run from the course folder")
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+        if db_url:
+            config.CourseDirectory.db_url = db_url
+        return cls(root, CourseDirectory(config=config))
+
+    @property
+    def db_shown(self) -> str:
+        """The gradebook URL with any password masked, for messages."""
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            url = make_url(self.coursedir.db_url)
+        except (ArgumentError, ValueError):
+            return "(an unreadable gradebook URL)"
+        if "password" in url.query:  # libpq also takes it as ?password=...
+            url = url.update_query_dict({"password": "***"})
+        return url.render_as_string(hide_password=True)
+
+    def path(self, directory: str, student: str, assignment: str) -> Path:
+        return Path(self.coursedir.format_path(directory, student, assignment))
+
+
+class GradingError(RuntimeError):
+    """The batch itself cannot go on (not a problem of one submission)."""
+
+
+def instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, str]]:
+    """The released notebook and the gradebook's sources of every test and locked cell."""
+    from nbgrader.api import Gradebook, MissingEntry
+    from sqlalchemy.exc import SQLAlchemyError
+
+    release_path = course.path(course.coursedir.release_directory, ".", assignment)
+    notebook_file = release_path / f"{assignment}.ipynb"
+    if not notebook_file.exists():
+        raise GradingError(
+            f"no released notebook {notebook_file}: run nbgrader generate_assignment {assignment}"
+        )
+    release = nbformat.read(notebook_file, as_version=4)
+    url = course.db_shown
+    try:
+        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+            notebook = gb.find_notebook(assignment, assignment)
+            sources = {cell.name: cell.source for cell in notebook.source_cells}
+    except MissingEntry:
+        raise GradingError(
+            f"{assignment} is not in the gradebook {url}: run nbgrader generate_assignment "
+            f"{assignment} (with --db, if the gradebook is not the course's own)"
+        ) from None
+    except (ImportError, SQLAlchemyError, ValueError) as error:
+        raise GradingError(f"cannot open the gradebook {url}: {_without(error, course)}") from None
+    return dict(release), sources
+
+
+def _without(error: Exception, course: Course) -> str:
+    """The error's message, with the gradebook URL (which may hold a password) masked."""
+    return str(error).replace(course.coursedir.db_url, course.db_shown)
+
+
+def find_submissions(
+    course: Course, assignment: str, students: Sequence[str]
+) -> list[tuple[str, Path]]:
+    submitted_root = course.path(course.coursedir.submitted_directory, ".", ".")
+    found = []
+    for folder in sorted(submitted_root.glob("*")):
+        if not (folder / assignment).is_dir() or (students and folder.name not in students):
+            continue
+        found.append((folder.name, folder / assignment / f"{assignment}.ipynb"))
+    missing = set(students) - {s for s, _ in found}
+    if missing:
+        raise GradingError(f"no submission of {assignment} for: {', '.join(sorted(missing))}")
+    return found
+
+
+def record(course: Course, assignment: str, outcome: Outcome) -> None:
+    """Write the autograded notebook and its grades, as nbgrader autograde would."""
+    from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import SaveAutoGrades
+
+    student = outcome.student
+    source = course.path(course.coursedir.submitted_directory, student, assignment)
+    destination = course.path(course.coursedir.autograded_directory, student, assignment)
+    destination.mkdir(parents=True, exist_ok=True)
+    notebook = nbformat.from_dict(outcome.notebook)
+    timestamp = course.coursedir.get_existing_timestamp(str(source))
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_student(student)
+        if timestamp:
+            gb.update_or_create_submission(assignment, student, timestamp=timestamp)
+        else:
+            gb.update_or_create_submission(assignment, student)
+    resources = {
+        "nbgrader": {
+            "notebook": assignment,
+            "assignment": assignment,
+            "student": student,
+            "db_url": course.coursedir.db_url,
+        }
+    }
+    SaveAutoGrades().preprocess(notebook, resources)
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        submitted = gb.find_submission_notebook(assignment, assignment, student)
+        submitted.flagged = outcome.verdict == "tamper suspected"
+        gb.db.commit()
+    nbformat.write(notebook, destination / f"{assignment}.ipynb")
+    if (source / "timestamp.txt").exists():
+        shutil.copy(source / "timestamp.txt", destination / "timestamp.txt")
+
+
+def tool_env(**extra: str) -> dict[str, str]:
+    """This process's environment for nbgrader and grading subprocesses: this interpreter's
+    scripts first on PATH (autograder and attention_lab are installed packages)."""
+    env = dict(os.environ, **extra)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env

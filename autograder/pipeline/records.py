@@ -1,0 +1,67 @@
+"""What a batch passes around: how to run it, one job, and what grading one submission produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autograder.isolation import sandbox
+
+# Row verdicts, most serious first: a row shows the first that applies.
+VERDICTS = (
+    "invalid notebook",
+    "tamper suspected",
+    "memory limit",
+    "timeout",
+    "crashed",
+    "output limit",
+    "file limit",
+    "cpu limit",
+    "restored",
+    "ok",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How every submission of one batch is run."""
+
+    cell_timeout: float = 120.0
+    max_restarts: int = 3
+    limits: sandbox.Limits = field(default_factory=lambda: sandbox.Limits(wall_seconds=900.0))
+    use_sandbox: bool = True
+
+
+@dataclass
+class CellResult:
+    """One graded test cell: the trusted verdict and what the kernel itself reported."""
+
+    grade_id: str
+    passed: bool
+    message: str
+    in_kernel_passed: bool
+
+
+@dataclass
+class Outcome:
+    """What grading one submission produced."""
+
+    student: str
+    verdict: str
+    notes: list[str]
+    notebook: dict | None  # the autograded notebook, as JSON
+    cells: list[CellResult]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to grade one submission (picklable)."""
+
+    student: str
+    assignment: str
+    submitted: str
+    release: dict
+    instructor_sources: dict[str, str]
+    staging: str
+    hide: tuple[str, ...]
+    settings: Settings

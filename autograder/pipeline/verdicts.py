@@ -1,0 +1,160 @@
+"""From the runner's report and the judge's verdicts to graded cells and a verdict for the row.
+
+The trusted verdicts are written into the notebook's test cells, so nbgrader's own SaveAutoGrades
+records them in the gradebook, and feedback and export work as usual.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from autograder.cells import is_test_cell
+from autograder.isolation import sandbox
+from autograder.pipeline.records import VERDICTS, CellResult
+
+RESULT_NAME = "result.json"
+
+
+_MAX_RESULT_BYTES = 64 * 2**20
+
+
+def read_result(path: Path) -> dict:
+    """The runner's report, read defensively: the sandbox could have written anything there."""
+    try:
+        if path.stat().st_size > _MAX_RESULT_BYTES:
+            return {"cells": [], "error": "the runner's report is too large"}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {"cells": [], "error": "the runner left no readable report"}
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        return {"cells": [], "error": "the runner's report is malformed"}
+    return data
+
+
+_OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error"}
+
+
+def _outputs(raw: Any) -> list[nbformat.NotebookNode]:
+    """Valid nbformat outputs only; anything else the sandbox reported is dropped."""
+    kept = []
+    for output in raw if isinstance(raw, list) else []:
+        if not isinstance(output, dict) or output.get("output_type") not in _OUTPUT_TYPES:
+            continue
+        node = nbformat.from_dict(output)
+        try:
+            nbformat.validate(nbformat.v4.new_notebook(cells=[
+                nbformat.v4.new_code_cell(outputs=[node])
+            ]))  # fmt: skip
+        except Exception:  # noqa: BLE001 - an invalid output is simply not shown
+            continue
+        kept.append(node)
+    return kept
+
+
+_STATUS_MESSAGES = {
+    "timeout": "this cell ran past the time limit per cell, so it was stopped",
+    "crashed": "the kernel died while this cell ran (os._exit, a crash or the memory limit)",
+    "skipped": "this cell never ran: too many crashes or timeouts earlier",
+    None: "this cell never ran: the notebook was stopped before it (a limit of the sandbox)",
+}
+
+
+def apply_verdicts(
+    notebook: nbformat.NotebookNode, result: dict, verdicts: dict, notes: list[str]
+) -> list[CellResult]:
+    """Put outputs and trusted verdicts into ``notebook``; return the test cells' results."""
+    by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
+    cells = []
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        record = by_index.get(index, {})
+        status = record.get("status")
+        cell.outputs = _outputs(record.get("outputs"))
+        count = record.get("execution_count")
+        cell.execution_count = count if isinstance(count, int) and count > 0 else None
+        if status in ("timeout", "crashed"):
+            notes.append(f"cell {index}: {_STATUS_MESSAGES[status]}")
+        if not is_test_cell(cell):
+            continue
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        in_kernel = status == "ok"
+        verdict = verdicts.get(grade_id)
+        if verdict is not None:
+            passed, message = verdict.passed, verdict.diagnosis
+        elif status == "error":
+            passed = False
+            message = f"{record.get('ename', 'Error')}: {record.get('evalue', '')}"
+        elif status == "ok":
+            passed, message = False, "the hidden checks of this cell never reached the grader"
+        else:
+            passed, message = False, _STATUS_MESSAGES.get(status, _STATUS_MESSAGES[None])
+        _rewrite_outputs(cell, passed, message)
+        cells.append(CellResult(grade_id, passed, message, in_kernel))
+    return cells
+
+
+def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, message: str) -> None:
+    """Make the test cell's outputs say what the trusted verdict says (nbgrader scores outputs)."""
+    kept = []
+    for output in cell.outputs:
+        if output.output_type == "error":
+            continue
+        if output.output_type == "stream" and output.name == "stderr":
+            output.name = "stdout"  # nbgrader zeroes a cell with stderr; warnings must not cost
+        kept.append(output)
+    if not passed:
+        kept.append(
+            nbformat.v4.new_output(
+                "error", ename="CheckFailed", evalue=message, traceback=[f"CheckFailed: {message}"]
+            )
+        )
+    cell.outputs = kept
+
+
+def fail_every_test(notebook: nbformat.NotebookNode, message: str) -> list[CellResult]:
+    cells = []
+    for cell in notebook.cells:
+        if is_test_cell(cell):
+            _rewrite_outputs(cell, False, message)
+            cells.append(CellResult(cell.metadata["nbgrader"]["grade_id"], False, message, False))
+    return cells
+
+
+def _word(passed: bool) -> str:
+    return "pass" if passed else "fail"
+
+
+def row_verdict(
+    intake_verdict: str,
+    run: sandbox.SandboxResult | None,
+    result: dict,
+    cells: list[CellResult],
+    notes: list[str],
+) -> str:
+    """The most serious thing that happened to the submission."""
+    found = {intake_verdict}
+    for cell in cells:
+        if cell.passed != cell.in_kernel_passed and not cell.message.startswith("this cell"):
+            found.add("tamper suspected")
+            notes.append(
+                f"{cell.grade_id}: the kernel reported {_word(cell.in_kernel_passed)} but the "
+                f"trusted judge says {_word(cell.passed)}"
+            )
+    statuses = [c.get("status") for c in result.get("cells", []) if isinstance(c, dict)]
+    for record in result.get("cells", []):
+        if isinstance(record, dict) and record.get("ename") == "MemoryError":
+            found.add("memory limit")
+        if isinstance(record, dict) and "[output truncated" in json.dumps(record.get("outputs")):
+            found.add("output limit")
+    found.update(s for s in ("timeout", "crashed") if s in statuses)
+    if run is not None and run.verdict != "ok":
+        found.add(run.verdict)
+        notes.append(f"the sandbox stopped the notebook: {run.verdict}")
+    if result.get("error"):
+        notes.append(str(result["error"])[:300])
+    return next(v for v in VERDICTS if v in found) if found & set(VERDICTS) else "crashed"

@@ -1,0 +1,141 @@
+"""Grade one submission, in a worker process: intake, sandboxed run with the judge, verdicts.
+
+Intake (pipeline/intake.py) restores the cells that nbgrader owns.  The notebook then runs inside
+the sandbox (isolation/) under the crash-tolerant runner; its hidden-check cells stop at a
+checkpoint and a judge in this process runs the checks against the kernel's objects (judging/).
+Last, the trusted verdicts are written into the notebook's test cells (pipeline/verdicts.py).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from autograder.authoring.registry import prepare
+from autograder.cells import is_test_cell
+from autograder.isolation import sandbox
+from autograder.pipeline import intake
+from autograder.pipeline.records import Job, Outcome
+from autograder.pipeline.verdicts import (
+    RESULT_NAME,
+    apply_verdicts,
+    fail_every_test,
+    read_result,
+    row_verdict,
+)
+
+NOTEBOOK_IN_SANDBOX = sandbox.SANDBOX_WORKDIR / "submission.ipynb"
+
+
+def grade_one(job: Job) -> Outcome:
+    """Grade one submission; never raises for anything the submission does."""
+    started = time.monotonic()
+    release = nbformat.from_dict(job.release)
+    taken = intake.take_in(Path(job.submitted), release, job.instructor_sources)
+    if taken.notebook is None:
+        notebook = intake.take_in(
+            nbformat.writes(release).encode(), release, job.instructor_sources
+        ).notebook
+        reason = "; ".join(taken.problems) or "the notebook could not be read"
+        cells = fail_every_test(notebook, f"your notebook could not be graded: {reason}")
+        return Outcome(
+            job.student, "invalid notebook", taken.problems, notebook, cells, _since(started)
+        )
+    with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
+        scratch_path = Path(scratch)
+        workdir, judge_dir = scratch_path / "work", scratch_path / "judge"
+        workdir.mkdir()
+        judge_dir.mkdir()
+        scratch_path.chmod(0o711)
+        judge_dir.chmod(0o755)
+        nbformat.write(taken.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
+        run, verdicts = execute(job, workdir, judge_dir, answer_sources(taken.notebook))
+        result = read_result(workdir / RESULT_NAME)
+    notes = list(taken.problems)
+    cells = apply_verdicts(taken.notebook, result, verdicts, notes)
+    verdict = row_verdict(taken.verdict, run, result, cells, notes)
+    return Outcome(job.student, verdict, notes, taken.notebook, cells, _since(started))
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 2)
+
+
+def answer_sources(notebook: nbformat.NotebookNode) -> list[str]:
+    """The code the student controls, in order: what reference bans are judged on."""
+    return [c.source for c in notebook.cells if c.cell_type == "code" and not is_test_cell(c)]
+
+
+def execute(
+    job: Job, workdir: Path, judge_dir: Path, sources: list[str]
+) -> tuple[sandbox.SandboxResult | None, dict]:
+    """Run the notebook (in the sandbox unless told otherwise) while the judge serves it."""
+    from autograder.judging.judge import Judge
+    from autograder.judging.kernel import JUDGE_SOCKET_ENV
+
+    settings = job.settings
+    socket_path = judge_dir / "judge.sock"
+    inside = NOTEBOOK_IN_SANDBOX if settings.use_sandbox else workdir / NOTEBOOK_IN_SANDBOX.name
+    argv = [
+        sys.executable, "-m", "autograder.isolation.runner",
+        str(inside), str(inside.parent / RESULT_NAME),
+        "--cell-timeout", str(settings.cell_timeout),
+        "--max-restarts", str(settings.max_restarts),
+    ]  # fmt: skip
+    env = sandbox.default_env()
+    env.update(
+        PYTHONPATH=job.staging,
+        MPLBACKEND="Agg",
+        MPLCONFIGDIR="/tmp/.matplotlib",
+        IPYTHONDIR="/tmp/.ipython",
+        JUPYTER_CONFIG_DIR="/tmp/.jupyter",
+        JUPYTER_DATA_DIR="/tmp/.jupyter-data",
+        JUPYTER_RUNTIME_DIR="/tmp/.jupyter-runtime",
+        OMP_NUM_THREADS="1",
+        PYDEVD_DISABLE_FILE_VALIDATION="1",
+    )
+    env[JUDGE_SOCKET_ENV] = str(socket_path)
+    with Judge(job.assignment, socket_path, sources, timeout=settings.cell_timeout + 30) as judge:
+        if settings.use_sandbox:
+            binds = [Path(job.staging), judge_dir, *_interpreter_paths()]
+            run = sandbox.run_sandboxed(
+                argv,
+                workdir=workdir,
+                limits=settings.limits,
+                env=env,
+                readonly_binds=binds,
+                hide=[Path(p) for p in job.hide],
+            )
+        else:
+            env["HOME"] = env["TMPDIR"] = str(workdir)
+            for key in ("MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR"):
+                env[key] = str(workdir / Path(env[key]).name)
+            env["JUPYTER_RUNTIME_DIR"] = str(workdir / ".jupyter-runtime")
+            subprocess.run(
+                argv, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                timeout=settings.limits.wall_seconds, check=False,
+            )  # fmt: skip
+            run = None
+    return run, dict(judge.verdicts)
+
+
+def _interpreter_paths() -> list[Path]:
+    """The Python installation and virtual environment, which may lie under hidden folders."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix)}
+    return sorted(p for p in paths if p.exists() and str(p) not in ("/", "/usr"))
+
+
+def warm_up(assignment: str) -> None:
+    """Before a worker's first submission: one thread for torch, BLAS and OpenMP (the workers
+    share the cores), and the hidden reference data built once, not once per submission."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(1)
+    threadpool_limits(1)
+    prepare(assignment)
