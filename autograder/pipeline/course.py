@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,6 +110,16 @@ def find_submissions(
 
 def record(course: Course, assignment: str, outcome: Outcome) -> None:
     """Write the autograded notebook and its grades, as nbgrader autograde would."""
+    with warnings.catch_warnings():
+        # nbgrader's api.py builds a new student's rows in a way SQLAlchemy 2 warns about
+        # ("Object of type <...> not in session"), three times per student; the rows are stored.
+        warnings.filterwarnings(
+            "ignore", r"Object of type <\w+> not in session", module=r"nbgrader\.api"
+        )
+        _record(course, assignment, outcome)
+
+
+def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import SaveAutoGrades
 

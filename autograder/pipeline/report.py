@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import csv
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 import nbformat
 
 from autograder.cells import is_test_cell
 from autograder.pipeline.records import Outcome
+
+
+def shown(text: str) -> str:
+    """``text`` safe to print on a terminal: control characters and newlines escaped."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        for c in text
+    )
 
 
 def scores_of(outcome: Outcome, max_points: dict[str, float]) -> dict[str, float]:
@@ -57,23 +67,55 @@ def write_csv(
 
 
 class Progress:
-    """A one-line progress bar with an ETA, on stderr."""
+    """What the grader is doing, on stderr: a line per stage, then a progress bar with an ETA.
 
-    def __init__(self, total: int):
+    On a terminal the bar is redrawn every second, so the elapsed time moves while the first
+    submissions are still running.
+    """
+
+    def __init__(self, total: int, stream: TextIO | None = None):
         self.total, self.done, self.started = total, 0, time.monotonic()
+        self.stream = stream or sys.stderr
+        self.last = ""
+        self._lock = threading.Lock()
+        self._bar_shown = False
+        self._stop = threading.Event()
+
+    def stage(self, text: str) -> None:
+        """Say what the grader is doing before the first submission is done."""
+        with self._lock:
+            self.stream.write(f"[{time.monotonic() - self.started:5.1f}s] {text}\n")
+            self.stream.flush()
+
+    def start(self) -> None:
+        """Show the bar at 0/total; on a terminal, keep its clock moving."""
+        self._draw()
+        if self.stream.isatty():
+            threading.Thread(target=self._tick, daemon=True).start()
 
     def __call__(self, outcome: Outcome) -> None:
         self.done += 1
-        elapsed = time.monotonic() - self.started
-        eta = elapsed / self.done * (self.total - self.done)
-        filled = int(30 * self.done / max(self.total, 1))
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
-            f"{elapsed:5.0f}s elapsed, ETA {eta:4.0f}s  {outcome.student[:24]:<24}"
-        )
-        if self.done == self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+        self.last = outcome.student
+        self._draw()
+        if self.done >= self.total:
+            self._stop.set()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            self._draw()
+
+    def _draw(self) -> None:
+        with self._lock:
+            elapsed = time.monotonic() - self.started
+            eta = f"{elapsed / self.done * (self.total - self.done):4.0f}s" if self.done else "   ?"
+            filled = int(30 * self.done / max(self.total, 1))
+            self.stream.write(
+                f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
+                f"{elapsed:5.0f}s elapsed, ETA {eta}  {shown(self.last)[:24]:<24}"
+            )
+            if self.done >= self.total:
+                self.stream.write("\n")
+            self.stream.flush()
 
 
 def format_table(outcomes: Sequence[Outcome], max_points: dict[str, float]) -> str:
