@@ -8,7 +8,7 @@ import linecache
 import os
 import tempfile
 import traceback
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,11 +56,21 @@ def _quiet_plots() -> Iterator[None]:
         plt.close("all")
 
 
-def load_submission(path: str | os.PathLike[str], assignment: str | None = None) -> Submission:
+DEMO_TAG = "demo"
+
+
+def load_submission(
+    path: str | os.PathLike[str],
+    assignment: str | None = None,
+    *,
+    skip_tags: Collection[str] = (),
+) -> Submission:
     """Run every code cell except the autograder test cells, in order, in one namespace.
 
     A cell that raises is recorded and skipped, as nbgrader does, so one broken answer
     costs only the checks that need it. Cells run in a scratch folder with output hidden.
+    skip_tags: cells with any of these tags are not run; ``(DEMO_TAG,)`` skips the solutions'
+    demonstration cells (training studies, timings, plots), on which no answer or check depends.
     """
     path = Path(path)
     assignment = assignment or path.stem
@@ -76,6 +86,8 @@ def load_submission(path: str | os.PathLike[str], assignment: str | None = None)
         try:
             for index, cell in enumerate(notebook.cells):
                 if cell.cell_type != "code" or is_test_cell(cell):
+                    continue
+                if set(cell.metadata.get("tags", ())) & set(skip_tags):
                     continue
                 filename = f"<{path.name} cell {index}>"
                 source = to_python(cell.source)
