@@ -12,3 +12,12 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Notebooks show progress bars; tqdm's refreshes only slow the run down under pytest.
 os.environ.setdefault("TQDM_MININTERVAL", "5")
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001, ANN201 - pytest's hook
+    """Every solution notebook run by nbval belongs to the slow tier."""
+    import pytest
+
+    for item in items:
+        if item.nodeid.startswith("solutions/"):
+            item.add_marker(pytest.mark.slow)

@@ -28,11 +28,13 @@ def make_tfidf_baseline(ngram_range: tuple[int, int] = (1, 2), C: float = 10.0) 
         )
     if isinstance(C, bool) or not isinstance(C, (int, float)) or not C > 0:
         raise ValueError(f"expected C to be a positive number, got {C!r}")
-    return Pipeline([
-        ("tfidf", TfidfVectorizer(ngram_range=ngram_range)),
-        # lbfgs is deterministic; the raised iteration cap lets it converge on large vocabularies.
-        ("logreg", LogisticRegression(C=C, max_iter=5000)),
-    ])  # fmt: skip
+    return Pipeline(
+        [
+            ("tfidf", TfidfVectorizer(ngram_range=ngram_range)),
+            # lbfgs is deterministic; the raised iteration cap lets it converge on big vocabularies.
+            ("logreg", LogisticRegression(C=C, max_iter=5000)),
+        ]
+    )
 
 
 def _check_texts_and_labels(texts: Sequence[str], labels: Sequence[int]) -> None:

@@ -21,21 +21,70 @@ from typing import NamedTuple
 import torch
 
 ASPECTS: tuple[str, ...] = (
-    "acting", "plot", "music", "dialogue", "pacing", "cinematography", "soundtrack", "ending",
-    "characters", "script", "story", "direction", "editing", "visuals", "humor", "performances",
-)  # fmt: skip
+    "acting",
+    "plot",
+    "music",
+    "dialogue",
+    "pacing",
+    "cinematography",
+    "soundtrack",
+    "ending",
+    "characters",
+    "script",
+    "story",
+    "direction",
+    "editing",
+    "visuals",
+    "humor",
+    "performances",
+)
 PLURAL_ASPECTS: frozenset[str] = frozenset({"characters", "visuals", "performances"})
 POSITIVE_ADJECTIVES: tuple[str, ...] = (
-    "good", "great", "excellent", "wonderful", "brilliant", "superb", "charming", "delightful",
-    "gripping", "moving", "clever", "beautiful", "stunning", "fantastic", "memorable", "engaging",
-)  # fmt: skip
+    "good",
+    "great",
+    "excellent",
+    "wonderful",
+    "brilliant",
+    "superb",
+    "charming",
+    "delightful",
+    "gripping",
+    "moving",
+    "clever",
+    "beautiful",
+    "stunning",
+    "fantastic",
+    "memorable",
+    "engaging",
+)
 NEGATIVE_ADJECTIVES: tuple[str, ...] = (
-    "bad", "terrible", "awful", "dull", "boring", "weak", "clumsy", "bland",
-    "tedious", "forgettable", "messy", "poor", "lifeless", "predictable", "annoying", "flat",
-)  # fmt: skip
+    "bad",
+    "terrible",
+    "awful",
+    "dull",
+    "boring",
+    "weak",
+    "clumsy",
+    "bland",
+    "tedious",
+    "forgettable",
+    "messy",
+    "poor",
+    "lifeless",
+    "predictable",
+    "annoying",
+    "flat",
+)
 INTENSIFIERS: tuple[str, ...] = (
-    "very", "really", "incredibly", "truly", "extremely", "remarkably", "genuinely", "thoroughly",
-)  # fmt: skip
+    "very",
+    "really",
+    "incredibly",
+    "truly",
+    "extremely",
+    "remarkably",
+    "genuinely",
+    "thoroughly",
+)
 NEGATORS: tuple[str, ...] = ("not", "never")
 TAILS: tuple[str, ...] = ("overall", "at times", "throughout", "for me", "to me", "in places")
 KINDS: tuple[str, ...] = ("plain", "intensified", "negated", "contrast")

@@ -56,10 +56,18 @@ def main() -> None:
             theirs,
         )
         ours_seconds = timed(
-            [sys.executable, "-m", "autograder", "grade", "01_attention", "--no-feedback",
-             "--workers", str(args.workers)],
+            [
+                sys.executable,
+                "-m",
+                "autograder",
+                "grade",
+                "01_attention",
+                "--no-feedback",
+                "--workers",
+                str(args.workers),
+            ],
             ours,
-        )  # fmt: skip
+        )
     print(
         json.dumps(
             {

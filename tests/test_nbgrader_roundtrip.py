@@ -21,6 +21,7 @@ from nbgrader.api import Gradebook
 
 from tests.test_mutants import CORPUS
 
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ["01_attention", "02_multi_head"]
 

@@ -54,6 +54,7 @@ def test_committed_notebooks_carry_no_outputs(folder):
                 assert cell.execution_count is None, f"{path.name} cell {index} has a count"
 
 
+@pytest.mark.slow
 def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
     shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
     shutil.copytree(ROOT / "solutions", tmp_path / "solutions")
@@ -93,6 +94,7 @@ def test_student_notebook_hides_solutions_and_hidden_tests(assignment):
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
+@pytest.mark.slow
 def test_student_notebook_fails_only_at_its_todos(assignment, tmp_path):
     nb = nbformat.read(notebook_path("notebooks", assignment), as_version=4)
     client = NotebookClient(

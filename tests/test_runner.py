@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -112,6 +113,7 @@ def test_a_raising_cell_is_an_error_and_later_cells_run(tmp_path):
     assert result["restarts"] == 0
 
 
+@pytest.mark.slow
 def test_a_crash_restarts_the_kernel_and_replays_cells_that_succeeded(tmp_path):
     result = run_code(
         tmp_path,
@@ -143,6 +145,7 @@ def test_a_memory_error_restarts_the_kernel_so_its_memory_is_freed(tmp_path):
     assert stdout(result["cells"][2]) == "1 False\n"
 
 
+@pytest.mark.slow
 def test_a_stuck_cell_times_out_without_stalling_the_run(tmp_path):
     started = time.monotonic()
     result = run_code(tmp_path, "a = 1", STUBBORN_LOOP, "print(a)", cell_timeout=2)
@@ -153,6 +156,7 @@ def test_a_stuck_cell_times_out_without_stalling_the_run(tmp_path):
     assert result["restarts"] == 1
 
 
+@pytest.mark.slow
 def test_cells_after_the_last_allowed_restart_are_skipped(tmp_path):
     crash = "import os\nos._exit(1)"
     result = run_code(tmp_path, "a = 1", crash, crash, "print(a)", "print(a)", max_restarts=1)
@@ -163,6 +167,7 @@ def test_cells_after_the_last_allowed_restart_are_skipped(tmp_path):
     assert result["finished"] is True
 
 
+@pytest.mark.slow
 def test_a_replay_that_crashes_costs_a_restart(tmp_path):
     # Crashes when run a second time, that is when replayed.
     once = "import os\nif os.path.exists('ran'):\n    os._exit(1)\nopen('ran', 'w').close()"

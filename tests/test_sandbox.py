@@ -324,7 +324,8 @@ def _choose_bwrap(monkeypatch, on_path: str | None, bundled: bool) -> tuple[str,
 
 
 def test_system_bwrap_is_preferred_to_the_bundled_one(monkeypatch):
-    assert _choose_bwrap(monkeypatch, "/usr/bin/bwrap", bundled=True) == ("/usr/bin/bwrap", "system")
+    chosen = _choose_bwrap(monkeypatch, "/usr/bin/bwrap", bundled=True)
+    assert chosen == ("/usr/bin/bwrap", "system")
 
 
 def test_bundled_bwrap_is_used_when_none_is_on_path(monkeypatch):

@@ -69,8 +69,13 @@ def test_max_vocab_size_and_min_freq_limit_the_vocabulary() -> None:
 
 def test_encode_puts_cls_first_and_maps_unknown_words_to_unk(tokenizer: WordTokenizer) -> None:
     ids = tokenizer.encode("the zebra was great")
-    assert ids == [tokenizer.cls_id, tokenizer.token_to_id["the"], tokenizer.unk_id,
-                   tokenizer.token_to_id["was"], tokenizer.token_to_id["great"]]  # fmt: skip
+    assert ids == [
+        tokenizer.cls_id,
+        tokenizer.token_to_id["the"],
+        tokenizer.unk_id,
+        tokenizer.token_to_id["was"],
+        tokenizer.token_to_id["great"],
+    ]
     assert tokenizer.encode("the zebra", add_cls=False) == [
         tokenizer.token_to_id["the"],
         tokenizer.unk_id,

@@ -57,6 +57,7 @@ def sentiment_run():
     return splits, history, seconds, predictions, test_labels, baseline
 
 
+@pytest.mark.slow
 def test_classifier_beats_tfidf_baseline_on_test_split(sentiment_run):
     splits, history, seconds, predictions, labels, baseline = sentiment_run
     ours = (predictions == labels).float().mean().item()
@@ -69,6 +70,7 @@ def test_classifier_beats_tfidf_baseline_on_test_split(sentiment_run):
     assert history["train_loss"][-1] < history["train_loss"][0]
 
 
+@pytest.mark.slow
 def test_classifier_wins_on_contrast_sentences(sentiment_run):
     splits, _, _, predictions, labels, baseline = sentiment_run
     contrast = [i for i, ex in enumerate(splits.test) if ex.kind == "contrast"]
@@ -79,6 +81,7 @@ def test_classifier_wins_on_contrast_sentences(sentiment_run):
     assert ours > theirs + 0.2
 
 
+@pytest.mark.slow
 def test_char_lm_ends_well_below_uniform_loss():
     text = load_char_corpus()
     tokenizer = CharTokenizer(text)

@@ -311,8 +311,15 @@ def run_sandboxed(
         bwrap,
         *_namespace_args(as_root),
         *_mount_args(workdir, limits, readonly_binds, hide, sandbox_ids),
-        "--", sys.executable, "-I", "-S", "-c", _LAUNCHER, json.dumps(spec), *argv,
-    ]  # fmt: skip
+        "--",
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        _LAUNCHER,
+        json.dumps(spec),
+        *argv,
+    ]
     started = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -352,17 +359,27 @@ def default_env() -> dict[str, str]:
 def _namespace_args(as_root: bool) -> list[str]:
     """bwrap options for namespaces, privileges and lifetime."""
     common = [
-        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-        "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-    ]  # fmt: skip
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+    ]
     if as_root:
         # Privileged bwrap (no user namespace, which would map the sandbox user to host root);
         # the launcher needs these two capabilities to become uid 65534, losing them on the way.
         return [*common, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     return [
-        *common, "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        *common,
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
         "--disable-userns",
-    ]  # fmt: skip
+    ]
 
 
 def _mount_args(

@@ -37,9 +37,10 @@ def build_staging(folder: Path) -> Path:
     for name in ("isolation/runner.py", "judging/protocol.py", "judging/kernel.py"):
         shutil.copy(source / name, package / name)
     shutil.copytree(
-        ATTENTION_LAB, folder / "attention_lab",
+        ATTENTION_LAB,
+        folder / "attention_lab",
         ignore=shutil.ignore_patterns("__pycache__"),
-    )  # fmt: skip
+    )
     for path in [folder, *folder.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return folder

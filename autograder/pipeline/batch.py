@@ -68,7 +68,7 @@ def grade(
                 str(staging),
                 hide,
                 settings,
-            )  # fmt: skip
+            )
             for student, path in submitted
         ]
         count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))

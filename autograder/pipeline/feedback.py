@@ -64,14 +64,22 @@ def generate_feedback(course: Course, assignment: str, students: Sequence[str] =
     """nbgrader generate_feedback for every student, or only ``students``; hidden checks redacted
     by the course's config (RedactHiddenTests above)."""
     command = [
-        sys.executable, "-m", "nbgrader", "generate_feedback", assignment, "--force",
+        sys.executable,
+        "-m",
+        "nbgrader",
+        "generate_feedback",
+        assignment,
+        "--force",
         f"--CourseDirectory.db_url={course.coursedir.db_url}",  # --db may differ from the config
-    ]  # fmt: skip
+    ]
     for extra in [["--student", s] for s in students] or [[]]:
         done = subprocess.run(
             [*command, *extra, "--log-level", "ERROR"],
-            cwd=course.root, env=tool_env(), check=False, stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+            cwd=course.root,
+            env=tool_env(),
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
             raise GradingError(
                 f"nbgrader generate_feedback {assignment} {' '.join(extra)} failed (exit "

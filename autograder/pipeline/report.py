@@ -57,9 +57,13 @@ def write_csv(
     for outcome in outcomes:
         scores = scores_of(outcome, max_points)
         rows[outcome.student] = [
-            outcome.student, outcome.verdict, sum(scores.values()), sum(max_points.values()),
-            *(scores.get(g, 0) for g in max_points), " | ".join(outcome.notes),
-        ]  # fmt: skip
+            outcome.student,
+            outcome.verdict,
+            sum(scores.values()),
+            sum(max_points.values()),
+            *(scores.get(g, 0) for g in max_points),
+            " | ".join(outcome.notes),
+        ]
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
@@ -127,10 +131,14 @@ def format_table(outcomes: Sequence[Outcome], max_points: dict[str, float]) -> s
     for outcome in outcomes:
         scores = scores_of(outcome, max_points)
         total = sum(scores.values())
-        rows.append([
-            outcome.student, *(f"{scores.get(q, 0):g}" for q in questions),
-            f"{total:g}/{sum(max_points.values()):g}", outcome.verdict,
-        ])  # fmt: skip
+        rows.append(
+            [
+                outcome.student,
+                *(f"{scores.get(q, 0):g}" for q in questions),
+                f"{total:g}/{sum(max_points.values()):g}",
+                outcome.verdict,
+            ]
+        )
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True))

@@ -46,9 +46,9 @@ def _outputs(raw: Any) -> list[nbformat.NotebookNode]:
             continue
         node = nbformat.from_dict(output)
         try:
-            nbformat.validate(nbformat.v4.new_notebook(cells=[
-                nbformat.v4.new_code_cell(outputs=[node])
-            ]))  # fmt: skip
+            nbformat.validate(
+                nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[node])])
+            )
         except Exception:  # noqa: BLE001 - an invalid output is simply not shown
             continue
         kept.append(node)

@@ -82,11 +82,16 @@ def execute(
     socket_path = judge_dir / "judge.sock"
     inside = NOTEBOOK_IN_SANDBOX if settings.use_sandbox else workdir / NOTEBOOK_IN_SANDBOX.name
     argv = [
-        sys.executable, "-m", "autograder.isolation.runner",
-        str(inside), str(inside.parent / RESULT_NAME),
-        "--cell-timeout", str(settings.cell_timeout),
-        "--max-restarts", str(settings.max_restarts),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "autograder.isolation.runner",
+        str(inside),
+        str(inside.parent / RESULT_NAME),
+        "--cell-timeout",
+        str(settings.cell_timeout),
+        "--max-restarts",
+        str(settings.max_restarts),
+    ]
     env = sandbox.default_env()
     env.update(
         PYTHONPATH=job.staging,
@@ -117,9 +122,14 @@ def execute(
                 env[key] = str(workdir / Path(env[key]).name)
             env["JUPYTER_RUNTIME_DIR"] = str(workdir / ".jupyter-runtime")
             subprocess.run(
-                argv, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                timeout=settings.limits.wall_seconds, check=False,
-            )  # fmt: skip
+                argv,
+                cwd=workdir,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=settings.limits.wall_seconds,
+                check=False,
+            )
             run = None
     return run, dict(judge.verdicts)
 
