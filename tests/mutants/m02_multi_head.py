@@ -1,45 +1,16 @@
 """Mutants of 02_multi_head."""
 
-from tests.mutants import Mutant
+from tests.mutants import Body, Mutant, Replace, Rewrite
 
 A = "02_multi_head"
 
-INIT = """
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, num_heads):
-        super().__init__()
-        if num_heads < 1 or d_model % num_heads != 0:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
-        self.d_model = d_model
-        self.num_heads = num_heads
-        self.d_k = d_model // num_heads
-        self.q_proj = nn.Linear(d_model, d_model)
-        self.k_proj = nn.Linear(d_model, d_model)
-        self.v_proj = nn.Linear(d_model, d_model)
-        self.out_proj = nn.Linear(d_model, d_model)
-
-    def forward(self, query, key=None, value=None, mask=None):
-        key = query if key is None else key
-        value = key if value is None else value
-"""
-
-
-def mha_cell(body: str, init: str = INIT) -> str:
-    """A MultiHeadAttention answer cell: the solution's __init__ and defaults, then ``body``."""
-    return init + body
-
-
-ATTEND_OWN = """
-        if mask is not None and mask.dim() == 3:
-            mask = mask.unsqueeze(1)
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
-        scores = q @ k.transpose(-2, -1) / math.sqrt({scale})
-        if mask is not None:
-            scores = scores.masked_fill(~mask.bool(), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.out_proj(merge_heads(weights @ v)), weights
+SPLIT = "x.view(batch, length, num_heads, d_model // num_heads).transpose(1, 2)"
+ATTEND = "        heads, weights = scaled_dot_product_attention(q, k, v, mask)\n"
+RETURN = "return self.out_proj(merge_heads(heads)), weights"
+UNSQUEEZE = "        if mask is not None and mask.dim() == 3:\n            mask = mask.unsqueeze(1)"
+DEFAULTS = """
+key = query if key is None else key
+value = key if value is None else value
 """
 
 WRONG = [
@@ -47,8 +18,17 @@ WRONG = [
         "scaled by sqrt(d_model)",
         A,
         {
-            "multi_head_attention": "import math\n"
-            + mha_cell(ATTEND_OWN.format(scale="self.d_model"))
+            "multi_head_attention": (
+                Replace("class MultiHeadAttention", "import math\n\n\nclass MultiHeadAttention"),
+                Replace(
+                    ATTEND,
+                    "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_model)\n"
+                    "        if mask is not None:\n"
+                    '            scores = scores.masked_fill(~mask.bool(), float("-inf"))\n'
+                    "        weights = torch.softmax(scores, dim=-1)\n"
+                    "        heads = weights @ v\n",
+                ),
+            )
         },
         {"test_mha_parity": "scaled by √d_model instead of √d_k"},
     ),
@@ -56,11 +36,9 @@ WRONG = [
         "heads split without a transpose",
         A,
         {
-            "split_heads": """
-def split_heads(x, num_heads):
-    batch, length, d_model = x.shape
-    return x.reshape(batch, num_heads, length, d_model // num_heads)
-"""
+            "split_heads": Replace(
+                SPLIT, "x.reshape(batch, num_heads, length, d_model // num_heads)"
+            )
         },
         {
             "test_split_heads": "heads split without a transpose",
@@ -71,28 +49,16 @@ def split_heads(x, num_heads):
         "heads split with the feature blocks interleaved",
         A,
         {
-            "split_heads": """
-def split_heads(x, num_heads):
-    batch, length, d_model = x.shape
-    return x.view(batch, length, d_model // num_heads, num_heads).permute(0, 3, 1, 2)
-"""
+            "split_heads": Replace(
+                SPLIT, "x.view(batch, length, d_model // num_heads, num_heads).permute(0, 3, 1, 2)"
+            )
         },
         {"test_split_heads": "interleaved"},
     ),
     Mutant(
         "no output projection",
         A,
-        {
-            "multi_head_attention": mha_cell("""
-        if mask is not None and mask.dim() == 3:
-            mask = mask.unsqueeze(1)
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        return merge_heads(heads), weights
-""")
-        },
+        {"multi_head_attention": Replace(RETURN, "return merge_heads(heads), weights")},
         {
             "test_mha_shapes": "`out_proj` is never used in forward",
             "test_mha_parity": "output projection is missing",
@@ -101,13 +67,7 @@ def split_heads(x, num_heads):
     Mutant(
         "heads merged without a transpose",
         A,
-        {
-            "merge_heads": """
-def merge_heads(x):
-    batch, num_heads, length, d_k = x.shape
-    return x.reshape(batch, length, num_heads * d_k)
-"""
-        },
+        {"merge_heads": Replace("x.transpose(1, 2).reshape(", "x.reshape(")},
         {
             "test_merge_heads": "merged without a transpose",
             "test_mha_parity": "merged without a transpose",
@@ -116,24 +76,22 @@ def merge_heads(x):
     Mutant(
         "merge with .view after the transpose",
         A,
-        {
-            "merge_heads": """
-def merge_heads(x):
-    batch, num_heads, length, d_k = x.shape
-    return x.transpose(1, 2).view(batch, length, num_heads * d_k)
-"""
-        },
+        {"merge_heads": Replace(".transpose(1, 2).reshape(", ".transpose(1, 2).view(")},
         {"test_merge_heads": "non-contiguous"},
     ),
     Mutant(
         "calls nn.MultiheadAttention through the notebook's helpers",
         A,
         {
-            "multi_head_attention": mha_cell("""
-        reference = to_torch_mha(self)
-        out, weights = torch_mha_forward(reference, query, key, value, mask)
-        return out, weights
-""")
+            "multi_head_attention": Body(
+                "forward",
+                DEFAULTS
+                + """
+reference = to_torch_mha(self)
+out, weights = torch_mha_forward(reference, query, key, value, mask)
+return out, weights
+""",
+            )
         },
         {
             "test_mha_shapes": "calls nn.MultiheadAttention",
@@ -145,13 +103,14 @@ def merge_heads(x):
         "subclasses attention_lab's MultiHeadAttention",
         A,
         {
-            "multi_head_attention": """
+            # The mistake is the whole cell: the class is the package's, not the student's.
+            "multi_head_attention": Rewrite("""
 from attention_lab.attention import MultiHeadAttention as _Reference
 
 
 class MultiHeadAttention(_Reference):
     pass
-"""
+""")
         },
         {"test_mha_parity": "subclasses attention_lab's MultiHeadAttention"},
     ),
@@ -159,13 +118,9 @@ class MultiHeadAttention(_Reference):
         "3-D mask not unsqueezed",
         A,
         {
-            "multi_head_attention": mha_cell("""
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        return self.out_proj(merge_heads(heads)), weights
-""")
+            "multi_head_attention": Replace(
+                UNSQUEEZE + "  # (B, 1, L_q, L_k): the same mask for every head\n", ""
+            )
         },
         {"test_mha_mask": "mask.unsqueeze(1)"},
     ),
@@ -173,17 +128,13 @@ class MultiHeadAttention(_Reference):
         "mask inverted for torch's convention",
         A,
         {
-            "multi_head_attention": mha_cell("""
-        if mask is not None:
-            mask = ~mask.bool()  # True = blocked
-            if mask.dim() == 3:
-                mask = mask.unsqueeze(1)
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        return self.out_proj(merge_heads(heads)), weights
-""")
+            "multi_head_attention": Replace(
+                UNSQUEEZE,
+                "        if mask is not None:\n"
+                "            mask = ~mask.bool()  # True = blocked\n"
+                "            if mask.dim() == 3:\n"
+                "                mask = mask.unsqueeze(1)",
+            )
         },
         {"test_mha_mask": "polarity reversed", "test_mha_parity": "polarity reversed"},
     ),
@@ -191,18 +142,9 @@ class MultiHeadAttention(_Reference):
         "value defaults to query",
         A,
         {
-            "multi_head_attention": mha_cell(
-                """
-        value = query if value is None else value
-        if mask is not None and mask.dim() == 3:
-            mask = mask.unsqueeze(1)
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        return self.out_proj(merge_heads(heads)), weights
-""",
-                INIT.replace("        value = key if value is None else value\n", ""),
+            "multi_head_attention": Replace(
+                "value = key if value is None else value",
+                "value = query if value is None else value",
             )
         },
         {"test_mha_shapes": "value must default to key"},
@@ -211,22 +153,13 @@ class MultiHeadAttention(_Reference):
         "assert instead of ValueError",
         A,
         {
-            "multi_head_attention": mha_cell(
-                """
-        if mask is not None and mask.dim() == 3:
-            mask = mask.unsqueeze(1)
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        return self.out_proj(merge_heads(heads)), weights
-""",
-                INIT.replace(
-                    """        if num_heads < 1 or d_model % num_heads != 0:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
-""",
-                    "        assert d_model % num_heads == 0, 'd_model must be divisible by num_heads'\n",
-                ),
+            "multi_head_attention": Replace(
+                "        if num_heads < 1 or d_model % num_heads != 0:\n"
+                "            raise ValueError(\n"
+                '                f"d_model must be divisible by num_heads, got d_model={d_model}, '
+                'num_heads={num_heads}"\n'
+                "            )\n",
+                "        assert d_model % num_heads == 0, 'd_model must be divisible by num_heads'\n",
             )
         },
         {"test_mha_shapes": "raised AssertionError, not ValueError"},
@@ -234,17 +167,7 @@ class MultiHeadAttention(_Reference):
     Mutant(
         "weights averaged over the heads",
         A,
-        {
-            "multi_head_attention": mha_cell("""
-        if mask is not None and mask.dim() == 3:
-            mask = mask.unsqueeze(1)
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        return self.out_proj(merge_heads(heads)), weights.mean(dim=1)
-""")
-        },
+        {"multi_head_attention": Replace(RETURN, RETURN + ".mean(dim=1)")},
         {
             "test_mha_shapes": "averaged over the heads",
             "test_mha_parity": "averaged over the heads",
@@ -253,33 +176,13 @@ class MultiHeadAttention(_Reference):
     Mutant(
         "values projected from the key",
         A,
-        {
-            "multi_head_attention": mha_cell("""
-        if mask is not None and mask.dim() == 3:
-            mask = mask.unsqueeze(1)
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.k_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(key), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        return self.out_proj(merge_heads(heads)), weights
-""")
-        },
+        {"multi_head_attention": Replace("self.v_proj(value)", "self.v_proj(key)")},
         {"test_mha_parity": "projected from `key` instead of `value`"},
     ),
     Mutant(
         "keys projected with q_proj",
         A,
-        {
-            "multi_head_attention": mha_cell("""
-        if mask is not None and mask.dim() == 3:
-            mask = mask.unsqueeze(1)
-        q = split_heads(self.q_proj(query), self.num_heads)
-        k = split_heads(self.q_proj(key), self.num_heads)
-        v = split_heads(self.v_proj(value), self.num_heads)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        return self.out_proj(merge_heads(heads)), weights
-""")
-        },
+        {"multi_head_attention": Replace("self.k_proj(key)", "self.q_proj(key)")},
         {
             "test_mha_shapes": "`k_proj` is never used",
             "test_mha_parity": "keys are projected with q_proj",
@@ -292,39 +195,38 @@ CORRECT = [
         "einsum split and merge",
         A,
         {
-            "split_heads": """
-def split_heads(x, num_heads):
-    return torch.einsum("blhd->bhld", x.unflatten(-1, (num_heads, -1)))
-""",
-            "merge_heads": """
-def merge_heads(x):
-    return torch.einsum("bhld->blhd", x).flatten(-2)
-""",
+            "split_heads": Body(
+                "split_heads",
+                'return torch.einsum("blhd->bhld", x.unflatten(-1, (num_heads, -1)))',
+            ),
+            "merge_heads": Body("merge_heads", 'return torch.einsum("bhld->blhd", x).flatten(-2)'),
         },
     ),
     Mutant(
         "fused qkv projection for self-attention, own attention in float64",
         A,
         {
-            "multi_head_attention": mha_cell(
-                """
-        if query is key and key is value:  # self-attention: one fused projection, split in three
-            w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
-            b = torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])
-            q, k, v = F.linear(query, w, b).chunk(3, dim=-1)
-        else:
-            q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
-        q, k, v = (split_heads(t, self.num_heads).double() for t in (q, k, v))
-        scores = torch.matmul(q, k.transpose(-1, -2)) * self.d_k**-0.5
-        if mask is not None:
-            mask = mask.bool()
-            if mask.dim() == 3:
-                mask = mask[:, None]
-            scores = scores.masked_fill(mask.logical_not(), float("-inf"))
-        weights = scores.softmax(dim=-1).to(query.dtype)
-        heads = weights @ v.to(query.dtype)
-        return self.out_proj(merge_heads(heads)), weights
-"""
+            "multi_head_attention": Body(
+                "forward",
+                DEFAULTS
+                + """
+if query is key and key is value:  # self-attention: one fused projection, split in three
+    w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
+    b = torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])
+    q, k, v = F.linear(query, w, b).chunk(3, dim=-1)
+else:
+    q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
+q, k, v = (split_heads(t, self.num_heads).double() for t in (q, k, v))
+scores = torch.matmul(q, k.transpose(-1, -2)) * self.d_k**-0.5
+if mask is not None:
+    mask = mask.bool()
+    if mask.dim() == 3:
+        mask = mask[:, None]
+    scores = scores.masked_fill(mask.logical_not(), float("-inf"))
+weights = scores.softmax(dim=-1).to(query.dtype)
+heads = weights @ v.to(query.dtype)
+return self.out_proj(merge_heads(heads)), weights
+""",
             )
         },
     ),
@@ -332,41 +234,50 @@ def merge_heads(x):
         "one head at a time, slicing the projection weights",
         A,
         {
-            "multi_head_attention": mha_cell("""
-        d_k = self.d_k
-        if mask is not None:
-            mask = mask.bool()
-            if mask.dim() == 3:
-                mask = mask.unsqueeze(1)
-            mask = mask.expand(query.shape[0], self.num_heads, query.shape[1], key.shape[1])
-        outputs, all_weights = [], []
-        for h in range(self.num_heads):
-            rows = slice(h * d_k, (h + 1) * d_k)
-            q = F.linear(query, self.q_proj.weight[rows], self.q_proj.bias[rows])
-            k = F.linear(key, self.k_proj.weight[rows], self.k_proj.bias[rows])
-            v = F.linear(value, self.v_proj.weight[rows], self.v_proj.bias[rows])
-            out, w = scaled_dot_product_attention(q, k, v, None if mask is None else mask[:, h])
-            outputs.append(out)
-            all_weights.append(w)
-        return self.out_proj(torch.cat(outputs, dim=-1)), torch.stack(all_weights, dim=1)
-""")
+            "multi_head_attention": Body(
+                "forward",
+                DEFAULTS
+                + """
+d_k = self.d_k
+if mask is not None:
+    mask = mask.bool()
+    if mask.dim() == 3:
+        mask = mask.unsqueeze(1)
+    mask = mask.expand(query.shape[0], self.num_heads, query.shape[1], key.shape[1])
+outputs, all_weights = [], []
+for h in range(self.num_heads):
+    rows = slice(h * d_k, (h + 1) * d_k)
+    q = F.linear(query, self.q_proj.weight[rows], self.q_proj.bias[rows])
+    k = F.linear(key, self.k_proj.weight[rows], self.k_proj.bias[rows])
+    v = F.linear(value, self.v_proj.weight[rows], self.v_proj.bias[rows])
+    out, w = scaled_dot_product_attention(q, k, v, None if mask is None else mask[:, h])
+    outputs.append(out)
+    all_weights.append(w)
+return self.out_proj(torch.cat(outputs, dim=-1)), torch.stack(all_weights, dim=1)
+""",
+            )
         },
     ),
     Mutant(
         "permute/contiguous split and merge, ValueError via divmod",
         A,
         {
-            "split_heads": """
-def split_heads(x, num_heads):
-    b, l, d = x.shape
-    return x.reshape(b, l, num_heads, d // num_heads).permute(0, 2, 1, 3)
-""",
-            "merge_heads": """
-def merge_heads(x):
-    b, h, l, d = x.shape
-    return x.permute(0, 2, 1, 3).contiguous().view(b, l, h * d)
-""",
-            "multi_head_attention": """
+            "split_heads": Body(
+                "split_heads",
+                """
+                b, l, d = x.shape
+                return x.reshape(b, l, num_heads, d // num_heads).permute(0, 2, 1, 3)
+                """,
+            ),
+            "merge_heads": Body(
+                "merge_heads",
+                """
+                b, h, l, d = x.shape
+                return x.permute(0, 2, 1, 3).contiguous().view(b, l, h * d)
+                """,
+            ),
+            # Every method is written in another style (divmod, a setattr loop, a while loop).
+            "multi_head_attention": Rewrite("""
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, num_heads):
         super().__init__()
@@ -389,7 +300,7 @@ class MultiHeadAttention(nn.Module):
                    ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value)))
         heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)
         return self.out_proj(merge_heads(heads)), weights
-""",
+"""),
         },
     ),
 ]

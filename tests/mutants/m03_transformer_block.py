@@ -1,107 +1,32 @@
 """Mutants of 03_transformer_block."""
 
-from tests.mutants import Mutant
+from tests.mutants import Body, Mutant, Replace, Rewrite
 
 A = "03_transformer_block"
 
-
-def clean_cell(body: str) -> str:
-    return "\ndef clean(text: str) -> list[str]:\n" + body
-
-
-def vocab_cell(body: str) -> str:
-    return (
-        "\ndef build_vocab(texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1) -> list[str]:\n"
-        + body
-    )
-
-
-def encode_cell(body: str) -> str:
-    return (
-        "\nPAD_ID, UNK_ID, CLS_ID = 0, 1, 2\n\n\n"
-        "def encode(text: str, token_to_id: dict[str, int], max_len: int | None = None) -> list[int]:\n"
-        + body
-    )
-
-
-def pe_cell(body: str) -> str:
-    return "\ndef sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:\n" + body
-
-
-LAYER_NORM_INIT = """
-class LayerNorm(nn.Module):
-    def __init__(self, d_model: int, eps: float = 1e-5):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(d_model))
-        self.bias = nn.Parameter(torch.zeros(d_model))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-"""
-
-
-def layer_norm_cell(body: str) -> str:
-    return LAYER_NORM_INIT + body
-
-
-BLOCK_INIT = """
-class EncoderBlock(nn.Module):
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
-        super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-
-    def forward(self, x, mask=None):
-"""
-
-
-def block_cell(body: str, init: str = BLOCK_INIT) -> str:
-    return init + body
-
-
-PE_PAIRS = """
-    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)
-    angle = position / 10000.0 ** (two_i / d_model)
-    pe = torch.zeros(max_len, d_model)
-"""
+SIN_COS = "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)"
+TWO_I = "torch.arange(0, d_model, 2, dtype=torch.float32)"
+VARIANCE = "variance = (x - mean).pow(2).mean(dim=-1, keepdim=True)"
+FEED_FORWARD = "x = self.norm2(x + self.dropout2(self.feed_forward(x)))"
 
 WRONG = [
     # clean
     Mutant(
         "clean: apostrophes kept at word edges",
         A,
-        {
-            "clean": clean_cell("""
-    text = text.lower().replace("\\u2019", "'")
-    return re.findall(r"[\\w']+|[^\\w\\s]", text)
-""")
-        },
+        {"clean": Replace(r"\w+(?:'\w+)*", r"[\w']+")},
         {"test_clean": "only an apostrophe between two word characters"},
     ),
     Mutant(
         "clean: punctuation runs",
         A,
-        {
-            "clean": clean_cell("""
-    text = text.lower().replace("\\u2019", "'")
-    return re.findall(r"\\w+(?:'\\w+)*|[^\\w\\s]+", text)
-""")
-        },
+        {"clean": Replace(r"[^\w\s]", r"[^\w\s]+")},
         {"test_clean": "runs of punctuation are kept together"},
     ),
     Mutant(
         "clean: calls WordTokenizer.clean",
         A,
-        {
-            "clean": clean_cell("""
-    return WordTokenizer.clean(text)
-""")
-        },
+        {"clean": Body("clean", "return WordTokenizer.clean(text)")},
         {"test_clean": "calls attention_lab's WordTokenizer instead of implementing it"},
     ),
     # build_vocab
@@ -109,14 +34,13 @@ WRONG = [
         "build_vocab: ties in first-seen order (most_common)",
         A,
         {
-            "build_vocab": vocab_cell("""
-    counts = Counter()
-    for text in texts:
-        counts.update(clean(text))
-    words = [word for word, count in counts.most_common() if count >= min_freq]
-    vocab = list(SPECIAL_TOKENS) + words
-    return vocab if max_vocab_size is None else vocab[:max_vocab_size]
-""")
+            "build_vocab": (
+                Replace(
+                    "    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))\n",
+                    "",
+                ),
+                Replace("in ordered if", "in counts.most_common() if"),
+            )
         },
         {"test_build_vocab": "sorted alphabetically"},
     ),
@@ -124,16 +48,13 @@ WRONG = [
         "build_vocab: max_vocab_size excludes the specials",
         A,
         {
-            "build_vocab": vocab_cell("""
-    counts = Counter()
-    for text in texts:
-        counts.update(clean(text))
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    words = [word for word, count in ordered if count >= min_freq]
-    if max_vocab_size is not None:
-        words = words[:max_vocab_size]
-    return list(SPECIAL_TOKENS) + words
-""")
+            "build_vocab": Replace(
+                "    vocab = list(SPECIAL_TOKENS) + words\n"
+                "    return vocab if max_vocab_size is None else vocab[:max_vocab_size]",
+                "    if max_vocab_size is not None:\n"
+                "        words = words[:max_vocab_size]\n"
+                "    return list(SPECIAL_TOKENS) + words",
+            )
         },
         {"test_build_vocab": "max_vocab_size counts the special tokens too"},
     ),
@@ -141,28 +62,17 @@ WRONG = [
     Mutant(
         "encode: <cls> not counted in max_len",
         A,
-        {
-            "encode": encode_cell("""
-    ids = [token_to_id.get(token, UNK_ID) for token in clean(text)]
-    if max_len is None:
-        return [CLS_ID] + ids
-    ids = [CLS_ID] + ids[:max_len]
-    return ids + [PAD_ID] * (max_len - len(ids))
-""")
-        },
+        {"encode": Replace("ids = ids[:max_len]", "ids = ids[: max_len + 1]")},
         {"test_encode": "<cls> counts towards max_len"},
     ),
     Mutant(
         "encode: padding in front",
         A,
         {
-            "encode": encode_cell("""
-    ids = [CLS_ID] + [token_to_id.get(token, UNK_ID) for token in clean(text)]
-    if max_len is None:
-        return ids
-    ids = ids[:max_len]
-    return [PAD_ID] * (max_len - len(ids)) + ids
-""")
+            "encode": Replace(
+                "return ids + [PAD_ID] * (max_len - len(ids))",
+                "return [PAD_ID] * (max_len - len(ids)) + ids",
+            )
         },
         {"test_encode": "padding goes at the end"},
     ),
@@ -171,13 +81,8 @@ WRONG = [
         "pe: sin and cos swapped",
         A,
         {
-            "sinusoidal_encoding": pe_cell(
-                PE_PAIRS
-                + """
-    pe[:, 0::2] = torch.cos(angle)
-    pe[:, 1::2] = torch.sin(angle)
-    return pe
-"""
+            "sinusoidal_encoding": Replace(
+                SIN_COS, "pe[:, 0::2] = torch.cos(angle)\n    pe[:, 1::2] = torch.sin(angle)"
             )
         },
         {"test_sinusoidal_encoding": "sin and cos are swapped"},
@@ -186,13 +91,10 @@ WRONG = [
         "pe: sines and cosines concatenated (not interleaved)",
         A,
         {
-            "sinusoidal_encoding": pe_cell(
-                PE_PAIRS
-                + """
-    pe[:, : d_model // 2] = torch.sin(angle)
-    pe[:, d_model // 2 :] = torch.cos(angle)
-    return pe
-"""
+            "sinusoidal_encoding": Replace(
+                SIN_COS,
+                "pe[:, : d_model // 2] = torch.sin(angle)\n"
+                "    pe[:, d_model // 2 :] = torch.cos(angle)",
             )
         },
         {"test_sinusoidal_encoding": "the notebook's layout is interleaved"},
@@ -201,41 +103,31 @@ WRONG = [
         "pe: cosine column uses the exponent (2i+1)/d_model",
         A,
         {
-            "sinusoidal_encoding": pe_cell("""
-    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
-    column = torch.arange(d_model, dtype=torch.float32)
-    angle = position / 10000.0 ** (column / d_model)
-    pe = torch.zeros(max_len, d_model)
-    pe[:, 0::2] = torch.sin(angle[:, 0::2])
-    pe[:, 1::2] = torch.cos(angle[:, 1::2])
-    return pe
-""")
+            # Every column gets its own exponent; the even ones feed sin, the odd ones cos.
+            "sinusoidal_encoding": (
+                Replace(TWO_I, "torch.arange(d_model, dtype=torch.float32)"),
+                Replace(
+                    SIN_COS,
+                    "pe[:, 0::2] = torch.sin(angle[:, 0::2])\n"
+                    "    pe[:, 1::2] = torch.cos(angle[:, 1::2])",
+                ),
+            )
         },
         {"test_sinusoidal_encoding": "must share ONE angle"},
     ),
     Mutant(
         "pe: exponent i/d_model",
         A,
-        {
-            "sinusoidal_encoding": pe_cell("""
-    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
-    i = torch.arange(d_model // 2, dtype=torch.float32)
-    angle = position / 10000.0 ** (i / d_model)
-    pe = torch.zeros(max_len, d_model)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle)
-    return pe
-""")
-        },
+        {"sinusoidal_encoding": Replace(TWO_I, "torch.arange(d_model // 2, dtype=torch.float32)")},
         {"test_sinusoidal_encoding": "not i/d_model"},
     ),
     Mutant(
         "pe: calls sinusoidal_table",
         A,
         {
-            "sinusoidal_encoding": pe_cell("""
-    return sinusoidal_table(max_len, d_model).clone()
-""")
+            "sinusoidal_encoding": Body(
+                "sinusoidal_encoding", "return sinusoidal_table(max_len, d_model).clone()"
+            )
         },
         {
             "test_sinusoidal_encoding": "calls attention_lab's sinusoidal_table instead of implementing it"
@@ -245,24 +137,16 @@ WRONG = [
     Mutant(
         "layer norm: unbiased variance",
         A,
-        {
-            "layer_norm": layer_norm_cell("""
-        mean = x.mean(dim=-1, keepdim=True)
-        variance = x.var(dim=-1, keepdim=True)
-        return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
-""")
-        },
+        {"layer_norm": Replace(VARIANCE, "variance = x.var(dim=-1, keepdim=True)")},
         {"test_layer_norm": "the variance is unbiased"},
     ),
     Mutant(
         "layer norm: eps outside the square root",
         A,
         {
-            "layer_norm": layer_norm_cell("""
-        mean = x.mean(dim=-1, keepdim=True)
-        std = (x - mean).pow(2).mean(dim=-1, keepdim=True).sqrt()
-        return (x - mean) / (std + self.eps) * self.weight + self.bias
-""")
+            "layer_norm": Replace(
+                "torch.sqrt(variance + self.eps)", "(torch.sqrt(variance) + self.eps)"
+            )
         },
         {"test_layer_norm": "eps is added outside the square root"},
     ),
@@ -270,45 +154,37 @@ WRONG = [
         "layer norm: x.std() + eps",
         A,
         {
-            "layer_norm": layer_norm_cell("""
-        return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + self.eps) * self.weight + self.bias
-""")
+            "layer_norm": Body(
+                "forward",
+                "return (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + self.eps)"
+                " * self.weight + self.bias",
+            )
         },
         {"test_layer_norm": "x.std() is unbiased"},
     ),
     Mutant(
         "layer norm: hard-coded eps",
         A,
-        {
-            "layer_norm": layer_norm_cell("""
-        mean = x.mean(dim=-1, keepdim=True)
-        variance = (x - mean).pow(2).mean(dim=-1, keepdim=True)
-        return (x - mean) / torch.sqrt(variance + 1e-5) * self.weight + self.bias
-""")
-        },
+        {"layer_norm": Replace("variance + self.eps", "variance + 1e-5")},
         {"test_layer_norm": "eps is hard-coded"},
     ),
     Mutant(
         "layer norm: no gamma and beta",
         A,
-        {
-            "layer_norm": layer_norm_cell("""
-        mean = x.mean(dim=-1, keepdim=True)
-        variance = (x - mean).pow(2).mean(dim=-1, keepdim=True)
-        return (x - mean) / torch.sqrt(variance + self.eps)
-""")
-        },
+        {"layer_norm": Replace(" * self.weight + self.bias", "")},
         {"test_layer_norm": "are not applied"},
     ),
     Mutant(
         "layer norm: detached statistics",
         A,
         {
-            "layer_norm": layer_norm_cell("""
-        mean = x.mean(dim=-1, keepdim=True).detach()
-        variance = (x - mean).pow(2).mean(dim=-1, keepdim=True).detach()
-        return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
-""")
+            "layer_norm": (
+                Replace(
+                    "mean = x.mean(dim=-1, keepdim=True)",
+                    "mean = x.mean(dim=-1, keepdim=True).detach()",
+                ),
+                Replace(VARIANCE, VARIANCE + ".detach()"),
+            )
         },
         {"test_layer_norm": "the gradient with respect to the input differs"},
     ),
@@ -316,9 +192,9 @@ WRONG = [
         "layer norm: calls F.layer_norm",
         A,
         {
-            "layer_norm": layer_norm_cell("""
-        return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)
-""")
+            "layer_norm": Body(
+                "forward", "return F.layer_norm(x, x.shape[-1:], self.weight, self.bias, self.eps)"
+            )
         },
         {"test_layer_norm": "calls F.layer_norm instead of implementing it"},
     ),
@@ -326,13 +202,16 @@ WRONG = [
         "layer norm: wraps an nn.LayerNorm",
         A,
         {
-            "layer_norm": layer_norm_cell("""
-        reference = nn.LayerNorm(x.shape[-1], eps=self.eps).to(x.dtype)
-        with torch.no_grad():
-            reference.weight.copy_(self.weight)
-            reference.bias.copy_(self.bias)
-        return reference(x)
-""")
+            "layer_norm": Body(
+                "forward",
+                """
+                reference = nn.LayerNorm(x.shape[-1], eps=self.eps).to(x.dtype)
+                with torch.no_grad():
+                    reference.weight.copy_(self.weight)
+                    reference.bias.copy_(self.bias)
+                return reference(x)
+                """,
+            )
         },
         {"test_layer_norm": "calls nn.LayerNorm instead of implementing it"},
     ),
@@ -340,10 +219,13 @@ WRONG = [
         "layer norm: F.layer_norm reached through getattr",
         A,
         {
-            "layer_norm": layer_norm_cell("""
-        norm = getattr(torch.nn.functional, "layer" + "_norm")
-        return norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
-""")
+            "layer_norm": Body(
+                "forward",
+                """
+                norm = getattr(torch.nn.functional, "layer" + "_norm")
+                return norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
+                """,
+            )
         },
         {"test_layer_norm": "calls F.layer_norm instead of implementing it"},
     ),
@@ -351,91 +233,57 @@ WRONG = [
     Mutant(
         "block: no residual around the feed-forward",
         A,
-        {
-            "encoder_block": block_cell("""
-        attended, weights = self.self_attn(x, mask=mask)
-        x = self.norm1(x + self.dropout1(attended))
-        x = self.norm2(self.dropout2(self.feed_forward(x)))
-        return x, weights
-""")
-        },
+        {"encoder_block": Replace("self.norm2(x + self.dropout2(", "self.norm2(self.dropout2(")},
         {"test_encoder_block": "the feed-forward sublayer has no residual connection"},
     ),
     Mutant(
         "block: no residual around the attention",
         A,
-        {
-            "encoder_block": block_cell("""
-        attended, weights = self.self_attn(x, mask=mask)
-        x = self.norm1(self.dropout1(attended))
-        x = self.norm2(x + self.dropout2(self.feed_forward(x)))
-        return x, weights
-""")
-        },
+        {"encoder_block": Replace("self.norm1(x + self.dropout1(", "self.norm1(self.dropout1(")},
         {"test_encoder_block": "the attention sublayer has no residual connection"},
     ),
     Mutant(
         "block: pre-norm",
         A,
         {
-            "encoder_block": block_cell("""
-        attended, weights = self.self_attn(self.norm1(x), mask=mask)
-        x = x + self.dropout1(attended)
-        x = x + self.dropout2(self.feed_forward(self.norm2(x)))
-        return x, weights
-""")
+            "encoder_block": Body(
+                "forward",
+                """
+                attended, weights = self.self_attn(self.norm1(x), mask=mask)
+                x = x + self.dropout1(attended)
+                x = x + self.dropout2(self.feed_forward(self.norm2(x)))
+                return x, weights
+                """,
+            )
         },
         {"test_encoder_block": "(pre-norm)"},
     ),
     Mutant(
         "block: mask ignored",
         A,
-        {
-            "encoder_block": block_cell("""
-        attended, weights = self.self_attn(x)
-        x = self.norm1(x + self.dropout1(attended))
-        x = self.norm2(x + self.dropout2(self.feed_forward(x)))
-        return x, weights
-""")
-        },
+        {"encoder_block": Replace("self.self_attn(x, mask=mask)", "self.self_attn(x)")},
         {"test_encoder_block": "the mask is not passed on"},
     ),
     Mutant(
         "block: feed-forward on the attention output",
         A,
-        {
-            "encoder_block": block_cell("""
-        attended, weights = self.self_attn(x, mask=mask)
-        h = self.norm1(x + self.dropout1(attended))
-        x = self.norm2(h + self.dropout2(self.feed_forward(attended)))
-        return x, weights
-""")
-        },
+        {"encoder_block": Replace("self.feed_forward(x)", "self.feed_forward(attended)")},
         {"test_encoder_block": "reads the raw attention output"},
     ),
     Mutant(
         "block: norm1 used twice",
         A,
-        {
-            "encoder_block": block_cell("""
-        attended, weights = self.self_attn(x, mask=mask)
-        x = self.norm1(x + self.dropout1(attended))
-        x = self.norm1(x + self.dropout2(self.feed_forward(x)))
-        return x, weights
-""")
-        },
+        {"encoder_block": Replace(FEED_FORWARD, FEED_FORWARD.replace("norm2", "norm1"))},
         {"test_encoder_block": "norm1 is used twice"},
     ),
     Mutant(
         "block: no dropout on the residual branches",
         A,
         {
-            "encoder_block": block_cell("""
-        attended, weights = self.self_attn(x, mask=mask)
-        x = self.norm1(x + attended)
-        x = self.norm2(x + self.feed_forward(x))
-        return x, weights
-""")
+            "encoder_block": (
+                Replace("self.dropout1(attended)", "attended"),
+                Replace("self.dropout2(self.feed_forward(x))", "self.feed_forward(x)"),
+            )
         },
         {"test_encoder_block": "dropout1 and dropout2 are not applied"},
     ),
@@ -443,17 +291,12 @@ WRONG = [
         "block: dropout not passed to the sublayers",
         A,
         {
-            "encoder_block": block_cell(
-                """
-        attended, weights = self.self_attn(x, mask=mask)
-        x = self.norm1(x + self.dropout1(attended))
-        x = self.norm2(x + self.dropout2(self.feed_forward(x)))
-        return x, weights
-""",
-                BLOCK_INIT.replace(
+            "encoder_block": (
+                Replace(
                     "MultiHeadAttention(d_model, num_heads, dropout)",
                     "MultiHeadAttention(d_model, num_heads)",
-                ).replace("FeedForward(d_model, d_ff, dropout)", "FeedForward(d_model, d_ff)"),
+                ),
+                Replace("FeedForward(d_model, d_ff, dropout)", "FeedForward(d_model, d_ff)"),
             )
         },
         {"test_encoder_block": "dropout is not passed on to the sublayers"},
@@ -462,13 +305,14 @@ WRONG = [
         "block: wraps attention_lab's EncoderBlock",
         A,
         {
-            "encoder_block": """
+            # The mistake is the whole cell: the class is the package's, not the student's.
+            "encoder_block": Rewrite("""
 from attention_lab.encoder import EncoderBlock as _Block
 
 
 class EncoderBlock(_Block):
     pass
-"""
+""")
         },
         {
             "test_encoder_block": "subclasses attention_lab's EncoderBlock instead of implementing it"
@@ -481,114 +325,141 @@ CORRECT = [
         "clean by hand, vocabulary with a two-key sort, encode in a loop",
         A,
         {
-            "clean": clean_cell("""
-    text = text.replace("\\u2019", "'").lower()
-    tokens, i = [], 0
-    while i < len(text):
-        c = text[i]
-        if c.isspace():
-            i += 1
-        elif re.match(r"\\w", c):
-            j = i
-            while j < len(text) and (re.match(r"\\w", text[j]) or (
-                    text[j] == "'" and j + 1 < len(text) and re.match(r"\\w", text[j + 1]) and j > i)):
-                j += 1
-            tokens.append(text[i:j])
-            i = j
-        else:
-            tokens.append(c)
-            i += 1
-    return tokens
-"""),
-            "build_vocab": vocab_cell("""
-    counts = {}
-    for text in texts:
-        for token in clean(text):
-            counts[token] = counts.get(token, 0) + 1
-    words = sorted(counts)                               # alphabetical ...
-    words.sort(key=lambda word: counts[word], reverse=True)  # ... then stable by falling count
-    vocab = list(SPECIAL_TOKENS) + [w for w in words if counts[w] >= min_freq]
-    if max_vocab_size is not None:
-        del vocab[max_vocab_size:]
-    return vocab
-"""),
-            "encode": encode_cell("""
-    ids = [CLS_ID]
-    for token in clean(text):
-        ids.append(token_to_id[token] if token in token_to_id else UNK_ID)
-    if max_len is not None:
-        while len(ids) > max_len:
-            ids.pop()
-        while len(ids) < max_len:
-            ids.append(PAD_ID)
-    return ids
-"""),
+            "clean": Body(
+                "clean",
+                r"""
+                text = text.replace("\u2019", "'").lower()
+                tokens, i = [], 0
+                while i < len(text):
+                    c = text[i]
+                    if c.isspace():
+                        i += 1
+                    elif re.match(r"\w", c):
+                        j = i
+                        while j < len(text) and (re.match(r"\w", text[j]) or (
+                                text[j] == "'" and j + 1 < len(text) and re.match(r"\w", text[j + 1]) and j > i)):
+                            j += 1
+                        tokens.append(text[i:j])
+                        i = j
+                    else:
+                        tokens.append(c)
+                        i += 1
+                return tokens
+                """,
+            ),
+            "build_vocab": Body(
+                "build_vocab",
+                """
+                counts = {}
+                for text in texts:
+                    for token in clean(text):
+                        counts[token] = counts.get(token, 0) + 1
+                words = sorted(counts)                               # alphabetical ...
+                words.sort(key=lambda word: counts[word], reverse=True)  # ... then stable by falling count
+                vocab = list(SPECIAL_TOKENS) + [w for w in words if counts[w] >= min_freq]
+                if max_vocab_size is not None:
+                    del vocab[max_vocab_size:]
+                return vocab
+                """,
+            ),
+            "encode": Body(
+                "encode",
+                """
+                ids = [CLS_ID]
+                for token in clean(text):
+                    ids.append(token_to_id[token] if token in token_to_id else UNK_ID)
+                if max_len is not None:
+                    while len(ids) > max_len:
+                        ids.pop()
+                    while len(ids) < max_len:
+                        ids.append(PAD_ID)
+                return ids
+                """,
+            ),
         },
     ),
     Mutant(
         "pe via exp and log, built with torch.stack",
         A,
         {
-            "sinusoidal_encoding": pe_cell("""
-    position = torch.arange(max_len).float()[:, None]
-    frequency = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-    angle = position * frequency
-    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).reshape(max_len, d_model)
-""")
+            "sinusoidal_encoding": Body(
+                "sinusoidal_encoding",
+                """
+                position = torch.arange(max_len).float()[:, None]
+                frequency = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+                angle = position * frequency
+                return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).reshape(max_len, d_model)
+                """,
+            )
         },
     ),
     Mutant(
         "pe in float64, cast at the end",
         A,
         {
-            "sinusoidal_encoding": pe_cell("""
-    pe = np.zeros((max_len, d_model))
-    position = np.arange(max_len)[:, None]
-    angle = position / np.power(10000.0, np.arange(0, d_model, 2) / d_model)
-    pe[:, 0::2] = np.sin(angle)
-    pe[:, 1::2] = np.cos(angle)
-    return torch.from_numpy(pe).float()
-""")
+            "sinusoidal_encoding": Body(
+                "sinusoidal_encoding",
+                """
+                pe = np.zeros((max_len, d_model))
+                position = np.arange(max_len)[:, None]
+                angle = position / np.power(10000.0, np.arange(0, d_model, 2) / d_model)
+                pe[:, 0::2] = np.sin(angle)
+                pe[:, 1::2] = np.cos(angle)
+                return torch.from_numpy(pe).float()
+                """,
+            )
         },
     ),
     Mutant(
         "layer norm via torch.var_mean and rsqrt",
         A,
         {
-            "layer_norm": layer_norm_cell("""
-        variance, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-        return self.weight * (x - mean) * torch.rsqrt(variance + self.eps) + self.bias
-""")
+            "layer_norm": Body(
+                "forward",
+                """
+                variance, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+                return self.weight * (x - mean) * torch.rsqrt(variance + self.eps) + self.bias
+                """,
+            )
         },
     ),
     Mutant(
         "layer norm in float64 by hand, E[x^2] - E[x]^2",
         A,
         {
-            "layer_norm": layer_norm_cell("""
-        z = x.double()
-        d = z.shape[-1]
-        mean = z.sum(-1, keepdim=True) / d
-        centred = z - mean
-        variance = (centred * centred).sum(-1, keepdim=True) / d
-        normed = centred / (variance + self.eps) ** 0.5
-        return (normed * self.weight.double() + self.bias.double()).to(x.dtype)
-""")
+            "layer_norm": Body(
+                "forward",
+                """
+                z = x.double()
+                d = z.shape[-1]
+                mean = z.sum(-1, keepdim=True) / d
+                centred = z - mean
+                variance = (centred * centred).sum(-1, keepdim=True) / d
+                normed = centred / (variance + self.eps) ** 0.5
+                return (normed * self.weight.double() + self.bias.double()).to(x.dtype)
+                """,
+            )
         },
     ),
     Mutant(
         "block with my own LayerNorm, written with intermediate names",
         A,
         {
-            "encoder_block": block_cell(
-                """
-        attention_output, attention_weights = self.self_attn(x, x, x, mask)
-        h = x + self.dropout1(attention_output)
-        h = self.norm1(h)
-        ffn_output = self.dropout2(self.feed_forward(h))
-        return self.norm2(ffn_output + h), attention_weights
-""",
-                BLOCK_INIT.replace("nn.LayerNorm(d_model)", "LayerNorm(d_model)"),
+            "encoder_block": (
+                Replace(
+                    "self.norm1 = nn.LayerNorm(d_model)\n        self.norm2 = nn.LayerNorm(d_model)",
+                    "self.norm1 = LayerNorm(d_model)\n        self.norm2 = LayerNorm(d_model)",
+                ),
+                Body(
+                    "forward",
+                    """
+                    attention_output, attention_weights = self.self_attn(x, x, x, mask)
+                    h = x + self.dropout1(attention_output)
+                    h = self.norm1(h)
+                    ffn_output = self.dropout2(self.feed_forward(h))
+                    return self.norm2(ffn_output + h), attention_weights
+                    """,
+                ),
             )
         },
     ),

@@ -1,63 +1,20 @@
 """Mutants of 04_depth."""
 
-from tests.mutants import Mutant
+from tests.mutants import Body, Mutant, Replace
 
 A = "04_depth"
 
-INIT = """
-class DepthStack(nn.Module):
-    def __init__(self, num_layers: int, d_model: int, d_ff: int, dropout: float = 0.0):
-        super().__init__()
-        self.layers = nn.ModuleList(
-            EncoderBlock(d_model, num_heads=1, d_ff=d_ff, dropout=dropout) for _ in range(num_layers)
-        )
-
-    def forward(self, x):
-"""
-
-
-def stack_cell(body: str, init: str = INIT) -> str:
-    return init + body
-
-
-CORRECT_FORWARD = """
-        maps = []
-        for layer in self.layers:
-            x, weights = layer(x)
-            maps.append(weights[:, 0])
-        return x, maps
-"""
-
-METRICS = """
-def attention_entropy(weights):
-    {entropy}
-
-
-def total_variation(p, q):
-    {tv}
-"""
-
-
-def metrics_cell(
-    entropy: str = "return -torch.special.xlogy(weights, weights).sum(dim=-1)",
-    tv: str = "return 0.5 * (p - q).abs().sum(dim=-1)",
-) -> str:
-    return METRICS.format(entropy=entropy, tv=tv)
-
+BLOCK = "EncoderBlock(d_model, num_heads=1, d_ff=d_ff, dropout=dropout)"
+LAYERS = f"nn.ModuleList(\n            {BLOCK} for _ in range(num_layers)\n        )"
+ENTROPY = "-torch.special.xlogy(weights, weights).sum(dim=-1)"
+TOTAL_VARIATION = "0.5 * (p - q).abs().sum(dim=-1)"
+KEEP_MAP = "maps.append(weights[:, 0])"
 
 WRONG = [
     Mutant(
         "return inside the layer loop",
         A,
-        {
-            "depth_stack": stack_cell("""
-        maps = []
-        for layer in self.layers:
-            x, weights = layer(x)
-            maps.append(weights[:, 0])
-            return x, maps
-""")
-        },
+        {"depth_stack": Replace("        return x, maps", "            return x, maps")},
         {
             "test_depth_stack": "`forward` returns inside the layer loop, so only the first layer runs",
             "test_depth_stack_layers": "`forward` returns inside the layer loop, so only the first layer runs",
@@ -67,16 +24,10 @@ WRONG = [
         "one block repeated with [block] * num_layers; entropy: 0 * log(0) gives NaN",
         A,
         {
-            "depth_stack": stack_cell(
-                CORRECT_FORWARD,
-                INIT.replace(
-                    "nn.ModuleList(\n            EncoderBlock(d_model, num_heads=1, d_ff=d_ff, dropout=dropout) for _ in range(num_layers)\n        )",
-                    "nn.ModuleList([EncoderBlock(d_model, num_heads=1, d_ff=d_ff, dropout=dropout)] * num_layers)",
-                ),
+            "depth_stack": Replace(
+                f"{BLOCK} for _ in range(num_layers)", f"[{BLOCK}] * num_layers"
             ),
-            "attention_metrics": metrics_cell(
-                entropy="return -(weights * torch.log(weights)).sum(dim=-1)"
-            ),
+            "attention_metrics": Replace(ENTROPY, "-(weights * torch.log(weights)).sum(dim=-1)"),
         },
         {
             "test_depth_stack": "one block reused num_layers times",
@@ -88,15 +39,12 @@ WRONG = [
         "the first layer applied num_layers times; entropy in bits",
         A,
         {
-            "depth_stack": stack_cell("""
-        maps = []
-        for _ in range(len(self.layers)):
-            x, weights = self.layers[0](x)
-            maps.append(weights[:, 0])
-        return x, maps
-"""),
-            "attention_metrics": metrics_cell(
-                entropy="return -(torch.special.xlogy(weights, weights) / math.log(2)).sum(dim=-1)"
+            "depth_stack": Replace(
+                "for layer in self.layers:\n            x, weights = layer(x)",
+                "for _ in range(len(self.layers)):\n            x, weights = self.layers[0](x)",
+            ),
+            "attention_metrics": Replace(
+                ENTROPY, "-(torch.special.xlogy(weights, weights) / math.log(2)).sum(dim=-1)"
             ),
         },
         {
@@ -109,14 +57,12 @@ WRONG = [
         "only the last layer's attention returned; entropy with log(p + 1e-3)",
         A,
         {
-            "depth_stack": stack_cell("""
-        for layer in self.layers:
-            x, weights = layer(x)
-            maps = [weights[:, 0]]
-        return x, maps
-"""),
-            "attention_metrics": metrics_cell(
-                entropy="return -(weights * torch.log(weights + 1e-3)).sum(dim=-1)"
+            "depth_stack": (
+                Replace("        maps = []\n", ""),
+                Replace(KEEP_MAP, "maps = [weights[:, 0]]"),
+            ),
+            "attention_metrics": Replace(
+                ENTROPY, "-(weights * torch.log(weights + 1e-3)).sum(dim=-1)"
             ),
         },
         {
@@ -129,12 +75,15 @@ WRONG = [
         "the last layer's map repeated num_layers times; total variation without the 1/2",
         A,
         {
-            "depth_stack": stack_cell("""
-        for layer in self.layers:
-            x, weights = layer(x)
-        return x, [weights[:, 0]] * len(self.layers)
-"""),
-            "attention_metrics": metrics_cell(tv="return (p - q).abs().sum(dim=-1)"),
+            "depth_stack": Body(
+                "forward",
+                """
+                for layer in self.layers:
+                    x, weights = layer(x)
+                return x, [weights[:, 0]] * len(self.layers)
+                """,
+            ),
+            "attention_metrics": Replace(TOTAL_VARIATION, "(p - q).abs().sum(dim=-1)"),
         },
         {
             "test_depth_stack_layers": "only the last layer's attention map is returned",
@@ -145,13 +94,10 @@ WRONG = [
         "layers not chained (each applied to the input)",
         A,
         {
-            "depth_stack": stack_cell("""
-        maps = []
-        for layer in self.layers:
-            out, weights = layer(x)
-            maps.append(weights[:, 0])
-        return out, maps
-""")
+            "depth_stack": (
+                Replace("x, weights = layer(x)", "out, weights = layer(x)"),
+                Replace("return x, maps", "return out, maps"),
+            )
         },
         {
             "test_depth_stack": "the layers are not chained",
@@ -162,10 +108,8 @@ WRONG = [
         "head axis kept; total variation summed over every dimension",
         A,
         {
-            "depth_stack": stack_cell(
-                CORRECT_FORWARD.replace("maps.append(weights[:, 0])", "maps.append(weights)")
-            ),
-            "attention_metrics": metrics_cell(tv="return 0.5 * (p - q).abs().sum()"),
+            "depth_stack": Replace(KEEP_MAP, "maps.append(weights)"),
+            "attention_metrics": Replace(TOTAL_VARIATION, "0.5 * (p - q).abs().sum()"),
         },
         {
             "test_depth_stack": "drop the head axis with weights[:, 0]",
@@ -175,33 +119,20 @@ WRONG = [
     Mutant(
         "dropout not passed on",
         A,
-        {
-            "depth_stack": stack_cell(
-                CORRECT_FORWARD, INIT.replace("dropout=dropout)", "dropout=0.1)")
-            )
-        },
+        {"depth_stack": Replace("dropout=dropout)", "dropout=0.1)")},
         {"test_depth_stack_layers": "pass dropout=dropout to every EncoderBlock"},
     ),
     Mutant(
         "uses attention_lab's TransformerEncoder",
         A,
         {
-            "depth_stack": """
-from attention_lab.encoder import TransformerEncoder
-
-
-class DepthStack(nn.Module):
-    def __init__(self, num_layers, d_model, d_ff, dropout=0.0):
-        super().__init__()
-        self.layers = TransformerEncoder(num_layers, d_model, 1, d_ff, dropout).layers
-
-    def forward(self, x):
-        maps = []
-        for layer in self.layers:
-            x, weights = layer(x)
-            maps.append(weights[:, 0])
-        return x, maps
-"""
+            "depth_stack": (
+                Replace(
+                    "class DepthStack",
+                    "from attention_lab.encoder import TransformerEncoder\n\n\nclass DepthStack",
+                ),
+                Replace(LAYERS, "TransformerEncoder(num_layers, d_model, 1, d_ff, dropout).layers"),
+            )
         },
         {"test_depth_stack": "calls attention_lab's TransformerEncoder instead of implementing it"},
     ),
@@ -212,24 +143,27 @@ CORRECT = [
         "layers appended one by one, indexed loop, squeeze(1); entropy with clamp_min, TV with where",
         A,
         {
-            "depth_stack": """
-class DepthStack(nn.Module):
-    def __init__(self, num_layers: int, d_model: int, d_ff: int, dropout: float = 0.0):
-        super().__init__()
-        self.layers = nn.ModuleList()
-        for _ in range(num_layers):
-            self.layers.append(EncoderBlock(d_model, 1, d_ff, dropout))
-
-    def forward(self, x):
-        hidden, maps = x, [None] * len(self.layers)
-        for i in range(len(self.layers)):
-            hidden, weights = self.layers[i](hidden)
-            maps[i] = weights.squeeze(1)
-        return hidden, maps
-""",
-            "attention_metrics": metrics_cell(
-                entropy="return -(weights * weights.clamp_min(1e-30).log()).sum(-1)",
-                tv="return torch.where(p > q, p - q, q - p).sum(-1) / 2",
+            "depth_stack": (
+                Replace(
+                    LAYERS,
+                    "nn.ModuleList()\n"
+                    "        for _ in range(num_layers):\n"
+                    "            self.layers.append(EncoderBlock(d_model, 1, d_ff, dropout))",
+                ),
+                Body(
+                    "forward",
+                    """
+                    hidden, maps = x, [None] * len(self.layers)
+                    for i in range(len(self.layers)):
+                        hidden, weights = self.layers[i](hidden)
+                        maps[i] = weights.squeeze(1)
+                    return hidden, maps
+                    """,
+                ),
+            ),
+            "attention_metrics": (
+                Replace(ENTROPY, "-(weights * weights.clamp_min(1e-30).log()).sum(-1)"),
+                Replace(TOTAL_VARIATION, "torch.where(p > q, p - q, q - p).sum(-1) / 2"),
             ),
         },
     ),
@@ -237,20 +171,26 @@ class DepthStack(nn.Module):
         "recursive forward, maps stacked then unbound; Categorical entropy, TV as a positive part",
         A,
         {
-            "depth_stack": stack_cell("""
-        def run(h, layers):
-            if not layers:
-                return h, []
-            h, weights = layers[0](h)
-            h, rest = run(h, layers[1:])
-            return h, [weights[:, 0], *rest]
+            "depth_stack": Body(
+                "forward",
+                """
+                def run(h, layers):
+                    if not layers:
+                        return h, []
+                    h, weights = layers[0](h)
+                    h, rest = run(h, layers[1:])
+                    return h, [weights[:, 0], *rest]
 
-        out, maps = run(x, list(self.layers))
-        return out, list(torch.stack(maps).unbind(0))
-"""),
-            "attention_metrics": metrics_cell(
-                entropy="return torch.distributions.Categorical(probs=weights).entropy()",
-                tv="return (p - q).clamp_min(0).sum(-1)  # = 1/2 sum |p - q| for two distributions",
+                out, maps = run(x, list(self.layers))
+                return out, list(torch.stack(maps).unbind(0))
+                """,
+            ),
+            "attention_metrics": (
+                Replace(ENTROPY, "torch.distributions.Categorical(probs=weights).entropy()"),
+                Replace(
+                    TOTAL_VARIATION,
+                    "(p - q).clamp_min(0).sum(-1)  # = 1/2 sum |p - q| for two distributions",
+                ),
             ),
         },
     ),

@@ -1,74 +1,62 @@
 """Mutants of 07_attention_at_scale."""
 
-from tests.mutants import Mutant
+from tests.mutants import Body, Mutant, Replace
 
 A = "07_attention_at_scale"
 
-HEAD = """
-def chunked_attention(q, k, v, chunk_size, causal=False):
-    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
-    len_q, len_k = q.shape[-2], k.shape[-2]
-    if causal and len_q != len_k:
-        raise ValueError("causal attention needs L_q == L_k")
-"""
-
-# The solution's loop, with placeholders that the wrong mutants replace.
-LOOP = """
-    q = q * (1.0 / math.sqrt(q.shape[-1]))
-    running_max = q.new_full((*q.shape[:-1], 1), -math.inf)
-    running_sum = q.new_zeros((*q.shape[:-1], 1))
-    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))
-    query_pos = torch.arange(len_q, device=q.device).unsqueeze(-1)
+SCALE_Q = "    q = q * (1.0 / math.sqrt(q.shape[-1]))  # scale once: L_q·d_k multiplications\n"
+# The solution's chunked_attention after its argument checks: the mutants below that compute the
+# attention another way replace all of it and keep the checks.
+LOOP = (
+    SCALE_Q
+    + """\
+    running_max = q.new_full((*q.shape[:-1], 1), -math.inf)  # (..., L_q, 1)
+    running_sum = q.new_zeros((*q.shape[:-1], 1))  # (..., L_q, 1)
+    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # (..., L_q, d_v)
+    query_pos = torch.arange(len_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
     for start in range(0, len_k, chunk_size):
-        k_block = k[..., start : start + chunk_size, :]
-        v_block = v[..., start : start + chunk_size, :]
-        scores = q @ k_block.transpose(-2, -1)
+        k_block = k[..., start : start + chunk_size, :]  # (..., C, d_k)
+        v_block = v[..., start : start + chunk_size, :]  # (..., C, d_v)
+        scores = q @ k_block.transpose(-2, -1)  # (..., L_q, C)
         if causal:
-            key_pos = torch.arange(start, start + k_block.shape[-2], device=q.device)
-            scores = scores.masked_fill(key_pos > query_pos, -math.inf)
+            key_pos = torch.arange(start, start + k_block.shape[-2], device=q.device)  # (C,)
+            scores = scores.masked_fill(key_pos > query_pos, -math.inf)  # (L_q, C) mask
         new_max = torch.maximum(running_max, scores.amax(dim=-1, keepdim=True))
-        factor = torch.exp(running_max - new_max)
-        p = torch.exp(scores - new_max)
+        factor = torch.exp(running_max - new_max)  # rescales everything summed so far
+        p = torch.exp(scores - new_max)  # (..., L_q, C) un-normalised weights
         running_sum = running_sum * factor + p.sum(dim=-1, keepdim=True)
         acc = acc * factor + p @ v_block
         running_max = new_max
     return acc / running_sum
 """
+)
+KEY_POS = "torch.arange(start, start + k_block.shape[-2], device=q.device)"
 
 
-def chunked(old: str = "", new: str = "", loop: str = LOOP) -> str:
-    """The solution's chunked_attention with ``old`` replaced by ``new`` (must occur)."""
-    if old:
-        assert old in loop, old
-        loop = loop.replace(old, new)
-    return HEAD + loop
+def loop(new: str) -> Replace:
+    """chunked_attention computed by ``new`` (indented by 4) after the solution's checks."""
+    return Replace(LOOP, new.lstrip("\n"))
 
 
 WRONG = [
     Mutant(
         "online update: old sum not rescaled",
         A,
-        {
-            "online_softmax_update": """
-def online_softmax_update(running_max, running_sum, scores):
-    new_max = torch.maximum(running_max, scores.amax(dim=-1))
-    new_sum = running_sum + torch.exp(scores - new_max.unsqueeze(-1)).sum(dim=-1)
-    return new_max, new_sum
-"""
-        },
+        {"online_softmax_update": Replace("running_sum * factor + ", "running_sum + ")},
         {"test_online_softmax_update": "old running sum is not rescaled"},
     ),
     Mutant(
         "online update: no max subtraction",
         A,
         {
-            "online_softmax_update": """
-def online_softmax_update(running_max, running_sum, scores):
-    new_max = torch.maximum(running_max, scores.amax(dim=-1))
-    total = running_sum * torch.exp(running_max) + torch.exp(scores).sum(dim=-1)
-    return new_max, total / torch.exp(new_max)
-"""
+            "online_softmax_update": Body(
+                "online_softmax_update",
+                """
+                new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                total = running_sum * torch.exp(running_max) + torch.exp(scores).sum(dim=-1)
+                return new_max, total / torch.exp(new_max)
+                """,
+            )
         },
         {"test_online_softmax_update": "exp overflows"},
     ),
@@ -76,7 +64,7 @@ def online_softmax_update(running_max, running_sum, scores):
         "accumulator not rescaled",
         A,
         {
-            "chunked_attention": chunked(
+            "chunked_attention": Replace(
                 "acc = acc * factor + p @ v_block", "acc = acc + p @ v_block"
             )
         },
@@ -86,7 +74,7 @@ def online_softmax_update(running_max, running_sum, scores):
         "last partial block dropped",
         A,
         {
-            "chunked_attention": chunked(
+            "chunked_attention": Replace(
                 "range(0, len_k, chunk_size)", "range(0, len_k - chunk_size + 1, chunk_size)"
             )
         },
@@ -95,21 +83,20 @@ def online_softmax_update(running_max, running_sum, scores):
     Mutant(
         "scores not scaled",
         A,
-        {"chunked_attention": chunked("q = q * (1.0 / math.sqrt(q.shape[-1]))", "")},
+        {"chunked_attention": Replace(SCALE_Q, "")},
         {"test_chunked_attention_exact": "not scaled by 1/√d_k"},
     ),
     Mutant(
         "running max never updated",
         A,
-        {"chunked_attention": chunked("        running_max = new_max\n", "")},
+        {"chunked_attention": Replace("        running_max = new_max\n", "")},
         {"test_chunked_attention_exact": "running max is never updated"},
     ),
     Mutant(
         "no max subtraction (overflow)",
         A,
         {
-            "chunked_attention": HEAD
-            + """
+            "chunked_attention": loop("""
     q = q / math.sqrt(q.shape[-1])
     total = q.new_zeros((*q.shape[:-1], 1))
     acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))
@@ -123,7 +110,7 @@ def online_softmax_update(running_max, running_sum, scores):
         total = total + p.sum(-1, keepdim=True)
         acc = acc + p @ v[..., start : start + chunk_size, :]
     return acc / total
-"""
+""")
         },
         {"test_chunked_attention_exact": "exp overflows"},
     ),
@@ -131,8 +118,7 @@ def online_softmax_update(running_max, running_sum, scores):
         "full (L, L) score matrix materialised",
         A,
         {
-            "chunked_attention": HEAD
-            + """
+            "chunked_attention": loop("""
     all_scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (L_q, L_k): the mistake
     if causal:
         all_scores = all_scores.masked_fill(~causal_mask(len_q), -math.inf)
@@ -144,7 +130,7 @@ def online_softmax_update(running_max, running_sum, scores):
         running_sum = running_sum + p.sum(-1, keepdim=True)
         acc = acc + p @ v[..., start : start + chunk_size, :]
     return acc / running_sum
-"""
+""")
         },
         {"test_chunked_attention_memory": "builds a full (L, L) matrix"},
     ),
@@ -152,11 +138,14 @@ def online_softmax_update(running_max, running_sum, scores):
         "causal mask built for all L keys",
         A,
         {
-            "chunked_attention": chunked(
-                """            key_pos = torch.arange(start, start + k_block.shape[-2], device=q.device)
-            scores = scores.masked_fill(key_pos > query_pos, -math.inf)""",
-                """            hidden = ~causal_mask(len_q)[:, start : start + chunk_size]
-            scores = scores.masked_fill(hidden, -math.inf)""",
+            "chunked_attention": (
+                Replace(
+                    f"key_pos = {KEY_POS}",
+                    "hidden = ~causal_mask(len_q)[:, start : start + chunk_size]",
+                ),
+                Replace(
+                    "masked_fill(key_pos > query_pos, -math.inf)", "masked_fill(hidden, -math.inf)"
+                ),
             )
         },
         {"test_chunked_attention_memory": "with causal=True memory grows quadratically"},
@@ -164,22 +153,16 @@ def online_softmax_update(running_max, running_sum, scores):
     Mutant(
         "causal mask without the block offset",
         A,
-        {
-            "chunked_attention": chunked(
-                "torch.arange(start, start + k_block.shape[-2], device=q.device)",
-                "torch.arange(k_block.shape[-2], device=q.device)",
-            )
-        },
+        {"chunked_attention": Replace(KEY_POS, "torch.arange(k_block.shape[-2], device=q.device)")},
         {"test_chunked_attention_causal": "ignores the block's offset"},
     ),
     Mutant(
         "calls F.scaled_dot_product_attention",
         A,
         {
-            "chunked_attention": HEAD
-            + """
-    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-"""
+            "chunked_attention": loop(
+                "    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)\n"
+            )
         },
         {"test_chunked_attention_exact": "calls F.scaled_dot_product_attention"},
     ),
@@ -187,7 +170,7 @@ def online_softmax_update(running_max, running_sum, scores):
         "no ValueError for a float chunk size",
         A,
         {
-            "chunked_attention": chunked().replace(
+            "chunked_attention": Replace(
                 "if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:",
                 "chunk_size = int(chunk_size)\n    if chunk_size < 1:",
             )
@@ -201,8 +184,7 @@ CORRECT = [
         "logsumexp merge of normalised block outputs",
         A,
         {
-            "chunked_attention": HEAD
-            + """
+            "chunked_attention": loop("""
     q = q / q.shape[-1] ** 0.5
     out = q.new_zeros((*q.shape[:-1], v.shape[-1]))
     lse = q.new_full((*q.shape[:-1], 1), -math.inf)  # log of the running denominator
@@ -219,15 +201,14 @@ CORRECT = [
         out = out * torch.exp(lse - new_lse) + block_out * torch.exp(block_lse - new_lse)
         lse = new_lse
     return out
-"""
+""")
         },
     ),
     Mutant(
         "uses the student's online_softmax_update",
         A,
         {
-            "chunked_attention": HEAD
-            + """
+            "chunked_attention": loop("""
     q = q * q.shape[-1] ** -0.5
     m = q.new_full(q.shape[:-1], -math.inf)
     s = q.new_zeros(q.shape[:-1])
@@ -243,26 +224,31 @@ CORRECT = [
         acc = acc + torch.exp(scores - new_m[..., None]) @ v[..., start : start + chunk_size, :]
         m = new_m
     return acc / s[..., None]
-"""
+""")
         },
     ),
     Mutant(
         "float64 accumulation, logaddexp online update",
         A,
         {
-            "online_softmax_update": """
-def online_softmax_update(running_max, running_sum, scores):
-    new_max = torch.maximum(running_max, scores.amax(dim=-1))
-    log_total = torch.logaddexp(
-        torch.log(running_sum) + running_max, torch.logsumexp(scores, dim=-1)
-    )
-    return new_max, torch.exp(log_total - new_max)
-""",
-            "chunked_attention": chunked(
-                "    q = q * (1.0 / math.sqrt(q.shape[-1]))\n",
-                "    dtype = q.dtype\n"
-                "    q, k, v = q.double() / math.sqrt(q.shape[-1]), k.double(), v.double()\n",
-            ).replace("return acc / running_sum", "return (acc / running_sum).to(dtype)"),
+            "online_softmax_update": Body(
+                "online_softmax_update",
+                """
+                new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                log_total = torch.logaddexp(
+                    torch.log(running_sum) + running_max, torch.logsumexp(scores, dim=-1)
+                )
+                return new_max, torch.exp(log_total - new_max)
+                """,
+            ),
+            "chunked_attention": (
+                Replace(
+                    SCALE_Q,
+                    "    dtype = q.dtype\n"
+                    "    q, k, v = q.double() / math.sqrt(q.shape[-1]), k.double(), v.double()\n",
+                ),
+                Replace("return acc / running_sum", "return (acc / running_sum).to(dtype)"),
+            ),
         },
     ),
 ]
