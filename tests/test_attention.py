@@ -1,5 +1,7 @@
 """Attention against torch's own implementations, plus the properties the course relies on."""
 
+import math
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from attention_lab.attention import (
     MultiHeadAttention,
     as_bool_mask,
     causal_mask,
+    load_into_torch_mha,
     padding_mask,
     scaled_dot_product_attention,
 )
@@ -104,14 +107,12 @@ def test_multi_head_matches_nn_multihead_attention():
     d_model, num_heads = 12, 3
     torch.manual_seed(0)
     ours = MultiHeadAttention(d_model, num_heads)
-    theirs = nn.MultiheadAttention(d_model, num_heads, batch_first=True)
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(
-            torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
-        )
-        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        theirs.out_proj.weight.copy_(ours.out_proj.weight)
-        theirs.out_proj.bias.copy_(ours.out_proj.bias)
+    projections = (ours.q_proj, ours.k_proj, ours.v_proj, ours.out_proj)
+    theirs = load_into_torch_mha(
+        nn.MultiheadAttention(d_model, num_heads, batch_first=True),
+        *(p.weight for p in projections),
+        *(p.bias for p in projections),
+    )
     query, memory = torch.randn(B, L_Q, d_model), torch.randn(B, L_K, d_model)
     mask = torch.ones(L_Q, L_K, dtype=torch.bool).tril(1)
     out, weights = ours(query, memory, memory, mask=mask)
@@ -122,6 +123,69 @@ def test_multi_head_matches_nn_multihead_attention():
     assert weights.shape == (B, num_heads, L_Q, L_K)
     torch.testing.assert_close(out, ref_out, atol=ATOL, rtol=0)
     torch.testing.assert_close(weights, ref_weights, atol=ATOL, rtol=0)
+
+
+def written_out_mha(
+    query: torch.Tensor,
+    memory: torch.Tensor,
+    weights: list[torch.Tensor],
+    biases: list[torch.Tensor],
+    num_heads: int,
+) -> torch.Tensor:
+    """Multi-head attention head by head, from W_Q, W_K, W_V, W_O (d_model, d_model) and biases."""
+    (w_q, w_k, w_v, w_o), (b_q, b_k, b_v, b_o) = weights, biases
+    q, k, v = query @ w_q.T + b_q, memory @ w_k.T + b_k, memory @ w_v.T + b_v
+    d_k = q.shape[-1] // num_heads
+    heads = []
+    for h in range(num_heads):
+        features = slice(h * d_k, (h + 1) * d_k)  # head h owns a consecutive block of d_k
+        scores = q[..., features] @ k[..., features].transpose(-2, -1) / math.sqrt(d_k)
+        heads.append(torch.softmax(scores, dim=-1) @ v[..., features])
+    return torch.cat(heads, dim=-1) @ w_o.T + b_o
+
+
+def test_load_into_torch_mha_matches_the_written_out_forward():
+    d_model, num_heads = 12, 3
+    g = torch.Generator().manual_seed(4)
+    weights = [torch.randn(d_model, d_model, generator=g) / 3 for _ in range(4)]
+    biases = [torch.randn(d_model, generator=g) for _ in range(4)]  # all different, none zero
+    theirs = load_into_torch_mha(
+        nn.MultiheadAttention(d_model, num_heads, batch_first=True), *weights, *biases
+    ).eval()
+    query = torch.randn(B, L_Q, d_model, generator=g)
+    memory = torch.randn(B, L_K, d_model, generator=g)
+    with torch.no_grad():
+        out, _ = theirs(query, memory, memory, need_weights=False)
+    expected = written_out_mha(query, memory, weights, biases, num_heads)
+    torch.testing.assert_close(out, expected, atol=ATOL, rtol=0)
+
+
+def test_load_into_torch_mha_zeroes_missing_biases():
+    d_model, num_heads = 6, 2
+    g = torch.Generator().manual_seed(5)
+    theirs = nn.MultiheadAttention(d_model, num_heads, batch_first=True)
+    with torch.no_grad():  # stale biases that the load must overwrite
+        theirs.in_proj_bias.fill_(1.0)
+        theirs.out_proj.bias.fill_(1.0)
+    weights = [torch.randn(d_model, d_model, generator=g) for _ in range(4)]
+    load_into_torch_mha(theirs, *weights).eval()
+    x = torch.randn(B, L_Q, d_model, generator=g)
+    with torch.no_grad():
+        out, _ = theirs(x, x, x, need_weights=False)
+    expected = written_out_mha(x, x, weights, [torch.zeros(d_model)] * 4, num_heads)
+    torch.testing.assert_close(out, expected, atol=ATOL, rtol=0)
+
+
+def test_load_into_torch_mha_rejects_wrong_shapes():
+    square = torch.zeros(6, 6)
+    with pytest.raises(ValueError, match=r"w_k of shape \(d_model, d_model\) = \(6, 6\)"):
+        load_into_torch_mha(nn.MultiheadAttention(6, 2), square, torch.zeros(6, 4), square, square)
+    with pytest.raises(ValueError, match=r"b_o of shape \(d_model,\)"):
+        load_into_torch_mha(nn.MultiheadAttention(6, 2), *[square] * 4, b_o=torch.zeros(5))
+    with pytest.raises(ValueError, match="bias=False"):
+        load_into_torch_mha(
+            nn.MultiheadAttention(6, 2, bias=False), *[square] * 4, b_q=torch.zeros(6)
+        )
 
 
 def test_multi_head_accepts_padding_mask_per_batch():

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from attention_lab.attention import load_into_torch_mha
 from attention_lab.encoder import (
     CausalLM,
     EncoderBlock,
@@ -42,14 +43,11 @@ def test_layer_norm_keeps_constant_rows_finite():
 
 def copy_block_into_torch_layer(block: EncoderBlock, layer: nn.TransformerEncoderLayer) -> None:
     attn = block.self_attn
+    projections = (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj)
+    load_into_torch_mha(
+        layer.self_attn, *(p.weight for p in projections), *(p.bias for p in projections)
+    )
     with torch.no_grad():
-        layer.self_attn.in_proj_weight.copy_(
-            torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight])
-        )
-        layer.self_attn.in_proj_bias.copy_(
-            torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias])
-        )
-        layer.self_attn.out_proj.load_state_dict(attn.out_proj.state_dict())
         layer.linear1.load_state_dict(block.feed_forward.linear1.state_dict())
         layer.linear2.load_state_dict(block.feed_forward.linear2.state_dict())
         layer.norm1.load_state_dict(block.norm1.state_dict())
