@@ -6,12 +6,12 @@ import dis
 import hashlib
 import inspect
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
 
-from autograder.authoring.registry import CheckFailed, Namespace
+from autograder.authoring.registry import CheckFailed, Namespace, check
 from autograder.judging import kernel
 
 # Mixed into every hidden seed so students cannot reproduce the hidden inputs.
@@ -169,6 +169,31 @@ def _forbid_in_source(
         fail(
             f"{exercise} {how} {label} instead of implementing it: {remedy} "
             "(no credit for calling the reference)"
+        )
+
+
+def ban(
+    assignment: str,
+    name: str,
+    banned: Mapping[str, Callable[..., Any] | type],
+    *,
+    cells: Sequence[str],
+    check_name: str | None = None,
+    kind: type | None = None,
+) -> None:
+    """Register a check that the submission's ``name`` uses none of ``banned`` (forbid_references).
+
+    cells: the graded cells that run it, registered in this order, each at this point of its list.
+    check_name: the check's name, by default ``<name>_does_not_call_the_reference``.
+    kind: what ``name`` must be, as for :func:`require` (``type`` for a class).
+    """
+
+    def does_not_call_the_reference(ns: Namespace) -> None:
+        forbid_references(require(ns, name, kind), banned, f"`{name}`")
+
+    for grade_id in cells:
+        check(assignment, grade_id, check_name or f"{name}_does_not_call_the_reference")(
+            does_not_call_the_reference
         )
 
 

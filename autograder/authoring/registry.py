@@ -46,11 +46,14 @@ class Check:
 _REGISTRY: dict[tuple[str, str], list[Check]] = {}
 
 
-def check(assignment: str, grade_id: str) -> Callable[[CheckFunction], CheckFunction]:
-    """Register ``function`` as a hidden check of the graded cell ``grade_id``."""
+def check(
+    assignment: str, grade_id: str, name: str | None = None
+) -> Callable[[CheckFunction], CheckFunction]:
+    """Register ``function`` as a hidden check of the graded cell ``grade_id``, named ``name``
+    (by default the function's own name)."""
 
     def register(function: CheckFunction) -> CheckFunction:
-        entry = Check(assignment, grade_id, function.__name__, function)
+        entry = Check(assignment, grade_id, name or function.__name__, function)
         _REGISTRY.setdefault((assignment, grade_id), []).append(entry)
         return function
 

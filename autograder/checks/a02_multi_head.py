@@ -11,11 +11,12 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.attention as reference
+from attention_lab.attention import load_into_torch_mha
 from autograder.authoring.helpers import (
+    ban,
     copy_into,
     diagnose,
     fail,
-    forbid_references,
     hidden_generator,
     random_sizes,
     require,
@@ -248,19 +249,15 @@ def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, 
 
 
 def to_torch(mha: nn.Module, num_heads: int) -> nn.MultiheadAttention:
-    """nn.MultiheadAttention with mha's weights: in_proj_weight stacks q, k, v (rows in that order)."""
+    """nn.MultiheadAttention in eval mode, holding mha's four projections."""
     d_model = mha.q_proj.weight.shape[0]
     dtype = mha.q_proj.weight.dtype
     with torch.random.fork_rng(devices=[]):
         theirs = nn.MultiheadAttention(d_model, num_heads, batch_first=True, dtype=dtype)
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(
-            torch.cat([mha.q_proj.weight, mha.k_proj.weight, mha.v_proj.weight])
-        )
-        theirs.in_proj_bias.copy_(torch.cat([mha.q_proj.bias, mha.k_proj.bias, mha.v_proj.bias]))
-        theirs.out_proj.weight.copy_(mha.out_proj.weight)
-        theirs.out_proj.bias.copy_(mha.out_proj.bias)
-    return theirs.eval()
+    projections = [getattr(mha, name) for name in PROJECTIONS]
+    return load_into_torch_mha(
+        theirs, *(p.weight for p in projections), *(p.bias for p in projections)
+    ).eval()
 
 
 def torch_forward(theirs: nn.MultiheadAttention, query, key, value, mask=None):
@@ -388,12 +385,14 @@ def merge_heads_undoes_the_split(ns: Namespace) -> None:
 # MultiHeadAttention: the reference is not allowed in any of its cells
 
 
-@check(ASSIGNMENT, "test_mha_shapes")
-@check(ASSIGNMENT, "test_mha_mask")
-@check(ASSIGNMENT, "test_mha_parity")
-def mha_does_not_call_the_reference(ns: Namespace) -> None:
-    cls = require(ns, "MultiHeadAttention", type)
-    forbid_references(cls, BANNED, "`MultiHeadAttention`")
+ban(
+    ASSIGNMENT,
+    "MultiHeadAttention",
+    BANNED,
+    cells=("test_mha_parity", "test_mha_mask", "test_mha_shapes"),
+    check_name="mha_does_not_call_the_reference",
+    kind=type,
+)
 
 
 # ---------------------------------------------------------------------------------------------

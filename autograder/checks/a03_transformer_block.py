@@ -14,10 +14,11 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.encoder as reference
-from attention_lab.attention import causal_mask
+from attention_lab.attention import causal_mask, load_into_torch_mha
 from attention_lab.data import SentimentSplits, make_sentiment_corpus
 from attention_lab.tokenizer import SPECIAL_TOKENS, WordTokenizer
 from autograder.authoring.helpers import (
+    ban,
     copy_into,
     diagnose,
     fail,
@@ -158,9 +159,13 @@ CLEAN_PROBES = [
 ]
 
 
-@check(ASSIGNMENT, "test_clean")
-def clean_does_not_call_the_tokenizer(ns: Namespace) -> None:
-    forbid_references(require(ns, "clean"), TOKENIZER_BANNED, "`clean`")
+ban(
+    ASSIGNMENT,
+    "clean",
+    TOKENIZER_BANNED,
+    cells=("test_clean",),
+    check_name="clean_does_not_call_the_tokenizer",
+)
 
 
 @check(ASSIGNMENT, "test_clean")
@@ -300,9 +305,13 @@ def random_corpora(generator: torch.Generator) -> list[tuple[list[str], int | No
     return cases
 
 
-@check(ASSIGNMENT, "test_build_vocab")
-def build_vocab_does_not_call_the_tokenizer(ns: Namespace) -> None:
-    forbid_references(require(ns, "build_vocab"), TOKENIZER_BANNED, "`build_vocab`")
+ban(
+    ASSIGNMENT,
+    "build_vocab",
+    TOKENIZER_BANNED,
+    cells=("test_build_vocab",),
+    check_name="build_vocab_does_not_call_the_tokenizer",
+)
 
 
 @check(ASSIGNMENT, "test_build_vocab")
@@ -420,9 +429,13 @@ def hidden_vocabulary(generator: torch.Generator) -> dict[str, int]:
     return {**{t: i for i, t in enumerate(SPECIAL_TOKENS)}, **dict(zip(known, ids, strict=True))}
 
 
-@check(ASSIGNMENT, "test_encode")
-def encode_does_not_call_the_tokenizer(ns: Namespace) -> None:
-    forbid_references(require(ns, "encode"), TOKENIZER_BANNED, "`encode`")
+ban(
+    ASSIGNMENT,
+    "encode",
+    TOKENIZER_BANNED,
+    cells=("test_encode",),
+    check_name="encode_does_not_call_the_tokenizer",
+)
 
 
 @check(ASSIGNMENT, "test_encode")
@@ -543,9 +556,7 @@ def pe_mistakes(max_len: int, d_model: int) -> dict[str, Tensor]:
     }
 
 
-@check(ASSIGNMENT, "test_sinusoidal_encoding")
-def sinusoidal_encoding_does_not_call_the_reference(ns: Namespace) -> None:
-    forbid_references(require(ns, "sinusoidal_encoding"), PE_BANNED, "`sinusoidal_encoding`")
+ban(ASSIGNMENT, "sinusoidal_encoding", PE_BANNED, cells=("test_sinusoidal_encoding",))
 
 
 @check(ASSIGNMENT, "test_sinusoidal_encoding")
@@ -913,10 +924,14 @@ def block_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
             return b, length, h, d_k, d_ff
 
 
-@check(ASSIGNMENT, "test_encoder_block")
-def encoder_block_does_not_call_the_reference(ns: Namespace) -> None:
-    cls = require(ns, "EncoderBlock", type)
-    forbid_references(cls, BLOCK_BANNED, "`EncoderBlock`")
+ban(
+    ASSIGNMENT,
+    "EncoderBlock",
+    BLOCK_BANNED,
+    cells=("test_encoder_block",),
+    check_name="encoder_block_does_not_call_the_reference",
+    kind=type,
+)
 
 
 @check(ASSIGNMENT, "test_encoder_block")
@@ -976,14 +991,11 @@ def encoder_block_matches_torch_encoder_layer(ns: Namespace) -> None:
             d_model, h, d_ff, dropout=0.0, batch_first=True, dtype=torch.float64
         ).eval()
     attn = ref.self_attn
+    projections = (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj)
+    load_into_torch_mha(
+        layer.self_attn, *(p.weight for p in projections), *(p.bias for p in projections)
+    )
     with torch.no_grad():
-        layer.self_attn.in_proj_weight.copy_(
-            torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight])
-        )
-        layer.self_attn.in_proj_bias.copy_(
-            torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias])
-        )
-        layer.self_attn.out_proj.load_state_dict(attn.out_proj.state_dict())
         layer.linear1.load_state_dict(ref.feed_forward.linear1.state_dict())
         layer.linear2.load_state_dict(ref.feed_forward.linear2.state_dict())
         layer.norm1.load_state_dict(ref.norm1.state_dict())

@@ -10,9 +10,9 @@ from torch import Tensor, nn
 
 import attention_lab.encoder as reference
 from autograder.authoring.helpers import (
+    ban,
     diagnose,
     fail,
-    forbid_references,
     hidden_generator,
     identity,
     is_close,
@@ -169,11 +169,14 @@ def check_structure(stack: nn.Module, num_layers: int) -> list[nn.Module]:
 # DepthStack: structure and parity with attention_lab's TransformerEncoder
 
 
-@check(ASSIGNMENT, "test_depth_stack_layers")
-@check(ASSIGNMENT, "test_depth_stack")
-def depth_stack_does_not_call_the_reference(ns: Namespace) -> None:
-    cls = require(ns, "DepthStack", type)
-    forbid_references(cls, BANNED, "`DepthStack`")
+ban(
+    ASSIGNMENT,
+    "DepthStack",
+    BANNED,
+    cells=("test_depth_stack", "test_depth_stack_layers"),
+    check_name="depth_stack_does_not_call_the_reference",
+    kind=type,
+)
 
 
 @check(ASSIGNMENT, "test_depth_stack")

@@ -13,9 +13,9 @@ from attention_lab.attention import padding_mask
 from attention_lab.baseline import fit_baseline
 from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
 from autograder.authoring.helpers import (
+    ban,
     diagnose,
     fail,
-    forbid_references,
     hidden_generator,
     is_close,
     random_sizes,
@@ -96,9 +96,7 @@ def draw_ids(g: torch.Generator, b: int, length: int, pad_id: int, vocab: int) -
     return ids
 
 
-@check(ASSIGNMENT, "test_masked_mean")
-def masked_mean_does_not_call_the_reference(ns: Namespace) -> None:
-    forbid_references(require(ns, "masked_mean"), BANNED, "`masked_mean`")
+ban(ASSIGNMENT, "masked_mean", BANNED, cells=("test_masked_mean",))
 
 
 @check(ASSIGNMENT, "test_masked_mean")
@@ -281,11 +279,14 @@ def pooling_outcomes(
     return mean_pooled, mistakes
 
 
-@check(ASSIGNMENT, "test_sentiment_model")
-@check(ASSIGNMENT, "test_padding_invariance")
-def sentiment_model_does_not_use_the_reference(ns: Namespace) -> None:
-    cls = require(ns, "SentimentModel", type)
-    forbid_references(cls, BANNED, "`SentimentModel`")
+ban(
+    ASSIGNMENT,
+    "SentimentModel",
+    BANNED,
+    cells=("test_padding_invariance", "test_sentiment_model"),
+    check_name="sentiment_model_does_not_use_the_reference",
+    kind=type,
+)
 
 
 @check(ASSIGNMENT, "test_sentiment_model")

@@ -13,12 +13,13 @@ from torch.nn import functional as F
 import attention_lab.attention as attention_reference
 import attention_lab.data as data_reference
 import attention_lab.encoder as encoder_reference
+from attention_lab.attention import load_into_torch_mha
 from attention_lab.data import load_char_corpus
 from attention_lab.tokenizer import CharTokenizer
 from autograder.authoring.helpers import (
+    ban,
     diagnose,
     fail,
-    forbid_references,
     hidden_generator,
     is_close,
     random_sizes,
@@ -92,16 +93,15 @@ def call_make_blocks(make_blocks: Callable[..., Any], ids: Tensor, block_size: i
     return result
 
 
-@check(ASSIGNMENT, "test_make_blocks")
-def make_blocks_does_not_call_the_reference(ns: Namespace) -> None:
-    forbid_references(
-        require(ns, "make_blocks"),
-        {
-            "attention_lab's make_lm_blocks": data_reference.make_lm_blocks,
-            "attention_lab's sample_lm_batch": data_reference.sample_lm_batch,
-        },
-        "`make_blocks`",
-    )
+ban(
+    ASSIGNMENT,
+    "make_blocks",
+    {
+        "attention_lab's make_lm_blocks": data_reference.make_lm_blocks,
+        "attention_lab's sample_lm_batch": data_reference.sample_lm_batch,
+    },
+    cells=("test_make_blocks",),
+)
 
 
 @check(ASSIGNMENT, "test_make_blocks")
@@ -263,11 +263,14 @@ def future_leak(module: nn.Module, x: Tensor, g: torch.Generator, atol: float = 
     return False
 
 
-@check(ASSIGNMENT, "test_causal_head")
-def causal_head_does_not_call_a_reference_layer(ns: Namespace) -> None:
-    forbid_references(
-        require(ns, "CausalSelfAttentionHead", type), BANNED_ATTENTION, "`CausalSelfAttentionHead`"
-    )
+ban(
+    ASSIGNMENT,
+    "CausalSelfAttentionHead",
+    BANNED_ATTENTION,
+    cells=("test_causal_head",),
+    check_name="causal_head_does_not_call_a_reference_layer",
+    kind=type,
+)
 
 
 @check(ASSIGNMENT, "test_causal_head")
@@ -317,28 +320,24 @@ def causal_head_ignores_the_future(ns: Namespace) -> None:
 
 
 def to_torch_mha(mha: nn.Module, d_model: int, num_heads: int) -> nn.MultiheadAttention:
-    """nn.MultiheadAttention holding mha's weights: head h's q/k/v rows stacked in order, no bias."""
+    """nn.MultiheadAttention (eval) with mha's weights: heads' rows stacked in order, W_O = proj."""
     with torch.random.fork_rng(devices=[]):
         theirs = nn.MultiheadAttention(d_model, num_heads, batch_first=True, dtype=torch.float64)
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(
-            torch.cat(
-                [
-                    torch.cat([getattr(h, name).weight for h in mha.heads])
-                    for name in ("query", "key", "value")
-                ]
-            )
-        )
-        theirs.in_proj_bias.zero_()
-        theirs.out_proj.weight.copy_(mha.proj.weight)
-        theirs.out_proj.bias.copy_(mha.proj.bias)
-    return theirs.eval()
+    w_q, w_k, w_v = (
+        torch.cat([getattr(h, name).weight for h in mha.heads])
+        for name in ("query", "key", "value")
+    )
+    return load_into_torch_mha(theirs, w_q, w_k, w_v, mha.proj.weight, b_o=mha.proj.bias).eval()
 
 
-@check(ASSIGNMENT, "test_multihead_causal")
-def multihead_does_not_call_a_reference_layer(ns: Namespace) -> None:
-    cls = require(ns, "MultiHeadCausalAttention", type)
-    forbid_references(cls, BANNED_ATTENTION, "`MultiHeadCausalAttention`")
+ban(
+    ASSIGNMENT,
+    "MultiHeadCausalAttention",
+    BANNED_ATTENTION,
+    cells=("test_multihead_causal",),
+    check_name="multihead_does_not_call_a_reference_layer",
+    kind=type,
+)
 
 
 @check(ASSIGNMENT, "test_multihead_causal")
@@ -459,11 +458,14 @@ def run_lm(lm: nn.Module, idx: Tensor) -> Tensor:
     return logits
 
 
-@check(ASSIGNMENT, "test_charlm")
-@check(ASSIGNMENT, "test_charlm_causality")
-def charlm_is_not_the_reference(ns: Namespace) -> None:
-    cls = require(ns, "CharLM", type)
-    forbid_references(cls, {"attention_lab's CausalLM": encoder_reference.CausalLM}, "`CharLM`")
+ban(
+    ASSIGNMENT,
+    "CharLM",
+    {"attention_lab's CausalLM": encoder_reference.CausalLM},
+    cells=("test_charlm_causality", "test_charlm"),
+    check_name="charlm_is_not_the_reference",
+    kind=type,
+)
 
 
 @check(ASSIGNMENT, "test_charlm")
@@ -814,13 +816,13 @@ def distribution(row: Tensor, temperature: float, top_k: int | None) -> Tensor:
     return torch.softmax(scaled, -1)
 
 
-@check(ASSIGNMENT, "test_sample")
-def sample_does_not_call_generate(ns: Namespace) -> None:
-    forbid_references(
-        require(ns, "sample"),
-        {"attention_lab's CausalLM.generate": encoder_reference.CausalLM.generate},
-        "`sample`",
-    )
+ban(
+    ASSIGNMENT,
+    "sample",
+    {"attention_lab's CausalLM.generate": encoder_reference.CausalLM.generate},
+    cells=("test_sample",),
+    check_name="sample_does_not_call_generate",
+)
 
 
 @check(ASSIGNMENT, "test_sample")
