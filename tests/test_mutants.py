@@ -26,7 +26,11 @@ CORPUS: list[Mutant] = [
     for module in [importlib.import_module(f"tests.mutants.{info.name}")]
     for mutant in (*module.WRONG, *module.CORRECT)
 ]
+ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
 AGREED_WRONG, AGREED_CORRECT = 85, 24  # the README's figures: the corpus may grow, never shrink
+# Under `--dist loadgroup` the corpus is spread over the workers (conftest.py), one group per
+# assignment: a mutant's test and its assignment's figures then share a worker and one grading.
+SPREAD_ACROSS_WORKERS = True
 _GRADED: dict[str, dict[str, GradeResult]] = {}  # mutant id -> its grades, once per run
 
 
@@ -55,6 +59,11 @@ def build(mutant: Mutant, folder: Path) -> Path:
 def grade(path: Path) -> dict[str, GradeResult]:
     """grade_id -> result of every graded cell of the notebook at ``path``."""
     return grade_submission(load_submission(path))
+
+
+def together(assignment: str) -> pytest.MarkDecorator:
+    """The xdist group of everything that grades ``assignment``'s mutants."""
+    return pytest.mark.xdist_group(f"mutants of {assignment}")
 
 
 def graded(mutant: Mutant) -> dict[str, GradeResult]:
@@ -98,14 +107,25 @@ def test_a_patch_that_no_longer_matches_fails_loudly():
     assert apply_patch(source, Body("f", "return 0"), "cell") == "def f(x):\n    return 0\n"
 
 
+def test_the_corpus_keeps_its_agreed_size():
+    wrong = [m for m in CORPUS if not m.is_correct]
+    assert len(wrong) >= AGREED_WRONG, len(wrong)
+    assert len(CORPUS) - len(wrong) >= AGREED_CORRECT, len(CORPUS) - len(wrong)
+    solutions = {p.stem for p in ROOT.glob("solutions/*/*.ipynb") if p.stem == p.parent.name}
+    assert {m.assignment for m in wrong} == set(ASSIGNMENTS) == solutions
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mutant", CORPUS, ids=mutant_id)
+@pytest.mark.parametrize(
+    "mutant", [pytest.param(m, id=mutant_id(m), marks=together(m.assignment)) for m in CORPUS]
+)
 def test_mutant_is_graded_as_expected(mutant: Mutant):
-    assert not mismatches(mutant, graded(mutant))
+    problems = mismatches(mutant, graded(mutant))
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("assignment", sorted({m.assignment for m in CORPUS}))
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_gets_full_marks_and_the_stub_gets_none(assignment: str):
     solution = grade(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
     assert solution and all(r.passed for r in solution.values()), solution
@@ -122,15 +142,15 @@ def test_grading_is_deterministic(tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_corpus_figures():
-    """Print caught/total and accepted/total; both must be 100% over a corpus of the agreed size."""
-    wrong = [m for m in CORPUS if not m.is_correct]
-    correct = [m for m in CORPUS if m.is_correct]
-    assert len(wrong) >= AGREED_WRONG and len(correct) >= AGREED_CORRECT, (len(wrong), len(correct))
+@pytest.mark.parametrize("assignment", [pytest.param(a, marks=together(a)) for a in ASSIGNMENTS])
+def test_corpus_figures(assignment: str):
+    """Print caught/total and accepted/total for the assignment's mutants; both must be 100%."""
+    wrong = [m for m in CORPUS if m.assignment == assignment and not m.is_correct]
+    correct = [m for m in CORPUS if m.assignment == assignment and m.is_correct]
     caught = sum(not mismatches(m, graded(m)) for m in wrong)
     accepted = sum(not mismatches(m, graded(m)) for m in correct)
     print(
-        f"\nwrong implementations caught: {caught}/{len(wrong)}; "
+        f"\n{assignment}: wrong implementations caught: {caught}/{len(wrong)}; "
         f"correct alternatives accepted: {accepted}/{len(correct)}"
     )
-    assert caught == len(wrong) and accepted == len(correct)
+    assert wrong and caught == len(wrong) and accepted == len(correct)

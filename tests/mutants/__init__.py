@@ -28,7 +28,7 @@ class Replace:
 
 @dataclass(frozen=True)
 class Body:
-    """Write the body of function ``function`` anew, keeping the solution's signature and docstring."""
+    """A new body for function ``function``; its signature and docstring stay the solution's."""
 
     function: str
     new: str
@@ -36,7 +36,7 @@ class Body:
 
 @dataclass(frozen=True)
 class Rewrite:
-    """The whole cell written from scratch, for a mutant that shares nothing but the cell's purpose."""
+    """The whole cell written anew: for a mutant that shares only the cell's purpose."""
 
     source: str
 
