@@ -1,0 +1,8 @@
+"""Hidden checks for 06_char_lm, one module per exercise."""
+
+from importlib import import_module
+
+# Imported in the notebook's order, which is the order of the checks within each graded cell.
+EXERCISES = ("charlm",)
+for exercise in EXERCISES:
+    import_module(f"{__name__}.{exercise}")
