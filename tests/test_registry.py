@@ -35,7 +35,7 @@ def test_prepare_leaves_other_assignments_alone(fresh_reference_data):
 
 
 def test_a03_hidden_corpora_are_distinct_draws():
-    from autograder.checks.a03_transformer_block.encoder_block import course_corpora
+    from autograder.checks.a03_transformer_block.shared import course_corpora
 
     corpora = course_corpora()
     vals = [tuple(corpora[use].texts("val")) for use in ("clean", "vocab", "encode")]

@@ -2,7 +2,7 @@
 
 from importlib import import_module
 
-# Imported in the notebook's order, which is the order of the checks within each graded cell.
-EXERCISES = ("encoder_block",)
+# In the notebook's order: checks register on import, and run in the order they registered.
+EXERCISES = ("clean", "build_vocab", "encode", "sinusoidal_encoding", "layer_norm", "encoder_block")
 for exercise in EXERCISES:
     import_module(f"{__name__}.{exercise}")

@@ -2,7 +2,15 @@
 
 from importlib import import_module
 
-# Imported in the notebook's order, which is the order of the checks within each graded cell.
-EXERCISES = ("charlm",)
+# In the notebook's order: checks register on import, and run in the order they registered.
+EXERCISES = (
+    "make_blocks",
+    "causal_head",
+    "multihead_causal",
+    "charlm",
+    "lm_loss",
+    "trained_model",
+    "sample",
+)
 for exercise in EXERCISES:
     import_module(f"{__name__}.{exercise}")

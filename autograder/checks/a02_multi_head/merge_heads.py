@@ -1,0 +1,86 @@
+"""Exercise 2, `merge_heads` (test_merge_heads): (B, H, L, d_k) -> (B, L, d_model)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from autograder.authoring.helpers import diagnose, fail, hidden_generator, random_sizes, require
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_merge, oracle_split
+
+MERGE_NO_TRANSPOSE = (
+    "heads merged without a transpose: reshaping (B, H, L, d_k) straight to (B, L, H*d_k) mixes "
+    "positions of different heads, so transpose(1, 2) first, then flatten the last two axes"
+)
+MERGE_INTERLEAVED = (
+    "the heads' features are interleaved (head h at h, h+H, ...): transpose(1, 2) to (B, L, H, d_k) "
+    "before flattening, not permute to (B, L, d_k, H)"
+)
+
+
+def merge_mistakes(x: Tensor) -> dict[str, Tensor]:
+    b, h, length, d_k = x.shape
+    return {
+        MERGE_NO_TRANSPOSE: x.reshape(b, length, h * d_k),
+        MERGE_INTERLEAVED: x.permute(0, 2, 3, 1).reshape(b, length, h * d_k),
+        "the heads are summed instead of concatenated: merge_heads must keep every head's d_k features side by side": x.sum(
+            1
+        ),
+        "the heads are averaged instead of concatenated: merge_heads must keep every head's d_k features side by side": x.mean(
+            1
+        ),
+        "returned (B, L, H, d_k): flatten the last two axes into H * d_k": x.transpose(1, 2),
+    }
+
+
+def call_merge(merge_heads: Callable[[Tensor], Any], x: Tensor) -> Any:
+    try:
+        return merge_heads(x)
+    except RuntimeError as error:
+        if "view" in str(error):
+            fail(
+                "merge_heads fails on a non-contiguous tensor (transpose makes one): .view cannot "
+                "flatten it, so use .reshape(...) or .contiguous().view(...)"
+            )
+        raise
+
+
+@check(ASSIGNMENT, "test_merge_heads")
+def merge_heads_matches_the_oracle(ns: Namespace) -> None:
+    merge_heads = require(ns, "merge_heads")
+    g = hidden_generator("a02 merge")
+    cases = [tuple(random_sizes(g, 4)) for _ in range(3)] + [(2, 1, 3, 5), (3, 4, 5, 1)]
+    for b, h, length, d_k in cases:
+        heads = torch.randn(b, h, length, d_k, generator=g)
+        expected = oracle_merge(heads)
+        mistakes = merge_mistakes(heads) if h > 1 and length > 1 else {}
+        for layout, x in (
+            ("a contiguous", heads),
+            ("a non-contiguous", heads.transpose(1, 2).contiguous().transpose(1, 2)),
+            ("a non-contiguous", heads.transpose(-2, -1).contiguous().transpose(-2, -1)),
+        ):
+            diagnose(
+                call_merge(merge_heads, x),
+                expected,
+                mistakes,
+                f"merge_heads on {layout} (B, H, L, d_k) = {(b, h, length, d_k)} input must give "
+                f"(B, L, H*d_k) = {(b, length, h * d_k)} with head h at features h*d_k:(h+1)*d_k",
+                atol=0.0,
+            )
+
+
+@check(ASSIGNMENT, "test_merge_heads")
+def merge_heads_undoes_the_split(ns: Namespace) -> None:
+    merge_heads = require(ns, "merge_heads")
+    g = hidden_generator("a02 merge roundtrip")
+    b, length, h, d_k = random_sizes(g, 4)
+    x = torch.randn(b, length, h * d_k, generator=g, dtype=torch.float64, requires_grad=True)
+    y = call_merge(merge_heads, oracle_split(x, h).transpose(1, 2).contiguous().transpose(1, 2))
+    if not isinstance(y, Tensor) or not torch.equal(y, x):
+        fail("merge_heads must undo a correct split: merge_heads(split(x, H)) == x")
+    if y.dtype != torch.float64 or not y.requires_grad:
+        fail("merge_heads must keep the dtype and the autograd graph: only rearrange the tensor")

@@ -1,0 +1,212 @@
+"""Exercise 3, `MultiHeadAttention` (test_mha_parity): nn.MultiheadAttention with its weights."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+import attention_lab.attention as reference
+from attention_lab.attention import load_into_torch_mha
+from autograder.authoring.helpers import diagnose, hidden_generator, require
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a02_multi_head.shared import (
+    ASSIGNMENT,
+    PROJECTIONS,
+    build,
+    call,
+    mha_sizes,
+    oracle_merge,
+    oracle_split,
+    random_mask,
+)
+
+
+def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float, dim: int = -1):
+    scores = (q @ k.transpose(-2, -1)) * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=dim)
+    return weights @ v, weights
+
+
+def per_head_mask(mask: Tensor | None) -> Tensor | None:
+    """Our convention's mask broadcastable to (B, H, L_q, L_k)."""
+    if mask is None:
+        return None
+    mask = mask.bool()
+    return mask.unsqueeze(1) if mask.dim() == 3 else mask
+
+
+def parity_mistakes(
+    mha: nn.Module, num_heads: int, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None
+) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """(weight mistakes, output mistakes) computed from mha's own parameters."""
+    params = {name: getattr(mha, name) for name in PROJECTIONS}
+    with torch.no_grad():
+        w = {
+            name: (lin.weight.to(query.dtype), lin.bias.to(query.dtype))
+            for name, lin in params.items()
+        }
+
+        def lin(x: Tensor, name: str) -> Tensor:
+            weight, bias = w[name]
+            return x @ weight.T + bias
+
+        d_model = query.shape[-1]
+        d_k = d_model // num_heads
+        b, l_q, l_k = query.shape[0], query.shape[1], key.shape[1]
+        m = per_head_mask(mask)
+        q, k, v = lin(query, "q_proj"), lin(key, "k_proj"), lin(value, "v_proj")
+        qh, kh, vh = (oracle_split(t, num_heads) for t in (q, k, v))
+        right = 1 / math.sqrt(d_k)
+        heads, _ = _attend(qh, kh, vh, m, right)
+
+        weight_mistakes = {
+            "scores are scaled by √d_model instead of √d_k: each head divides by √(d_model / num_heads), the width of one head": _attend(
+                qh, kh, vh, m, 1 / math.sqrt(d_model)
+            )[1],
+            "scores are not scaled: divide each head's q kᵀ by √d_k": _attend(qh, kh, vh, m, 1.0)[
+                1
+            ],
+            "scores are divided by d_k instead of √d_k": _attend(qh, kh, vh, m, 1 / d_k)[1],
+            "weights differ as if the heads were split without a transpose: view(B, L, H, d_k) first, then transpose(1, 2)": _attend(
+                q.reshape(b, num_heads, l_q, d_k), k.reshape(b, num_heads, l_k, d_k), vh, m, right
+            )[1],
+            "weights differ as if each head got interleaved features h, h+H, ...: split_heads must give head h the block h*d_k:(h+1)*d_k": _attend(
+                q.reshape(b, l_q, d_k, num_heads).permute(0, 3, 1, 2),
+                k.reshape(b, l_k, d_k, num_heads).permute(0, 3, 1, 2),
+                vh,
+                m,
+                right,
+            )[1],
+            "the keys are projected with q_proj: use k_proj for the keys": _attend(
+                qh, oracle_split(lin(key, "q_proj"), num_heads), vh, m, right
+            )[1],
+            "weights are averaged over the heads: return the per-head weights, shape (B, H, L_q, L_k)": _attend(
+                qh, kh, vh, m, right
+            )[1].mean(1),
+        }
+        if mask is not None:
+            weight_mistakes[
+                "mask polarity reversed: in this course True means 'may attend' (torch's attn_mask uses the opposite)"
+            ] = _attend(qh, kh, vh, ~m, right)[1]
+
+        def project_out(x: Tensor) -> Tensor:
+            return lin(x, "out_proj")
+
+        output_mistakes = {
+            "the output projection is missing: apply out_proj to the merged heads": oracle_merge(
+                heads
+            ),
+            "outputs differ as if the heads were merged without a transpose: transpose(1, 2) before flattening": project_out(
+                heads.reshape(b, l_q, d_model)
+            ),
+            "the values are projected from `key` instead of `value`: use v_proj(value)": project_out(
+                oracle_merge(
+                    _attend(qh, kh, oracle_split(lin(key, "v_proj"), num_heads), m, right)[0]
+                )
+            ),
+            "the values are projected with k_proj: use v_proj for the values": project_out(
+                oracle_merge(
+                    _attend(qh, kh, oracle_split(lin(value, "k_proj"), num_heads), m, right)[0]
+                )
+            ),
+        }
+    return weight_mistakes, output_mistakes
+
+
+def to_torch(mha: nn.Module, num_heads: int) -> nn.MultiheadAttention:
+    """nn.MultiheadAttention in eval mode, holding mha's four projections."""
+    d_model = mha.q_proj.weight.shape[0]
+    dtype = mha.q_proj.weight.dtype
+    with torch.random.fork_rng(devices=[]):
+        theirs = nn.MultiheadAttention(d_model, num_heads, batch_first=True, dtype=dtype)
+    projections = [getattr(mha, name) for name in PROJECTIONS]
+    return load_into_torch_mha(
+        theirs, *(p.weight for p in projections), *(p.bias for p in projections)
+    ).eval()
+
+
+def torch_forward(theirs: nn.MultiheadAttention, query, key, value, mask=None):
+    """nn.MultiheadAttention with our mask convention (True = may attend) and per-head weights."""
+    attn_mask = None if mask is None else ~mask.bool()  # torch's bool attn_mask: True = blocked
+    if attn_mask is not None and attn_mask.dim() == 3:  # torch wants (B * H, L_q, L_k)
+        attn_mask = attn_mask.repeat_interleave(theirs.num_heads, dim=0)
+    with torch.no_grad():
+        return theirs(
+            query, key, value, attn_mask=attn_mask, need_weights=True, average_attn_weights=False
+        )
+
+
+def compare_with_torch(
+    mha: nn.Module, num_heads: int, query, key, value, mask, sizes: str, atol: float
+) -> None:
+    theirs = to_torch(mha, num_heads)
+    ref_out, ref_weights = torch_forward(theirs, query, key, value, mask)
+    what = f"{sizes}, mask={None if mask is None else tuple(mask.shape)}"
+    with torch.no_grad():
+        out, weights = call(mha, query, key, value, mask=mask, what=what)
+    weight_mistakes, output_mistakes = parity_mistakes(mha, num_heads, query, key, value, mask)
+    diagnose(
+        weights,
+        ref_weights,
+        weight_mistakes,
+        f"per-head weights differ from nn.MultiheadAttention ({what}): check the projections, split_heads and the scale",
+        atol=atol,
+    )
+    diagnose(
+        out,
+        ref_out,
+        output_mistakes,
+        f"outputs differ from nn.MultiheadAttention although the weights agree ({what}): check v_proj, merge_heads and out_proj",
+        atol=atol,
+    )
+
+
+@check(ASSIGNMENT, "test_mha_parity")
+def mha_matches_torch_multihead_attention(ns: Namespace) -> None:
+    cls = require(ns, "MultiHeadAttention", type)
+    g = hidden_generator("a02 parity")
+    for trial in range(4):
+        b, l_q, l_k, h, d_k = mha_sizes(g)
+        d_model = h * d_k
+        dtype = torch.float32 if trial == 3 else torch.float64
+        mha = build(cls, d_model, h, g, dtype=dtype)
+        query = torch.randn(b, l_q, d_model, generator=g, dtype=dtype)
+        key, value = torch.randn(2, b, l_k, d_model, generator=g, dtype=dtype).unbind(0)
+        sizes = f"d_model={d_model}, H={h}, B={b}, L_q={l_q}, L_k={l_k}, {str(dtype).replace('torch.', '')}"
+        atol = 1e-5 if dtype == torch.float32 else 1e-9
+        for mask in (None, random_mask(g, l_q, l_k), random_mask(g, b, l_q, l_k)):
+            compare_with_torch(mha, h, query, key, value, mask, sizes, atol)
+
+
+@check(ASSIGNMENT, "test_mha_parity")
+def mha_self_attention_matches_torch(ns: Namespace) -> None:
+    """Self-attention with a causal mask, as a decoder uses it: mha(x, mask=causal)."""
+    cls = require(ns, "MultiHeadAttention", type)
+    g = hidden_generator("a02 parity self")
+    b, length, _, h, d_k = mha_sizes(g)
+    mha = build(cls, h * d_k, h, g, dtype=torch.float64)
+    x = torch.randn(b, length, h * d_k, generator=g, dtype=torch.float64)
+    mask = reference.causal_mask(length)
+    ref_out, ref_weights = torch_forward(to_torch(mha, h), x, x, x, mask)
+    with torch.no_grad():
+        out, weights = call(mha, x, mask=mask, what="self-attention mha(x, mask=causal_mask(L))")
+    weight_mistakes, output_mistakes = parity_mistakes(mha, h, x, x, x, mask)
+    what = f"self-attention, d_model={h * d_k}, H={h}, B={b}, L={length}, causal mask"
+    diagnose(
+        weights,
+        ref_weights,
+        weight_mistakes,
+        f"per-head weights differ from nn.MultiheadAttention ({what})",
+        atol=1e-9,
+    )
+    diagnose(
+        out,
+        ref_out,
+        output_mistakes,
+        f"outputs differ from nn.MultiheadAttention ({what})",
+        atol=1e-9,
+    )

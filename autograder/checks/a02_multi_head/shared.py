@@ -1,0 +1,97 @@
+"""What several exercises of 02_multi_head share: head oracles, building and calling the module."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from autograder.authoring.helpers import copy_into, fail, random_sizes
+
+ASSIGNMENT = "02_multi_head"
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")
+
+
+# The oracles are written without view/transpose on purpose, so they cannot share a mistake.
+
+
+def oracle_split(x: Tensor, num_heads: int) -> Tensor:
+    """(B, L, H * d_k) -> (B, H, L, d_k), head h = features h*d_k:(h+1)*d_k."""
+    return torch.stack(x.chunk(num_heads, dim=-1), dim=1)
+
+
+def oracle_merge(x: Tensor) -> Tensor:
+    """(B, H, L, d_k) -> (B, L, H * d_k), head h at features h*d_k:(h+1)*d_k."""
+    return torch.cat(x.unbind(1), dim=-1)
+
+
+# Building and calling the student's module without touching the student's own objects
+
+
+def build(
+    cls: type,
+    d_model: int,
+    num_heads: int,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> nn.Module:
+    """A fresh instance (global RNG untouched); with a generator, parameters redrawn from it."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        mha = cls(d_model, num_heads)
+    if not isinstance(mha, nn.Module):
+        fail("MultiHeadAttention must be an nn.Module (class MultiHeadAttention(nn.Module))")
+    for name in PROJECTIONS:
+        layer = getattr(mha, name, None)
+        if not isinstance(layer, nn.Linear) or layer.bias is None:
+            fail(
+                f"self.{name} must be an nn.Linear(d_model, d_model) with a bias, named exactly `{name}`"
+            )
+        if tuple(layer.weight.shape) != (d_model, d_model):
+            fail(
+                f"self.{name} must map d_model to d_model, got weight shape {tuple(layer.weight.shape)} "
+                f"for d_model={d_model}, num_heads={num_heads}"
+            )
+    if generator is not None:
+        # Non-zero biases and weights of std 0.5, so a missing or misplaced bias shows.
+        for name in PROJECTIONS:
+            layer = getattr(mha, name)
+            copy_into(layer, "weight", torch.randn(layer.weight.shape, generator=generator) * 0.5)
+            copy_into(layer, "bias", torch.randn(layer.bias.shape, generator=generator) * 0.5)
+    return mha.to(dtype).eval()
+
+
+def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, Tensor]:
+    """mha(*args, **kwargs) as (output, weights), or a failure naming the call."""
+    try:
+        result = mha(*args, **kwargs)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        mask = kwargs.get("mask")
+        hint = ""
+        if isinstance(mask, Tensor) and mask.dim() == 3:
+            hint = " (a (B, L_q, L_k) mask needs a head axis: mask.unsqueeze(1))"
+        fail(f"your MultiHeadAttention raised {type(error).__name__} on {what}{hint}: {error}")
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail("forward must return a tuple (output, weights)")
+    out, weights = result
+    if not isinstance(out, Tensor) or not isinstance(weights, Tensor):
+        fail("forward must return two tensors: (output, weights)")
+    return out, weights
+
+
+def random_mask(generator: torch.Generator, *shape: int) -> Tensor:
+    """A random bool mask where every query row keeps at least one (random) key visible."""
+    mask = torch.rand(shape, generator=generator) > 0.5
+    keep = torch.randint(shape[-1], shape[:-1], generator=generator)
+    return mask.scatter(-1, keep.unsqueeze(-1), True)
+
+
+def mha_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
+    """B, L_q, L_k, H, d_k all different (H >= 2, so d_model != d_k), d_model unlike any other size."""
+    while True:
+        b, l_q, l_k, h, d_k = random_sizes(generator, 5, low=2, high=7)
+        if h * d_k not in (b, l_q, l_k):
+            return b, l_q, l_k, h, d_k

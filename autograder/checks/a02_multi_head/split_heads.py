@@ -1,0 +1,74 @@
+"""Exercise 1, `split_heads` (test_split_heads): (B, L, d_model) -> (B, H, L, d_k)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from autograder.authoring.helpers import diagnose, fail, hidden_generator, random_sizes, require
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_split
+
+SPLIT_NO_TRANSPOSE = (
+    "heads split without a transpose: reshaping (B, L, d_model) straight to (B, H, L, d_k) cuts "
+    "across positions, so view(B, L, H, d_k) first, then transpose(1, 2)"
+)
+SPLIT_INTERLEAVED = (
+    "head h got the interleaved features h, h+H, h+2H, ...: view the last axis as (H, d_k), "
+    "not (d_k, H), so each head owns a consecutive block of d_k features"
+)
+SPLIT_TRANSPOSE_FIRST = (
+    "transposed before viewing: x.transpose(1, 2) then reshape cuts the wrong axis; "
+    "view(B, L, H, d_k) first, then transpose(1, 2)"
+)
+
+
+def split_mistakes(x: Tensor, num_heads: int) -> dict[str, Tensor]:
+    b, length, d_model = x.shape
+    d_k = d_model // num_heads
+    return {
+        SPLIT_NO_TRANSPOSE: x.reshape(b, num_heads, length, d_k),
+        SPLIT_INTERLEAVED: x.reshape(b, length, d_k, num_heads).permute(0, 3, 1, 2),
+        SPLIT_TRANSPOSE_FIRST: x.transpose(1, 2).reshape(b, num_heads, length, d_k),
+        "returned (B, L, H, d_k): transpose(1, 2) so the head axis comes before the sequence axis": x.reshape(
+            b, length, num_heads, d_k
+        ),
+    }
+
+
+@check(ASSIGNMENT, "test_split_heads")
+def split_heads_matches_the_oracle(ns: Namespace) -> None:
+    split_heads = require(ns, "split_heads")
+    g = hidden_generator("a02 split")
+    cases = [tuple(random_sizes(g, 4)) for _ in range(3)] + [(2, 3, 1, 5), (3, 4, 5, 1)]
+    for b, length, h, d_k in cases:
+        x = torch.randn(b, length, h * d_k, generator=g)
+        y = split_heads(x, h)
+        diagnose(
+            y,
+            oracle_split(x, h),
+            split_mistakes(x, h) if h > 1 and d_k > 1 else {},
+            f"split_heads(x, {h}) for x of shape {tuple(x.shape)} must give (B, H, L, d_k) = "
+            f"{(b, h, length, d_k)} with head h holding features h*d_k:(h+1)*d_k",
+            atol=0.0,
+        )
+
+
+@check(ASSIGNMENT, "test_split_heads")
+def split_heads_keeps_gradients_and_dtype(ns: Namespace) -> None:
+    split_heads = require(ns, "split_heads")
+    g = hidden_generator("a02 split grad")
+    b, length, h, d_k = random_sizes(g, 4)
+    x = torch.randn(b, length, h * d_k, generator=g, dtype=torch.float64, requires_grad=True)
+    y = split_heads(x, h)
+    if y.dtype != torch.float64:
+        fail(f"split_heads changed the dtype from float64 to {y.dtype}: only rearrange the tensor")
+    if not y.requires_grad:
+        fail(
+            "split_heads cut the tensor from autograd: do not detach, use .numpy() or build a new tensor"
+        )
+    y.backward(oracle_split(torch.ones_like(x), h))
+    if not torch.equal(x.grad, torch.ones_like(x)):
+        fail(
+            "split_heads must move every feature exactly once (each input element appears once in the output)"
+        )

@@ -1,0 +1,161 @@
+"""Exercise 1b, `build_vocab` (test_build_vocab): specials, then tokens by falling count."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from attention_lab.tokenizer import SPECIAL_TOKENS, WordTokenizer
+from autograder.authoring.helpers import ban, fail, hidden_generator, require
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a03_transformer_block.shared import (
+    ASSIGNMENT,
+    TOKENIZER_BANNED,
+    course_corpora,
+    explain_mismatch,
+    own_clean,
+    python_random,
+)
+
+
+def vocab_variant(
+    texts: list[str],
+    max_size: int | None,
+    min_freq: int,
+    *,
+    tokens: Callable[[str], list[str]] = WordTokenizer.clean,
+    order: str = "count, alphabetical",
+    per_text: bool = False,
+    specials: bool = True,
+    cut_counts_specials: bool = True,
+    strict: bool = False,
+) -> list[str]:
+    """The vocabulary build_vocab returns, with one detail changed per keyword."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(set(tokens(text)) if per_text else tokens(text))
+    items = list(counts.items())
+    if order == "count, alphabetical":
+        items.sort(key=lambda item: (-item[1], item[0]))
+    elif order == "count, first seen":
+        items = counts.most_common()
+    elif order == "count, reverse alphabetical":
+        items.sort(key=lambda item: (item[1], item[0]), reverse=True)
+    elif order == "rising count":
+        items.sort(key=lambda item: (item[1], item[0]))
+    elif order == "alphabetical":
+        items.sort(key=lambda item: item[0])
+    words = [w for w, c in items if (c > min_freq if strict else c >= min_freq)]
+    head = list(SPECIAL_TOKENS) if specials else []
+    if max_size is None:
+        return head + words
+    if cut_counts_specials:
+        return (head + words)[:max_size]
+    return head + words[:max_size]
+
+
+def vocab_mistakes(tokens: Callable[[str], list[str]]) -> dict[str, Callable[[tuple], list[str]]]:
+    """What each misconception returns, counting the tokens that ``tokens`` gives."""
+
+    def vocab_mistake(**change: Any) -> Callable[[tuple], list[str]]:
+        change.setdefault("tokens", tokens)
+        return lambda case: vocab_variant(*case, **change)
+
+    return {
+        "the special tokens are missing: the vocabulary starts with <pad>, <unk>, <cls> (ids 0, 1, 2)": vocab_mistake(
+            specials=False
+        ),
+        "max_vocab_size counts the special tokens too: the whole list, specials included, has at most max_vocab_size entries": vocab_mistake(
+            cut_counts_specials=False
+        ),
+        "min_freq keeps tokens seen at least min_freq times: use count >= min_freq, not >": vocab_mistake(
+            strict=True
+        ),
+        "tokens with the same count must be sorted alphabetically (Counter.most_common keeps them in first-seen order): sort by (-count, token)": vocab_mistake(
+            order="count, first seen"
+        ),
+        "tokens with the same count are in reverse alphabetical order: sort by key (-count, token) without reverse=True": vocab_mistake(
+            order="count, reverse alphabetical"
+        ),
+        "tokens are sorted by rising count: the most frequent tokens come first": vocab_mistake(
+            order="rising count"
+        ),
+        "tokens are sorted alphabetically only: sort by falling count first, alphabetically only among equal counts": vocab_mistake(
+            order="alphabetical"
+        ),
+        "a token is counted once per text: count every occurrence (Counter.update(clean(text)))": vocab_mistake(
+            per_text=True
+        ),
+        "the vocabulary is built from text.split(): count the tokens of clean(text), so case and punctuation are handled": vocab_mistake(
+            tokens=str.split
+        ),
+    }
+
+
+def random_corpora(generator: torch.Generator) -> list[tuple[list[str], int | None, int]]:
+    """(texts, max_vocab_size, min_freq) cases with many ties, capitals and punctuation."""
+    rng = python_random(generator)
+    words = ["ant", "bee", "Cat", "dog", "eel", "fox", "gnu", "hen", "ibis", "jay", "koi", "Lynx",
+             "mole", "newt", "owl", "puma", "quail", "rat", "seal", "toad", ",", ".", "!", "don't",
+             "zebra!", "Bee", "(owl)"]  # fmt: skip
+    cases = []
+    for trial in range(24):
+        pool = rng.sample(words, rng.randint(4, len(words)))
+        corpus = [
+            " ".join(rng.choices(pool, weights=range(1, len(pool) + 1), k=rng.randint(1, 10)))
+            for _ in range(rng.randint(1, 14))
+        ]
+        max_size, min_freq = [(None, 1), (None, 2), (10, 1), (7, 3), (3, 1), (4, 2), (60, 1)][
+            trial % 7
+        ]
+        cases.append((corpus, max_size, min_freq))
+    return cases
+
+
+ban(
+    ASSIGNMENT,
+    "build_vocab",
+    TOKENIZER_BANNED,
+    cells=("test_build_vocab",),
+    check_name="build_vocab_does_not_call_the_tokenizer",
+)
+
+
+@check(ASSIGNMENT, "test_build_vocab")
+def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
+    build_vocab = require(ns, "build_vocab")
+    cases = random_corpora(hidden_generator("a03 vocab"))
+    cases.append((["b a", "a b", "c"], None, 1))  # a tie in first-seen order b, a
+    corpus = course_corpora()["vocab"]
+    cases += [(corpus.texts("train"), 50, 1), (corpus.texts("train"), None, 3)]
+    got = []
+    for texts, max_size, min_freq in cases:
+        vocab = build_vocab(list(texts), max_vocab_size=max_size, min_freq=min_freq)
+        if not isinstance(vocab, (list, tuple)):
+            fail(
+                f"build_vocab must return a list of tokens (id_to_token), got {type(vocab).__name__}"
+            )
+        got.append(list(vocab))
+    expected = [
+        WordTokenizer(max_vocab_size=max_size, min_freq=min_freq).fit(texts).id_to_token
+        for texts, max_size, min_freq in cases
+    ]
+    if got == expected:
+        return
+    # A wrong `clean` costs test_clean only: build_vocab may count the tokens of the student's clean.
+    tokens = own_clean(ns, [text for texts, _, _ in cases for text in texts])
+    if got == [vocab_variant(*case, tokens=tokens) for case in cases]:
+        return
+    explain_mismatch(
+        cases,
+        got,
+        expected,
+        vocab_mistakes(tokens),
+        lambda case, a, e: (
+            f"build_vocab(..., max_vocab_size={case[1]}, min_freq={case[2]}) gave {a}, expected {e}: "
+            "specials first, then the tokens of clean(text) by falling count, ties alphabetical"
+        ),
+    )

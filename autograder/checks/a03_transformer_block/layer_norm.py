@@ -1,0 +1,236 @@
+"""Exercise 3, `LayerNorm` (test_layer_norm): against nn.LayerNorm, values and gradients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+import attention_lab.encoder as reference
+from autograder.authoring.helpers import (
+    copy_into,
+    diagnose,
+    fail,
+    forbid_references,
+    hidden_generator,
+    observe_call,
+    random_sizes,
+    require,
+)
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
+from autograder.judging.kernel import function_name
+
+LAYER_NORM_BANNED = {
+    "nn.LayerNorm": nn.LayerNorm,
+    "F.layer_norm": F.layer_norm,
+    "torch.layer_norm": torch.layer_norm,
+    "torch.native_layer_norm": torch.native_layer_norm,
+    "attention_lab's LayerNorm": reference.LayerNorm,
+}
+
+
+def layer_norm_variant(
+    x: Tensor,
+    weight: Tensor,
+    bias: Tensor,
+    eps: float,
+    *,
+    correction: int = 0,
+    eps_at: str = "inside",
+    dims: str = "last",
+    affine: str = "scale then shift",
+) -> Tensor:
+    """LayerNorm in float64, with one detail changed per keyword."""
+    dim = {"last": (-1,), "first": (0,), "all": tuple(range(x.dim()))}[dims]
+    mean = x.mean(dim=dim, keepdim=True)
+    var = x.var(dim=dim, keepdim=True, correction=correction)
+    if eps_at == "inside":
+        normed = (x - mean) / torch.sqrt(var + eps)
+    elif eps_at == "outside":
+        normed = (x - mean) / (torch.sqrt(var) + eps)
+    elif eps_at == "missing":
+        normed = (x - mean) / torch.sqrt(var)
+    elif eps_at == "1e-5":
+        normed = (x - mean) / torch.sqrt(var + 1e-5)
+    elif eps_at == "outside, 1e-5":
+        normed = (x - mean) / (torch.sqrt(var) + 1e-5)
+    if affine == "scale then shift":
+        return normed * weight + bias
+    if affine == "none":
+        return normed
+    if affine == "swapped":
+        return normed * bias + weight
+    return (normed + bias) * weight  # "shift then scale"
+
+
+def layer_norm_mistakes(x: Tensor, weight: Tensor, bias: Tensor, eps: float) -> dict[str, Tensor]:
+    def variant(**change: Any) -> Tensor:
+        return layer_norm_variant(x, weight, bias, eps, **change)
+
+    mistakes = {
+        "the variance is unbiased (divides by d - 1): LayerNorm uses the biased variance, divide by d (x.var(-1, unbiased=False) or the mean of squared deviations)": variant(
+            correction=1
+        ),
+        "eps is added outside the square root (std + eps): it goes inside, sqrt(variance + eps)": variant(
+            eps_at="outside"
+        ),
+        "x.std() is unbiased (divides by d - 1) and eps is added outside the root: use sqrt(biased variance + eps)": variant(
+            correction=1, eps_at="outside"
+        ),
+        "a hard-coded 1e-5 is added outside the square root: use sqrt(variance + self.eps)": variant(
+            eps_at="outside, 1e-5"
+        ),
+        "eps is missing: divide by sqrt(variance + eps)": variant(eps_at="missing"),
+        "eps is hard-coded as 1e-5: use self.eps, the eps passed to __init__": variant(
+            eps_at="1e-5"
+        ),
+        "gamma (self.weight) and beta (self.bias) are not applied: return x_hat * self.weight + self.bias": variant(
+            affine="none"
+        ),
+        "gamma and beta are swapped: scale by self.weight, then shift by self.bias": variant(
+            affine="swapped"
+        ),
+        "beta is added before scaling by gamma: return x_hat * self.weight + self.bias": variant(
+            affine="shift then scale"
+        ),
+        "mean and variance are taken over the whole tensor: normalise each vector over its LAST dimension only (dim=-1, keepdim=True)": variant(
+            dims="all"
+        ),
+    }
+    if x.dim() > 1 and x.shape[0] > 1:
+        mistakes[
+            "normalised over the first dimension: take the mean and variance over the LAST dimension (dim=-1, keepdim=True)"
+        ] = variant(dims="first")
+    return mistakes
+
+
+def build_layer_norm(
+    cls: type, d: int, eps: float, generator: torch.Generator, dtype=torch.float64
+):
+    """(the student's LayerNorm, nn.LayerNorm) with the same random gamma and beta, in dtype."""
+    with torch.random.fork_rng(devices=[]):
+        mine = cls(d, eps=eps)
+    if not isinstance(mine, nn.Module):
+        fail("LayerNorm must be an nn.Module (class LayerNorm(nn.Module))")
+    weight, bias = getattr(mine, "weight", None), getattr(mine, "bias", None)
+    if not (isinstance(weight, nn.Parameter) and isinstance(bias, nn.Parameter)):
+        fail("keep the given parameters self.weight (gamma) and self.bias (beta) as nn.Parameters")
+    if weight.shape != (d,) or bias.shape != (d,):
+        fail(f"self.weight and self.bias must have shape (d_model,) = ({d},)")
+    if getattr(mine, "eps", None) != eps:
+        fail("keep the given __init__: it stores the eps argument as self.eps")
+    theirs = nn.LayerNorm(d, eps=eps)
+    new_weight = torch.rand(d, generator=generator) * 3 - 1
+    new_bias = torch.randn(d, generator=generator)
+    copy_into(mine, "weight", new_weight)
+    copy_into(mine, "bias", new_bias)
+    with torch.no_grad():
+        theirs.weight.copy_(new_weight)
+        theirs.bias.copy_(new_bias)
+    return mine.to(dtype), theirs.to(dtype)
+
+
+def layer_norm_input(generator: torch.Generator, lead: tuple[int, ...], d: int) -> Tensor:
+    """float64 rows with very different scales and offsets, some almost constant."""
+    scale = 10.0 ** (torch.rand(*lead, 1, generator=generator, dtype=torch.float64) * 5 - 3)
+    offset = torch.randn(*lead, 1, generator=generator, dtype=torch.float64) * 20
+    return torch.randn(*lead, d, generator=generator, dtype=torch.float64) * scale + offset
+
+
+@check(ASSIGNMENT, "test_layer_norm")
+def layer_norm_does_not_call_the_reference(ns: Namespace) -> None:
+    cls = require(ns, "LayerNorm", type)
+    forbid_references(cls, LAYER_NORM_BANNED, "`LayerNorm`")
+    g = hidden_generator("a03 layer norm calls")
+    mine, _ = build_layer_norm(cls, 5, 1e-5, g)
+    _, called = observe_call(
+        "torch_functions", mine, torch.randn(2, 3, 5, generator=g, dtype=torch.float64)
+    )
+    for label in ("F.layer_norm", "torch.layer_norm", "torch.native_layer_norm"):
+        if function_name(LAYER_NORM_BANNED[label]) in called:
+            fail(
+                f"`LayerNorm` calls {label} instead of implementing it: compute the mean and variance "
+                "yourself (no credit for calling the reference)"
+            )
+
+
+@check(ASSIGNMENT, "test_layer_norm")
+def layer_norm_matches_torch(ns: Namespace) -> None:
+    cls = require(ns, "LayerNorm", type)
+    g = hidden_generator("a03 layer norm")
+    ds = [2, *random_sizes(g, 3, low=3, high=40)]
+    for trial, (d, eps) in enumerate(zip(ds, (1e-5, 1e-3, 1e-6, 1e-3), strict=True)):
+        lead = tuple(random_sizes(g, trial % 3 + 1, low=2, high=6))
+        mine, theirs = build_layer_norm(cls, d, eps, g)
+        x = layer_norm_input(g, lead, d)
+        original = x.clone()
+        with torch.no_grad():
+            out = mine(x)
+            expected = theirs(x)
+        if not torch.equal(x, original):
+            fail(
+                "LayerNorm changed its input in place: compute a new tensor (x - mean, not x -= mean)"
+            )
+        if not isinstance(out, Tensor) or out.shape != x.shape:
+            fail(
+                f"LayerNorm must keep the shape {tuple(x.shape)}, got {tuple(getattr(out, 'shape', ()))}"
+            )
+        diagnose(
+            out,
+            expected,
+            layer_norm_mistakes(x, theirs.weight.detach(), theirs.bias.detach(), eps),
+            f"LayerNorm differs from nn.LayerNorm (input {tuple(x.shape)}, eps={eps}): "
+            "(x - mean) / sqrt(biased variance + eps) * weight + bias, over the last dimension",
+            atol=1e-7,
+        )
+
+
+@check(ASSIGNMENT, "test_layer_norm")
+def layer_norm_gradients_match_torch(ns: Namespace) -> None:
+    cls = require(ns, "LayerNorm", type)
+    g = hidden_generator("a03 layer norm grad")
+    lead_1, lead_2, d = random_sizes(g, 3, low=2, high=9)
+    mine, theirs = build_layer_norm(cls, d, 1e-4, g)
+    x = layer_norm_input(g, (lead_1, lead_2), d)
+    x_mine, x_theirs = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    upstream = torch.randn(x.shape, generator=g, dtype=torch.float64)
+    out = mine(x_mine)
+    if not out.requires_grad:
+        fail(
+            "the output is cut from autograd: no .detach(), .item(), .numpy() or torch.tensor(...) inside forward"
+        )
+    (out * upstream).sum().backward()
+    (theirs(x_theirs) * upstream).sum().backward()
+    for name, a, b in (
+        ("the input", x_mine.grad, x_theirs.grad),
+        ("self.weight", mine.weight.grad, theirs.weight.grad),
+        ("self.bias", mine.bias.grad, theirs.bias.grad),
+    ):
+        if a is None or not torch.allclose(a, b, atol=1e-7, rtol=1e-5):
+            fail(
+                f"the gradient with respect to {name} differs from nn.LayerNorm: do not detach the "
+                "mean or the variance, and use self.weight and self.bias themselves"
+            )
+
+
+@check(ASSIGNMENT, "test_layer_norm")
+def layer_norm_float32_and_constant_vectors(ns: Namespace) -> None:
+    cls = require(ns, "LayerNorm", type)
+    g = hidden_generator("a03 layer norm float32")
+    b, length, d = random_sizes(g, 3, low=2, high=12)
+    mine, theirs = build_layer_norm(cls, d, 1e-5, g, dtype=torch.float32)
+    x = torch.randn(b, length, d, generator=g) * 3 + 2  # well conditioned for float32
+    with torch.no_grad():
+        out = mine(x)
+        if out.dtype != torch.float32:
+            fail(f"a float32 input must give a float32 output, got {out.dtype}")
+        if not torch.allclose(out, theirs(x), atol=1e-4, rtol=1e-4):
+            fail("LayerNorm differs from nn.LayerNorm on float32 inputs")
+        constant = mine(torch.full((b, d), -7.5))
+    if not torch.isfinite(constant).all():
+        fail("a constant vector gives NaN or inf: add eps to the variance inside the square root")
+    if not torch.allclose(constant, theirs.bias.detach().expand(b, d), atol=1e-5):
+        fail("a constant vector must map to beta (self.bias): x - mean is zero there")

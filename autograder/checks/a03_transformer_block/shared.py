@@ -1,0 +1,69 @@
+"""What the tokenizer exercises of 03 share: hidden corpora, diagnosing wrong lists."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from attention_lab.data import SentimentSplits, make_sentiment_corpus
+from attention_lab.tokenizer import WordTokenizer
+from autograder.authoring.helpers import fail, hidden_generator
+from autograder.authoring.registry import Namespace, reference_data
+
+ASSIGNMENT = "03_transformer_block"
+TOKENIZER_BANNED = {"attention_lab's WordTokenizer": WordTokenizer}
+
+
+@reference_data(ASSIGNMENT)
+def course_corpora() -> dict[str, SentimentSplits]:
+    """Small hidden draws of the course's sentiment corpus, one per check that reads one."""
+    corpora = {}
+    for use in ("clean", "vocab", "encode"):
+        generator = hidden_generator(f"a03 {use} corpus")
+        seed = int(torch.randint(10_000, 2**31, (1,), generator=generator))
+        corpora[use] = make_sentiment_corpus(seed=seed, n_train=300, n_val=60, n_test=1)
+    return corpora
+
+
+def python_random(generator: torch.Generator) -> random.Random:
+    """A Python RNG seeded from a hidden torch generator (for strings and lists)."""
+    return random.Random(int(torch.randint(2**62, (1,), generator=generator)))
+
+
+def explain_mismatch(
+    cases: Sequence[Any],
+    got: Sequence[Any],
+    expected: Sequence[Any],
+    mistakes: dict[str, Callable[[Any], Any]],
+    otherwise: Callable[[Any, Any, Any], str],
+) -> None:
+    """Pass if every case is right; else name the first mistake that explains every wrong case.
+
+    mistakes: diagnosis -> a function computing what that misconception returns for a case.
+    otherwise: (case, got, expected) -> the diagnosis when no known mistake fits.
+    """
+    wrong = [i for i, (a, e) in enumerate(zip(got, expected, strict=True)) if a != e]
+    if not wrong:
+        return
+    for diagnosis, mistake in mistakes.items():
+        try:
+            if all(mistake(cases[i]) == got[i] for i in wrong):
+                fail(diagnosis)
+        except (ValueError, TypeError, IndexError, KeyError):
+            continue
+    first = min(wrong, key=lambda i: len(repr(cases[i])))
+    fail(otherwise(cases[first], got[first], expected[first]))
+
+
+def own_clean(ns: Namespace, texts: list[str]) -> Callable[[str], list[str]]:
+    """The student's clean where it works on every text (without raising), else attention_lab's."""
+    clean = ns.get("clean")
+    try:
+        if callable(clean) and all(isinstance(clean(text), list) for text in texts):
+            return lambda text: list(clean(text))
+    except Exception:
+        pass
+    return WordTokenizer.clean

@@ -1,0 +1,126 @@
+"""Exercise 2, `sinusoidal_encoding` (test_sinusoidal_encoding): the interleaved sin/cos table."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+import attention_lab.encoder as reference
+from autograder.authoring.helpers import (
+    ban,
+    diagnose,
+    fail,
+    hidden_generator,
+    random_sizes,
+    require,
+)
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
+
+PE_BANNED = {
+    "attention_lab's sinusoidal_table": reference.sinusoidal_table,
+    "attention_lab's SinusoidalPositionalEncoding": reference.SinusoidalPositionalEncoding,
+}
+
+
+PE_CONCATENATED = (
+    "sines and cosines are concatenated (all sines in the first half, all cosines in the second): "
+    "the notebook's layout is interleaved, sin in the even columns 0, 2, 4, ... and cos in the odd "
+    "columns 1, 3, 5, ..., so position 0 is [0, 1, 0, 1, ...]"
+)
+
+
+def pe_variant(
+    max_len: int,
+    d_model: int,
+    *,
+    layout: str = "interleaved",
+    exponent: str = "2i",
+    base: float = 10000.0,
+    first_position: int = 0,
+) -> Tensor:
+    """The (max_len, d_model) table in float64, with one detail changed per keyword."""
+    position = torch.arange(first_position, first_position + max_len, dtype=torch.float64)[:, None]
+    pair = torch.arange(d_model // 2, dtype=torch.float64)
+    if exponent == "2i":
+        sin_angle = cos_angle = position * base ** (-2 * pair / d_model)
+    elif exponent == "i":
+        sin_angle = cos_angle = position * base ** (-pair / d_model)
+    elif exponent == "column":  # each column its own exponent: 2i for sin, 2i + 1 for cos
+        sin_angle = position * base ** (-2 * pair / d_model)
+        cos_angle = position * base ** (-(2 * pair + 1) / d_model)
+    table = torch.zeros(max_len, d_model, dtype=torch.float64)
+    sin, cos = torch.sin(sin_angle), torch.cos(cos_angle)
+    if layout == "interleaved":
+        table[:, 0::2], table[:, 1::2] = sin, cos
+    elif layout == "swapped":
+        table[:, 0::2], table[:, 1::2] = cos, sin
+    elif layout == "concatenated":
+        table[:, : d_model // 2], table[:, d_model // 2 :] = sin, cos
+    elif layout == "concatenated, cos first":
+        table[:, : d_model // 2], table[:, d_model // 2 :] = cos, sin
+    return table
+
+
+def pe_mistakes(max_len: int, d_model: int) -> dict[str, Tensor]:
+    return {
+        PE_CONCATENATED: pe_variant(max_len, d_model, layout="concatenated"),
+        "sin and cos are swapped: sines go in the EVEN columns (pe[:, 0::2]) and cosines in the ODD columns (pe[:, 1::2]), so position 0 is [0, 1, 0, 1, ...]": pe_variant(
+            max_len, d_model, layout="swapped"
+        ),
+        "cosines come first and the halves are concatenated: the layout is interleaved, sin in the even columns and cos in the odd columns": pe_variant(
+            max_len, d_model, layout="concatenated, cos first"
+        ),
+        "the exponent must be 2i/d_model with 2i the even column index (i = 0, 1, ..., d_model/2 - 1), not i/d_model": pe_variant(
+            max_len, d_model, exponent="i"
+        ),
+        "columns 2i and 2i+1 must share ONE angle: the cosine column uses the exponent 2i/d_model of its even partner, not (2i+1)/d_model": pe_variant(
+            max_len, d_model, exponent="column"
+        ),
+        "the base of the frequencies is 10000: angle = pos / 10000^(2i/d_model)": pe_variant(
+            max_len, d_model, base=1000.0
+        ),
+        "positions start at 0, not 1: use torch.arange(max_len), so row 0 is [0, 1, 0, 1, ...]": pe_variant(
+            max_len, d_model, first_position=1
+        ),
+    }
+
+
+ban(ASSIGNMENT, "sinusoidal_encoding", PE_BANNED, cells=("test_sinusoidal_encoding",))
+
+
+@check(ASSIGNMENT, "test_sinusoidal_encoding")
+def sinusoidal_encoding_matches_the_formula(ns: Namespace) -> None:
+    sinusoidal_encoding = require(ns, "sinusoidal_encoding")
+    g = hidden_generator("a03 pe")
+    cases = []
+    for _ in range(6):
+        half, max_len = random_sizes(g, 2, low=3, high=40)
+        cases.append((max_len, 2 * half))
+    cases += [
+        (
+            int(torch.randint(100, 257, (1,), generator=g)),
+            2 * int(torch.randint(20, 81, (1,), generator=g)),
+        )
+    ]
+    cases += [(8, 512), (5, 6), (1, 2), (3, 2), (1, 10)]
+    for max_len, d_model in cases:
+        table = sinusoidal_encoding(max_len, d_model)
+        if not isinstance(table, Tensor) or table.shape != (max_len, d_model):
+            shape = tuple(getattr(table, "shape", ())) or type(table).__name__
+            fail(
+                f"sinusoidal_encoding({max_len}, {d_model}) must be a (max_len, d_model) = "
+                f"{(max_len, d_model)} tensor, got {shape}"
+            )
+        if table.dtype != torch.float32:
+            fail(
+                f"sinusoidal_encoding must return float32 (the module's default dtype), got {table.dtype}"
+            )
+        diagnose(
+            table,
+            pe_variant(max_len, d_model),
+            pe_mistakes(max_len, d_model),
+            f"sinusoidal_encoding({max_len}, {d_model}) differs from PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), "
+            "PE[pos, 2i+1] = cos(the same angle)",
+            atol=2e-4,
+        )

@@ -1,0 +1,76 @@
+"""Exercise 2, `CausalSelfAttentionHead` (test_causal_head): one masked head."""
+
+from __future__ import annotations
+
+import torch
+
+from autograder.authoring.helpers import (
+    ban,
+    diagnose,
+    fail,
+    hidden_generator,
+    random_sizes,
+    require,
+)
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a06_char_lm.shared import (
+    ASSIGNMENT,
+    BANNED_ATTENTION,
+    LEAKS,
+    build,
+    call_module,
+    check_projections,
+    future_leak,
+    head_outcomes,
+)
+
+ban(
+    ASSIGNMENT,
+    "CausalSelfAttentionHead",
+    BANNED_ATTENTION,
+    cells=("test_causal_head",),
+    check_name="causal_head_does_not_call_a_reference_layer",
+    kind=type,
+)
+
+
+@check(ASSIGNMENT, "test_causal_head")
+def causal_head_matches_masked_attention(ns: Namespace) -> None:
+    cls = require(ns, "CausalSelfAttentionHead", type)
+    g = hidden_generator("a06 head")
+    for trial in range(3):
+        b, d_model, head_size, length, extra = random_sizes(g, 5, low=2, high=9)
+        block_size = length + (extra if trial else 0)  # L == block_size once, then L < block_size
+        head = build(
+            cls, d_model, head_size, block_size, seed=trial, what="CausalSelfAttentionHead"
+        )
+        check_projections(head, d_model, head_size)
+        x = torch.randn(b, length, d_model, generator=g)
+        out = call_module(head, x, "your head", block_size)
+        expected, mistakes = head_outcomes(head, x)
+        diagnose(
+            out,
+            expected,
+            mistakes,
+            f"the head's output differs from softmax(q kᵀ / √head_size, future keys at -inf) v "
+            f"(d_model {d_model}, head_size {head_size}, L {length}, block_size {block_size})",
+        )
+
+
+@check(ASSIGNMENT, "test_causal_head")
+def causal_head_ignores_the_future(ns: Namespace) -> None:
+    cls = require(ns, "CausalSelfAttentionHead", type)
+    g = hidden_generator("a06 head future")
+    d_model, head_size, length = random_sizes(g, 3, low=3, high=10)
+    head = build(cls, d_model, head_size, length + 3, seed=5, what="CausalSelfAttentionHead")
+    x = torch.randn(2, length, d_model, generator=g)
+    call_module(head, x, "your head", length + 3)
+    if future_leak(head, x, g):
+        fail(LEAKS)
+    parameters = sum(p.numel() for p in head.parameters())
+    if parameters != 3 * d_model * head_size:
+        fail(
+            f"the head has {parameters} parameters instead of 3 x d_model x head_size = "
+            f"{3 * d_model * head_size}: only query, key and value, without bias; the mask is a "
+            "buffer (register_buffer), not a parameter"
+        )

@@ -1,0 +1,51 @@
+"""Exercise 5, `lm_loss` (test_lm_loss): the mean cross-entropy over all B * L positions."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+
+from autograder.authoring.helpers import diagnose, fail, hidden_generator, random_sizes, require
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a06_char_lm.shared import ASSIGNMENT
+
+
+@check(ASSIGNMENT, "test_lm_loss")
+def lm_loss_is_the_mean_over_all_positions(ns: Namespace) -> None:
+    lm_loss = require(ns, "lm_loss")
+    g = hidden_generator("a06 loss")
+    for _ in range(3):
+        b, length, vocab = random_sizes(g, 3, low=2, high=9)
+        logits = torch.randn(b, length, vocab, generator=g, dtype=torch.float64, requires_grad=True)
+        targets = torch.randint(0, vocab, (b, length), generator=g)
+        loss = lm_loss(logits, targets)
+        if not isinstance(loss, Tensor) or loss.dim() != 0:
+            fail(
+                f"lm_loss must return a scalar tensor, got shape {tuple(getattr(loss, 'shape', ()))}"
+            )
+        with torch.no_grad():
+            nll = -torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+            mistakes = {
+                "the loss is summed over the positions: take the mean over all B*L positions": nll.sum(),
+                "the loss sums over each sequence and averages over the batch: take the mean over "
+                "all B*L positions": nll.sum(1).mean(),
+                "the loss is in bits (log base 2): cross-entropy uses the natural log": nll.mean()
+                / math.log(2),
+                "the targets are paired with the wrong positions: flatten logits (B, L, V) to "
+                "(B*L, V) and targets (B, L) to (B*L,) in the same order": F.cross_entropy(
+                    logits.reshape(-1, vocab), targets.T.reshape(-1)
+                ),
+            }
+        diagnose(
+            loss.detach(),
+            nll.mean(),
+            mistakes,
+            f"lm_loss for (B, L, V) = {(b, length, vocab)} must be the mean over all B*L positions "
+            "of -log softmax(logits)[target]",
+        )
+        loss.backward()
+        if logits.grad is None or not torch.isfinite(logits.grad).all():
+            fail("lm_loss must be differentiable in the logits: do not detach or use .item()")

@@ -1,0 +1,117 @@
+"""Exercise 1, `make_blocks` (test_make_blocks): non-overlapping blocks, targets shifted by one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+import attention_lab.data as data_reference
+from autograder.authoring.helpers import (
+    ban,
+    diagnose,
+    fail,
+    hidden_generator,
+    random_sizes,
+    require,
+)
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a06_char_lm.shared import ASSIGNMENT, oracle_blocks
+
+NOT_SHIFTED = (
+    "targets are not shifted by one: y equals x, so the model would learn to copy its input; "
+    "y[i] must be the same slice moved one position ahead, ids[i*block_size + 1 : (i+1)*block_size + 1]"
+)
+
+
+def call_make_blocks(make_blocks: Callable[..., Any], ids: Tensor, block_size: int):
+    try:
+        result = make_blocks(ids, block_size)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        hint = ""
+        if len(ids) % block_size == 0:
+            hint = (
+                f" (len(ids) = {len(ids)} is a multiple of block_size = {block_size}, so only "
+                "(len(ids) - 1) // block_size blocks have a full target: the last target needs "
+                "one id beyond its block)"
+            )
+        fail(f"make_blocks raised {type(error).__name__}{hint}: {error}")
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail("make_blocks must return a tuple (x, y)")
+    return result
+
+
+ban(
+    ASSIGNMENT,
+    "make_blocks",
+    {
+        "attention_lab's make_lm_blocks": data_reference.make_lm_blocks,
+        "attention_lab's sample_lm_batch": data_reference.sample_lm_batch,
+    },
+    cells=("test_make_blocks",),
+)
+
+
+@check(ASSIGNMENT, "test_make_blocks")
+def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
+    make_blocks = require(ns, "make_blocks")
+    g = hidden_generator("a06 blocks")
+    cases = []
+    for _ in range(3):
+        block_size, n_blocks, rest = random_sizes(g, 3, low=2, high=9)
+        cases.append((n_blocks * block_size + rest % block_size + 1, block_size))
+    cases += [(4 * 6, 6), (4 * 6 + 1, 6), (13, 1)]  # a multiple of block_size, one more, size 1
+    for length, block_size in cases:
+        ids = torch.randint(0, 60, (length,), generator=g)
+        ids = ids + 1000 * torch.arange(length)  # every id distinct: any misalignment shows
+        x, y = call_make_blocks(make_blocks, ids, block_size)
+        expected_x, expected_y = oracle_blocks(ids, block_size)
+        what = f"make_blocks(ids of length {length}, block_size={block_size})"
+        if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+            fail("make_blocks must return two tensors (x, y)")
+        if x.shape != expected_x.shape or y.shape != expected_y.shape:
+            fail(
+                f"{what} must give {tuple(expected_x.shape)} blocks, got x {tuple(x.shape)} and y "
+                f"{tuple(y.shape)}: n_blocks = (len(ids) - 1) // block_size non-overlapping blocks"
+            )
+        if torch.equal(x, expected_y) and torch.equal(y, expected_x):
+            fail("x and y are swapped: x is the block of inputs, y the same block one step ahead")
+        diagnose(
+            x,
+            expected_x,
+            {
+                "the input blocks start one position late: x[i] = ids[i*block_size : (i+1)*block_size]": expected_y
+            },
+            f"{what}: x[i] must be ids[i*block_size : (i+1)*block_size]",
+            atol=0.0,
+        )
+        y_mistakes = {NOT_SHIFTED: expected_x}
+        end = len(expected_x) * block_size
+        if len(ids) >= end + 2:
+            y_mistakes["targets are shifted by two positions instead of one"] = ids[
+                2 : end + 2
+            ].reshape(expected_y.shape)
+        diagnose(
+            y,
+            expected_y,
+            y_mistakes,
+            f"{what}: y must be x shifted one step ahead, y[i, t] = ids[i*block_size + t + 1]",
+            atol=0.0,
+        )
+
+
+@check(ASSIGNMENT, "test_make_blocks")
+def make_blocks_keeps_the_dtype(ns: Namespace) -> None:
+    make_blocks = require(ns, "make_blocks")
+    ids = torch.arange(3, 40, dtype=torch.int32)
+    x, y = call_make_blocks(make_blocks, ids, 5)
+    if x.dtype != torch.int32 or y.dtype != torch.int32:
+        fail(
+            f"make_blocks changed the dtype of int32 ids to {x.dtype}/{y.dtype}: slice and reshape"
+        )
+    if not (torch.equal(x, oracle_blocks(ids, 5)[0]) and torch.equal(y, oracle_blocks(ids, 5)[1])):
+        fail("make_blocks is wrong on int32 ids")

@@ -1,0 +1,117 @@
+"""Exercise 3, `MultiHeadCausalAttention` (test_multihead_causal): heads side by side, then proj."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from attention_lab.attention import load_into_torch_mha
+from autograder.authoring.helpers import (
+    ban,
+    diagnose,
+    fail,
+    hidden_generator,
+    is_close,
+    random_sizes,
+    require,
+)
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a06_char_lm.shared import (
+    ASSIGNMENT,
+    BANNED_ATTENTION,
+    LEAKS,
+    build,
+    call_module,
+    check_projections,
+    future_leak,
+    head_outcomes,
+)
+
+
+def to_torch_mha(mha: nn.Module, d_model: int, num_heads: int) -> nn.MultiheadAttention:
+    """nn.MultiheadAttention (eval) with mha's weights: heads' rows stacked in order, W_O = proj."""
+    with torch.random.fork_rng(devices=[]):
+        theirs = nn.MultiheadAttention(d_model, num_heads, batch_first=True, dtype=torch.float64)
+    w_q, w_k, w_v = (
+        torch.cat([getattr(h, name).weight for h in mha.heads])
+        for name in ("query", "key", "value")
+    )
+    return load_into_torch_mha(theirs, w_q, w_k, w_v, mha.proj.weight, b_o=mha.proj.bias).eval()
+
+
+ban(
+    ASSIGNMENT,
+    "MultiHeadCausalAttention",
+    BANNED_ATTENTION,
+    cells=("test_multihead_causal",),
+    check_name="multihead_does_not_call_a_reference_layer",
+    kind=type,
+)
+
+
+@check(ASSIGNMENT, "test_multihead_causal")
+def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
+    cls = require(ns, "MultiHeadCausalAttention", type)
+    head_cls = require(ns, "CausalSelfAttentionHead", type)
+    g = hidden_generator("a06 multi-head")
+    for trial in range(3):
+        b, num_heads, head_size, length, extra = random_sizes(g, 5, low=2, high=7)
+        d_model, block_size = num_heads * head_size, length + extra
+        mha = build(
+            cls, d_model, num_heads, block_size, seed=trial, what="MultiHeadCausalAttention"
+        )
+        heads = getattr(mha, "heads", None)
+        if not isinstance(heads, nn.ModuleList) or len(heads) != num_heads:
+            fail(f"self.heads must be an nn.ModuleList of num_heads = {num_heads} heads")
+        if not all(isinstance(h, head_cls) for h in heads):
+            fail("self.heads must hold instances of your CausalSelfAttentionHead")
+        if len({id(h) for h in heads}) != num_heads:
+            fail("self.heads repeats one head object: create a NEW head for every entry")
+        for h in heads:
+            check_projections(h, d_model, head_size)
+        proj = getattr(mha, "proj", None)
+        if not isinstance(proj, nn.Linear) or proj.bias is None or proj.in_features != d_model:
+            fail("self.proj must be nn.Linear(d_model, d_model) with a bias")
+        x = torch.randn(b, length, d_model, generator=g)
+        out = call_module(mha, x, "your MultiHeadCausalAttention", block_size)
+        if future_leak(mha, x, g):
+            fail(LEAKS)
+        for h in heads:
+            if not is_close(
+                call_module(h, x, "a head in self.heads", block_size), head_outcomes(h, x)[0]
+            ):
+                fail(
+                    "a head in self.heads gives wrong outputs on its own: fix "
+                    "CausalSelfAttentionHead first (see test_causal_head)"
+                )
+        x64 = x.double()
+        blocked = ~torch.ones(length, length, dtype=torch.bool).tril()
+        with torch.no_grad():
+            expected, _ = to_torch_mha(mha, d_model, num_heads)(
+                x64, x64, x64, attn_mask=blocked, need_weights=False
+            )
+            per_head = [head_outcomes(h, x)[0] for h in heads]
+            w, bias = proj.weight.double(), proj.bias.double()
+            mistakes = {
+                "self.proj is not applied: concatenate the heads, then apply self.proj": torch.cat(
+                    per_head, -1
+                ),
+                "the heads are concatenated in reverse order: head 0 comes first": torch.cat(
+                    per_head[::-1], -1
+                )
+                @ w.T
+                + bias,
+                "every head's output is the first head's: run each head of self.heads on x": torch.cat(
+                    [per_head[0]] * num_heads, -1
+                )
+                @ w.T
+                + bias,
+            }
+        diagnose(
+            out,
+            expected,
+            mistakes,
+            f"differs from causal multi-head attention ({num_heads} heads of size {head_size}, "
+            f"L {length}): concatenate the heads' outputs along the last dim, head 0 first, "
+            "then apply self.proj",
+        )

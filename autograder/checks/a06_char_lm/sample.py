@@ -1,0 +1,199 @@
+"""Exercise 6, `sample` (test_sample): temperature, top-k, the generator and the cropped context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+import attention_lab.encoder as encoder_reference
+from autograder.authoring.helpers import ban, fail, hidden_generator, random_sizes, require
+from autograder.authoring.registry import Namespace, check
+from autograder.checks.a06_char_lm.shared import ASSIGNMENT
+
+
+class StudentCodeError(Exception):
+    """Raised by a stand-in model when the student's code calls it in a way it must not."""
+
+
+TOLERANCE = 0.04  # total variation; every known mistake lies 0.1 or more away from the truth
+
+
+class FixedLogits(nn.Module):
+    """A stand-in model whose next-token logits are the same row at every position."""
+
+    def __init__(self, row: Tensor, block_size: int):
+        super().__init__()
+        self.block_size = block_size
+        self.register_buffer("row", row)
+        self.unused = nn.Parameter(torch.zeros(1))
+        self.saw_training_mode = False
+
+    def forward(self, idx: Tensor) -> Tensor:
+        if idx.shape[1] > self.block_size:
+            raise StudentCodeError(
+                f"the model got {idx.shape[1]} ids, more than block_size = {self.block_size}: feed "
+                "it only the last block_size ids, idx[:, -model.block_size:]"
+            )
+        self.saw_training_mode |= self.training
+        return self.row.expand(idx.shape[0], idx.shape[1], -1).clone()
+
+
+class NextId(nn.Module):
+    """Predicts (id + 1) mod V after every id, at every position, with a large margin."""
+
+    def __init__(self, vocab: int, block_size: int):
+        super().__init__()
+        self.vocab, self.block_size = vocab, block_size
+        self.unused = nn.Parameter(torch.zeros(1))
+
+    def forward(self, idx: Tensor) -> Tensor:
+        if idx.shape[1] > self.block_size:
+            raise StudentCodeError(
+                f"the model got {idx.shape[1]} ids, more than block_size = {self.block_size}: feed "
+                "it only the last block_size ids, idx[:, -model.block_size:]"
+            )
+        return 30.0 * F.one_hot((idx + 1) % self.vocab, self.vocab).float()
+
+
+def call_sample(
+    sample: Callable[..., Any],
+    model: nn.Module,
+    idx: Tensor,
+    n: int,
+    global_seed: int = 0,
+    **kwargs: Any,
+):
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(global_seed)
+        try:
+            out = sample(model, idx, n, **kwargs)
+        except NotImplementedError:
+            raise
+        except StudentCodeError as error:
+            fail(str(error))
+        except Exception as error:
+            fail(f"sample raised {type(error).__name__} with {kwargs or 'the defaults'}: {error}")
+    expected_shape = (idx.shape[0], idx.shape[1] + n)
+    if not isinstance(out, Tensor) or tuple(out.shape) != expected_shape:
+        fail(
+            f"sample must return (B, L + max_new_tokens) = {expected_shape}, got "
+            f"{tuple(getattr(out, 'shape', ()))}: append each new id to idx"
+        )
+    if not torch.equal(out[:, : idx.shape[1]], idx):
+        fail("the output of sample must start with the prompt, unchanged")
+    return out
+
+
+def distribution(row: Tensor, temperature: float, top_k: int | None) -> Tensor:
+    scaled = row.double() / temperature
+    if top_k is not None:
+        scaled = scaled.masked_fill(scaled < torch.topk(scaled, top_k).values[-1], float("-inf"))
+    return torch.softmax(scaled, -1)
+
+
+ban(
+    ASSIGNMENT,
+    "sample",
+    {"attention_lab's CausalLM.generate": encoder_reference.CausalLM.generate},
+    cells=("test_sample",),
+    check_name="sample_does_not_call_generate",
+)
+
+
+@check(ASSIGNMENT, "test_sample")
+def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
+    sample = require(ns, "sample")
+    g = hidden_generator("a06 sample")
+    vocab = 7
+    row = torch.randperm(vocab, generator=g).float() * 0.6 - 1.5  # distinct logits
+    model = FixedLogits(row, block_size=3)
+    n = 20000  # total variation of the frequencies from the truth: about 0.007, at most ~0.016
+    for temperature, top_k in [(1.0, None), (0.5, None), (2.0, 3), (1.0, 4), (0.7, 1)]:
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=g))
+        out = call_sample(
+            sample,
+            model,
+            torch.zeros(n, 1, dtype=torch.long),
+            1,
+            temperature=temperature,
+            top_k=top_k,
+            generator=torch.Generator().manual_seed(seed),
+        )
+        freq = torch.bincount(out[:, 1], minlength=vocab).double()[:vocab] / n
+        expected = distribution(row, temperature, top_k)
+        drawn, allowed = freq > 0, expected > 0
+        setting = f"(temperature {temperature}, top_k {top_k})"
+        if (drawn & ~allowed).any():
+            if top_k is not None and int(drawn.sum()) > top_k + 1:
+                fail(
+                    f"top_k is ignored {setting}: ids outside the {top_k} likeliest were drawn; set "
+                    "every logit below the k-th largest to -inf before the softmax"
+                )
+            fail(
+                f"top_k={top_k} lets more than {top_k} ids through {setting}: keep exactly the k "
+                "largest logits (torch.topk(logits, k).values[:, -1:] is the k-th largest)"
+            )
+        if top_k is not None and int(drawn.sum()) < top_k and top_k > 1:
+            fail(f"top_k={top_k} keeps fewer than {top_k} ids {setting}: is it off by one?")
+        if (freq - expected).abs().sum() / 2 < TOLERANCE:
+            continue
+        candidates = {
+            f"temperature multiplies the logits instead of dividing them {setting}: use logits / temperature": distribution(
+                row * temperature**2, temperature, top_k
+            ),
+            f"the temperature is ignored {setting}: divide the logits by it BEFORE the softmax": distribution(
+                row, 1.0, top_k
+            ),
+            f"the new ids do not follow softmax(logits / temperature) {setting}: draw with torch.multinomial(probs, 1), "
+            "not argmax": torch.nn.functional.one_hot(row.argmax(), vocab).double(),
+        }
+        for diagnosis, p in candidates.items():
+            if (freq - p).abs().sum() / 2 < TOLERANCE:
+                fail(diagnosis)
+        fail(
+            f"the draw frequencies {[round(f, 3) for f in freq.tolist()]} do not match softmax(logits "
+            f"/ temperature) restricted to the top k, {[round(p, 3) for p in expected.tolist()]} "
+            f"{setting}"
+        )
+    if model.saw_training_mode:
+        fail("sample leaves the model in training mode: call model.eval() before generating")
+
+
+@check(ASSIGNMENT, "test_sample")
+def sample_uses_the_generator(ns: Namespace) -> None:
+    sample = require(ns, "sample")
+    model = FixedLogits(torch.tensor([0.3, -0.2, 0.5, 0.1, 0.0]), block_size=4)
+    prompt = torch.zeros(50, 2, dtype=torch.long)
+    draws = []
+    for global_seed in (1, 2):
+        generator = torch.Generator().manual_seed(1234)
+        draws.append(call_sample(sample, model, prompt, 6, global_seed, generator=generator))
+    if not torch.equal(draws[0], draws[1]):
+        fail(
+            "the same generator seed gave different samples: pass generator=generator to "
+            "torch.multinomial so that sampling is reproducible"
+        )
+
+
+@check(ASSIGNMENT, "test_sample")
+def sample_crops_the_context_and_reads_the_last_position(ns: Namespace) -> None:
+    sample = require(ns, "sample")
+    g = hidden_generator("a06 sample context")
+    vocab, block_size, prompt_len, n_new = random_sizes(g, 4, low=3, high=9)
+    model = NextId(vocab, block_size)
+    prompt = torch.randint(0, vocab, (3, prompt_len), generator=g)
+    out = call_sample(sample, model, prompt, n_new, top_k=1)
+    expected = (prompt[:, -1:] + torch.arange(1, n_new + 1)) % vocab
+    if not torch.equal(out[:, prompt_len:], expected):
+        fail(
+            "each new id must come from the logits at the LAST position of the context "
+            "(logits[:, -1, :]), and be appended before the next step"
+        )
+    out = call_sample(sample, model, prompt, n_new, temperature=0.05)
+    if not torch.equal(out[:, prompt_len:], expected):
+        fail("a low temperature must (almost) always pick the likeliest id: divide the logits by T")
+    call_sample(sample, model, prompt, 0)  # max_new_tokens = 0 gives the prompt back

@@ -1,0 +1,138 @@
+"""What several exercises of 06 share: shifted blocks, building modules, causal heads."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+import attention_lab.attention as attention_reference
+import attention_lab.encoder as encoder_reference
+from autograder.authoring.helpers import fail, is_close
+
+ASSIGNMENT = "06_char_lm"
+BANNED_ATTENTION = {
+    "nn.MultiheadAttention": nn.MultiheadAttention,
+    "F.multi_head_attention_forward": F.multi_head_attention_forward,
+    "attention_lab's MultiHeadAttention": attention_reference.MultiHeadAttention,
+    "attention_lab's CausalLM": encoder_reference.CausalLM,
+}
+LEAKS = (
+    "future characters change earlier outputs: position t sees positions after t; hide the keys "
+    "j > t with -inf (causal_mask(L) is True on and below the diagonal, and must not be transposed)"
+)
+MODEL_LEAKS = (
+    "future characters change earlier logits: the model sees the future, so it can copy the "
+    "character it should predict; check the causal mask of your head (missing, transposed or not "
+    "cropped to L x L)"
+)
+
+NOT_FINITE = (
+    "the output contains NaN: some query has every key masked; a position must attend to itself "
+    "(causal_mask keeps the diagonal, keys j <= t)"
+)
+
+
+def oracle_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+    """Non-overlapping blocks and their targets, written as a loop (independent of the reference)."""
+    n_blocks = (len(ids) - 1) // block_size
+    x = [ids[i * block_size : (i + 1) * block_size] for i in range(n_blocks)]
+    y = [ids[i * block_size + 1 : (i + 1) * block_size + 1] for i in range(n_blocks)]
+    return torch.stack(x), torch.stack(y)
+
+
+def build(cls: type, *args: Any, seed: int, what: str, **kwargs: Any) -> nn.Module:
+    """A fresh module in eval mode, built without touching the global RNG."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        module = cls(*args, **kwargs)
+    if not isinstance(module, nn.Module):
+        fail(f"{what} must be an nn.Module")
+    return module.eval()
+
+
+def check_projections(head: nn.Module, d_model: int, head_size: int) -> None:
+    for name in ("query", "key", "value"):
+        layer = getattr(head, name, None)
+        if not isinstance(layer, nn.Linear):
+            fail(f"the head needs self.{name} = nn.Linear(d_model, head_size, bias=False)")
+        if layer.bias is not None:
+            fail(f"self.{name} must have no bias: nn.Linear(d_model, head_size, bias=False)")
+        if tuple(layer.weight.shape) != (head_size, d_model):
+            fail(
+                f"self.{name} must map d_model = {d_model} to head_size = {head_size}, got weight "
+                f"shape {tuple(layer.weight.shape)}"
+            )
+
+
+def head_outcomes(head: nn.Module, x: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+    """The right causal-head output for x and the outputs of known mistakes (float64)."""
+    x = x.double()
+    with torch.no_grad():
+        q, k, v = (getattr(head, n).weight.double() for n in ("query", "key", "value"))
+        q, k, v = x @ q.T, x @ k.T, x @ v.T
+        length, head_size, d_model = x.shape[1], q.shape[-1], x.shape[-1]
+        raw = q @ k.transpose(-2, -1)
+        past = torch.ones(length, length, dtype=torch.bool).tril()
+
+        def attend(scores: Tensor, keep: Tensor | None, dim: int = -1) -> Tensor:
+            if keep is not None:
+                scores = scores.masked_fill(~keep, float("-inf"))
+            return torch.softmax(scores, dim=dim) @ v
+
+        scaled = raw / math.sqrt(head_size)
+        mistakes = {
+            "no causal mask: every position attends to the future too; hide the keys j > t with "
+            "-inf using the top-left L x L corner of the mask buffer": attend(scaled, None),
+            "the causal mask is transposed: position t attends to t and the positions AFTER it; "
+            "keep the lower triangle (keys j <= t), as causal_mask gives it": attend(
+                scaled, past.T
+            ),
+            "scores are not scaled: divide q kᵀ by √head_size": attend(raw, past),
+            "scores are scaled by √d_model instead of √head_size (the width of q and k)": attend(
+                raw / math.sqrt(d_model), past
+            ),
+            "the softmax runs over the queries (dim=-2): each row must be a distribution over the "
+            "keys (dim=-1)": attend(scaled, past, dim=-2),
+        }
+        if length > 1:
+            mistakes[
+                "the mask hides the diagonal too, so position 0 sees nothing (NaN): a position may "
+                "attend to itself (causal_mask keeps j <= t)"
+            ] = attend(scaled, past.tril(-1))
+    return attend(scaled, past), mistakes
+
+
+def call_module(module: nn.Module, x: Tensor, what: str, block_size: int | None = None) -> Tensor:
+    try:
+        out = module(x)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        if block_size is not None and x.shape[1] < block_size:
+            fail(
+                f"{what} fails on L = {x.shape[1]} < block_size = {block_size} "
+                f"({type(error).__name__}): crop the mask to its top-left L x L corner, "
+                "self.mask[:L, :L]"
+            )
+        fail(f"{what} raised {type(error).__name__} on an input of shape {tuple(x.shape)}: {error}")
+    if not isinstance(out, Tensor):
+        fail(f"{what} must return a tensor, got {type(out).__name__}")
+    if not torch.isfinite(out).all():
+        fail(NOT_FINITE)
+    return out
+
+
+def future_leak(module: nn.Module, x: Tensor, g: torch.Generator, atol: float = 1e-5) -> bool:
+    """True if changing positions after t changes the output at some position <= t."""
+    with torch.no_grad():
+        out = module(x)
+        for t in range(x.shape[1] - 1):
+            changed = x.clone()
+            changed[:, t + 1 :] = torch.randn(changed[:, t + 1 :].shape, generator=g, dtype=x.dtype)
+            if not is_close(module(changed)[:, : t + 1], out[:, : t + 1], atol=atol):
+                return True
+    return False
