@@ -16,7 +16,12 @@ import nbformat
 import pytest
 
 import tests.mutants
-from autograder.suite.submission import GradeResult, grade_submission, load_submission
+from autograder.suite.submission import (
+    DEMO_TAG,
+    GradeResult,
+    grade_submission,
+    load_submission,
+)
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +62,9 @@ def build(mutant: Mutant, folder: Path) -> Path:
 
 
 def grade(path: Path) -> dict[str, GradeResult]:
-    """grade_id -> result of every graded cell of the notebook at ``path``."""
-    return grade_submission(load_submission(path))
+    """grade_id -> result of every graded cell of the notebook at ``path``; the solutions'
+    demonstration cells are skipped (the solution's full marks below prove nothing needs them)."""
+    return grade_submission(load_submission(path, skip_tags=(DEMO_TAG,)))
 
 
 def together(assignment: str) -> pytest.MarkDecorator:

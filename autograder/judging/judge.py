@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import ctypes
 import itertools
+import json
+import os
+import resource
+import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from autograder.authoring.registry import CheckFailed, checks_for, run_check
 from autograder.judging import protocol, source_bans
+from autograder.judging.limits import JudgeLimits
 
 # Classes from these packages stand in for the kernel's classes in isinstance and issubclass.
 _TRUSTED_ROOTS = {"torch", "attention_lab", "builtins", "numpy", "collections", "abc"}
@@ -30,6 +38,21 @@ _TRUSTED_ROOTS = {"torch", "attention_lab", "builtins", "numpy", "collections", 
 
 class KernelGone(ConnectionError):
     """The kernel stopped answering: it crashed, exited or was stopped for a limit."""
+
+
+class NotPlainValue(TypeError):
+    """The kernel named an object whose class claims to be data (a tensor, an array): real data
+    always crosses by value, so such an object is a forgery and is never handed to the checks."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "your code returned an object that poses as a tensor or NumPy array without being "
+            "one: return real torch tensors (or plain Python values)"
+        )
+
+
+# Instances of these always cross by value; a reference claiming one of them is refused.
+_DATA_TYPES = (torch.Tensor, np.ndarray, np.generic, torch.dtype, torch.device, torch.Generator)
 
 
 class RemoteError(Exception):
@@ -68,6 +91,10 @@ class RemoteObject:
         return self._link.local_class(self._info["class_id"], self._info["mro"])
 
     def __getattr__(self, name: str) -> Any:
+        # Protocol lookups (__array_interface__, __torch_function__, ...) would let the kernel
+        # hand the judge raw pointers or hooks; a student object has none that checks need.
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
         return self._link.request("getattr", self, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -216,6 +243,7 @@ class Link:
             if tree.get("kind") == "class":
                 self.proxies[number] = self.local_class(number, tree["mro"])
             else:
+                self.local_class(tree.get("class_id"), tree["mro"])  # refuses forged data
                 self.proxies[number] = RemoteObject(self, tree)
         return self.proxies[number]
 
@@ -225,6 +253,8 @@ class Link:
             return self.classes[class_id]
         own = _trusted_class(mro[0]) if mro else None
         bases = (own,) if own is not None else _local_bases(mro[1:]) or (object,)
+        if any(issubclass(base, _DATA_TYPES) for base in bases):
+            raise NotPlainValue()
         link = self
 
         def construct(cls: type, *args: Any, **kwargs: Any) -> Any:
@@ -313,7 +343,7 @@ class Link:
         for grad in grads:
             indices.append(None if grad is None else len(tensors))
             if grad is not None:
-                tensors.append(grad.detach())
+                tensors.append(protocol.plain_copy(grad))
         reply, out = self.exchange({"op": "backward", "call": call_id, "grads": indices}, tensors)
         value = protocol.decode(reply.get("value"), out, self.resolve)
         if not isinstance(value, list):
@@ -390,46 +420,125 @@ class Verdict:
 
 
 class Judge:
-    """Listens on a Unix socket and judges every checkpoint one sandboxed kernel reaches."""
+    """Judges every checkpoint one sandboxed kernel reaches, in a process of its own.
 
-    def __init__(self, assignment: str, socket_path: Path, sources: Sequence[str], timeout: float):
+    The judge process is forked from the grading worker (torch and the checks are already
+    imported) with its own address-space, CPU-time and file-size limits, sees ``read_only`` (the
+    course, the checks) read-only in a mount namespace of its own, and reports each verdict to
+    the worker over a pipe.  If it crashes, hangs or runs out of memory, only this submission's
+    cells lose their verdicts, and :attr:`failure` says why.
+    """
+
+    def __init__(
+        self,
+        assignment: str,
+        socket_path: Path,
+        sources: Sequence[str],
+        limits: JudgeLimits,
+        read_only: Sequence[Path] = (),
+    ):
         self.assignment = assignment
         self.sources = list(sources)
-        self.timeout = timeout
+        self.limits = limits
+        self.read_only = [str(p) for p in read_only]
         self.verdicts: dict[str, Verdict] = {}
+        self.failure: str | None = None
+        self.peak_kib = 0
         self.known = {entry.grade_id for entry in checks_for(assignment)}
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(socket_path))
         socket_path.chmod(0o777)  # the sandbox user must be able to connect
         self.listener.listen(4)
-        self.listener.settimeout(0.2)
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self._judging: str | None = None
+        self._pid = 0
+        self._reader: threading.Thread | None = None
 
     def __enter__(self) -> Judge:
-        self.thread.start()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the judge process: never returns
+            os.close(read_end)
+            status = 1
+            with contextlib.suppress(BaseException):
+                self._confine()
+                self._serve(os.fdopen(write_end, "w", buffering=1))
+                status = 0
+            os._exit(status)
+        os.close(write_end)
+        self.listener.close()  # only the judge process accepts; once it is gone, connects fail
+        self._pid = pid
+        self._reader = threading.Thread(target=self._read, args=(read_end,), daemon=True)
+        self._reader.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.stopping.set()
-        self.thread.join()
-        self.listener.close()
+        _, status = os.waitpid(self._pid, os.WNOHANG)
+        died = status if _ else None
+        if died is None:
+            os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+        assert self._reader is not None
+        self._reader.join(timeout=10)
+        if died is not None:
+            self._lost(_death(died))
 
-    def _serve(self) -> None:
+    def _lost(self, cause: str) -> None:
+        """The judge process ended before the notebook did: say so on the cell it was judging."""
+        self.failure = f"the grader's judge for this notebook stopped ({cause})"
+        if self._judging is not None and self._judging not in self.verdicts:
+            self.verdicts[self._judging] = Verdict(
+                False,
+                f"[judge] {self.failure} while checking this cell; its hidden checks did not "
+                "finish (a function of yours may have used too much memory or time)",
+            )
+
+    def _read(self, read_end: int) -> None:
+        """In the worker: collect the judge process's reports, one JSON line each."""
+        with os.fdopen(read_end, encoding="utf-8", errors="replace") as reports:
+            for line in reports:
+                try:
+                    report = json.loads(line)
+                    if "judging" in report:
+                        self._judging = str(report["judging"])
+                    else:
+                        grade_id = str(report["grade_id"])
+                        self.verdicts[grade_id] = Verdict(
+                            bool(report["passed"]), str(report["message"])
+                        )
+                        self.peak_kib = max(self.peak_kib, int(report["peak_kib"]))
+                except (ValueError, KeyError, TypeError):
+                    continue
+
+    def _confine(self) -> None:
+        """In the judge process: its limits, and the course seen read-only."""
+        with open("/proc/self/statm") as statm:
+            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        cpu = int(self.limits.total_seconds) + 5
+        for limit, value in (
+            (resource.RLIMIT_AS, mapped + self.limits.memory_bytes),
+            (resource.RLIMIT_CPU, cpu),
+            (resource.RLIMIT_FSIZE, self.limits.file_bytes),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            resource.setrlimit(limit, (value, value))
+        if self.read_only:
+            # No writes to the course or the gradebook.  Where namespaces are unavailable the
+            # judge still runs: it executes only trusted check code, with the limits above.
+            with contextlib.suppress(OSError):
+                _mount_read_only(self.read_only)
+
+    def _serve(self, reports: Any) -> None:
         torch.set_num_threads(1)
-        while not self.stopping.is_set():
-            try:
-                connection, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
+        deadline = time.monotonic() + self.limits.total_seconds
+        while True:
+            connection, _ = self.listener.accept()
+            left = deadline - time.monotonic()
             with connection:
-                connection.settimeout(self.timeout)
+                connection.settimeout(max(0.1, min(self.limits.call_seconds, left)))
                 with contextlib.suppress(Exception):  # a misbehaving kernel only loses its own cell
-                    self._judge(connection)
+                    self._judge(connection, reports, out_of_time=left <= 0)
 
-    def _judge(self, connection: socket.socket) -> None:
+    def _judge(self, connection: socket.socket, reports: Any, out_of_time: bool) -> None:
         hello, _ = protocol.receive_message(connection)
         assignment, grade_id = (hello.get("hello") or [None, None])[:2]
         if assignment != self.assignment or grade_id not in self.known:
@@ -439,7 +548,23 @@ class Judge:
             return
         verdict = self.verdicts.get(grade_id)
         if verdict is None:  # a replay after a crash gets the first verdict again
-            verdict = self.verdicts[grade_id] = self.run_checks(grade_id, Link(connection))
+            reports.write(json.dumps({"judging": grade_id}) + "\n")
+            if out_of_time:
+                verdict = Verdict(
+                    False,
+                    f"[judge] the hidden checks of this notebook used up their time "
+                    f"({self.limits.total_seconds:g} s in all), so this cell was not checked",
+                )
+            else:
+                verdict = self.run_checks(grade_id, Link(connection))
+            self.verdicts[grade_id] = verdict
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            reports.write(
+                json.dumps({
+                    "grade_id": grade_id, "passed": verdict.passed,
+                    "message": verdict.diagnosis, "peak_kib": peak,
+                }) + "\n"
+            )  # fmt: skip
         with contextlib.suppress(OSError):
             protocol.send_message(
                 connection,
@@ -461,3 +586,46 @@ class Judge:
         finally:
             _current.link = None
         return Verdict(True)
+
+
+def _death(status: int) -> str:
+    """Why the judge process ended, in words."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        reasons = {
+            signal.SIGXCPU: "it ran out of CPU time",
+            signal.SIGKILL: "it was killed, most likely for memory",
+            signal.SIGSEGV: "it crashed",
+            signal.SIGXFSZ: "it wrote too much",
+        }
+        return reasons.get(number, f"signal {signal.Signals(number).name}")
+    return f"exit status {os.WEXITSTATUS(status)}"
+
+
+_CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+
+
+def _mount_read_only(paths: Sequence[str]) -> None:
+    """Give this (single-threaded) process its own mount namespace where ``paths`` are read-only.
+
+    A non-root grader first enters a user namespace of its own, as bubblewrap does.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    uid, gid = os.getuid(), os.getgid()
+    root = os.geteuid() == 0
+    if libc.unshare(_CLONE_NEWNS | (0 if root else _CLONE_NEWUSER)) != 0:
+        raise OSError(ctypes.get_errno(), "unshare failed")
+    if not root:
+        Path("/proc/self/setgroups").write_text("deny")
+        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "making mounts private failed")
+    for path in paths:
+        target = os.fsencode(path)
+        if libc.mount(target, target, None, _MS_BIND | _MS_REC, None) != 0:
+            raise OSError(ctypes.get_errno(), f"binding {path} failed")
+        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
+        if libc.mount(None, target, None, flags, None) != 0:
+            raise OSError(ctypes.get_errno(), f"making {path} read-only failed")

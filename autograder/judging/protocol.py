@@ -9,16 +9,32 @@ standard library, NumPy and torch.
 from __future__ import annotations
 
 import io
+import pickletools
 import socket
 import struct
+import zipfile
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
-# Larger messages are refused: a student's value must not exhaust the judge's memory.
+# Bounds checked before anything a message describes is built: the kernel controls every byte.
 MAX_MESSAGE_BYTES = 256 * 2**20
+MAX_PICKLE_BYTES = 8 * 2**20
+MAX_PICKLE_OPCODES = 200_000
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+MAX_ELEMENTS = 2**26  # per tensor: 64 Mi elements, 512 MiB of float64
+# The dtypes a value may carry: numbers and booleans, never void, object or structured ones.
+TENSOR_DTYPES = frozenset({
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
+})  # fmt: skip
+NUMPY_DTYPES = frozenset({
+    "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+    "float16", "float32", "float64", "complex64", "complex128",
+})  # fmt: skip
 _HEADER = struct.Struct("!Q")
 
 
@@ -52,10 +68,10 @@ def receive_message(sock: socket.socket) -> tuple[dict[str, Any], list[torch.Ten
     (length,) = _HEADER.unpack(_receive_exactly(sock, _HEADER.size))
     if length > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"a message of {length} bytes exceeds {MAX_MESSAGE_BYTES}")
+    payload = _receive_exactly(sock, length)
+    _check_archive(payload)
     try:
-        data = torch.load(
-            io.BytesIO(_receive_exactly(sock, length)), weights_only=True, map_location="cpu"
-        )
+        data = torch.load(io.BytesIO(payload), weights_only=True, map_location="cpu")
     except Exception as error:
         raise ProtocolError(f"unreadable message: {error}") from None
     if not (isinstance(data, dict) and isinstance(data.get("message"), dict)):
@@ -63,7 +79,68 @@ def receive_message(sock: socket.socket) -> tuple[dict[str, Any], list[torch.Ten
     tensors = data.get("tensors")
     if not (isinstance(tensors, list) and all(type(t) is torch.Tensor for t in tensors)):
         raise ProtocolError("a message's tensors must be a list of plain tensors")
+    for tensor in tensors:
+        _check_tensor(tensor)
+    _check_tree(data["message"])
     return data["message"], tensors
+
+
+def _check_tree(tree: Any) -> None:
+    """Refuse a message whose value tree is deeper or larger than any honest value."""
+    pending, nodes = [(tree, 0)], 0
+    while pending:
+        value, depth = pending.pop()
+        nodes += 1
+        if nodes > MAX_NODES or depth > MAX_DEPTH:
+            raise ProtocolError("a message's value is too large or nested too deeply")
+        if isinstance(value, dict):
+            pending.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple):
+            pending.extend((v, depth + 1) for v in value)
+
+
+def _check_archive(payload: bytes) -> None:
+    """Refuse a torch.save archive that would inflate, or whose pickle builds too much."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            entries = archive.infolist()
+            for entry in entries:
+                if entry.compress_type != zipfile.ZIP_STORED or entry.file_size > len(payload):
+                    raise ProtocolError("a message's archive must hold only stored entries")
+            pickles = [e for e in entries if e.filename.endswith(".pkl")]
+            if len(pickles) != 1 or pickles[0].file_size > MAX_PICKLE_BYTES:
+                raise ProtocolError("a message must hold one pickle of bounded size")
+            program = archive.read(pickles[0])
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        raise ProtocolError(f"unreadable message: {error}") from None
+    depth = 0
+    try:
+        for count, (opcode, _, _) in enumerate(pickletools.genops(program)):
+            if count > MAX_PICKLE_OPCODES:
+                raise ProtocolError("a message's pickle builds too many objects")
+            if opcode.name == "MARK":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise ProtocolError("a message's pickle nests too deeply")
+            elif opcode.name in ("TUPLE", "LIST", "DICT", "APPENDS", "SETITEMS", "POP_MARK"):
+                depth -= 1
+    except ValueError as error:  # genops on a malformed pickle
+        raise ProtocolError(f"unreadable message: {error}") from None
+
+
+def _check_tensor(tensor: torch.Tensor) -> None:
+    """A tensor must be a bounded array of numbers, no larger than the storage it came with."""
+    if tensor.dtype not in TENSOR_DTYPES:
+        raise ProtocolError(f"a tensor of dtype {tensor.dtype} cannot cross")
+    if tensor.numel() > MAX_ELEMENTS:
+        raise ProtocolError(f"a tensor of {tensor.numel()} elements exceeds {MAX_ELEMENTS}")
+    # A stride-0 or overlapping view claims more elements than its storage holds; computing on
+    # it would allocate them all.
+    if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
+        raise ProtocolError(
+            f"a tensor of shape {tuple(tensor.shape)} and strides {tensor.stride()} claims more "
+            f"elements than its storage of {tensor.untyped_storage().nbytes()} bytes holds"
+        )
 
 
 _PLAIN = (type(None), bool, int, float, str)
@@ -84,14 +161,13 @@ def encode(
     if getattr(type(value), "is_proxy", False):  # the judge's stand-in for a kernel object
         return reference(value)
     if isinstance(value, torch.Tensor):
-        plain = value.detach().as_subclass(torch.Tensor).cpu().clone()
-        tensors.append(plain)
+        tensors.append(plain_copy(value))
         if positions is not None:
             positions[id(value)] = len(tensors) - 1
         grad = value.grad if value.is_leaf and value.grad is not None else None
         grad_index = None
         if grad is not None:
-            tensors.append(grad.detach().as_subclass(torch.Tensor).cpu().clone())
+            tensors.append(plain_copy(grad))
             grad_index = len(tensors) - 1
         return {
             "$": "tensor",
@@ -141,6 +217,12 @@ def encode(
     return reference(value)
 
 
+def plain_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A compact copy to send: a plain CPU tensor with its own contiguous storage."""
+    plain = tensor.detach().as_subclass(torch.Tensor).cpu()
+    return plain.clone(memory_format=torch.contiguous_format)
+
+
 def decode(tree: Any, tensors: list[torch.Tensor], resolve: Callable[[dict], Any]) -> Any:
     """The value ``tree`` stands for; references are turned into objects by ``resolve``."""
     if isinstance(tree, _PLAIN):
@@ -162,7 +244,9 @@ def decode(tree: Any, tensors: list[torch.Tensor], resolve: Callable[[dict], Any
     if tag == "ndarray":
         return tensor_at(tensors, tree.get("i")).numpy()
     if tag == "npscalar":
-        return np.dtype(str(tree["dtype"])).type(tree["v"])
+        if tree.get("dtype") not in NUMPY_DTYPES:
+            raise ProtocolError(f"a NumPy scalar of dtype {tree.get('dtype')!r} cannot cross")
+        return np.dtype(tree["dtype"]).type(tree["v"])
     if tag == "dtype":
         dtype = getattr(torch, str(tree["v"]), None)
         if not isinstance(dtype, torch.dtype):

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
+from autograder.judging.limits import JudgeLimits
 from autograder.pipeline import batch, report
 from autograder.pipeline.course import Course, GradingError, find_submissions, instructor_side
 from autograder.pipeline.feedback import generate_feedback
@@ -24,8 +25,16 @@ def _settings(args: argparse.Namespace) -> Settings:
         wall_seconds=float(args.time_limit),
         max_processes=args.max_processes,
     )
+    judge = JudgeLimits(
+        call_seconds=args.cell_timeout + 30,
+        total_seconds=args.judge_seconds,
+        memory_bytes=int(args.judge_memory_gb * GiB),
+    )
     return Settings(
-        cell_timeout=args.cell_timeout, limits=limits, use_sandbox=not args.unsafe_no_sandbox
+        cell_timeout=args.cell_timeout,
+        limits=limits,
+        use_sandbox=not args.unsafe_no_sandbox,
+        judge=judge,
     )
 
 
@@ -37,6 +46,12 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--memory-gb", type=float, default=4.0, help="memory per process (GiB)")
     parser.add_argument("--max-processes", type=int, default=64, help="processes per submission")
+    parser.add_argument(
+        "--judge-seconds", type=float, default=300.0, help="judging time per submission, in all"
+    )
+    parser.add_argument(
+        "--judge-memory-gb", type=float, default=2.0, help="memory of a submission's judge (GiB)"
+    )
     parser.add_argument(
         "--unsafe-no-sandbox",
         action="store_true",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograder.isolation import sandbox
+from autograder.judging.limits import JudgeLimits
 
 # Row verdicts, most serious first: a row shows the first that applies.
 VERDICTS = (
@@ -29,6 +30,7 @@ class Settings:
     max_restarts: int = 3
     limits: sandbox.Limits = field(default_factory=lambda: sandbox.Limits(wall_seconds=900.0))
     use_sandbox: bool = True
+    judge: JudgeLimits = field(default_factory=JudgeLimits)
 
 
 @dataclass

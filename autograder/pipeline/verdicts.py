@@ -64,7 +64,11 @@ _STATUS_MESSAGES = {
 
 
 def apply_verdicts(
-    notebook: nbformat.NotebookNode, result: dict, verdicts: dict, notes: list[str]
+    notebook: nbformat.NotebookNode,
+    result: dict,
+    verdicts: dict,
+    notes: list[str],
+    judge_failure: str | None = None,
 ) -> list[CellResult]:
     """Put outputs and trusted verdicts into ``notebook``; return the test cells' results."""
     by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
@@ -86,6 +90,8 @@ def apply_verdicts(
         verdict = verdicts.get(grade_id)
         if verdict is not None:
             passed, message = verdict.passed, verdict.diagnosis
+        elif status == "error" and judge_failure:
+            passed, message = False, f"[judge] {judge_failure}, so this cell could not be checked"
         elif status == "error":
             passed = False
             message = f"{record.get('ename', 'Error')}: {record.get('evalue', '')}"

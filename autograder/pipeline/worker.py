@@ -54,10 +54,14 @@ def grade_one(job: Job) -> Outcome:
         scratch_path.chmod(0o711)
         judge_dir.chmod(0o755)
         nbformat.write(taken.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
-        run, verdicts = execute(job, workdir, judge_dir, answer_sources(taken.notebook))
+        run, verdicts, judge_failure = execute(
+            job, workdir, judge_dir, answer_sources(taken.notebook)
+        )
         result = read_result(workdir / RESULT_NAME)
     notes = list(taken.problems)
-    cells = apply_verdicts(taken.notebook, result, verdicts, notes)
+    if judge_failure:
+        notes.append(judge_failure)
+    cells = apply_verdicts(taken.notebook, result, verdicts, notes, judge_failure)
     verdict = row_verdict(taken.verdict, run, result, cells, notes)
     return Outcome(job.student, verdict, notes, taken.notebook, cells, _since(started))
 
@@ -73,8 +77,9 @@ def answer_sources(notebook: nbformat.NotebookNode) -> list[str]:
 
 def execute(
     job: Job, workdir: Path, judge_dir: Path, sources: list[str]
-) -> tuple[sandbox.SandboxResult | None, dict]:
-    """Run the notebook (in the sandbox unless told otherwise) while the judge serves it."""
+) -> tuple[sandbox.SandboxResult | None, dict, str | None]:
+    """Run the notebook (in the sandbox unless told otherwise) while the judge serves it; the
+    sandbox's result, the judge's verdicts, and why the judge stopped early, if it did."""
     from autograder.judging.judge import Judge
     from autograder.judging.kernel import JUDGE_SOCKET_ENV
 
@@ -105,7 +110,10 @@ def execute(
         PYDEVD_DISABLE_FILE_VALIDATION="1",
     )
     env[JUDGE_SOCKET_ENV] = str(socket_path)
-    with Judge(job.assignment, socket_path, sources, timeout=settings.cell_timeout + 30) as judge:
+    judge = Judge(
+        job.assignment, socket_path, sources, settings.judge, read_only=[Path(p) for p in job.hide]
+    )
+    with judge:
         if settings.use_sandbox:
             binds = [Path(job.staging), judge_dir, *_interpreter_paths()]
             run = sandbox.run_sandboxed(
@@ -131,7 +139,7 @@ def execute(
                 check=False,
             )
             run = None
-    return run, dict(judge.verdicts)
+    return run, dict(judge.verdicts), judge.failure
 
 
 def _interpreter_paths() -> list[Path]:
