@@ -11,6 +11,8 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from pathlib import Path
 
 from autograder.authoring.registry import CHECK_MODULES
@@ -82,21 +84,47 @@ def grade(
             f"starting {count} worker{'s' * (count > 1)}: torch and the checks are imported "
             "once, and each worker builds the hidden reference data before its first submission"
         )
-        with ProcessPoolExecutor(
-            count, mp_context=context, initializer=warm_up, initargs=(assignment,)
-        ) as pool:
-            futures = {pool.submit(grade_one, job): job for job in jobs}
-            on_start()
-            for future in as_completed(futures):
-                job = futures[future]
-                try:
-                    outcome = future.result()
-                except Exception as error:  # noqa: BLE001 - reported, and the batch fails
-                    outcome = Outcome(job.student, "grader error", [repr(error)], None, [], 0.0)
-                if outcome.notebook is not None:
-                    record(course, assignment, outcome)
-                outcomes.append(outcome)
-                if progress is not None:
-                    progress(outcome)
+        markers = Path(folder) / "started"
+        markers.mkdir()
+        pending = {i: replace(job, marker=str(markers / str(i))) for i, job in enumerate(jobs)}
+        deaths: dict[int, int] = {}
+        on_start()
+        while pending:  # a round per pool: a worker's death breaks the pool, not the batch
+            with ProcessPoolExecutor(
+                count, mp_context=context, initializer=warm_up, initargs=(assignment,)
+            ) as pool:
+                futures = {pool.submit(grade_one, job): index for index, job in pending.items()}
+                for future in as_completed(futures):
+                    index = futures[future]
+                    job = pending[index]
+                    try:
+                        outcome = future.result()
+                    except BrokenProcessPool:
+                        started = Path(job.marker).exists()
+                        deaths[index] = deaths.get(index, 0) + started
+                        if deaths[index] < 2:
+                            continue  # graded again in a fresh pool; if it never started, free
+                        why = "grading this submission killed its grader worker twice"
+                        outcome = Outcome(job.student, "grader error", [why], None, [], 0.0)
+                    except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
+                        outcome = Outcome(job.student, "grader error", [repr(error)], None, [], 0.0)
+                    del pending[index]
+                    outcomes.append(_recorded(course, assignment, outcome))
+                    if progress is not None:
+                        progress(outcome)
+            for index in pending:
+                Path(pending[index].marker).unlink(missing_ok=True)
     outcomes.sort(key=lambda o: o.student)
     return outcomes
+
+
+def _recorded(course: Course, assignment: str, outcome: Outcome) -> Outcome:
+    """Record ``outcome`` in the gradebook; a failure there is this student's, not the batch's."""
+    if outcome.notebook is None:
+        return outcome
+    try:
+        record(course, assignment, outcome)
+    except Exception as error:  # noqa: BLE001 - a bad timestamp or name costs only this row
+        outcome.notes.append(f"the grade could not be recorded: {type(error).__name__}: {error}")
+        outcome.verdict = "grader error"
+    return outcome

@@ -67,3 +67,4 @@ class Job:
     staging: str
     hide: tuple[str, ...]
     settings: Settings
+    marker: str = ""  # a file the worker creates when it starts this job and removes when done

@@ -34,6 +34,17 @@ NOTEBOOK_IN_SANDBOX = sandbox.SANDBOX_WORKDIR / "submission.ipynb"
 
 def grade_one(job: Job) -> Outcome:
     """Grade one submission; never raises for anything the submission does."""
+    marker = Path(job.marker) if job.marker else None
+    if marker is not None:
+        marker.touch()  # if this worker dies now, the batch knows this job had started
+    try:
+        return _grade(job)
+    finally:
+        if marker is not None:
+            marker.unlink(missing_ok=True)
+
+
+def _grade(job: Job) -> Outcome:
     started = time.monotonic()
     release = nbformat.from_dict(job.release)
     taken = intake.take_in(Path(job.submitted), release, job.instructor_sources)

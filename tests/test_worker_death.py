@@ -1,0 +1,85 @@
+"""A grading worker that dies costs nobody a grade: its submission is retried in a fresh worker.
+
+The test kills, by its PID, the worker that is running a submission's sandbox, once, while the
+batch is under way; every submission must still end with the verdict and score it gets alone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.examples import UNSCALED, Sample, build_course
+from autograder.isolation import sandbox
+from autograder.pipeline.batch import grade
+from autograder.pipeline.course import Course
+from autograder.pipeline.records import Outcome, Settings
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
+SAMPLES = [
+    Sample("ada", "correct", "ok", True),
+    Sample("alan", "mistake", "ok", False, answers={"attention": UNSCALED}),
+    Sample("grace", "correct", "ok", True),
+]
+
+
+def _parent(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("PPid:"):
+            return int(line.split()[1])
+    raise LookupError(pid)
+
+
+def _a_sandboxed_worker() -> int | None:
+    """The PID of a grading worker that is running a sandbox right now, if any."""
+    bwrap = (sandbox.bwrap_executable() or ("bwrap",))[0]
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")[0].decode()
+            if os.path.basename(command) == os.path.basename(bwrap):
+                return _parent(int(entry.name))
+        except (OSError, LookupError):
+            continue
+    return None
+
+
+def _kill_one_worker(done: threading.Event, killed: list[int]) -> None:
+    while not done.is_set() and not killed:
+        worker = _a_sandboxed_worker()
+        if worker is not None and worker != os.getpid():
+            os.kill(worker, signal.SIGKILL)
+            killed.append(worker)
+        time.sleep(0.05)
+
+
+def test_a_killed_worker_costs_no_grade(tmp_path: Path):
+    available, why = sandbox.sandbox_available()
+    if not available:
+        pytest.fail(f"the grading sandbox is unavailable: {why}", pytrace=False)
+    build_course(tmp_path, SAMPLES)
+    course = Course.load(tmp_path)
+    done, killed = threading.Event(), []
+    killer = threading.Thread(target=_kill_one_worker, args=(done, killed), daemon=True)
+    killer.start()
+    try:
+        outcomes: list[Outcome] = grade(
+            "01_attention", course, workers=2, settings=Settings(cell_timeout=60)
+        )
+    finally:
+        done.set()
+        killer.join()
+    assert killed, "no worker was caught running a sandbox, so nothing was tested"
+    by_student = {o.student: o for o in outcomes}
+    assert sorted(by_student) == [s.student for s in SAMPLES]
+    for sample in SAMPLES:
+        outcome = by_student[sample.student]
+        assert outcome.verdict == sample.expected, (sample.student, outcome.verdict, outcome.notes)
+        assert all(c.passed for c in outcome.cells) == sample.full_marks, outcome.cells
