@@ -150,6 +150,7 @@ def forbid_references(
 
 
 def _is_remote(value: Any) -> bool:
+    """A kernel object seen through the judge (checked without importing the judge)."""
     return getattr(type(value), "is_proxy", False) or hasattr(value, "__remote_id__")
 
 
@@ -205,13 +206,9 @@ def observe_call(kind: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
     A kernel's observations are its own report: numbers are judged here, these only add bans.
     """
     if _is_remote(fn):
-        link = object.__getattribute__(fn, "_link") if not isinstance(fn, type) else None
-        ref = object.__getattribute__(fn, "_ref") if link is not None else fn.__remote_id__
-        if link is None:
-            from autograder.judging import judge
+        from autograder.judging import judge
 
-            link = judge.current_link()
-        return link.call(ref, args, kwargs, kind=kind)
+        return judge.observed_call(fn, args, kwargs, kind)
     return kernel.observe(kind, fn, args, kwargs)
 
 
@@ -223,7 +220,9 @@ def identity(value: Any) -> int:
 def copy_into(owner: Any, name: str, value: torch.Tensor) -> None:
     """``owner.<name>.copy_(value)`` without autograd, also when ``owner`` lives in a kernel."""
     if _is_remote(owner):
-        object.__getattribute__(owner, "_link").request("copy_into", owner, name, value)
+        from autograder.judging import judge
+
+        judge.copy_into_remote(owner, name, value)
         return
     with torch.no_grad():
         getattr(owner, name).copy_(value)

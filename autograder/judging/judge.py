@@ -370,6 +370,20 @@ def is_remote(value: Any) -> bool:
     return isinstance(value, RemoteObject) or hasattr(value, "__remote_id__")
 
 
+def observed_call(fn: Any, args: tuple, kwargs: dict, kind: str) -> tuple[Any, Any]:
+    """Call the kernel object ``fn`` (a proxy or a stand-in class) and observe the call there."""
+    if type(fn) is RemoteObject:  # its __class__ is the kernel class's stand-in
+        link, ref = object.__getattribute__(fn, "_link"), object.__getattribute__(fn, "_ref")
+    else:
+        link, ref = current_link(), fn.__remote_id__
+    return link.call(ref, args, kwargs, kind=kind)
+
+
+def copy_into_remote(owner: RemoteObject, name: str, value: torch.Tensor) -> None:
+    """``owner.<name>.copy_(value)`` without autograd, in the kernel that holds ``owner``."""
+    object.__getattribute__(owner, "_link").request("copy_into", owner, name, value)
+
+
 class RemoteNamespace(Mapping[str, Any]):
     """The kernel's globals, as the checks see them."""
 
