@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from autograder.pipeline.intake import MAX_BYTES, Intake, take_in
+from autograder.pipeline.intake import (
+    MAX_BYTES,
+    MAX_CELL_CHARS,
+    MAX_CELLS,
+    MAX_SOURCE_CHARS,
+    Intake,
+    take_in,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = nbformat.read(ROOT / "notebooks/01_attention/01_attention.ipynb", as_version=4)
@@ -471,3 +480,47 @@ def test_any_damage_gives_a_verdict_and_never_an_exception(target, index, value)
     else:
         assert result.verdict == ("restored" if result.problems else "ok")
         assert_clean(result)
+
+
+# ---------------------------------------------------------------------------------------------
+# Files and sizes the grader must not trust
+
+
+def test_a_symlinked_submission_is_refused_not_followed(tmp_path: Path):
+    # A link to the solution would score full marks if it were followed.
+    target = ROOT / "solutions/01_attention/01_attention.ipynb"
+    link = tmp_path / "01_attention.ipynb"
+    link.symlink_to(target)
+    taken = take_in(link, RELEASE, SOURCES)
+    assert taken.notebook is None and taken.verdict == "invalid notebook"
+    assert "symbolic link" in taken.problems[0]
+
+
+def test_a_fifo_submission_is_refused_without_blocking(tmp_path: Path):
+    fifo = tmp_path / "01_attention.ipynb"
+    os.mkfifo(fifo)
+    taken = take_in(fifo, RELEASE, SOURCES)  # a blocking open would hang here
+    assert taken.notebook is None and "not a regular file" in taken.problems[0]
+
+
+@pytest.mark.parametrize(
+    ("change", "phrase"),
+    [
+        (lambda nb: nb.cells.extend(new_markdown_cell("") for _ in range(MAX_CELLS)), "cells"),
+        (lambda nb: nb.cells.append(new_code_cell("x = 1\n" * MAX_CELL_CHARS)), "characters"),
+        (
+            lambda nb: nb.cells.extend(
+                new_code_cell("#" * (MAX_CELL_CHARS - 1))
+                for _ in range(MAX_SOURCE_CHARS // MAX_CELL_CHARS + 1)
+            ),
+            "characters of cell text",
+        ),
+    ],
+    ids=["too many cells", "one huge cell", "too much text in all"],
+)
+def test_a_notebook_past_the_size_caps_gets_a_verdict_saying_which(change, phrase):
+    notebook = student()
+    change(notebook)
+    taken = take_in(nbformat.writes(notebook).encode(), RELEASE, SOURCES)
+    assert taken.notebook is None and taken.verdict == "invalid notebook"
+    assert phrase in taken.problems[0], taken.problems

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import importlib
 import sys
 import threading
@@ -50,6 +51,12 @@ def _dotted(node: ast.expr) -> str | None:
     if not isinstance(node, ast.Name):
         return None
     return ".".join([node.id, *reversed(parts)])
+
+
+@functools.lru_cache(maxsize=2)
+def _bindings(sources: tuple[str, ...]) -> _Bindings:
+    """Each submission's cells are parsed once, however many checks ask about them."""
+    return _Bindings(sources)
 
 
 class _Bindings:
@@ -120,7 +127,7 @@ def banned_use(
     sources: Sequence[str], name: str, banned: Mapping[str, Any]
 ) -> tuple[str, str] | None:
     """(label, "calls" or "subclasses") if the definition of ``name`` uses a banned reference."""
-    bindings = _Bindings(sources)
+    bindings = _bindings(tuple(sources))
     by_id = {id(target): label for label, target in banned.items()}
     by_name: dict[str, str] = {}
     for label, target in banned.items():

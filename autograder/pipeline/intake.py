@@ -12,9 +12,11 @@ this against the gradebook; this is the same idea as a pure function over notebo
 from __future__ import annotations
 
 import copy
+import errno
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +25,11 @@ import nbformat
 from nbformat import NotebookNode
 
 MAX_BYTES = 50_000_000
+# What the grader reads, scans and renders stays bounded whatever the file holds: a course's
+# notebook has under a hundred cells of a few kB each.
+MAX_CELLS = 2_000
+MAX_CELL_CHARS = 100_000
+MAX_SOURCE_CHARS = 1_000_000
 CELL_TYPES = ("code", "markdown", "raw")
 # nbformat 4.5's rule for cell ids.
 CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -134,11 +141,17 @@ def _read(submitted: bytes | str | os.PathLike[str], max_bytes: int) -> bytes:
         data = submitted
     else:
         try:
-            with open(submitted, "rb") as handle:
-                # One byte past the limit is enough to refuse, even for a file that never ends.
-                data = handle.read(max_bytes + 1)
-        except (OSError, ValueError) as error:
-            raise _Invalid(f"the submitted file could not be read ({error})") from None
+            # No symlink is followed (it could point at a solution or a classmate's notebook),
+            # and nothing but a regular file is read (a FIFO would block the worker).
+            fd = os.open(submitted, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as error:
+            why = "it is a symbolic link" if error.errno == errno.ELOOP else error.strerror
+            raise _Invalid(f"the submitted file could not be read ({why})") from None
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise _Invalid("the submission is not a regular file")
+            # One byte past the limit is enough to refuse, even for a file that keeps growing.
+            data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise _Invalid(f"the submitted file is larger than the limit of {max_bytes / 1e6:g} MB")
     if not data.strip():
@@ -167,7 +180,26 @@ def _parse(data: bytes) -> list[_Submitted]:
     cells = notebook.get("cells")
     if not isinstance(cells, list):
         raise _Invalid("the submitted file is JSON but not a Jupyter notebook (it has no cells)")
-    return [_submitted_cell(number, cell) for number, cell in enumerate(cells, 1)]
+    if len(cells) > MAX_CELLS:
+        raise _Invalid(
+            f"the submitted notebook has {len(cells)} cells; at most {MAX_CELLS} can be graded"
+        )
+    parsed = [_submitted_cell(number, cell) for number, cell in enumerate(cells, 1)]
+    total = 0
+    for cell in parsed:
+        size = len(cell.source or "")
+        total += size
+        if size > MAX_CELL_CHARS:
+            raise _Invalid(
+                f"cell {cell.number} holds {size} characters; a cell may hold at most "
+                f"{MAX_CELL_CHARS}"
+            )
+    if total > MAX_SOURCE_CHARS:
+        raise _Invalid(
+            f"the submitted notebook holds {total} characters of cell text; at most "
+            f"{MAX_SOURCE_CHARS} can be graded"
+        )
+    return parsed
 
 
 def _shown(value: Any) -> str:
