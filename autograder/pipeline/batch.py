@@ -26,6 +26,7 @@ from autograder.pipeline.course import (
     record,
 )
 from autograder.pipeline.records import Job, Outcome, Settings
+from autograder.pipeline.report import shown
 from autograder.pipeline.worker import grade_one, warm_up
 
 
@@ -56,6 +57,12 @@ def grade(
     submitted = find_submissions(course, assignment, students)
     hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
     outcomes: list[Outcome] = []
+    for student, _ in submitted:
+        if not _usable_name(student):
+            outcomes.append(_refused_name(student))
+            if progress is not None:
+                progress(outcomes[-1])
+    submitted = [(student, path) for student, path in submitted if _usable_name(student)]
     with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
         stage("staging what the sandbox may import (attention_lab, the runner, the judge client)")
         Path(folder).chmod(0o755)
@@ -116,6 +123,23 @@ def grade(
                 Path(pending[index].marker).unlink(missing_ok=True)
     outcomes.sort(key=lambda o: o.student)
     return outcomes
+
+
+def _usable_name(student: str) -> bool:
+    """A folder name the gradebook, the CSV and a terminal can hold as it is."""
+    try:
+        student.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, as some zip tools write them
+        return False
+    return student.isprintable() and student.strip() == student and bool(student)
+
+
+def _refused_name(student: str) -> Outcome:
+    note = (
+        f"the folder name {shown(student)} is not printable UTF-8 text, so it cannot be a "
+        "student id in the gradebook: rename the folder (keeping its submission) and grade again"
+    )
+    return Outcome(student, "invalid name", [note], None, [], 0.0)
 
 
 def _recorded(course: Course, assignment: str, outcome: Outcome) -> Outcome:

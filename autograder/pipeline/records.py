@@ -9,6 +9,7 @@ from autograder.judging.limits import JudgeLimits
 
 # Row verdicts, most serious first: a row shows the first that applies.
 VERDICTS = (
+    "invalid name",
     "invalid notebook",
     "tamper suspected",
     "memory limit",

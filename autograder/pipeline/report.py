@@ -24,6 +24,12 @@ def shown(text: str) -> str:
     )
 
 
+def spreadsheet_safe(text: str) -> str:
+    """``text`` shown escaped, and never read as a formula by a spreadsheet (=, +, -, @)."""
+    text = shown(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
 def scores_of(outcome: Outcome, max_points: dict[str, float]) -> dict[str, float]:
     """Points per graded cell, from the trusted verdicts."""
     return {c.grade_id: max_points.get(c.grade_id, 0) if c.passed else 0 for c in outcome.cells}
@@ -56,13 +62,14 @@ def write_csv(
                 rows = {row[0]: row for row in reader if row}
     for outcome in outcomes:
         scores = scores_of(outcome, max_points)
-        rows[outcome.student] = [
-            outcome.student,
+        student = spreadsheet_safe(outcome.student)
+        rows[student] = [
+            student,
             outcome.verdict,
             sum(scores.values()),
             sum(max_points.values()),
             *(scores.get(g, 0) for g in max_points),
-            " | ".join(outcome.notes),
+            spreadsheet_safe(" | ".join(outcome.notes)),
         ]
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
@@ -133,7 +140,7 @@ def format_table(outcomes: Sequence[Outcome], max_points: dict[str, float]) -> s
         total = sum(scores.values())
         rows.append(
             [
-                outcome.student,
+                shown(outcome.student),
                 *(f"{scores.get(q, 0):g}" for q in questions),
                 f"{total:g}/{sum(max_points.values()):g}",
                 outcome.verdict,
@@ -149,5 +156,5 @@ def format_table(outcomes: Sequence[Outcome], max_points: dict[str, float]) -> s
     lines += [f"{s} = {q} ({max_points[q]:g} pt)" for s, q in zip(short, questions, strict=True)]
     notes = [(o.student, n) for o in outcomes for n in o.notes]
     if notes:
-        lines += ["", "Notes:"] + [f"  {student}: {note}" for student, note in notes]
+        lines += ["", "Notes:"] + [f"  {shown(student)}: {shown(note)}" for student, note in notes]
     return "\n".join(lines)
