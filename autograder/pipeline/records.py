@@ -54,6 +54,7 @@ class Outcome:
     notebook: dict | None  # the autograded notebook, as JSON
     cells: list[CellResult]
     seconds: float
+    grader_peak_mib: float = 0.0  # the most memory its grading worker or judge process held
 
 
 @dataclass(frozen=True)

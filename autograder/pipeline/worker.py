@@ -8,6 +8,7 @@ Last, the trusted verdicts are written into the notebook's test cells (pipeline/
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import tempfile
@@ -65,7 +66,7 @@ def _grade(job: Job) -> Outcome:
         scratch_path.chmod(0o711)
         judge_dir.chmod(0o755)
         nbformat.write(taken.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
-        run, verdicts, judge_failure = execute(
+        run, verdicts, judge_failure, judge_peak_kib = execute(
             job, workdir, judge_dir, answer_sources(taken.notebook)
         )
         result = read_result(workdir / RESULT_NAME)
@@ -74,7 +75,9 @@ def _grade(job: Job) -> Outcome:
         notes.append(judge_failure)
     cells = apply_verdicts(taken.notebook, result, verdicts, notes, judge_failure)
     verdict = row_verdict(taken.verdict, run, result, cells, notes)
-    return Outcome(job.student, verdict, notes, taken.notebook, cells, _since(started))
+    worker_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_mib = max(worker_kib, judge_peak_kib) / 1024
+    return Outcome(job.student, verdict, notes, taken.notebook, cells, _since(started), peak_mib)
 
 
 def _since(started: float) -> float:
@@ -88,9 +91,10 @@ def answer_sources(notebook: nbformat.NotebookNode) -> list[str]:
 
 def execute(
     job: Job, workdir: Path, judge_dir: Path, sources: list[str]
-) -> tuple[sandbox.SandboxResult | None, dict, str | None]:
+) -> tuple[sandbox.SandboxResult | None, dict, str | None, int]:
     """Run the notebook (in the sandbox unless told otherwise) while the judge serves it; the
-    sandbox's result, the judge's verdicts, and why the judge stopped early, if it did."""
+    sandbox's result, the judge's verdicts, why the judge stopped early (if it did) and the
+    judge process's peak memory in KiB."""
     from autograder.judging.judge import Judge
     from autograder.judging.kernel import JUDGE_SOCKET_ENV
 
@@ -150,7 +154,7 @@ def execute(
                 check=False,
             )
             run = None
-    return run, dict(judge.verdicts), judge.failure
+    return run, dict(judge.verdicts), judge.failure, judge.peak_kib
 
 
 def _interpreter_paths() -> list[Path]:
