@@ -17,6 +17,12 @@ from autograder.isolation import sandbox
 from autograder.pipeline.records import VERDICTS, CellResult
 
 RESULT_NAME = "result.json"
+MAX_NOTEBOOK_OUTPUT_BYTES = 16 * 2**20
+_OUTPUT_DROPPED_NOTE = (
+    f"[output truncated: the notebook's outputs passed {MAX_NOTEBOOK_OUTPUT_BYTES // 2**20} MiB "
+    "in all, so later outputs are not kept]"
+)
+_OUTPUT_DROPPED = nbformat.v4.new_output("stream", name="stdout", text=_OUTPUT_DROPPED_NOTE)
 
 
 _MAX_RESULT_BYTES = 64 * 2**20
@@ -73,12 +79,19 @@ def apply_verdicts(
     """Put outputs and trusted verdicts into ``notebook``; return the test cells' results."""
     by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
     cells = []
+    shown_bytes = 0
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue
         record = by_index.get(index, {})
         status = record.get("status")
         cell.outputs = _outputs(record.get("outputs"))
+        # The feedback renders every output: past the notebook's budget, outputs are dropped.
+        shown_bytes += len(json.dumps(cell.outputs))
+        if shown_bytes > MAX_NOTEBOOK_OUTPUT_BYTES and cell.outputs:
+            cell.outputs = [_OUTPUT_DROPPED]
+            if _OUTPUT_DROPPED_NOTE not in notes:
+                notes.append(_OUTPUT_DROPPED_NOTE)
         count = record.get("execution_count")
         cell.execution_count = count if isinstance(count, int) and count > 0 else None
         if status in ("timeout", "crashed"):
@@ -158,6 +171,8 @@ def row_verdict(
         if isinstance(record, dict) and "[output truncated" in json.dumps(record.get("outputs")):
             found.add("output limit")
     found.update(s for s in ("timeout", "crashed") if s in statuses)
+    if _OUTPUT_DROPPED_NOTE in notes:
+        found.add("output limit")
     if run is not None and run.verdict != "ok":
         found.add(run.verdict)
         notes.append(f"the sandbox stopped the notebook: {run.verdict}")
