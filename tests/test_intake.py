@@ -500,7 +500,7 @@ def test_a_fifo_submission_is_refused_without_blocking(tmp_path: Path):
     fifo = tmp_path / "01_attention.ipynb"
     os.mkfifo(fifo)
     taken = take_in(fifo, RELEASE, SOURCES)  # a blocking open would hang here
-    assert taken.notebook is None and "not a regular file" in taken.problems[0]
+    assert taken.notebook is None and "not a regular file" in taken.problems[0], taken.problems
 
 
 @pytest.mark.parametrize(

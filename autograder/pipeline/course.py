@@ -6,17 +6,18 @@ Only the main process writes the gradebook (:func:`record`), as nbgrader autogra
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
 from autograder.pipeline.records import Outcome
+from autograder.untrusted import UntrustedFile, read_regular_file
 
 
 @dataclass
@@ -128,7 +129,7 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     destination = course.path(course.coursedir.autograded_directory, student, assignment)
     destination.mkdir(parents=True, exist_ok=True)
     notebook = nbformat.from_dict(outcome.notebook)
-    timestamp = course.coursedir.get_existing_timestamp(str(source))
+    timestamp, stamp_text = _timestamp(source / "timestamp.txt", outcome.notes)
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
         if timestamp:
@@ -149,8 +150,26 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
         submitted.flagged = outcome.verdict == "tamper suspected"
         gb.db.commit()
     nbformat.write(notebook, destination / f"{assignment}.ipynb")
-    if (source / "timestamp.txt").exists():
-        shutil.copy(source / "timestamp.txt", destination / "timestamp.txt")
+    if stamp_text is not None:
+        (destination / "timestamp.txt").write_text(stamp_text)
+
+
+def _timestamp(path: Path, notes: list[str]) -> tuple[datetime | None, str | None]:
+    """The submission's time from its timestamp.txt, read as untrusted data; a file that is
+    missing, not a regular file or not a date gives none, and a note when it was there."""
+    from nbgrader.utils import parse_utc
+
+    if not os.path.lexists(path):
+        return None, None
+    try:
+        text = read_regular_file(path, 1024).decode("utf-8").strip()
+        return parse_utc(text), text
+    except (UntrustedFile, UnicodeDecodeError) as error:
+        why = str(error)
+    except Exception:  # noqa: BLE001 - nbgrader's parser raises anything for a non-date
+        why = "timestamp.txt is not a date"
+    notes.append(f"{why}: the submission is recorded without a timestamp")
+    return None, None
 
 
 def tool_env(**extra: str) -> dict[str, str]:

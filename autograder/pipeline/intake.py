@@ -12,17 +12,17 @@ this against the gradebook; this is the same idea as a pure function over notebo
 from __future__ import annotations
 
 import copy
-import errno
 import json
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
+
+from autograder.untrusted import TooLarge, UntrustedFile, read_regular_file
 
 MAX_BYTES = 50_000_000
 # What the grader reads, scans and renders stays bounded whatever the file holds: a course's
@@ -137,23 +137,18 @@ def _expected_cells(
 
 def _read(submitted: bytes | str | os.PathLike[str], max_bytes: int) -> bytes:
     """The submitted file's bytes; refuses a file that cannot be read, is empty or too large."""
+    too_large = f"the submitted file is larger than the limit of {max_bytes / 1e6:g} MB"
     if isinstance(submitted, bytes):
         data = submitted
     else:
         try:
-            # No symlink is followed (it could point at a solution or a classmate's notebook),
-            # and nothing but a regular file is read (a FIFO would block the worker).
-            fd = os.open(submitted, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError as error:
-            why = "it is a symbolic link" if error.errno == errno.ELOOP else error.strerror
-            raise _Invalid(f"the submitted file could not be read ({why})") from None
-        with open(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise _Invalid("the submission is not a regular file")
-            # One byte past the limit is enough to refuse, even for a file that keeps growing.
-            data = handle.read(max_bytes + 1)
+            data = read_regular_file(submitted, max_bytes)
+        except TooLarge:
+            raise _Invalid(too_large) from None
+        except UntrustedFile as error:
+            raise _Invalid(f"the submission was refused: {error}") from None
     if len(data) > max_bytes:
-        raise _Invalid(f"the submitted file is larger than the limit of {max_bytes / 1e6:g} MB")
+        raise _Invalid(too_large)
     if not data.strip():
         raise _Invalid("the submitted file is empty")
     return data

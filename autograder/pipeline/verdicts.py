@@ -15,6 +15,7 @@ import nbformat
 from autograder.cells import is_test_cell
 from autograder.isolation import sandbox
 from autograder.pipeline.records import VERDICTS, CellResult
+from autograder.untrusted import UntrustedFile, read_regular_file
 
 RESULT_NAME = "result.json"
 MAX_NOTEBOOK_OUTPUT_BYTES = 16 * 2**20
@@ -31,10 +32,10 @@ _MAX_RESULT_BYTES = 64 * 2**20
 def read_result(path: Path) -> dict:
     """The runner's report, read defensively: the sandbox could have written anything there."""
     try:
-        if path.stat().st_size > _MAX_RESULT_BYTES:
-            return {"cells": [], "error": "the runner's report is too large"}
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(read_regular_file(path, _MAX_RESULT_BYTES).decode("utf-8"))
+    except UntrustedFile as error:  # a FIFO, a link to /dev/zero, a huge file
+        return {"cells": [], "error": f"the runner left no readable report: {error}"}
+    except (ValueError, RecursionError):
         return {"cells": [], "error": "the runner left no readable report"}
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         return {"cells": [], "error": "the runner's report is malformed"}
