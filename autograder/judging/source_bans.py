@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
-import importlib
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -107,15 +106,18 @@ class _Bindings:
 
 
 def _resolve(dotted: str) -> Any:
-    """The object a fully expanded dotted name refers to, or None."""
+    """The object a fully expanded dotted name refers to, or None.
+
+    Nothing is imported: a name the student wrote is looked up among the modules the judge has
+    already imported (every banned reference lives in one), so no student-chosen module, such
+    as a package's ``__main__``, ever runs in the grader.
+    """
     parts = dotted.split(".")
-    if parts[0] not in _RESOLVABLE_ROOTS:
+    if parts[0] not in _RESOLVABLE_ROOTS or any(p.startswith("__") for p in parts):
         return None
     for cut in range(len(parts), 0, -1):
-        module_name = ".".join(parts[:cut])
-        try:
-            value: Any = sys.modules.get(module_name) or importlib.import_module(module_name)
-        except Exception:  # noqa: BLE001 - not a module: try a shorter prefix
+        value: Any = sys.modules.get(".".join(parts[:cut]))
+        if value is None:
             continue
         for attribute in parts[cut:]:
             value = getattr(value, attribute, None)
