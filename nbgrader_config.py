@@ -7,6 +7,7 @@ everything produced while grading lives under the git-ignored grading/ folder.
 import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import GetGrades
 
 from autograder.pipeline.feedback import RedactHiddenTests
@@ -34,4 +35,12 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ExecutePreprocessor.timeout = 120
 
 # Feedback shows hidden checks by name and message, never their source.
-c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, RedactHiddenTests]
+# SanitizeHTML: a student's markdown and HTML outputs are data, never script in a reader's browser
+# (scripts, event handlers, SVG dropped; PNG and JPEG figures kept).
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    CSSHTMLHeaderPreprocessor,
+    RedactHiddenTests,
+    SanitizeHTML,
+]
+c.SanitizeHTML.enabled = True  # nbconvert's own preprocessors are off unless enabled
