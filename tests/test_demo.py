@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import csv
 import html
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograder.examples import DEMO_CLASS
 from autograder.isolation import sandbox
 from autograder.pipeline.course import tool_env
+from autograder.pipeline.feedback import PLACEHOLDER
 
 pytestmark = pytest.mark.skipif(
     not sandbox.sandbox_available()[0], reason="bubblewrap is required (.ci/run installs it)"
@@ -29,6 +32,30 @@ def _rows(table: str) -> dict[str, tuple[str, str]]:
     return rows
 
 
+# A phrase that the feedback of each student who loses points must show: the sample's mistake.
+MISTAKES = {
+    "alan": "sqrt(d_k)",  # forgot to scale the scores
+    "edsger": "True for keys 0..i only",  # the causal mask keeps the future
+    "linus": "not valid JSON",
+    "mallory": "sqrt(d_k)",  # the same unscaled answer, under faked checks
+    "trudy": "the kernel died",  # os._exit when given a mask
+}
+
+
+def _diagnoses(course: Path, student: str) -> list[str]:
+    """The CheckFailed messages the grader recorded in the student's graded cells, in order."""
+    path = course / "grading" / "autograded" / student / "01_attention" / "01_attention.ipynb"
+    return [
+        output["evalue"]
+        for cell in nbformat.read(path, 4).cells
+        if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"
+        for output in cell.outputs
+        if output.get("ename") == "CheckFailed"
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path):
     course = tmp_path / "course"
     done = subprocess.run(
@@ -46,16 +73,29 @@ def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path)
         assert verdict == sample.expected, (sample.student, done.stdout)
         assert (got == best) == sample.full_marks, (sample.student, total)
 
-    # Feedback for every student, with no hidden check in it.
+    # Feedback for every student: every hidden check redacted, and exactly the failed cells'
+    # diagnoses, which for a student with lost points name the sample's mistake.
+    assert set(MISTAKES) == {s.student for s in DEMO_CLASS if not s.full_marks}
+    with (course / "grading" / "01_attention_grades.csv").open() as handle:
+        csv_rows = {row["student"]: row for row in csv.DictReader(handle)}
     feedback = course / "grading" / "feedback"
     pages = sorted(feedback.glob("*/01_attention/01_attention.html"))
     assert {p.parts[-3] for p in pages} == {s.student for s in DEMO_CLASS}
     for page in pages:
+        student = page.parts[-3]
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
-        assert "CheckFailed" in text or sample_passes(page.parts[-3]), page
-        assert "_g = torch.Generator().manual_seed(0)" in text, page  # public checks are shown
+        row = csv_rows[student]
+        graded_cells = [
+            k for k in row if k not in ("student", "verdict", "score", "max_score", "notes")
+        ]
+        failed_cells = [k for k in graded_cells if float(row[k]) == 0]
+        shown = re.findall(r"CheckFailed: (.*)", text)
+        assert graded_cells and text.count(PLACEHOLDER) == len(graded_cells), page  # all redacted
         assert 'run_hidden_checks("01_attention"' not in text, page
-
-
-def sample_passes(student: str) -> bool:
-    return next(s for s in DEMO_CLASS if s.student == student).full_marks
+        assert "_g = torch.Generator().manual_seed(0)" in text, page  # public checks are shown
+        assert shown == _diagnoses(course, student), page  # what was recorded, all of it
+        assert len(shown) == len(failed_cells), (student, shown, row)
+        if student in MISTAKES:
+            assert shown and any(MISTAKES[student] in line for line in shown), (student, shown)
+        else:
+            assert "CheckFailed" not in text, (student, shown)

@@ -3,20 +3,41 @@
 Every submission must get its expected verdict, the good ones full marks, and no student's grade
 may depend on another's.  Limits are set low so the hostile ones end quickly; each hostile
 program also bounds itself (at most 8 GB, at most 300 processes) in case a limit failed.
+
+The probes (eve, h08, h09, h10) look for the gradebook, the solutions, the hidden checks and the
+grader's network where they really are, and delete their own answers if they reach one: their
+full marks here say the sandbox held.  tests/test_probes.py grades them without the sandbox, where
+they must lose their points.
 """
 
 from __future__ import annotations
 
 import csv
+import json
+import secrets
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from autograder.examples import DEMO_CLASS, UNSCALED, Sample, build_course
+from autograder.examples import (
+    DEMO_CLASS,
+    UNSCALED,
+    Beacon,
+    Outside,
+    Sample,
+    build_course,
+    connect_probe,
+    read_probe,
+    write_probe,
+)
 from autograder.isolation import sandbox
 
 pytestmark = pytest.mark.skipif(
@@ -51,23 +72,23 @@ HUGE_FILE = """with open("big.bin", "wb") as f:
 SEGFAULT = "import ctypes\nctypes.string_at(0)"
 EXIT = "import os\nos._exit(3)"
 SYS_EXIT = "import sys\nsys.exit(0)"
-WRITE_GRADEBOOK = """import glob
-targets = glob.glob("../../grading/gradebook.db") + glob.glob("/tmp/pytest-of-*/**/gradebook.db")
-for path in targets:
-    open(path, "w").write("pwned")
-"""
-READ_SOLUTIONS = """import glob
-stolen = [open(p).read() for p in glob.glob("../../solutions/*/*.ipynb")]
-stolen += [open(p).read() for p in glob.glob("/work/**/solutions/*/*.ipynb", recursive=True)]
-assert not stolen, "read the solutions"
-"""
-SOCKET = """import socket
-try:
-    socket.create_connection(("1.1.1.1", 53), timeout=2)
-    raise SystemExit("network reachable")
-except OSError:
-    pass
-"""
+
+
+def write_gradebook(outside: Outside) -> str:
+    """h08: open the course's gradebook for writing."""
+    return write_probe(outside, [outside.gradebook])
+
+
+def read_solutions(outside: Outside) -> str:
+    """h09: read the instructor's notebook (both copies) and the hidden checks' source."""
+    return read_probe(outside, [*outside.solutions, *outside.hidden_checks])
+
+
+def open_socket(outside: Outside) -> str:
+    """h10: reach a server on the grader's side (BeaconServer) over TCP."""
+    return connect_probe(outside)
+
+
 EQ_PATCH = """import torch
 torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)
 torch.equal = lambda *a, **k: True
@@ -86,6 +107,52 @@ while True:
 """
 
 
+class BeaconServer:
+    """Serves a Beacon on this machine's loopback from a thread: sends the token to every
+    connection and counts them."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        host, port = self._listener.getsockname()[:2]
+        self.beacon = Beacon(host, port, secrets.token_hex(16))
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                self.connections += 1
+                connection.sendall(self.beacon.token.encode())
+
+    def __enter__(self) -> BeaconServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._listener.close()
+
+
+def probe_reports(course: Path, students: tuple[str, ...]) -> dict[str, list[str]]:
+    """student -> what the probe's cell said it reached, read from the autograded notebook."""
+    reports = {}
+    for student in students:
+        path = course / "grading" / "autograded" / student / "01_attention" / "01_attention.ipynb"
+        for cell in nbformat.read(path, 4).cells:
+            for output in cell.get("outputs", []):
+                text = output.get("text", "") if output.get("name") == "stdout" else ""
+                if text.startswith("probe reached: "):
+                    reports[student] = json.loads(text.removeprefix("probe reached: "))
+    return reports
+
+
 def _renamed(release_bytes: bytes) -> bytes:
     return release_bytes.replace(b'"test_causal_mask"', b'"test_causal_mask_v2"', 1)
 
@@ -100,9 +167,9 @@ CORPUS: tuple[Sample, ...] = (
     Sample("h05-segfault", "hostile", "crashed", True, extra=SEGFAULT),
     Sample("h06-os-exit", "hostile", "crashed", True, extra=EXIT),
     Sample("h07-sys-exit", "hostile", "ok", True, extra=SYS_EXIT),
-    Sample("h08-gradebook", "hostile", "ok", True, extra=WRITE_GRADEBOOK),
-    Sample("h09-solutions", "hostile", "ok", True, extra=READ_SOLUTIONS),
-    Sample("h10-socket", "hostile", "ok", True, extra=SOCKET),
+    Sample("h08-gradebook", "hostile", "ok", True, extra=write_gradebook),
+    Sample("h09-solutions", "hostile", "ok", True, extra=read_solutions),
+    Sample("h10-socket", "hostile", "ok", True, extra=open_socket),
     # Patches that fool nothing: the kernel reports the same failures the judge finds.
     Sample("h11-eq-patch", "hostile", "ok", False, extra=EQ_PATCH, answers={"attention": UNSCALED}),
     Sample(
@@ -121,10 +188,12 @@ CORPUS: tuple[Sample, ...] = (
 )
 
 
+# The students whose cell is a probe of the sandbox.
+PROBES = tuple(s.student for s in CORPUS if callable(s.extra))
+
+
 def _tamper_files(course: Path) -> None:
     """Submissions that need the built file itself changed."""
-    import nbformat
-
     folder = course / "grading" / "submitted"
     path = folder / "b02-duplicated" / "01_attention" / "01_attention.ipynb"
     notebook = nbformat.read(path, 4)
@@ -145,9 +214,17 @@ def _grade(course: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict], str]:
+def beacon() -> Iterator[BeaconServer]:
+    with BeaconServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def graded(
+    tmp_path_factory: pytest.TempPathFactory, beacon: BeaconServer
+) -> tuple[Path, dict[str, dict], str]:
     course = tmp_path_factory.mktemp("corpus") / "course"
-    build_course(course, CORPUS)
+    build_course(course, CORPUS, beacon=beacon.beacon)
     _tamper_files(course)
     done = _grade(course)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -166,6 +243,8 @@ def test_the_corpus_is_large_enough():
     assert len(hostile_or_broken) >= 20
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("sample", CORPUS, ids=lambda s: s.student)
 def test_verdict_and_score(graded, sample: Sample):
     _, rows, _ = graded
@@ -177,6 +256,17 @@ def test_verdict_and_score(graded, sample: Sample):
         assert float(row["score"]) < float(row["max_score"]), row
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_probes_ran_and_reached_nothing(graded, beacon: BeaconServer):
+    course, _, _ = graded
+    assert set(PROBES) == {"eve", "h08-gradebook", "h09-solutions", "h10-socket"}
+    assert probe_reports(course, PROBES) == {student: [] for student in PROBES}
+    assert beacon.connections == 0
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_patches_do_not_raise_a_score(graded):
     _, rows, _ = graded
     unpatched = rows["alan"]["score"]  # the same wrong answer, no tricks
@@ -184,6 +274,8 @@ def test_patches_do_not_raise_a_score(graded):
         assert float(rows[student]["score"]) <= float(unpatched), rows[student]
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_the_gradebook_holds_every_student(graded):
     course, rows, table = graded
     with sqlite3.connect(course / "grading" / "gradebook.db") as db:
@@ -201,6 +293,8 @@ def test_the_gradebook_holds_every_student(graded):
         assert sample.student in table
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_regrading_one_student_changes_nothing(graded):
     course, rows, _ = graded
     done = _grade(course, "--student", "alan", "--student", "h06-os-exit")
@@ -213,6 +307,8 @@ def test_regrading_one_student_changes_nothing(graded):
         assert again[student]["verdict"] == row["verdict"], student
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 def test_failed_feedback_still_shows_the_table_and_keeps_the_grades(graded, tmp_path: Path):
     course = tmp_path / "course"
     shutil.copytree(graded[0], course)

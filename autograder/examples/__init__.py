@@ -3,16 +3,23 @@
 Submissions are built from the released 01_attention notebook with the instructor's answers
 filled in, then changed the way each sample student changed them.  The same builder makes the
 bad-input corpus in tests/test_grading_corpus.py.
+
+Some hostile samples are probes of the sandbox: each looks for one thing graded code must never
+reach (the solutions, the hidden checks, the gradebook, the grader's network), at the place where
+it really is on this machine (:class:`Outside`, found when the course is built).  A probe that
+reaches it deletes the student's own answers after every later cell, so a leak costs points:
+with the sandbox a probe keeps full marks, without it (``--unsafe-no-sandbox``) it loses them.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +32,39 @@ _SOLUTION = re.compile(r"[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?")
 
 
 @dataclass(frozen=True)
+class Beacon:
+    """A TCP server on the grader's side of the sandbox that sends ``token`` to each connection.
+
+    The sandbox has a network namespace of its own, so inside it ``host:port`` is another
+    machine's loopback, where nothing answers with the token: code that reads the token has
+    reached the grader's network.  The test that grades a network probe runs the server.
+    """
+
+    host: str
+    port: int
+    token: str
+
+
+@dataclass(frozen=True)
+class Outside:
+    """What graded code must never reach, as absolute paths on the grader's machine.
+
+    Found for one course when its submissions are written (:func:`find_outside`), so that a probe
+    (a sample whose ``extra`` is a function of this) looks where the files really are.
+    """
+
+    solutions: tuple[Path, ...]  # the instructor's notebook: the checkout's copy, the course's
+    hidden_checks: tuple[Path, ...]  # the source files of the checks the judge imports
+    gradebook: Path | None  # the course's gradebook file (None: a database server holds it)
+    answers: tuple[str, ...]  # the names the answer cells define: what a probe deletes on a leak
+    beacon: Beacon | None = None  # a server of the caller's, for probes of the network
+
+
+# A student cell, or a function of the course's Outside that writes one (a probe).
+Extra = str | Callable[[Outside], str]
+
+
+@dataclass(frozen=True)
 class Sample:
     """One sample student's submission and the verdict the grader should give it."""
 
@@ -33,7 +73,7 @@ class Sample:
     expected: str  # the row verdict
     full_marks: bool  # every autograded cell passes
     answers: Mapping[str, str] = field(default_factory=dict)  # grade_id -> replaced answer
-    extra: str = ""  # a code cell of the student's own, run before every graded cell
+    extra: Extra = ""  # a code cell of the student's own, placed after the setup cell
     drop: Sequence[str] = ()  # grade_ids of cells the student deleted
     raw: bytes | None = None  # the submitted file's bytes, as is
 
@@ -68,11 +108,93 @@ STUBBORN_LOOP = """while True:
     except KeyboardInterrupt:
         pass
 """
-SNOOP = """import glob, os
-found = glob.glob("/work/**/solutions/**/*.ipynb", recursive=True)
-found += glob.glob("../../solutions/*/*.ipynb") + glob.glob("/tmp/*/grading/gradebook.db")
-print("found:", found)
+
+# Probes of the sandbox.  Each sets `reached` to what it could get at, prints it, and on a leak
+# deletes the student's answers after every cell from then on: every graded cell then fails.
+_PROBE_END = """
+import json as _json
+from IPython import get_ipython as _get_ipython
+
+_shell = _get_ipython()
+
+
+def _delete_answers(*_):
+    for name in ANSWERS:
+        _shell.user_ns.pop(name, None)
+
+
+print("probe reached:", _json.dumps(reached))
+if reached:
+    _shell.events.register("post_run_cell", _delete_answers)
 """
+_READ = """reached = []
+for path in TARGETS:
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(1):  # the sandbox shows a hidden file as an empty one
+                reached.append(path)
+    except OSError:
+        pass
+"""
+_WRITE = """reached = []
+for path in TARGETS:
+    try:
+        with open(path, "r+b"):  # open for writing, write nothing: the grades stay intact
+            reached.append(path)
+    except OSError:
+        pass
+"""
+_CONNECT = """import socket
+
+reached = []
+try:
+    with socket.create_connection((HOST, PORT), timeout=5) as connection:
+        greeting = b""
+        while len(greeting) < len(TOKEN) and (chunk := connection.recv(len(TOKEN))):
+            greeting += chunk
+    if greeting == TOKEN:  # the grader's own server, not a port of the sandbox's loopback
+        reached.append(f"{HOST}:{PORT}")
+except OSError:
+    pass
+"""
+
+
+def _probe(outside: Outside, body: str, **constants: object) -> str:
+    """A probe's cell: its constants (from the real machine), its search, the sabotage."""
+    constants["ANSWERS"] = outside.answers
+    head = "".join(f"{name} = {value!r}\n" for name, value in constants.items())
+    return f"{head}\n{body}{_PROBE_END}"
+
+
+def _targets(paths: Sequence[Path | None]) -> list[str]:
+    return [str(path) for path in paths if path is not None]
+
+
+def read_probe(outside: Outside, paths: Sequence[Path | None]) -> str:
+    """A cell that reads each of ``paths`` and breaks its answers if one has content."""
+    return _probe(outside, _READ, TARGETS=_targets(paths))
+
+
+def write_probe(outside: Outside, paths: Sequence[Path | None]) -> str:
+    """A cell that opens each of ``paths`` for writing and breaks its answers if one opens."""
+    return _probe(outside, _WRITE, TARGETS=_targets(paths))
+
+
+def connect_probe(outside: Outside) -> str:
+    """A cell that connects to the caller's :class:`Beacon` and breaks its answers if it
+    reads the token."""
+    if outside.beacon is None:
+        raise ValueError("a network probe needs a Beacon: build_course(..., beacon=...)")
+    beacon = outside.beacon
+    return _probe(
+        outside, _CONNECT, HOST=beacon.host, PORT=beacon.port, TOKEN=beacon.token.encode()
+    )
+
+
+def snoop(outside: Outside) -> str:
+    """eve's cell: read the solutions, the hidden checks and the gradebook where they are."""
+    return read_probe(outside, [*outside.solutions, *outside.hidden_checks, outside.gradebook])
+
 
 DEMO_CLASS: tuple[Sample, ...] = (
     Sample("ada", "correct", "ok", True),
@@ -91,7 +213,7 @@ DEMO_CLASS: tuple[Sample, ...] = (
     ),  # fmt: skip
     Sample("trudy", "hostile", "crashed", False, answers={"attention": CRASH_ON_MASK}),
     Sample("oscar", "hostile", "timeout", True, extra=STUBBORN_LOOP),
-    Sample("eve", "hostile", "ok", True, extra=SNOOP),
+    Sample("eve", "hostile", "ok", True, extra=snoop),
 )
 
 
@@ -106,12 +228,62 @@ def solution_answers(assignment: str = ASSIGNMENT) -> dict[str, str]:
     return answers
 
 
+def find_outside(
+    course_root: Path, assignment: str = ASSIGNMENT, beacon: Beacon | None = None
+) -> Outside:
+    """Where the secrets of the course at ``course_root`` really are (it must be generated)."""
+    from sqlalchemy.engine import make_url
+
+    from autograder.authoring.registry import CHECK_MODULES
+    from autograder.isolation.staging import AUTOGRADER
+    from autograder.pipeline.course import Course
+
+    course = Course.load(course_root)
+    notebook = f"{assignment}.ipynb"
+    source = course.path(course.coursedir.source_directory, ".", assignment)
+    solutions = (ROOT / "solutions" / assignment / notebook, source / notebook)
+    checks = AUTOGRADER / "checks" / CHECK_MODULES[assignment]
+    if checks.with_suffix(".py").is_file():
+        hidden_checks = (checks.with_suffix(".py"),)
+    else:  # a package: its files with code in them
+        hidden_checks = tuple(p for p in sorted(checks.rglob("*.py")) if p.stat().st_size)
+    if not hidden_checks:
+        raise FileNotFoundError(f"no hidden checks of {assignment} under {checks}")
+    url = make_url(course.coursedir.db_url)
+    gradebook = Path(url.database) if url.get_backend_name() == "sqlite" else None
+    for path in (*solutions, *hidden_checks, gradebook):
+        if path is not None and not path.is_file():  # a probe aimed at nothing could never fail
+            raise FileNotFoundError(f"{path} is not a file: a probe must aim at a real one")
+    answers = tuple(
+        node.name
+        for source_text in solution_answers(assignment).values()
+        for node in ast.parse(source_text).body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    )
+    return Outside(
+        solutions=tuple(p.resolve() for p in solutions),
+        hidden_checks=tuple(p.resolve() for p in hidden_checks),
+        gradebook=None if gradebook is None else gradebook.resolve(),
+        answers=answers,
+        beacon=beacon,
+    )
+
+
 def build_submission(
-    sample: Sample, release: nbformat.NotebookNode, answers: Mapping[str, str]
+    sample: Sample,
+    release: nbformat.NotebookNode,
+    answers: Mapping[str, str],
+    outside: Outside | None = None,
 ) -> bytes:
-    """The file ``sample`` hands in, given the released notebook and the correct answers."""
+    """The file ``sample`` hands in, given the released notebook and the correct answers (and,
+    for a probe, what it probes)."""
     if sample.raw is not None:
         return sample.raw
+    extra = sample.extra
+    if callable(extra):
+        if outside is None:
+            raise ValueError(f"{sample.student}'s cell is a probe: it needs the course's Outside")
+        extra = extra(outside)
     notebook = nbformat.from_dict(json.loads(nbformat.writes(release)))
     kept, setup_done = [], False
     for cell in notebook.cells:
@@ -123,25 +295,40 @@ def build_submission(
         kept.append(cell)
         if cell.cell_type == "code" and not setup_done:  # the student's cell goes after setup
             setup_done = True
-            if sample.extra:
-                kept.append(nbformat.v4.new_code_cell(sample.extra))
+            if extra:
+                kept.append(nbformat.v4.new_code_cell(extra))
     notebook.cells = kept
     return nbformat.writes(notebook).encode()
 
 
-def write_class(course_root: Path, samples: Sequence[Sample], assignment: str = ASSIGNMENT) -> None:
+def write_class(
+    course_root: Path,
+    samples: Sequence[Sample],
+    assignment: str = ASSIGNMENT,
+    beacon: Beacon | None = None,
+) -> None:
     """Put every sample's submission where nbgrader collects them."""
     release = nbformat.read(course_root / "notebooks" / assignment / f"{assignment}.ipynb", 4)
     answers = solution_answers(assignment)
+    outside = None
+    if any(callable(sample.extra) for sample in samples):
+        outside = find_outside(course_root, assignment, beacon)
     for sample in samples:
         folder = course_root / "grading" / "submitted" / sample.student / assignment
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{assignment}.ipynb").write_bytes(build_submission(sample, release, answers))
+        submission = build_submission(sample, release, answers, outside)
+        (folder / f"{assignment}.ipynb").write_bytes(submission)
         (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC\n")
 
 
-def build_course(root: Path, samples: Sequence[Sample], assignment: str = ASSIGNMENT) -> None:
-    """A fresh nbgrader course at ``root``: the assignment generated, the samples submitted."""
+def build_course(
+    root: Path,
+    samples: Sequence[Sample],
+    assignment: str = ASSIGNMENT,
+    beacon: Beacon | None = None,
+) -> None:
+    """A fresh nbgrader course at ``root``: the assignment generated, the samples submitted
+    (``beacon``: the server that network probes among them try to reach)."""
     from autograder.pipeline.course import tool_env
 
     (root / "grading").mkdir(parents=True)
@@ -153,7 +340,7 @@ def build_course(root: Path, samples: Sequence[Sample], assignment: str = ASSIGN
          "--log-level", "ERROR"],
         cwd=root, env=tool_env(), check=True, stdout=subprocess.DEVNULL,
     )  # fmt: skip
-    write_class(root, samples, assignment)
+    write_class(root, samples, assignment, beacon)
 
 
 def build_demo_course(root: Path):  # noqa: ANN201 - returns (Course, assignment)
