@@ -16,14 +16,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TQDM_MININTERVAL", "5")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every solution notebook run by nbval is slow.  Under ``-n N --dist loadgroup``, a file's
-    tests stay on one worker (a notebook's cells share a kernel; module fixtures such as a graded
-    batch run once), except in modules that set ``SPREAD_ACROSS_WORKERS = True``."""
-    for item in items:
-        if item.nodeid.startswith("solutions/"):
-            item.add_marker(pytest.mark.slow)
-        module = getattr(item, "module", None)
-        if not getattr(module, "SPREAD_ACROSS_WORKERS", False):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Every solution notebook run by nbval is slow."""
+    if item.nodeid.startswith("solutions/"):
+        item.add_marker(pytest.mark.slow)

@@ -33,9 +33,6 @@ CORPUS: list[Mutant] = [
 ]
 ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
 AGREED_WRONG, AGREED_CORRECT = 85, 24  # the README's figures: the corpus may grow, never shrink
-# Under `--dist loadgroup` the corpus is spread over the workers (conftest.py), one group per
-# assignment: a mutant's test and its assignment's figures then share a worker and one grading.
-SPREAD_ACROSS_WORKERS = True
 _GRADED: dict[str, dict[str, GradeResult]] = {}  # mutant id -> its grades, once per run
 
 
@@ -65,11 +62,6 @@ def grade(path: Path) -> dict[str, GradeResult]:
     """grade_id -> result of every graded cell of the notebook at ``path``; the solutions'
     demonstration cells are skipped (the solution's full marks below prove nothing needs them)."""
     return grade_submission(load_submission(path, skip_tags=(DEMO_TAG,)))
-
-
-def together(assignment: str) -> pytest.MarkDecorator:
-    """The xdist group of everything that grades ``assignment``'s mutants."""
-    return pytest.mark.xdist_group(f"mutants of {assignment}")
 
 
 def graded(mutant: Mutant) -> dict[str, GradeResult]:
@@ -122,15 +114,6 @@ def test_the_corpus_keeps_its_agreed_size():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "mutant", [pytest.param(m, id=mutant_id(m), marks=together(m.assignment)) for m in CORPUS]
-)
-def test_mutant_is_graded_as_expected(mutant: Mutant):
-    problems = mismatches(mutant, graded(mutant))
-    assert not problems, "\n".join(problems)
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_gets_full_marks_and_the_stub_gets_none(assignment: str):
     solution = grade(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
@@ -147,16 +130,39 @@ def test_grading_is_deterministic(tmp_path: Path):
     assert grade(path) == grade(path)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("assignment", [pytest.param(a, marks=together(a)) for a in ASSIGNMENTS])
-def test_corpus_figures(assignment: str):
-    """Print caught/total and accepted/total for the assignment's mutants; both must be 100%."""
-    wrong = [m for m in CORPUS if m.assignment == assignment and not m.is_correct]
-    correct = [m for m in CORPUS if m.assignment == assignment and m.is_correct]
-    caught = sum(not mismatches(m, graded(m)) for m in wrong)
-    accepted = sum(not mismatches(m, graded(m)) for m in correct)
-    print(
-        f"\n{assignment}: wrong implementations caught: {caught}/{len(wrong)}; "
-        f"correct alternatives accepted: {accepted}/{len(correct)}"
+class _AssignmentCorpus:
+    """The graded tests of one assignment's mutants.  A class per assignment, so that under
+    `pytest -n N --dist loadscope` its tests share a worker (each mutant is graded once) while
+    the assignments spread over the workers."""
+
+    assignment: str
+
+    def test_mutant_is_graded_as_expected(self, mutant: Mutant):
+        problems = mismatches(mutant, graded(mutant))
+        assert not problems, "\n".join(problems)
+
+    def test_corpus_figures(self):
+        """Print caught/total and accepted/total of the assignment's mutants; both must be 100%."""
+        wrong = [m for m in CORPUS if m.assignment == self.assignment and not m.is_correct]
+        correct = [m for m in CORPUS if m.assignment == self.assignment and m.is_correct]
+        caught = sum(not mismatches(m, graded(m)) for m in wrong)
+        accepted = sum(not mismatches(m, graded(m)) for m in correct)
+        print(
+            f"\n{self.assignment}: wrong implementations caught: {caught}/{len(wrong)}; "
+            f"correct alternatives accepted: {accepted}/{len(correct)}"
+        )
+        assert wrong and caught == len(wrong) and accepted == len(correct)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each assignment's class takes that assignment's mutants."""
+    if metafunc.cls is not None and "mutant" in metafunc.fixturenames:
+        mutants = [m for m in CORPUS if m.assignment == metafunc.cls.assignment]
+        metafunc.parametrize("mutant", mutants, ids=mutant_id)
+
+
+for _assignment in ASSIGNMENTS:
+    _name = "TestMutantsOf" + _assignment.title().replace("_", "")
+    globals()[_name] = pytest.mark.slow(
+        type(_name, (_AssignmentCorpus,), {"assignment": _assignment})
     )
-    assert wrong and caught == len(wrong) and accepted == len(correct)
