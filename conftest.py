@@ -20,3 +20,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     """Every solution notebook run by nbval is slow."""
     if item.nodeid.startswith("solutions/"):
         item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def sandbox_required() -> None:
+    """Fail, never skip, where the grading sandbox cannot be built: CI must exercise it."""
+    from autograder.isolation import sandbox
+
+    available, why = sandbox.sandbox_available()
+    if not available:
+        pytest.fail(f"the grading sandbox is unavailable: {why}", pytrace=False)

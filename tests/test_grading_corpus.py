@@ -38,11 +38,8 @@ from autograder.examples import (
     read_probe,
     write_probe,
 )
-from autograder.isolation import sandbox
 
-pytestmark = pytest.mark.skipif(
-    not sandbox.sandbox_available()[0], reason="bubblewrap is required (.ci/run installs it)"
-)
+pytestmark = pytest.mark.usefixtures("sandbox_required")
 
 MEMORY_BOMB = """def bomb():
     chunks = []
@@ -179,7 +176,7 @@ CORPUS: tuple[Sample, ...] = (
         False,
         extra=EXCEPTION_HOOK,
         answers={"attention": UNSCALED},
-    ),  # fmt: skip
+    ),
     Sample("h13-keyboard-interrupt", "hostile", "timeout", True, extra=CATCH_INTERRUPT),
     Sample("b01-empty", "broken", "invalid notebook", False, raw=b""),
     Sample("b02-duplicated", "broken", "restored", True),  # built below: a test cell twice
@@ -206,10 +203,26 @@ def _tamper_files(course: Path) -> None:
 
 def _grade(course: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     command = [
-        sys.executable, "-m", "autograder", "grade", "01_attention", "--course", str(course),
-        "--workers", "2", "--cell-timeout", "10", "--time-limit", "240", "--memory-gb", "2",
-        "--max-processes", "48", "--no-feedback", *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        "01_attention",
+        "--course",
+        str(course),
+        "--workers",
+        "2",
+        "--cell-timeout",
+        "10",
+        "--time-limit",
+        "240",
+        "--memory-gb",
+        "2",
+        "--max-processes",
+        "48",
+        "--no-feedback",
+        *extra,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=1200)
 
 
@@ -314,8 +327,19 @@ def test_failed_feedback_still_shows_the_table_and_keeps_the_grades(graded, tmp_
     shutil.copytree(graded[0], course)
     with (course / "nbgrader_config.py").open("a") as config:
         config.write('c.GenerateFeedback.preprocessors = ["no_such_module.Redact"]\n')
-    command = [sys.executable, "-m", "autograder", "grade", "01_attention", "--student", "ada",
-               "--course", str(course), "--cell-timeout", "30"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        "01_attention",
+        "--student",
+        "ada",
+        "--course",
+        str(course),
+        "--cell-timeout",
+        "30",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "error: nbgrader generate_feedback 01_attention --student ada failed" in done.stderr

@@ -29,10 +29,22 @@ def test_every_probe_loses_its_points_without_the_sandbox(tmp_path: Path):
     with BeaconServer() as server:
         build_course(course, samples, beacon=server.beacon)
         command = [
-            sys.executable, "-m", "autograder", "grade", "01_attention", "--course", str(course),
-            "--unsafe-no-sandbox", "--workers", "2", "--cell-timeout", "20", "--time-limit", "120",
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "01_attention",
+            "--course",
+            str(course),
+            "--unsafe-no-sandbox",
+            "--workers",
+            "2",
+            "--cell-timeout",
+            "20",
+            "--time-limit",
+            "120",
             "--no-feedback",
-        ]  # fmt: skip
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "sandbox: none (--unsafe-no-sandbox)" in done.stderr

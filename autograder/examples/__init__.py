@@ -210,7 +210,7 @@ DEMO_CLASS: tuple[Sample, ...] = (
         False,
         answers={"attention": UNSCALED},
         extra=FAKE_CHECKS,
-    ),  # fmt: skip
+    ),
     Sample("trudy", "hostile", "crashed", False, answers={"attention": CRASH_ON_MASK}),
     Sample("oscar", "hostile", "timeout", True, extra=STUBBORN_LOOP),
     Sample("eve", "hostile", "ok", True, extra=snoop),
@@ -336,10 +336,21 @@ def build_course(
     shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
     shutil.copytree(ROOT / "solutions" / assignment, root / "solutions" / assignment)
     subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
-         "--log-level", "ERROR"],
-        cwd=root, env=tool_env(), check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "nbgrader",
+            "generate_assignment",
+            assignment,
+            "--force",
+            "--log-level",
+            "ERROR",
+        ],
+        cwd=root,
+        env=tool_env(),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     write_class(root, samples, assignment, beacon)
 
 

@@ -574,11 +574,16 @@ class Judge:
             self.verdicts[grade_id] = verdict
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             reports.write(
-                json.dumps({
-                    "grade_id": grade_id, "passed": verdict.passed,
-                    "message": verdict.diagnosis, "peak_kib": peak,
-                }) + "\n"
-            )  # fmt: skip
+                json.dumps(
+                    {
+                        "grade_id": grade_id,
+                        "passed": verdict.passed,
+                        "message": verdict.diagnosis,
+                        "peak_kib": peak,
+                    }
+                )
+                + "\n"
+            )
         with contextlib.suppress(OSError):
             protocol.send_message(
                 connection,

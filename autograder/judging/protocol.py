@@ -27,14 +27,40 @@ MAX_DEPTH = 64
 MAX_NODES = 200_000
 MAX_ELEMENTS = 2**26  # per tensor: 64 Mi elements, 512 MiB of float64
 # The dtypes a value may carry: numbers and booleans, never void, object or structured ones.
-TENSOR_DTYPES = frozenset({
-    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
-    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
-})  # fmt: skip
-NUMPY_DTYPES = frozenset({
-    "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-    "float16", "float32", "float64", "complex64", "complex128",
-})  # fmt: skip
+TENSOR_DTYPES = frozenset(
+    {
+        torch.bool,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.complex64,
+        torch.complex128,
+    }
+)
+NUMPY_DTYPES = frozenset(
+    {
+        "bool",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    }
+)
 _HEADER = struct.Struct("!Q")
 
 

@@ -98,9 +98,35 @@ def vocab_mistakes(tokens: Callable[[str], list[str]]) -> dict[str, Callable[[tu
 def random_corpora(generator: torch.Generator) -> list[tuple[list[str], int | None, int]]:
     """(texts, max_vocab_size, min_freq) cases with many ties, capitals and punctuation."""
     rng = python_random(generator)
-    words = ["ant", "bee", "Cat", "dog", "eel", "fox", "gnu", "hen", "ibis", "jay", "koi", "Lynx",
-             "mole", "newt", "owl", "puma", "quail", "rat", "seal", "toad", ",", ".", "!", "don't",
-             "zebra!", "Bee", "(owl)"]  # fmt: skip
+    words = [
+        "ant",
+        "bee",
+        "Cat",
+        "dog",
+        "eel",
+        "fox",
+        "gnu",
+        "hen",
+        "ibis",
+        "jay",
+        "koi",
+        "Lynx",
+        "mole",
+        "newt",
+        "owl",
+        "puma",
+        "quail",
+        "rat",
+        "seal",
+        "toad",
+        ",",
+        ".",
+        "!",
+        "don't",
+        "zebra!",
+        "Bee",
+        "(owl)",
+    ]
     cases = []
     for trial in range(24):
         pool = rng.sample(words, rng.randint(4, len(words)))

@@ -89,8 +89,24 @@ def encode_mistakes(tokens: Callable[[str], list[str]]) -> dict[str, Callable[[t
 def hidden_vocabulary(generator: torch.Generator) -> dict[str, int]:
     """A token_to_id whose word ids are not in any alphabetical or frequency order."""
     rng = python_random(generator)
-    words = ["the", "a", "plot", "was", "dull", "superb", "acting", ",", ".", "!", "didn't", "it",
-             "film", "great", "bad", "not"]  # fmt: skip
+    words = [
+        "the",
+        "a",
+        "plot",
+        "was",
+        "dull",
+        "superb",
+        "acting",
+        ",",
+        ".",
+        "!",
+        "didn't",
+        "it",
+        "film",
+        "great",
+        "bad",
+        "not",
+    ]
     known = rng.sample(words, 11)
     ids = rng.sample(range(3, 40), len(known))
     return {**{t: i for i, t in enumerate(SPECIAL_TOKENS)}, **dict(zip(known, ids, strict=True))}
