@@ -1,0 +1,526 @@
+"""A kernel that attacks the judge costs only its own cells: the judge refuses, stays small, ends.
+
+Every attack here is a student's notebook.  Its code runs in the sandboxed kernel, where it can
+replace what the kernel's side of judging (``autograder.judging.kernel`` and ``.protocol``) sends,
+and it attacks only when the judge calls it: the notebook's own public checks see an honest
+``attention``, so each cell reaches its hidden checks and the judge gets the malicious reply.
+Each attack prints ``ATTACK SENT`` into the cell it attacks, so the test knows it fired.
+
+One batch grades them all beside an honest correct and an honest wrong submission, which must get
+exactly what they get when graded alone.  Every attacked cell must fail with a message that says
+why (the judge's refusal, its time budget), no grading process may grow past ``PEAK_MIB`` (an
+accepted inflating reply alone would take the judge past it), and the batch must end within
+``BATCH_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from autograder.examples import UNSCALED, Sample, build_course, solution_answers
+from autograder.isolation import sandbox
+from autograder.judging.limits import JudgeLimits
+from autograder.pipeline import intake
+from autograder.pipeline.batch import grade
+from autograder.pipeline.course import Course
+from autograder.pipeline.records import Outcome, Settings
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+
+ASSIGNMENT = "01_attention"
+GiB = 1 << 30
+SETTINGS = Settings(
+    cell_timeout=20,
+    max_restarts=3,
+    judge=JudgeLimits(call_seconds=15, total_seconds=40, memory_bytes=1 * GiB),
+    limits=sandbox.Limits(memory_bytes=2 * GiB, cpu_seconds=200, wall_seconds=300),
+)
+# The attack batch took ~100 s with 2 workers on a shared 2-core machine, the sleeper ~60 s of
+# it.  Far below what a judge waiting on the sleeper would take: its 1000 s, or the sandbox's
+# 300 s wall limit.
+BATCH_SECONDS = 400
+SLEEPER_SECONDS = 200
+# What any grading worker or judge process may hold (ru_maxrss).  Honest grading measured
+# 200-240 MiB; without the judge's checks the inflating reply alone takes its judge past 700 MiB
+# (+512 MiB), the stride-0 view past 2.5 GiB.
+PEAK_MIB = 600
+
+NUMPY_CELL = "test_attention_numpy"
+MASK_CELL = "test_causal_mask"
+ATTENTION_CELLS = (
+    "test_attention_rows_sum_to_one",
+    "test_attention_scaling",
+    "test_attention_fully_masked_row",
+    "test_attention_parity",
+    "test_causal_weights",
+)
+FIRED = "ATTACK SENT"
+
+# -------------------------------------------------------------------------------------------
+# The attacks, as the student's cells.  COMMON opens every attack's own cell (placed after the
+# setup cell): the kernel-side modules, and a test for "the judge is calling me".
+
+COMMON = """
+import sys
+
+import autograder.judging.kernel as judge_client
+import autograder.judging.protocol as wire
+
+
+def called_by_judge():
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == judge_client.__name__:
+            return True  # the kernel's checkpoint is serving a hidden check
+        frame = frame.f_back
+    return False
+"""
+
+# 1. A class that is torch.Tensor by name, so isinstance would accept its stand-in in the judge.
+FORGED_TENSOR = """
+class Forged:
+    pass
+
+
+Forged.__module__ = "torch._tensor"
+Forged.__name__ = Forged.__qualname__ = "Tensor"
+"""
+FORGED_RETURN = """print("ATTACK SENT: objects named torch._tensor.Tensor")
+return Forged(), Forged()
+"""
+
+# 2. An object offering NumPy a raw pointer: a billion float64 at address 16.  The judge must
+# never ask for it (np.asarray of a proxy would otherwise read unmapped memory).
+RAW_POINTER = """
+class Pointer:
+    @property
+    def __array_interface__(self):
+        print("POINTER HANDED OUT")
+        return {"data": (16, False), "shape": (10**9,), "typestr": "<f8", "version": 3}
+"""
+POINTER_RETURN = """print("ATTACK SENT: objects with an __array_interface__ at address 16")
+return Pointer(), Pointer()
+"""
+
+# 3. A reply whose torch.save archive is re-compressed with ZIP_DEFLATED, with one more storage
+# of 512 MiB of zeros that compresses to ~0.5 MB.  The pickle claims the storage's full size, so
+# torch.load would inflate it; the kernel streams the zeros and never holds them.
+INFLATING_SEND = """
+import io
+import pickletools
+import struct
+import zipfile
+
+import torch
+
+BOMB_BYTES = 512 << 20
+armed = []
+honest_send = judge_client.send_message
+
+
+def inflating_payload(message, tensors):
+    buffer = io.BytesIO()
+    torch.save({"message": message, "tensors": [*tensors, torch.zeros(1, dtype=torch.uint8)]},
+               buffer)
+    honest = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    names = [entry.filename for entry in honest.infolist()]
+    pickled = next(name for name in names if name.endswith("/data.pkl"))
+    program = honest.read(pickled)
+    ops = list(pickletools.genops(program))
+    # The last storage's persistent id ends (..., numel) TUPLE [BINPUT] BINPERSID: make numel
+    # the bomb's size.
+    last = max(i for i, (op, _, _) in enumerate(ops) if op.name == "BINPERSID")
+    close = max(i for i in range(last) if ops[i][0].name == "TUPLE")
+    op, numel, start = ops[close - 1]
+    assert op.name == "BININT1" and numel == 1, (op.name, numel)
+    program = program[:start] + b"J" + struct.pack("<i", BOMB_BYTES) + program[ops[close][2]:]
+    key = max(int(name.rpartition("/")[2]) for name in names if "/data/" in name)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bomb:
+        for name in names:
+            if name == pickled:
+                bomb.writestr(name, program)
+            elif name.endswith(f"/data/{key}"):
+                with bomb.open(name, "w") as entry:
+                    zeros = bytes(1 << 20)
+                    for _ in range(BOMB_BYTES >> 20):
+                        entry.write(zeros)
+            else:
+                bomb.writestr(name, honest.read(name))
+    return out.getvalue()
+
+
+def inflating_send(sock, message, tensors):
+    if not armed:
+        return honest_send(sock, message, tensors)
+    armed.clear()
+    payload = inflating_payload(message, tensors)
+    print(f"ATTACK SENT: {len(payload)} deflated bytes that inflate past {BOMB_BYTES}")
+    sock.sendall(struct.pack("!Q", len(payload)) + payload)
+
+
+judge_client.send_message = inflating_send
+"""
+INFLATING_RETURN = """armed.append(True)  # the reply to this call is the bomb
+"""
+
+# 4. Stride-0 views: 2.5e9 uint8 over one byte of storage (past the element cap), then 2**26
+# float64 over one element (512 MiB claimed over 8 bytes).  plain_copy would compact them.
+STRIDE_ZERO = """
+import torch
+
+honest_copy = wire.plain_copy
+forged = {}
+
+
+def passing_copy(tensor):
+    return tensor if id(tensor) in forged else honest_copy(tensor)
+
+
+wire.plain_copy = passing_copy
+
+
+def stride_zero_view():
+    if not forged:
+        view = torch.zeros((), dtype=torch.uint8).expand(50_000, 50_000)
+    else:
+        view = torch.zeros((), dtype=torch.float64).expand(2**13, 2**13)
+    forged[id(view)] = view  # kept alive, so its id stays its own
+    print(f"ATTACK SENT: a view of {view.numel()} elements, strides {view.stride()}")
+    return view
+"""
+STRIDE_ZERO_RETURN = """return out, stride_zero_view()
+"""
+
+# 5. A NumPy scalar of a 2 GB void dtype: decoding it, np.dtype("V2000000000").type(2_000_000_000)
+# would allocate 2 GB in the judge (with "v": 0 it would be one byte).
+VOID_SCALAR = """
+honest_encode = wire.encode
+
+
+class Void:
+    pass
+
+
+VOID = Void()
+
+
+def forging_encode(value, *args, **kwargs):
+    if value is VOID:
+        print("ATTACK SENT: a NumPy scalar of dtype V2000000000")
+        return {"$": "npscalar", "dtype": "V2000000000", "v": 2_000_000_000}
+    return honest_encode(value, *args, **kwargs)
+
+
+wire.encode = judge_client.encode = forging_encode
+"""
+VOID_RETURN = """return out, VOID
+"""
+
+# 6. A 0.5 MB reply whose pickle builds 500,000 empty lists (one byte each: EMPTY_LIST).
+MANY_LISTS = """
+import io
+import struct
+import zipfile
+
+import torch
+
+LISTS = 500_000
+armed = []
+honest_send = judge_client.send_message
+
+
+def text(value):
+    data = value.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def many_lists_payload():
+    buffer = io.BytesIO()
+    torch.save({"message": {"ok": True}, "tensors": []}, buffer)
+    honest = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
+    lists = b"](" + b"]" * LISTS + b"e"  # EMPTY_LIST MARK, the lists, APPENDS
+    program = (
+        b"\\x80\\x02}(" + text("message") + b"}(" + text("ok") + b"\\x88" + text("value")
+        + lists + b"u" + text("tensors") + b"]u."
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        for entry in honest.infolist():
+            data = program if entry.filename.endswith("/data.pkl") else honest.read(entry)
+            archive.writestr(entry.filename, data)
+    return out.getvalue()
+
+
+def many_lists_send(sock, message, tensors):
+    if not armed:
+        return honest_send(sock, message, tensors)
+    armed.clear()
+    payload = many_lists_payload()
+    print(f"ATTACK SENT: {len(payload)} bytes that build {LISTS} lists")
+    sock.sendall(struct.pack("!Q", len(payload)) + payload)
+
+
+judge_client.send_message = many_lists_send
+"""
+MANY_LISTS_RETURN = INFLATING_RETURN
+
+# 7. Correct for the notebook, asleep for the judge.
+SLEEPER = """
+import time
+"""
+SLEEPER_RETURN = """print("ATTACK SENT: sleeping for the judge")
+time.sleep(1000)
+"""
+
+
+def _wrapped(name: str, params: str, attack: str) -> str:
+    """The instructor's ``name``, wrapped: the same results, but ``attack`` when the judge calls.
+
+    The attack sees the honest results as ``out`` and ``weights``.
+    """
+    arguments = ", ".join(p.partition("=")[0].strip() for p in params.split(","))
+    return f"""{solution_answers()[name]}
+
+honest_{name} = {name}
+
+
+def {name}({params}):
+    out, weights = honest_{name}({arguments})
+    if called_by_judge():
+{textwrap.indent(attack, " " * 8)}
+    return out, weights
+"""
+
+
+def _attention(attack: str) -> str:
+    return _wrapped("attention", "q, k, v, mask=None, scale=True", attack)
+
+
+def _attention_numpy(attack: str) -> str:
+    return _wrapped("attention_numpy", "Q, K, V", attack)
+
+
+@dataclass(frozen=True)
+class Attack:
+    """A hostile student, and what grading must show for it."""
+
+    sample: Sample
+    attacked: tuple[str, ...]  # the graded cells its attack reaches: each must fail
+    reasons: dict[str, str]  # grade_id -> what that cell's message must say
+    untouched: tuple[str, ...] = ()  # graded cells that must still pass
+    fired_in: tuple[str, ...] | None = None  # cells it prints FIRED into (None: every attacked)
+
+
+def _refused_in_every_attacked_cell(
+    reason: str, cells: tuple[str, ...] = ATTENTION_CELLS
+) -> dict[str, str]:
+    return {cell: reason for cell in cells}
+
+
+TOO_MANY_CELLS = intake.MAX_CELLS + 1
+
+
+def _attacks() -> list[Attack]:
+    def hostile(student: str, extra: str, **answers: str) -> Sample:
+        return Sample(student, "hostile", "ok", False, answers=answers, extra=COMMON + extra)
+
+    strider_reasons = _refused_in_every_attacked_cell("claims more elements than its storage")
+    strider_reasons[ATTENTION_CELLS[0]] = "2500000000 elements exceeds"
+    return [
+        Attack(
+            hostile("forger", FORGED_TENSOR, attention=_attention(FORGED_RETURN)),
+            ATTENTION_CELLS,
+            _refused_in_every_attacked_cell("poses as a tensor or NumPy array"),
+            (NUMPY_CELL, MASK_CELL),
+        ),
+        Attack(
+            hostile(
+                "pointer",
+                RAW_POINTER,
+                attention=_attention(POINTER_RETURN),
+                attention_numpy=_attention_numpy(POINTER_RETURN),
+            ),
+            (NUMPY_CELL, *ATTENTION_CELLS),
+            {},
+            (MASK_CELL,),
+        ),
+        Attack(
+            hostile("inflater", INFLATING_SEND, attention=_attention(INFLATING_RETURN)),
+            ATTENTION_CELLS,
+            _refused_in_every_attacked_cell("must hold only stored entries"),
+            (NUMPY_CELL, MASK_CELL),
+        ),
+        Attack(
+            hostile("strider", STRIDE_ZERO, attention=_attention(STRIDE_ZERO_RETURN)),
+            ATTENTION_CELLS,
+            strider_reasons,
+            (NUMPY_CELL, MASK_CELL),
+        ),
+        Attack(
+            hostile("voider", VOID_SCALAR, attention=_attention(VOID_RETURN)),
+            ATTENTION_CELLS,
+            _refused_in_every_attacked_cell("dtype 'V2000000000' cannot cross"),
+            (NUMPY_CELL, MASK_CELL),
+        ),
+        Attack(
+            hostile("lister", MANY_LISTS, attention=_attention(MANY_LISTS_RETURN)),
+            ATTENTION_CELLS,
+            _refused_in_every_attacked_cell("pickle builds too many objects"),
+            (NUMPY_CELL, MASK_CELL),
+        ),
+        Attack(
+            Sample(
+                "sleeper",
+                "hostile",
+                "timeout",
+                False,
+                answers={"attention": _attention(SLEEPER_RETURN)},
+                extra=COMMON + SLEEPER,
+            ),
+            ATTENTION_CELLS,
+            {ATTENTION_CELLS[0]: "timed out"},  # the judge's per-call bound, not the cell's
+            (NUMPY_CELL,),
+            # Its first judged call sleeps; by the later ones the judge's total time may be spent.
+            fired_in=ATTENTION_CELLS[:1],
+        ),
+        Attack(
+            Sample(
+                "bigcell",
+                "hostile",
+                "invalid notebook",
+                False,
+                extra="# " + "x" * (2 * intake.MAX_CELL_CHARS - 2),
+            ),
+            (NUMPY_CELL, MASK_CELL, *ATTENTION_CELLS),
+            _refused_in_every_attacked_cell(
+                f"a cell may hold at most {intake.MAX_CELL_CHARS}",
+                (NUMPY_CELL, MASK_CELL, *ATTENTION_CELLS),
+            ),
+            fired_in=(),
+        ),
+        Attack(
+            Sample("manycells", "hostile", "invalid notebook", False),  # cells added after
+            (NUMPY_CELL, MASK_CELL, *ATTENTION_CELLS),
+            _refused_in_every_attacked_cell(
+                f"at most {intake.MAX_CELLS} can be graded",
+                (NUMPY_CELL, MASK_CELL, *ATTENTION_CELLS),
+            ),
+            fired_in=(),
+        ),
+    ]
+
+
+HONEST = [
+    Sample("ada", "correct", "ok", True),
+    Sample("alan", "mistake", "ok", False, answers={"attention": UNSCALED}),
+]
+
+
+def _add_cells(course_root: Path, student: str, count: int) -> None:
+    """Give ``student``'s submission ``count`` more (empty) code cells."""
+    path = course_root / "grading" / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    notebook = json.loads(path.read_text())
+    empty = {"cell_type": "code", "metadata": {}, "source": "", "outputs": []}
+    notebook["cells"] += [{**empty, "execution_count": None} for _ in range(count)]
+    path.write_text(json.dumps(notebook))
+
+
+def _grade(course_root: Path, samples: list[Sample]) -> tuple[dict[str, Outcome], float]:
+    build_course(course_root, samples)
+    if any(sample.student == "manycells" for sample in samples):
+        _add_cells(course_root, "manycells", TOO_MANY_CELLS)
+    started = time.monotonic()
+    outcomes = grade(ASSIGNMENT, Course.load(course_root), workers=2, settings=SETTINGS)
+    seconds = time.monotonic() - started
+    by_student = {outcome.student: outcome for outcome in outcomes}
+    assert sorted(by_student) == sorted(sample.student for sample in samples)
+    return by_student, seconds
+
+
+def _cells(outcome: Outcome) -> dict[str, tuple[bool, str]]:
+    return {cell.grade_id: (cell.passed, cell.message) for cell in outcome.cells}
+
+
+def _printed(outcome: Outcome) -> dict[str, str]:
+    """grade_id -> what the graded cell printed (the kernel's stdout and stderr)."""
+    printed = {}
+    for cell in (outcome.notebook or {}).get("cells", []):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id:
+            streams = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
+            printed[grade_id] = "".join("".join(o.get("text", "")) for o in streams)
+    return printed
+
+
+def _summary(outcomes: dict[str, Outcome]) -> str:
+    lines = []
+    for student, outcome in sorted(outcomes.items()):
+        lines.append(
+            f"{student}: {outcome.verdict}, {outcome.grader_peak_mib:.0f} MiB, "
+            f"{outcome.seconds:.0f} s, notes {outcome.notes}"
+        )
+        printed = _printed(outcome)
+        for cell in outcome.cells:
+            fired = "fired" if FIRED in printed.get(cell.grade_id, "") else ""
+            lines.append(f"    {cell.grade_id}: {cell.passed} {fired} {cell.message[:300]!r}")
+    return "\n".join(lines)
+
+
+def test_attacks_on_the_judge_cost_only_their_own_cells(tmp_path: Path):
+    available, why = sandbox.sandbox_available()
+    if not available:
+        pytest.fail(f"the grading sandbox is unavailable: {why}", pytrace=False)
+    attacks = _attacks()
+
+    alone, alone_seconds = _grade(tmp_path / "alone", HONEST)
+    print(f"honest alone in {alone_seconds:.0f} s\n{_summary(alone)}")  # shown with -s
+    outcomes, seconds = _grade(tmp_path / "class", HONEST + [a.sample for a in attacks])
+    summary = _summary(outcomes)
+    print(f"batch of {len(outcomes)} in {seconds:.0f} s\n{summary}")
+
+    assert seconds < BATCH_SECONDS, summary
+    for student, outcome in outcomes.items():
+        assert outcome.verdict != "grader error", summary
+        assert outcome.cells, summary  # every graded cell has a result
+        assert outcome.grader_peak_mib < PEAK_MIB, (student, outcome.grader_peak_mib, summary)
+
+    # The honest ones are graded beside the attacks exactly as they are alone.
+    for sample in HONEST:
+        beside, by_itself = outcomes[sample.student], alone[sample.student]
+        assert beside.verdict == by_itself.verdict == sample.expected, summary
+        passes = [(c.grade_id, c.passed) for c in beside.cells]
+        assert passes == [(c.grade_id, c.passed) for c in by_itself.cells], summary
+        assert all(passed for _, passed in passes) == sample.full_marks, summary
+
+    for attack in attacks:
+        outcome = outcomes[attack.sample.student]
+        cells, printed = _cells(outcome), _printed(outcome)
+        context = f"{attack.sample.student}\n{summary}"
+        assert outcome.verdict == attack.sample.expected, context
+        assert not any("judge for this notebook stopped" in note for note in outcome.notes), context
+        for grade_id in attack.attacked:
+            passed, message = cells[grade_id]
+            assert not passed, (grade_id, context)  # the attack never earns the points
+            assert "judge for this notebook stopped" not in message, (grade_id, context)
+        for grade_id in attack.attacked if attack.fired_in is None else attack.fired_in:
+            assert FIRED in printed[grade_id], (grade_id, printed[grade_id], context)
+        for grade_id, reason in attack.reasons.items():
+            assert reason in cells[grade_id][1], (grade_id, context)
+        for grade_id in attack.untouched:
+            assert cells[grade_id][0], (grade_id, context)
+
+    # The judge never asked the pointer attack's objects for their __array_interface__.
+    assert not any("POINTER HANDED OUT" in text for text in _printed(outcomes["pointer"]).values())
+    # The sleeper hit both time bounds of the judge: one call, then its notebook's total; its
+    # cells' timeouts ended the sleeps, not the sandbox's wall limit.
+    sleeper = outcomes["sleeper"]
+    assert any("used up their time" in message for _, message in _cells(sleeper).values()), summary
+    assert not any("sandbox stopped the notebook" in note for note in sleeper.notes), summary
+    assert sleeper.seconds < SLEEPER_SECONDS, summary
