@@ -543,14 +543,20 @@ class Judge:
 
     def _serve(self, reports: Any) -> None:
         torch.set_num_threads(1)
-        deadline = time.monotonic() + self.limits.total_seconds
+        signal.signal(signal.SIGALRM, _time_up)
+        spent = 0.0  # judging time only: the notebook's own cells run between checkpoints
         while True:
             connection, _ = self.listener.accept()
-            left = deadline - time.monotonic()
+            left = self.limits.total_seconds - spent
+            started = time.monotonic()
             with connection:
                 connection.settimeout(max(0.1, min(self.limits.call_seconds, left)))
+                if left > 0:  # the whole cell's checks, however many exchanges they take
+                    signal.setitimer(signal.ITIMER_REAL, left)
                 with contextlib.suppress(Exception):  # a misbehaving kernel only loses its own cell
                     self._judge(connection, reports, out_of_time=left <= 0)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            spent += time.monotonic() - started
 
     def _judge(self, connection: socket.socket, reports: Any, out_of_time: bool) -> None:
         hello, _ = protocol.receive_message(connection)
@@ -605,6 +611,16 @@ class Judge:
         finally:
             _current.link = None
         return Verdict(True)
+
+
+class JudgeTimeUp(Exception):
+    """Raised inside a check when the submission's judging time is spent."""
+
+
+def _time_up(signum: int, frame: Any) -> None:
+    raise JudgeTimeUp(
+        "the hidden checks of this notebook used up their judging time, so this one was stopped"
+    )
 
 
 def _death(status: int) -> str:
