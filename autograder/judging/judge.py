@@ -464,7 +464,7 @@ class Judge:
         socket_path.chmod(0o777)  # the sandbox user must be able to connect
         self.listener.listen(4)
         self._judging: str | None = None
-        self._pid = 0
+        self.pid = 0  # the judge process, once entered
         self._reader: threading.Thread | None = None
 
     def __enter__(self) -> Judge:
@@ -480,17 +480,17 @@ class Judge:
             os._exit(status)
         os.close(write_end)
         self.listener.close()  # only the judge process accepts; once it is gone, connects fail
-        self._pid = pid
+        self.pid = pid
         self._reader = threading.Thread(target=self._read, args=(read_end,), daemon=True)
         self._reader.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _, status = os.waitpid(self._pid, os.WNOHANG)
+        _, status = os.waitpid(self.pid, os.WNOHANG)
         died = status if _ else None
         if died is None:
-            os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
         assert self._reader is not None
         self._reader.join(timeout=10)
         if died is not None:

@@ -1,0 +1,59 @@
+"""The judge runs in a process of its own: if it dies while judging, only that cell (and the
+notebook's later ones) lose their verdict, and the grader says why."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import torch
+
+from autograder.examples import solution_answers
+from autograder.judging import kernel
+from autograder.judging.judge import Judge
+from autograder.judging.limits import JudgeLimits
+
+ASSIGNMENT, CELL = "01_attention", "test_attention_scaling"
+
+
+def test_a_judge_killed_mid_check_fails_that_cell_with_a_note(monkeypatch):
+    answer = solution_answers(ASSIGNMENT)["attention"]
+    namespace: dict = {"math": math, "torch": torch, "Tensor": torch.Tensor}
+    exec(answer, namespace)
+    correct = namespace["attention"]
+    called = threading.Event()
+
+    def slow_attention(*args, **kwargs):  # the judge is mid-check while this sleeps
+        called.set()
+        time.sleep(3)
+        return correct(*args, **kwargs)
+
+    namespace["attention"] = slow_attention
+    folder = Path(tempfile.mkdtemp())
+    folder.chmod(0o755)
+    socket_path = folder / "judge.sock"
+    monkeypatch.setenv(kernel.JUDGE_SOCKET_ENV, str(socket_path))
+    judge = Judge(ASSIGNMENT, socket_path, [answer], JudgeLimits(call_seconds=30))
+    kernel_said: list[BaseException] = []
+
+    def run_cell() -> None:
+        try:
+            kernel.checkpoint(ASSIGNMENT, CELL, namespace)
+        except BaseException as error:  # noqa: BLE001 - what the kernel's cell would show
+            kernel_said.append(error)
+
+    with judge:
+        cell = threading.Thread(target=run_cell)
+        cell.start()
+        assert called.wait(60), "the judge never called the student's function"
+        os.kill(judge.pid, signal.SIGKILL)
+        cell.join(60)
+    assert kernel_said, "the kernel's checkpoint should fail once its judge is gone"
+    assert judge.failure is not None and "killed" in judge.failure, judge.failure
+    verdict = judge.verdicts[CELL]
+    assert not verdict.passed and verdict.diagnosis.startswith("[judge]"), verdict
