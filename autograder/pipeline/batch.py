@@ -45,7 +45,7 @@ def grade(
 
     progress: called in this process with each outcome, as soon as it is recorded.
     stage: called with a line saying what the batch does before the first outcome.
-    on_start: called once every submission has been handed to the workers.
+    on_start: called once the staging is built and the workers are about to start.
     """
     settings = settings or Settings()
     if settings.use_sandbox:
@@ -56,13 +56,11 @@ def grade(
     release, sources = instructor_side(course, assignment)
     submitted = find_submissions(course, assignment, students)
     hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
-    outcomes: list[Outcome] = []
-    for student, _ in submitted:
-        if not _usable_name(student):
-            outcomes.append(_refused_name(student))
-            if progress is not None:
-                progress(outcomes[-1])
-    submitted = [(student, path) for student, path in submitted if _usable_name(student)]
+    outcomes = [_refused_name(s) for s, _ in submitted if not _usable_name(s)]
+    for outcome in outcomes:
+        if progress is not None:
+            progress(outcome)
+    submitted = [(s, path) for s, path in submitted if _usable_name(s)]
     with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
         stage("staging what the sandbox may import (attention_lab, the runner, the judge client)")
         Path(folder).chmod(0o755)
