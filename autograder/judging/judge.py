@@ -486,8 +486,8 @@ class Judge:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _, status = os.waitpid(self.pid, os.WNOHANG)
-        died = status if _ else None
+        ended, status = os.waitpid(self.pid, os.WNOHANG)
+        died = status if ended else None  # the judge process ended before the notebook did
         if died is None:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
