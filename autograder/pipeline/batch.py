@@ -66,16 +66,7 @@ def grade(
         Path(folder).chmod(0o755)
         staging = build_staging(Path(folder) / "site")
         jobs = [
-            Job(
-                student,
-                assignment,
-                str(path),
-                release,
-                sources,
-                str(staging),
-                hide,
-                settings,
-            )
+            Job(student, assignment, str(path), str(staging), hide, settings)
             for student, path in submitted
         ]
         count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
@@ -96,7 +87,10 @@ def grade(
         on_start()
         while pending:  # a round per pool: a worker's death breaks the pool, not the batch
             with ProcessPoolExecutor(
-                count, mp_context=context, initializer=warm_up, initargs=(assignment,)
+                count,
+                mp_context=context,
+                initializer=warm_up,
+                initargs=(assignment, release, sources),
             ) as pool:
                 futures = {pool.submit(grade_one, job): index for index, job in pending.items()}
                 for future in as_completed(futures):

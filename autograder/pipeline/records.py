@@ -59,13 +59,12 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Job:
-    """Everything a worker needs to grade one submission (picklable)."""
+    """What a worker needs to grade one submission, beyond what warm_up gave it (picklable, and
+    small: a job must never fill the pool's call-queue pipe, or a broken pool cannot shut down)."""
 
     student: str
     assignment: str
     submitted: str
-    release: dict
-    instructor_sources: dict[str, str]
     staging: str
     hide: tuple[str, ...]
     settings: Settings

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -47,12 +48,11 @@ def grade_one(job: Job) -> Outcome:
 
 def _grade(job: Job) -> Outcome:
     started = time.monotonic()
-    release = nbformat.from_dict(job.release)
-    taken = intake.take_in(Path(job.submitted), release, job.instructor_sources)
+    release = nbformat.from_dict(_INSTRUCTOR["release"])
+    sources = _INSTRUCTOR["sources"]
+    taken = intake.take_in(Path(job.submitted), release, sources)
     if taken.notebook is None:
-        notebook = intake.take_in(
-            nbformat.writes(release).encode(), release, job.instructor_sources
-        ).notebook
+        notebook = intake.take_in(nbformat.writes(release).encode(), release, sources).notebook
         reason = "; ".join(taken.problems) or "the notebook could not be read"
         cells = fail_every_test(notebook, f"your notebook could not be graded: {reason}")
         return Outcome(
@@ -163,12 +163,18 @@ def _interpreter_paths() -> list[Path]:
     return sorted(p for p in paths if p.exists() and str(p) not in ("/", "/usr"))
 
 
-def warm_up(assignment: str) -> None:
+# The released notebook and the gradebook's sources, given once per worker by warm_up.
+_INSTRUCTOR: dict[str, Any] = {}
+
+
+def warm_up(assignment: str, release: dict, sources: dict[str, str]) -> None:
     """Before a worker's first submission: one thread for torch, BLAS and OpenMP (the workers
-    share the cores), and the hidden reference data built once, not once per submission."""
+    share the cores), the instructor's notebook and sources, and the hidden reference data built
+    once, not once per submission."""
     import torch
     from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(1)
     threadpool_limits(1)
+    _INSTRUCTOR.update(release=release, sources=sources)
     prepare(assignment)
