@@ -4,7 +4,9 @@ The mutation corpus (tests/test_mutants.py) grades its notebooks in-process, hid
 Here, per assignment, the solution, the first and last known-wrong mutants and every correct
 alternative are handed in to a fresh nbgrader course and graded by the grading command's own path:
 the whole notebook runs in the sandbox, public checks included, and every hidden check runs in the
-judge, against proxies of the kernel's objects.
+judge, against proxies of the kernel's objects.  The submissions leave out the solutions'
+demonstration cells (tagged ``demo``), as the corpus does: a student may delete ungraded cells, no
+answer or check depends on them, and they are most of 04's and 07's running time.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import tests.mutants
@@ -21,6 +24,7 @@ from autograder.isolation import sandbox
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
 from autograder.pipeline.records import Outcome
+from autograder.suite.submission import DEMO_TAG
 from tests.mutants import Mutant, mutated_cells
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
@@ -49,6 +53,18 @@ def _student(mutant: Mutant) -> str:
     return "".join(c if c.isalnum() else "-" for c in mutant.name.lower())[:40].strip("-")
 
 
+def _leave_out_demonstrations(course: Path, assignment: str) -> None:
+    """Delete the demonstration cells from every submission of ``assignment`` in ``course``."""
+    submissions = sorted(
+        (course / "grading" / "submitted").glob(f"*/{assignment}/{assignment}.ipynb")
+    )
+    assert submissions, "no submission was written"
+    for path in submissions:
+        notebook = nbformat.read(path, 4)
+        notebook.cells = [c for c in notebook.cells if DEMO_TAG not in c.metadata.get("tags", ())]
+        nbformat.write(notebook, path)
+
+
 @pytest.mark.parametrize("assignment", sorted(PICKED))
 def test_judge_agrees_with_the_mutation_corpus(assignment: str, tmp_path: Path):
     mutants = {_student(m): m for m in PICKED[assignment]}
@@ -59,6 +75,7 @@ def test_judge_agrees_with_the_mutation_corpus(assignment: str, tmp_path: Path):
         for student, m in mutants.items()
     ]
     build_course(tmp_path, samples, assignment)
+    _leave_out_demonstrations(tmp_path, assignment)
     outcomes: dict[str, Outcome] = {
         o.student: o for o in grade(assignment, Course.load(tmp_path), workers=2)
     }
