@@ -154,8 +154,11 @@ def _renamed(release_bytes: bytes) -> bytes:
     return release_bytes.replace(b'"test_causal_mask"', b'"test_causal_mask_v2"', 1)
 
 
+# From the demo class (tests/test_demo.py grades all of it): the students the tests below compare
+# with (ada, alan), the only tamper case (mallory) and its probe (eve).
+KEPT_FROM_THE_DEMO = ("ada", "alan", "mallory", "eve")
 CORPUS: tuple[Sample, ...] = (
-    *DEMO_CLASS,
+    *(s for s in DEMO_CLASS if s.student in KEPT_FROM_THE_DEMO),
     # The runner restarts the kernel after a MemoryError, so the breach costs only its own cell.
     Sample("h01-memory-bomb", "hostile", "memory limit", True, extra=MEMORY_BOMB),
     Sample("h02-fork-burst", "hostile", "ok", True, extra=FORK_BURST),
@@ -252,7 +255,9 @@ def _rows(course: Path) -> dict[str, dict]:
 
 
 def test_the_corpus_is_large_enough():
-    hostile_or_broken = [s for s in CORPUS if s.kind in ("hostile", "broken")]
+    """At least 20 hostile or broken submissions are graded here or by the demo's test."""
+    graded = {s.student: s for s in (*CORPUS, *DEMO_CLASS)}
+    hostile_or_broken = [s for s in graded.values() if s.kind in ("hostile", "broken")]
     assert len(hostile_or_broken) >= 20
 
 
