@@ -1,4 +1,5 @@
-"""python -m autograder: grade a class (``grade``) or a bundled sample class (``demo``)."""
+"""python -m autograder: grade a class (``grade``), a bundled sample class (``demo``), or build
+what students receive (``release``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
 from autograder.judging.limits import JudgeLimits
 from autograder.pipeline import batch, report
+from autograder.pipeline import release as release_mod
 from autograder.pipeline.course import Course, GradingError, find_submissions, instructor_side
 from autograder.pipeline.feedback import generate_feedback
 from autograder.pipeline.records import Settings
@@ -73,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", type=Path, help="build the demo course here and keep it")
     _add_limits(demo)
     demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
+    release = commands.add_parser("release", help="build the student bundle (no grader inside)")
+    release.add_argument("--out", type=Path, help=f"bundle folder (default {release_mod.DEFAULT})")
     return parser
 
 
@@ -129,6 +133,8 @@ def run_grade(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "release":
+        return release_mod.main(args.out)
     print(
         "sandbox: none (--unsafe-no-sandbox)" if args.unsafe_no_sandbox else describe_bwrap(),
         file=sys.stderr,
