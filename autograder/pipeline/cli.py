@@ -15,7 +15,13 @@ from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
 from autograder.judging.limits import JudgeLimits
 from autograder.pipeline import batch, report
 from autograder.pipeline import release as release_mod
-from autograder.pipeline.course import Course, GradingError, find_submissions, instructor_side
+from autograder.pipeline.course import (
+    Course,
+    GradingError,
+    due_date_notice,
+    find_submissions,
+    instructor_side,
+)
 from autograder.pipeline.feedback import generate_feedback
 from autograder.pipeline.records import Settings
 
@@ -95,6 +101,8 @@ def run_grade(
     started = time.monotonic()
     progress = report.Progress(len(submitted))
     progress.stage(f"{len(submitted)} submissions of {assignment}, gradebook {course.db_shown}")
+    if notice := due_date_notice(course, assignment):
+        progress.stage(notice)
     outcomes = batch.grade(
         assignment,
         course,

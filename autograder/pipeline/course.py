@@ -124,18 +124,19 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import SaveAutoGrades
 
+    from autograder.pipeline.deadlines import assign_late_penalty
+
     student = outcome.student
     source = course.path(course.coursedir.submitted_directory, student, assignment)
     destination = course.path(course.coursedir.autograded_directory, student, assignment)
     destination.mkdir(parents=True, exist_ok=True)
     notebook = nbformat.from_dict(outcome.notebook)
+    noted = len(outcome.notes)
     timestamp, stamp_text = _timestamp(source / "timestamp.txt", outcome.notes)
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
-        if timestamp:
-            gb.update_or_create_submission(assignment, student, timestamp=timestamp)
-        else:
-            gb.update_or_create_submission(assignment, student)
+        # No valid timestamp now: none is kept from an earlier grading, so no penalty is invented.
+        gb.update_or_create_submission(assignment, student, timestamp=timestamp)
     resources = {
         "nbgrader": {
             "notebook": assignment,
@@ -145,6 +146,9 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
         }
     }
     SaveAutoGrades().preprocess(notebook, resources)
+    assign_late_penalty(
+        course.coursedir.config, resources, notebook, outcome.notes, len(outcome.notes) > noted
+    )
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         submitted = gb.find_submission_notebook(assignment, assignment, student)
         submitted.flagged = outcome.verdict == "tamper suspected"
@@ -152,6 +156,13 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     nbformat.write(notebook, destination / f"{assignment}.ipynb")
     if stamp_text is not None:
         (destination / "timestamp.txt").write_text(stamp_text)
+
+
+def due_date_notice(course: Course, assignment: str) -> str | None:
+    """A line saying that ``assignment`` has no due date (so no late penalty), else None."""
+    from autograder.pipeline.deadlines import due_date_notice as notice
+
+    return notice(course.coursedir.db_url, course.coursedir.course_id, assignment)
 
 
 def _timestamp(path: Path, notes: list[str]) -> tuple[datetime | None, str | None]:
