@@ -44,3 +44,7 @@ c.GenerateFeedback.preprocessors = [
     SanitizeHTML,
 ]
 c.SanitizeHTML.enabled = True  # nbconvert's own preprocessors are off unless enabled
+
+# `nbgrader export`: nbgrader's CSV to grading/grades.csv (not the repository root), then each
+# grading/<assignment>_grades.csv brought up to date from the gradebook (manual points too).
+c.ExportApp.plugin_class = "autograder.pipeline.exports.GradeRecordExport"

@@ -23,7 +23,9 @@ from autograder.pipeline.course import (
     instructor_side,
 )
 from autograder.pipeline.feedback import generate_feedback
+from autograder.pipeline.grade_record import read_record
 from autograder.pipeline.records import Settings
+from autograder.pipeline.zip_intake import collect_from_zip
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -76,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
     grade.add_argument("--db", help="gradebook URL (default: the course's; postgresql://... too)")
     grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
+    grade.add_argument("--from-zip", type=Path, help="first collect a Canvas submissions zip")
+    grade.add_argument("--roster", type=Path, help="roster CSV (default grading/roster.csv)")
     _add_limits(grade)
     demo = commands.add_parser("demo", help="grade the bundled sample class end to end")
     demo.add_argument("--keep", type=Path, help="build the demo course here and keep it")
@@ -116,7 +120,8 @@ def run_grade(
     csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
         f"{assignment}_grades.csv"
     )
-    report.write_csv(outcomes, csv_path, max_points, merge=bool(students))
+    record = read_record(course.coursedir.db_url, course.coursedir.course_id, assignment)
+    report.write_csv(outcomes, csv_path, max_points, merge=bool(students), record=record)
     problems = []
     if feedback:
         graded = [o.student for o in outcomes if o.notebook is not None]
@@ -151,6 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "grade":
             course = Course.load(args.course, args.db)
+            if args.from_zip:
+                zipped = collect_from_zip(course, args.assignment, args.from_zip, args.roster)
+                args.student += zipped
             return run_grade(
                 args.assignment, course, args, args.student, feedback=not args.no_feedback
             )

@@ -110,7 +110,7 @@ def find_submissions(
 
 
 def record(course: Course, assignment: str, outcome: Outcome) -> None:
-    """Write the autograded notebook and its grades, as nbgrader autograde would."""
+    """Record grades and late penalty as nbgrader autograde would; write Gradescope results."""
     with warnings.catch_warnings():
         # nbgrader's api.py builds a new student's rows in a way SQLAlchemy 2 warns about
         # ("Object of type <...> not in session"), three times per student; the rows are stored.
@@ -125,6 +125,9 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     from nbgrader.preprocessors import SaveAutoGrades
 
     from autograder.pipeline.deadlines import assign_late_penalty
+    from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline.gradescope import write_results
+    from autograder.pipeline.report import max_points_of
 
     student = outcome.student
     source = course.path(course.coursedir.submitted_directory, student, assignment)
@@ -156,6 +159,8 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     nbformat.write(notebook, destination / f"{assignment}.ipynb")
     if stamp_text is not None:
         (destination / "timestamp.txt").write_text(stamp_text)
+    results = grading_folder(course.coursedir) / "gradescope" / student / assignment
+    write_results(outcome, max_points_of(outcome.notebook), results / "results.json")
 
 
 def due_date_notice(course: Course, assignment: str) -> str | None:
