@@ -33,29 +33,46 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 
 # Runs inside the fresh venv: each notebook up to the check cell of its first TODO (where the
-# stub's NotImplementedError surfaces), then `import autograder`.
+# stub's NotImplementedError surfaces); then a cell that imports every module any cell of the
+# notebook imports (so a library the requirements forget fails here, whatever cell needs it),
+# and at last `import autograder`.
 RUN_TO_FIRST_TODO = r"""
-import json, sys
+import ast, json, sys
 from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-PROBE = '''import attention_lab
+PROBE = '''import importlib
+for name in {modules!r}:
+    importlib.import_module(name)
+    print("imported", name)
+import attention_lab
 print("attention_lab:", attention_lab.__file__)
 import autograder'''
 results = {}
 for path in map(Path, sys.argv[1:]):
     nb = nbformat.read(path, 4)
+    modules = set()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Import):
+                    modules.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    modules.add(node.module)
     meta = [c.metadata.get("nbgrader", {}) if c.cell_type == "code" else {} for c in nb.cells]
     todo = next(i for i, m in enumerate(meta) if m.get("solution"))
     check = next(i for i, m in enumerate(meta) if i > todo and m.get("grade"))
-    nb.cells = nb.cells[: check + 1] + [nbformat.v4.new_code_cell(PROBE)]
+    probe = PROBE.format(modules=sorted(modules))
+    nb.cells = nb.cells[: check + 1] + [nbformat.v4.new_code_cell(probe)]
     NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [[o.ename for o in c.get("outputs", []) if o.output_type == "error"]
+    errors = [[f"{o.ename}: {o.evalue}" for o in c.get("outputs", []) if o.output_type == "error"]
               for c in nb.cells]
     streams = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
-    results[path.stem] = {"errors": errors, "todo": todo, "probe_output": streams}
+    results[path.stem] = {
+        "errors": errors, "todo": todo, "probe_output": streams, "modules": sorted(modules)
+    }
 print(json.dumps(results))
 """
 
@@ -179,9 +196,12 @@ def test_bundle_installs_alone_runs_to_each_todo_and_hides_the_grader(tmp_path: 
         *cells, probe = results[name]["errors"]
         first = next(i for i, errors in enumerate(cells) if errors)
         assert first >= results[name]["todo"], f"{name}: cell {first} fails before the TODO"
-        assert cells[first] == ["NotImplementedError"], f"{name}: the TODO raised {cells[first]}"
-        assert probe == ["ModuleNotFoundError"], f"{name}: `import autograder` gave {probe}"
+        assert cells[first] == ["NotImplementedError: "], f"{name}: the TODO raised {cells[first]}"
         shown = results[name]["probe_output"]
+        for module in results[name]["modules"]:
+            assert f"imported {module}\n" in shown, f"{name}: {module} cannot be imported: {probe}"
         assert f"attention_lab: {site}" in shown, f"{name}: attention_lab came from {shown}"
+        wanted = ["ModuleNotFoundError: No module named 'autograder'"]
+        assert probe == wanted, f"{name}: `import autograder` gave {probe}"
     ran = time.monotonic() - started
     print(f"\nbundle installed in {installed:.1f} s; notebooks run to their TODOs in {ran:.1f} s")
