@@ -2,8 +2,9 @@
 
 import csv
 from pathlib import Path
+from types import SimpleNamespace
 
-from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, refresh_csv
+from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, refresh_csv, totals_of
 from autograder.pipeline.records import CellResult, Outcome
 from autograder.pipeline.report import write_csv
 
@@ -63,3 +64,16 @@ def test_merge_drops_rows_written_for_other_questions(tmp_path: Path):
     write_csv([outcome("cy", {"q1": True})], path, {"q1": 2.0})
     write_csv([outcome("al", {"q1": True, "q2": True})], path, POINTS, merge=True)
     assert [r[0] for r in read(path)[1:]] == ["al"]
+
+
+def test_hand_entered_scores_and_extra_credit_count_as_manual():
+    def grade(auto: float, manual: float | None = None, extra: float | None = None):
+        return SimpleNamespace(auto_score=auto, manual_score=manual, extra_credit=extra)
+
+    # nbgrader's score of a grade: the manual score if any, else the auto score, plus extra.
+    grades = [grade(3.0, manual=1.0), grade(2.0, extra=1.0), grade(4.0)]
+    raw = 1.0 + (2.0 + 1.0) + 4.0
+    submission = SimpleNamespace(
+        score=raw, late_submission_penalty=0.5, notebooks=[SimpleNamespace(grades=grades)]
+    )
+    assert totals_of(submission) == Totals(autograded=6.0, manual=2.0, late_penalty=0.5, total=7.5)

@@ -184,7 +184,7 @@ def _timestamp(path: Path, notes: list[str]) -> tuple[datetime | None, str | Non
         why = str(error)
     except Exception:  # noqa: BLE001 - nbgrader's parser raises anything for a non-date
         why = "timestamp.txt is not a date"
-    notes.append(f"{why}: the submission is recorded without a timestamp")
+    notes.append(f"{why}: the submission is recorded without a timestamp (no late penalty)")
     return None, None
 
 

@@ -57,21 +57,21 @@ def record_of(gb: Any, assignment: str, students: Iterable[str] = ()) -> GradeRe
     found = gb.find_assignment(assignment)
     wanted = set(students)
     totals = {
-        submission.student.id: _totals(submission)
+        submission.student.id: totals_of(submission)
         for submission in found.submissions
         if not wanted or submission.student.id in wanted
     }
     return GradeRecord(totals, float(found.max_score))
 
 
-def _totals(submission: Any) -> Totals:
+def totals_of(submission: Any) -> Totals:
     """As nbgrader's CsvExportPlugin: raw = submission.score, score = max(0, raw - penalty)."""
     raw = float(submission.score)
     autograded = sum(
         float(grade.auto_score or 0)
         for notebook in submission.notebooks
         for grade in notebook.grades
-        if grade.manual_score is None and grade.extra_credit is None
+        if grade.manual_score is None  # a hand-entered score replaces the autograder's
     )
     penalty = float(submission.late_submission_penalty or 0)
     return Totals(autograded, raw - autograded, penalty, max(0.0, raw - penalty))
