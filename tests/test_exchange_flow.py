@@ -17,7 +17,7 @@ from autograder.examples import UNSCALED, Sample, build_course, build_submission
 from autograder.pipeline.cli import main
 from autograder.pipeline.course import tool_env
 
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.usefixtures("sandbox_required")]
+pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "01_attention"
 COURSE = "attention_lab"
@@ -45,6 +45,8 @@ def _nbgrader(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return result.stderr
 
 
+@pytest.mark.sandbox
+@pytest.mark.usefixtures("sandbox_required")
 def test_release_fetch_submit_collect_then_grade(tmp_path: Path):
     root, exchange = tmp_path / "course", tmp_path / "exchange"
     exchange.mkdir(mode=0o777)
@@ -84,10 +86,8 @@ def test_release_fetch_submit_collect_then_grade(tmp_path: Path):
 def test_students_jupyterlab_can_lose_the_instructor_tools(tmp_path: Path):
     env = tool_env(JUPYTER_CONFIG_DIR=str(tmp_path / "config"))
     jupyter = [sys.executable, "-m", "jupyter", "labextension"]
-    for plugin in INSTRUCTOR_TOOLS:
-        subprocess.run(
-            [*jupyter, "disable", "--level=user", plugin], env=env, check=True, capture_output=True
-        )
+    disable = [*jupyter, "disable", "--level=user", *INSTRUCTOR_TOOLS]
+    subprocess.run(disable, env=env, check=True, capture_output=True)
     listed = subprocess.run([*jupyter, "list"], env=env, capture_output=True, text=True)
     shown = listed.stdout + listed.stderr
     assert "@jupyter/nbgrader" in shown, shown  # the extension is installed ...
