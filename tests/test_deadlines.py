@@ -11,7 +11,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.examples import build_course
-from autograder.pipeline.course import Course, due_date_notice, record
+from autograder.pipeline.course import Course, GradingError, due_date_notice, record
 from autograder.pipeline.deadlines import FractionPerDayLate
 from autograder.pipeline.records import Outcome
 
@@ -124,6 +124,10 @@ def test_nbgraders_own_plugin_is_used_when_configured(course: Course, tmp_path: 
             gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
         score, penalty, _ = _graded(zeroing, "zeroed", STAMPS["late"])
         assert score > 0 and penalty == score
+        with (course.root / "nbgrader_config.py").open("a") as config:
+            config.write('\nc.AssignLatePenalties.plugin_class = "no_such.Plugin"\n')
+        with pytest.raises(GradingError, match="plugin_class cannot be used"):
+            due_date_notice(Course.load(course.root), ASSIGNMENT)  # before any grading
     finally:
         (course.root / "nbgrader_config.py").write_text(original)
 

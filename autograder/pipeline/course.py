@@ -164,10 +164,15 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
 
 
 def due_date_notice(course: Course, assignment: str) -> str | None:
-    """A line saying that ``assignment`` has no due date (so no late penalty), else None."""
+    """A line saying that ``assignment`` has no due date (so no late penalty), else None;
+    :class:`GradingError` when the course's late-penalty plugin cannot be loaded."""
     from autograder.pipeline.deadlines import due_date_notice as notice
 
-    return notice(course.coursedir.db_url, course.coursedir.course_id, assignment)
+    coursedir = course.coursedir
+    try:
+        return notice(coursedir.config, coursedir.db_url, coursedir.course_id, assignment)
+    except ValueError as error:
+        raise GradingError(str(error)) from None
 
 
 def _timestamp(path: Path, notes: list[str]) -> tuple[datetime | None, str | None]:

@@ -41,10 +41,17 @@ class FractionPerDayLate(LateSubmissionPlugin):
         return min(score, score * self.fraction_per_day * days)
 
 
-def due_date_notice(db_url: str, course_id: str, assignment: str) -> str | None:
-    """One line to say when ``assignment`` has no due date (so no late penalty), else None."""
+def due_date_notice(config: Any, db_url: str, course_id: str, assignment: str) -> str | None:
+    """One line to say when ``assignment`` has no due date (so no late penalty), else None;
+    ValueError when the configured late-penalty plugin cannot be loaded."""
     from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import AssignLatePenalties
+    from traitlets import TraitError
 
+    try:
+        AssignLatePenalties(config=config, log=_QUIET).init_plugin()
+    except (TraitError, ImportError) as error:
+        raise ValueError(f"c.AssignLatePenalties.plugin_class cannot be used: {error}") from None
     with Gradebook(db_url, course_id) as gb:
         if gb.find_assignment(assignment).duedate is not None:
             return None
