@@ -26,8 +26,9 @@ c.CourseDirectory.submitted_directory = "grading/submitted"
 c.CourseDirectory.autograded_directory = "grading/autograded"
 c.CourseDirectory.feedback_directory = "grading/feedback"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "grading", "gradebook.db")
-# Only notebooks are released; data comes from the attention_lab package.
-c.CourseDirectory.include = ["*.ipynb"]
+# Only notebooks are released; data comes from the attention_lab package. collect keeps the
+# submission's timestamp.txt too (it copies only what this includes), or no lateness is known.
+c.CourseDirectory.include = ["*.ipynb", "timestamp.txt"]
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
@@ -44,3 +45,7 @@ c.GenerateFeedback.preprocessors = [
     SanitizeHTML,
 ]
 c.SanitizeHTML.enabled = True  # nbconvert's own preprocessors are off unless enabled
+
+# `nbgrader export`: nbgrader's CSV to grading/grades.csv (not the repository root), then each
+# grading/<assignment>_grades.csv brought up to date from the gradebook (manual points too).
+c.ExportApp.plugin_class = "autograder.pipeline.exports.GradeRecordExport"

@@ -15,6 +15,7 @@ import pytest
 from autograder.examples import DEMO_CLASS
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.feedback import PLACEHOLDER
+from autograder.pipeline.grade_record import COLUMNS
 
 pytestmark = pytest.mark.usefixtures("sandbox_required")
 
@@ -92,7 +93,9 @@ def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path)
         text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         row = csv_rows[student]
         graded_cells = [
-            k for k in row if k not in ("student", "verdict", "score", "max_score", "notes")
+            k
+            for k in row
+            if k not in ("student", "verdict", "score", "max_score", *COLUMNS, "notes")
         ]
         failed_cells = [k for k in graded_cells if float(row[k]) == 0]
         shown = re.findall(r"CheckFailed: (.*)", text)

@@ -2,7 +2,9 @@
 
 import csv
 from pathlib import Path
+from types import SimpleNamespace
 
+from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, refresh_csv, totals_of
 from autograder.pipeline.records import CellResult, Outcome
 from autograder.pipeline.report import write_csv
 
@@ -23,9 +25,27 @@ def test_rows_hold_scores_per_question_and_totals(tmp_path: Path):
     path = tmp_path / "grades.csv"
     write_csv([outcome("bo", {"q1": True, "q2": False}, "timeout")], path, POINTS)
     assert read(path) == [
-        ["student", "verdict", "score", "max_score", "q1", "q2", "notes"],
-        ["bo", "timeout", "2.0", "3.0", "2.0", "0", ""],
+        ["student", "verdict", "score", "max_score", *COLUMNS, "q1", "q2", "notes"],
+        ["bo", "timeout", "2.0", "3.0", "", "", "", "", "2.0", "0", ""],
     ]
+
+
+def test_the_gradebook_columns_come_from_the_record_and_refresh_in_place(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    record = GradeRecord({"bo": Totals(2.0, 1.5, 0.5, 3.0), "=cy": Totals(3.0, 0, 0, 3.0)}, 5.0)
+    write_csv(
+        [outcome("bo", {"q1": True}), outcome("=cy", {"q1": True, "q2": True})],
+        path,
+        POINTS,
+        record=record,
+    )
+    rows = {row[0]: row for row in read(path)[1:]}
+    assert rows["bo"][2:8] == ["2.0", "3.0", "1.5", "0.5", "3.0", "5.0"]
+    later = GradeRecord({"bo": Totals(2.0, 3.0, 0.0, 5.0), "=cy": Totals(1.0, 0, 0, 1.0)}, 5.0)
+    assert refresh_csv(path, later) == 2
+    rows = {row[0]: row for row in read(path)[1:]}
+    assert rows["bo"][2:8] == ["2.0", "3.0", "3.0", "0.0", "5.0", "5.0"]
+    assert rows["'=cy"][2] == "1.0" and rows["'=cy"][-1] == ""  # matched through the guard
 
 
 def test_merge_replaces_the_regraded_and_keeps_the_others(tmp_path: Path):
@@ -44,3 +64,16 @@ def test_merge_drops_rows_written_for_other_questions(tmp_path: Path):
     write_csv([outcome("cy", {"q1": True})], path, {"q1": 2.0})
     write_csv([outcome("al", {"q1": True, "q2": True})], path, POINTS, merge=True)
     assert [r[0] for r in read(path)[1:]] == ["al"]
+
+
+def test_hand_entered_scores_and_extra_credit_count_as_manual():
+    def grade(auto: float, manual: float | None = None, extra: float | None = None):
+        return SimpleNamespace(auto_score=auto, manual_score=manual, extra_credit=extra)
+
+    # nbgrader's score of a grade: the manual score if any, else the auto score, plus extra.
+    grades = [grade(3.0, manual=1.0), grade(2.0, extra=1.0), grade(4.0)]
+    raw = 1.0 + (2.0 + 1.0) + 4.0
+    submission = SimpleNamespace(
+        score=raw, late_submission_penalty=0.5, notebooks=[SimpleNamespace(grades=grades)]
+    )
+    assert totals_of(submission) == Totals(autograded=6.0, manual=2.0, late_penalty=0.5, total=7.5)

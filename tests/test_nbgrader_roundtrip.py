@@ -173,6 +173,6 @@ def test_feedback_names_checks_but_never_shows_their_source(graded_class):
 
 def test_export_lists_every_submission(graded_class):
     course, expected = graded_class
-    with open(course / "grades.csv", newline="") as handle:
+    with open(course / "grading" / "grades.csv", newline="") as handle:  # nbgrader_config.py
         rows = {(row["student_id"], row["assignment"]) for row in csv.DictReader(handle)}
     assert set(expected) <= rows

@@ -1,4 +1,5 @@
-"""python -m autograder: grade a class (``grade``) or a bundled sample class (``demo``)."""
+"""python -m autograder: grade a class (``grade``), a bundled sample class (``demo``), or build
+what students receive (``release``)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,18 @@ from pathlib import Path
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
 from autograder.judging.limits import JudgeLimits
 from autograder.pipeline import batch, report
-from autograder.pipeline.course import Course, GradingError, find_submissions, instructor_side
+from autograder.pipeline import release as release_mod
+from autograder.pipeline.course import (
+    Course,
+    GradingError,
+    due_date_notice,
+    find_submissions,
+    instructor_side,
+)
 from autograder.pipeline.feedback import generate_feedback
+from autograder.pipeline.grade_record import read_record
 from autograder.pipeline.records import Settings
+from autograder.pipeline.zip_intake import collect_from_zip
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -68,11 +78,15 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
     grade.add_argument("--db", help="gradebook URL (default: the course's; postgresql://... too)")
     grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
+    grade.add_argument("--from-zip", type=Path, help="first collect a Canvas submissions zip")
+    grade.add_argument("--roster", type=Path, help="roster CSV (default grading/roster.csv)")
     _add_limits(grade)
     demo = commands.add_parser("demo", help="grade the bundled sample class end to end")
     demo.add_argument("--keep", type=Path, help="build the demo course here and keep it")
     _add_limits(demo)
     demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
+    release = commands.add_parser("release", help="build the student bundle (no grader inside)")
+    release.add_argument("--out", type=Path, help=f"bundle folder (default {release_mod.DEFAULT})")
     return parser
 
 
@@ -91,6 +105,8 @@ def run_grade(
     started = time.monotonic()
     progress = report.Progress(len(submitted))
     progress.stage(f"{len(submitted)} submissions of {assignment}, gradebook {course.db_shown}")
+    if notice := due_date_notice(course, assignment):
+        progress.stage(notice)
     outcomes = batch.grade(
         assignment,
         course,
@@ -104,7 +120,8 @@ def run_grade(
     csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
         f"{assignment}_grades.csv"
     )
-    report.write_csv(outcomes, csv_path, max_points, merge=bool(students))
+    record = read_record(course.coursedir.db_url, course.coursedir.course_id, assignment)
+    report.write_csv(outcomes, csv_path, max_points, merge=bool(students), record=record)
     problems = []
     if feedback:
         graded = [o.student for o in outcomes if o.notebook is not None]
@@ -129,6 +146,8 @@ def run_grade(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "release":
+        return release_mod.main(args.out)
     print(
         "sandbox: none (--unsafe-no-sandbox)" if args.unsafe_no_sandbox else describe_bwrap(),
         file=sys.stderr,
@@ -137,6 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "grade":
             course = Course.load(args.course, args.db)
+            if args.from_zip:
+                zipped = collect_from_zip(course, args.assignment, args.from_zip, args.roster)
+                args.student += zipped
             return run_grade(
                 args.assignment, course, args, args.student, feedback=not args.no_feedback
             )

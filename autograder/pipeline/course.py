@@ -110,7 +110,7 @@ def find_submissions(
 
 
 def record(course: Course, assignment: str, outcome: Outcome) -> None:
-    """Write the autograded notebook and its grades, as nbgrader autograde would."""
+    """Record grades and late penalty as nbgrader autograde would; write Gradescope results."""
     with warnings.catch_warnings():
         # nbgrader's api.py builds a new student's rows in a way SQLAlchemy 2 warns about
         # ("Object of type <...> not in session"), three times per student; the rows are stored.
@@ -124,18 +124,22 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import SaveAutoGrades
 
+    from autograder.pipeline.deadlines import assign_late_penalty
+    from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline.gradescope import write_results
+    from autograder.pipeline.report import max_points_of
+
     student = outcome.student
     source = course.path(course.coursedir.submitted_directory, student, assignment)
     destination = course.path(course.coursedir.autograded_directory, student, assignment)
     destination.mkdir(parents=True, exist_ok=True)
     notebook = nbformat.from_dict(outcome.notebook)
+    noted = len(outcome.notes)
     timestamp, stamp_text = _timestamp(source / "timestamp.txt", outcome.notes)
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
-        if timestamp:
-            gb.update_or_create_submission(assignment, student, timestamp=timestamp)
-        else:
-            gb.update_or_create_submission(assignment, student)
+        # No valid timestamp now: none is kept from an earlier grading, so no penalty is invented.
+        gb.update_or_create_submission(assignment, student, timestamp=timestamp)
     resources = {
         "nbgrader": {
             "notebook": assignment,
@@ -145,6 +149,9 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
         }
     }
     SaveAutoGrades().preprocess(notebook, resources)
+    assign_late_penalty(
+        course.coursedir.config, resources, notebook, outcome.notes, len(outcome.notes) > noted
+    )
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         submitted = gb.find_submission_notebook(assignment, assignment, student)
         submitted.flagged = outcome.verdict == "tamper suspected"
@@ -152,6 +159,20 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     nbformat.write(notebook, destination / f"{assignment}.ipynb")
     if stamp_text is not None:
         (destination / "timestamp.txt").write_text(stamp_text)
+    results = grading_folder(course.coursedir) / "gradescope" / student / assignment
+    write_results(outcome, max_points_of(outcome.notebook), results / "results.json")
+
+
+def due_date_notice(course: Course, assignment: str) -> str | None:
+    """A line saying that ``assignment`` has no due date (so no late penalty), else None;
+    :class:`GradingError` when the course's late-penalty plugin cannot be loaded."""
+    from autograder.pipeline.deadlines import due_date_notice as notice
+
+    coursedir = course.coursedir
+    try:
+        return notice(coursedir.config, coursedir.db_url, coursedir.course_id, assignment)
+    except ValueError as error:
+        raise GradingError(str(error)) from None
 
 
 def _timestamp(path: Path, notes: list[str]) -> tuple[datetime | None, str | None]:
@@ -168,7 +189,7 @@ def _timestamp(path: Path, notes: list[str]) -> tuple[datetime | None, str | Non
         why = str(error)
     except Exception:  # noqa: BLE001 - nbgrader's parser raises anything for a non-date
         why = "timestamp.txt is not a date"
-    notes.append(f"{why}: the submission is recorded without a timestamp")
+    notes.append(f"{why}: the submission is recorded without a timestamp (no late penalty)")
     return None, None
 
 

@@ -13,6 +13,7 @@ from typing import TextIO
 import nbformat
 
 from autograder.cells import is_test_cell
+from autograder.pipeline.grade_record import COLUMNS, GradeRecord
 from autograder.pipeline.records import Outcome
 
 
@@ -46,14 +47,23 @@ def max_points_of(release: dict) -> dict[str, float]:
 
 
 def write_csv(
-    outcomes: Sequence[Outcome], path: Path, max_points: dict[str, float], *, merge: bool = False
+    outcomes: Sequence[Outcome],
+    path: Path,
+    max_points: dict[str, float],
+    *,
+    merge: bool = False,
+    record: GradeRecord | None = None,
 ) -> None:
-    """One row per student: verdict, total, each graded cell's score, and the notes.
+    """One row per student: verdict, the autograded score, the gradebook's manual points, late
+    penalty and total (as ``nbgrader export``), each graded cell's score, and the notes.
 
+    Without ``record`` (or for a student it lacks: nothing recorded), the score is the verdicts'
+    and the other gradebook columns are empty.
     With ``merge``, the rows of students not in ``outcomes`` are kept from the existing file
     (when it has the same columns), so grading a few students again keeps the class's file whole.
     """
-    header = ["student", "verdict", "score", "max_score", *max_points, "notes"]
+    header = ["student", "verdict", "score", "max_score", *COLUMNS, *max_points, "notes"]
+    total_max = record.max_score if record else ""
     rows = {}
     if merge and path.exists():
         with path.open(newline="") as handle:
@@ -63,11 +73,14 @@ def write_csv(
     for outcome in outcomes:
         scores = scores_of(outcome, max_points)
         student = spreadsheet_safe(outcome.student)
+        totals = record.totals.get(outcome.student) if record else None
         rows[student] = [
             student,
             outcome.verdict,
-            sum(scores.values()),
+            totals.autograded if totals else sum(scores.values()),
             sum(max_points.values()),
+            *(totals.cells() if totals else ["", "", ""]),
+            total_max,
             *(scores.get(g, 0) for g in max_points),
             spreadsheet_safe(" | ".join(outcome.notes)),
         ]

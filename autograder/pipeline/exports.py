@@ -1,0 +1,86 @@
+"""nbgrader export plugins of this course: its grade record, and a Canvas gradebook CSV."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from nbgrader.plugins import CsvExportPlugin, ExportPlugin
+from traitlets import Dict, Unicode
+
+from autograder.pipeline.grade_record import grading_folder, record_of, refresh_csv
+from autograder.pipeline.report import spreadsheet_safe
+from autograder.pipeline.roster import RosterError, read_roster
+
+
+class GradeRecordExport(CsvExportPlugin):
+    """nbgrader's CSV export (to ``grading/grades.csv`` unless ``--to``), then every
+    ``grading/<assignment>_grades.csv`` brought up to date from the gradebook."""
+
+    def export(self, gradebook: Any) -> None:
+        folder = grading_folder(self.parent.coursedir)
+        if not self.to:
+            self.to = str(folder / "grades.csv")
+        super().export(gradebook)
+        for assignment in gradebook.assignments:
+            path = folder / f"{assignment.name}_grades.csv"
+            if path.exists() and (not self.assignment or assignment.name in self.assignment):
+                changed = refresh_csv(path, record_of(gradebook, assignment.name))
+                self.log.info("Updated %d rows of %s from the gradebook", changed, path)
+
+
+class CanvasExportPlugin(ExportPlugin):
+    """A CSV that Canvas's gradebook imports: a row per roster student (``Student``, ``ID``,
+    ``SIS User ID``, ``SIS Login ID``, ``Section``), a column per assignment holding the total
+    after late penalty (nbgrader export's ``score``), blank where nothing was submitted.
+
+    ``nbgrader export --exporter autograder.pipeline.exports.CanvasExportPlugin
+    [--CanvasExportPlugin.roster=FILE] [--to FILE]``; by default the roster is
+    ``grading/roster.csv`` and the CSV ``grading/canvas_grades.csv``.
+    """
+
+    roster = Unicode("", help="the roster CSV (default grading/roster.csv)").tag(config=True)
+    columns = Dict(
+        {},
+        help="assignment -> its Canvas column header, e.g. 'Attention (1234)' (default: its name)",
+    ).tag(config=True)
+
+    def export(self, gradebook: Any) -> None:
+        folder = grading_folder(self.parent.coursedir)
+        roster_path = Path(self.roster) if self.roster else folder / "roster.csv"
+        try:
+            members = read_roster(roster_path)
+        except RosterError as error:
+            raise SystemExit(f"error: {error}") from None
+        names = [a.name for a in gradebook.assignments]
+        names = [n for n in names if not self.assignment or n in self.assignment]
+        records = {name: record_of(gradebook, name) for name in names}
+        known = {m.student for m in members}
+        missing = sorted({s for r in records.values() for s in r.totals} - known)
+        if missing:
+            raise SystemExit(
+                f"error: roster {roster_path} lacks students who have grades: "
+                f"{', '.join(missing)}; add them (student, canvas_id or sis_login_id), "
+                "or their grades would not reach Canvas"
+            )
+        dest = Path(self.to) if self.to else folder / "canvas_grades.csv"
+        with dest.open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(
+                ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+                + [self.columns.get(n, n) for n in names]
+            )
+            writer.writerow(
+                ["    Points Possible", "", "", "", ""] + [records[n].max_score for n in names]
+            )
+            for m in members:
+                if self.student and m.student not in self.student:
+                    continue
+                totals = [records[n].totals.get(m.student) for n in names]
+                writer.writerow(
+                    [spreadsheet_safe(m.name or m.student), m.canvas_id, "", m.sis_login_id]
+                    + [spreadsheet_safe(m.section)]
+                    + ["" if t is None else t.total for t in totals]
+                )
+        self.log.info("Canvas gradebook CSV for %d students: %s", len(members), dest)

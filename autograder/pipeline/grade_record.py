@@ -1,0 +1,104 @@
+"""One grade record: the gradebook's points per student, as ``nbgrader export`` reckons them.
+
+``grading/<assignment>_grades.csv`` shows, beside the grader's verdicts, the autograded points
+(``score`` of ``max_score``), the points entered by hand (``manual``: formgrader's grades,
+overrides and extra credit), the ``late_penalty`` and the ``total`` of ``total_max`` (nbgrader
+export's ``score`` and ``max_score``), all read from the gradebook.  ``nbgrader export`` (this
+course's default exporter, :class:`autograder.pipeline.exports.GradeRecordExport`) brings those
+columns up to date, so after grading by hand the CSV and the export still agree.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# The CSV's columns that come from the gradebook, after the autograded ``score``.
+COLUMNS = ("manual", "late_penalty", "total", "total_max")
+
+
+@dataclass(frozen=True)
+class Totals:
+    """One submission's points: total = max(0, autograded + manual - late_penalty)."""
+
+    autograded: float
+    manual: float
+    late_penalty: float
+    total: float
+
+    def cells(self) -> list[float]:
+        """The CSV's values of :data:`COLUMNS` but ``total_max``."""
+        return [self.manual, self.late_penalty, self.total]
+
+
+@dataclass(frozen=True)
+class GradeRecord:
+    """An assignment's totals per student, and its maximum score (manual questions included)."""
+
+    totals: dict[str, Totals]
+    max_score: float
+
+
+def read_record(
+    db_url: str, course_id: str, assignment: str, students: Iterable[str] = ()
+) -> GradeRecord:
+    """The gradebook's totals of ``assignment`` (of ``students``, or of every submission)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        return record_of(gb, assignment, students)
+
+
+def record_of(gb: Any, assignment: str, students: Iterable[str] = ()) -> GradeRecord:
+    """:func:`read_record` from an open nbgrader ``Gradebook``."""
+    found = gb.find_assignment(assignment)
+    wanted = set(students)
+    totals = {
+        submission.student.id: totals_of(submission)
+        for submission in found.submissions
+        if not wanted or submission.student.id in wanted
+    }
+    return GradeRecord(totals, float(found.max_score))
+
+
+def totals_of(submission: Any) -> Totals:
+    """As nbgrader's CsvExportPlugin: raw = submission.score, score = max(0, raw - penalty)."""
+    raw = float(submission.score)
+    autograded = sum(
+        float(grade.auto_score or 0)
+        for notebook in submission.notebooks
+        for grade in notebook.grades
+        if grade.manual_score is None  # a hand-entered score replaces the autograder's
+    )
+    penalty = float(submission.late_submission_penalty or 0)
+    return Totals(autograded, raw - autograded, penalty, max(0.0, raw - penalty))
+
+
+def grading_folder(coursedir: Any) -> Path:
+    """The folder that holds the autograded copies (``grading/``): the CSVs go there too."""
+    return Path(coursedir.format_path(coursedir.autograded_directory, ".", ".")).parent
+
+
+def refresh_csv(path: Path, record: GradeRecord) -> int:
+    """Bring the gradebook columns of an assignment's CSV up to date; the rows changed."""
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    names = ("score", *COLUMNS)
+    if not rows or not set(names) <= set(rows[0]):
+        return 0
+    where = [rows[0].index(name) for name in names]
+    changed = 0
+    for row in rows[1:]:
+        totals = record.totals.get(row[0].removeprefix("'"))  # write_csv's formula guard
+        if totals is None:
+            continue
+        values = [totals.autograded, *totals.cells(), record.max_score]
+        for index, value in zip(where, values, strict=True):
+            row[index] = str(value)
+        changed += 1
+    with path.open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    return changed

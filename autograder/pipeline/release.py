@@ -1,0 +1,240 @@
+"""The student bundle: what students receive, and nothing of the grader.
+
+``python -m autograder release`` regenerates every assignment from ``solutions/`` with nbgrader
+(so the bundle never depends on a stale ``notebooks/``), refuses to write a bundle in which any
+line of a solution or hidden-test region survives, and writes::
+
+    <out>/README.md          two commands: install, then jupyter lab
+    <out>/requirements.txt   the lock's pins of what the notebooks need, then the package (.)
+    <out>/pyproject.toml     the attention_lab package alone
+    <out>/attention_lab/     the shared package
+    <out>/notebooks/NN_name/NN_name.ipynb
+
+No ``solutions/``, no ``autograder/``, no ``nbgrader_config.py``: a JupyterLab started in the
+bundle loads no instructor configuration, and nbgrader is not installed (students do not need
+its Validate: each notebook's own check cells say what is wrong).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+from autograder.pipeline.course import GradingError, tool_env
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT = Path("dist") / "attention-lab-student"  # under the repository root, git-ignored
+PACKAGE = "attention_lab"
+# Secret regions of a solution notebook, as nbgrader marks them.
+REGIONS = (("BEGIN SOLUTION", "END SOLUTION"), ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"))
+# A secret line this short (`return out`) may legitimately appear in a student copy too.
+SHORTEST_SECRET = 26
+
+README = """# Attention Lab: student copy
+
+Seven Jupyter assignments on attention and transformers, from scratch in PyTorch.
+You need Python 3.11 or newer; a fresh virtual environment is best
+(`python -m venv .venv && source .venv/bin/activate`). In this folder:
+
+```bash
+python -m pip install -r requirements.txt
+jupyter lab notebooks/
+```
+
+Open the assignments in order (`01_attention` ... `07_attention_at_scale`). Replace every
+`raise NotImplementedError()` with your code, then run the check cell below it: its message
+tells you what is wrong and what to look at. Passing the public checks is necessary, not
+sufficient: hidden tests run the same properties on sizes and seeds you have not seen.
+Answer the "explain in your own words" cells in prose; they are graded by hand.
+Hand in each notebook as your course tells you (the `.ipynb` file, with its name unchanged).
+"""
+
+
+def student_requirements(root: Path = ROOT) -> list[str]:
+    """The lock's pinned lines for the package's dependencies and its ``student`` extra."""
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["student"]]
+    names = {_name(spec) for spec in wanted}
+    pins = {}
+    for line in (root / "requirements.txt").read_text().splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            pins[_name(line)] = line.strip()
+    missing = sorted(names - pins.keys())
+    if missing:
+        raise GradingError(f"requirements.txt pins none of: {', '.join(missing)}")
+    return [pins[name] for name in sorted(names)]
+
+
+def _name(spec: str) -> str:
+    """The normalised distribution name of a requirement line (``scikit-learn>=1`` -> ...)."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+    if match is None:
+        raise GradingError(f"cannot read a package name in {spec!r}")
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower()
+
+
+def _package_pyproject(root: Path) -> str:
+    """A pyproject.toml that builds attention_lab alone, with the repository's ranges."""
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    dependencies = ",\n".join(f'    "{spec}"' for spec in project["dependencies"])
+    return (
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        f'[project]\nname = "{PACKAGE}"\nversion = "{project["version"]}"\n'
+        'description = "The shared package of the Attention Lab notebooks."\n'
+        f'requires-python = "{project["requires-python"]}"\n'
+        f"dependencies = [\n{dependencies},\n]\n\n"
+        f'[tool.setuptools.packages.find]\ninclude = ["{PACKAGE}*"]\n\n'
+        f'[tool.setuptools.package-data]\n{PACKAGE} = ["corpora/*.txt"]\n'
+    )
+
+
+def assignments(root: Path = ROOT) -> list[str]:
+    """The assignments of ``solutions/``, in order."""
+    return sorted(
+        p.name for p in (root / "solutions").iterdir() if (p / f"{p.name}.ipynb").exists()
+    )
+
+
+def generate(root: Path, destination: Path) -> list[str]:
+    """Run nbgrader's generate_assignment on every assignment into ``destination``, in a
+    scratch course (the instructor's gradebook and notebooks/ are left alone)."""
+    names = assignments(root)
+    path = os.environ.get("PATH")
+    os.environ["PATH"] = tool_env()["PATH"]  # nbgrader runs this interpreter's alembic
+    try:
+        _generate(root, destination, names)
+    finally:
+        if path is None:
+            del os.environ["PATH"]
+        else:
+            os.environ["PATH"] = path
+    return names
+
+
+def _generate(root: Path, destination: Path, names: list[str]) -> None:
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    with tempfile.TemporaryDirectory(prefix="attention-lab-release-") as scratch:
+        course = Path(scratch)
+        shutil.copy(root / "nbgrader_config.py", course / "nbgrader_config.py")
+        shutil.copytree(root / "solutions", course / "solutions")
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+        config.CourseDirectory.release_directory = str(destination)
+        for name in names:
+            coursedir = CourseDirectory(config=config)
+            coursedir.assignment_id = name
+            converter = GenerateAssignment(coursedir=coursedir, config=config)
+            converter.force = True
+            converter.start()
+
+
+def secret_lines(solution: nbformat.NotebookNode) -> set[str]:
+    """Every line (stripped, long enough to be telling) inside a secret region."""
+    found = set()
+    for cell in solution.cells:
+        for begin, end in REGIONS:
+            inside = False
+            for line in cell.source.splitlines():
+                if begin in line:
+                    inside = True
+                elif end in line:
+                    inside = False
+                elif inside and len(line.strip()) >= SHORTEST_SECRET:
+                    found.add(line.strip())
+    return found
+
+
+def leaks(bundle: Path, root: Path = ROOT) -> list[str]:
+    """``file: line`` for every secret line (or region marker) found in any bundle file.
+
+    Lines that the shipped attention_lab package itself holds are not secrets: students get
+    the reference package by design, and each exercise's reference ban forbids calling it.
+    """
+    secrets = set()
+    for name in assignments(root):
+        secrets |= secret_lines(nbformat.read(root / "solutions" / name / f"{name}.ipynb", 4))
+    for source in (root / PACKAGE).rglob("*.py"):
+        secrets -= {line.strip() for line in source.read_text().splitlines()}
+    markers = [marker for region in REGIONS for marker in region]
+    found = []
+    for path in sorted(p for p in bundle.rglob("*") if p.is_file()):
+        text = path.read_text(errors="replace")
+        if path.suffix == ".ipynb":  # compare cell lines, not JSON-escaped text
+            cells = json.loads(text)["cells"]
+            text = "\n".join("".join(cell["source"]) for cell in cells)
+        lines = {line.strip() for line in text.splitlines()}
+        hits = sorted(lines & secrets) + [m for m in markers if m in text]
+        found += [f"{path.relative_to(bundle)}: {hit}" for hit in hits]
+    return found
+
+
+def build_bundle(out: Path, root: Path = ROOT) -> list[str]:
+    """Write the student bundle to ``out`` (replacing it); the assignments it holds."""
+    out = out.resolve()
+    if out == root.resolve() or root.resolve().is_relative_to(out):
+        raise GradingError(f"{out} holds the repository: choose an empty or new folder")
+    if out.exists():
+        if not (out / "README.md").is_file() and any(out.iterdir()):
+            raise GradingError(f"{out} is not empty and is not a bundle: choose another folder")
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    names = generate(root, out / "notebooks")
+    for stray in (out / "notebooks").rglob("*"):  # nbgrader may leave checkpoints behind
+        if stray.is_dir() and stray.name == ".ipynb_checkpoints":
+            shutil.rmtree(stray)
+    shutil.copytree(
+        root / PACKAGE, out / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+    )
+    (out / "pyproject.toml").write_text(_package_pyproject(root))
+    pins = student_requirements(root)
+    (out / "requirements.txt").write_text(
+        "# Pinned as in the course's lock; the last line installs attention_lab from this folder.\n"
+        + "\n".join(pins)
+        + "\n.\n"
+    )
+    (out / "README.md").write_text(README)
+    found = leaks(out, root)
+    if found:
+        shutil.rmtree(out)
+        raise GradingError("the bundle would leak, so none was written:\n  " + "\n  ".join(found))
+    return names
+
+
+def stale_notebooks(bundle: Path, root: Path = ROOT) -> list[str]:
+    """Assignments whose committed notebooks/ copy differs from the bundle's fresh one."""
+    stale = []
+    for name in assignments(root):
+        committed = root / "notebooks" / name / f"{name}.ipynb"
+        fresh = nbformat.read(bundle / "notebooks" / name / f"{name}.ipynb", 4)
+        if not committed.exists() or nbformat.read(committed, 4) != fresh:
+            stale.append(name)
+    return stale
+
+
+def main(out: Path | None) -> int:
+    """``python -m autograder release``: build the bundle and its zip; the exit status."""
+    out = out or ROOT / DEFAULT
+    try:
+        names = build_bundle(out)
+    except GradingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    archive = shutil.make_archive(str(out), "zip", out.parent, out.name)
+    print(f"student bundle: {out} ({len(names)} assignments), and as one file {archive}")
+    for name in stale_notebooks(out):
+        print(
+            f"warning: notebooks/{name} differs from what nbgrader generates now (the bundle "
+            f"holds the fresh copy): run nbgrader generate_assignment {name} --force, commit it",
+            file=sys.stderr,
+        )
+    return 0

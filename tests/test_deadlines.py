@@ -1,0 +1,141 @@
+"""Late penalties: nbgrader's AssignLatePenalties step runs when a grade is recorded, with the
+course's plugin, each submission's timestamp, the gradebook's due date and extensions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.examples import build_course
+from autograder.pipeline.course import Course, GradingError, due_date_notice, record
+from autograder.pipeline.deadlines import FractionPerDayLate
+from autograder.pipeline.records import Outcome
+
+ASSIGNMENT = "01_attention"
+DUE = datetime(2026, 11, 20, 12, 0)
+STUDENTS = ("ontime", "late", "extended", "garbled", "unstamped")
+STAMPS = {
+    "ontime": "2026-11-20 11:59:00 UTC",
+    "late": "2026-11-21 13:00:00 UTC",  # 25 h late: two days started
+    "extended": "2026-11-21 13:00:00 UTC",
+    "garbled": "2026-11-21 13:00:00 UTC",  # first graded late, then the file is garbled
+}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> Course:
+    root = tmp_path_factory.mktemp("deadlines")
+    build_course(root, [])
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write(
+            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
+            'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
+        )
+    return Course.load(root)
+
+
+def _submit(course: Course, student: str, stamp: str | None) -> Outcome:
+    """Hand in the released notebook (no outputs: every test cell scores) with ``stamp``."""
+    folder = course.root / "grading" / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    (folder / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())
+    (folder / "timestamp.txt").unlink(missing_ok=True)
+    if stamp is not None:
+        (folder / "timestamp.txt").write_text(stamp)
+    notebook = dict(nbformat.read(release, 4))
+    return Outcome(student, "ok", [], notebook, [], 0.0)
+
+
+def _graded(course: Course, student: str, stamp: str | None) -> tuple[float, float, list[str]]:
+    """Record a submission; its score, its late penalty and its notes."""
+    outcome = _submit(course, student, stamp)
+    record(course, ASSIGNMENT, outcome)
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        submission = gb.find_submission(ASSIGNMENT, student)
+        return submission.score, submission.late_submission_penalty, outcome.notes
+
+
+@pytest.mark.slow
+def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course):
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=None)
+    assert "no due date" in due_date_notice(course, ASSIGNMENT)
+    score, penalty, notes = _graded(course, "late", STAMPS["late"])
+    assert score > 0 and penalty == 0 and notes == []  # no due date: no penalty, no note
+
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    assert due_date_notice(course, ASSIGNMENT) is None
+    results = {s: _graded(course, s, STAMPS.get(s)) for s in STUDENTS}
+
+    score, penalty, notes = results["ontime"]
+    assert penalty == 0 and notes == []
+    score, penalty, notes = results["late"]
+    assert penalty == pytest.approx(0.5 * score)  # 0.25 per day started, two days
+    assert notes == [
+        "submitted 1 d 1 h after the due date 2026-11-20 12:00 UTC: "
+        f"late penalty {0.5 * score:g} points"
+    ]
+    assert results["unstamped"][1] == 0
+    assert results["unstamped"][2] == [
+        "no timestamp.txt: lateness unknown, no late penalty applied"
+    ]
+
+    # An extension granted after a first grading: grading again lifts the penalty.
+    assert results["extended"][1] > 0
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.grant_extension(ASSIGNMENT, "extended", days=2)
+    assert _graded(course, "extended", STAMPS["extended"])[1:] == (0, [])
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.grant_extension(ASSIGNMENT, "extended", hours=1)  # 1 h is not enough
+    score, penalty, notes = _graded(course, "extended", STAMPS["extended"])
+    assert penalty == pytest.approx(0.25 * score)
+    assert "(with an extension of 1 h)" in notes[0], notes
+
+    # The same file, garbled after a late first grading: no timestamp, so no penalty.
+    assert results["garbled"][1] > 0
+    score, penalty, notes = _graded(course, "garbled", "next tuesday, probably")
+    assert penalty == 0
+    assert notes == [
+        "timestamp.txt is not a date: the submission is recorded without a timestamp "
+        "(no late penalty)"
+    ]
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        assert gb.find_submission(ASSIGNMENT, "garbled").timestamp is None
+
+
+@pytest.mark.slow
+def test_nbgraders_own_plugin_is_used_when_configured(course: Course, tmp_path: Path):
+    with (course.root / "nbgrader_config.py").open() as handle:
+        original = handle.read()
+    try:
+        with (course.root / "nbgrader_config.py").open("a") as config:
+            config.write(
+                '\nc.AssignLatePenalties.plugin_class = "nbgrader.plugins.'
+                'LateSubmissionPlugin"\nc.LateSubmissionPlugin.penalty_method = "zero"\n'
+            )
+        zeroing = Course.load(course.root)
+        with Gradebook(zeroing.coursedir.db_url, zeroing.coursedir.course_id) as gb:
+            gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+        score, penalty, _ = _graded(zeroing, "zeroed", STAMPS["late"])
+        assert score > 0 and penalty == score
+        with (course.root / "nbgrader_config.py").open("a") as config:
+            config.write('\nc.AssignLatePenalties.plugin_class = "no_such.Plugin"\n')
+        with pytest.raises(GradingError, match="plugin_class cannot be used"):
+            due_date_notice(Course.load(course.root), ASSIGNMENT)  # before any grading
+    finally:
+        (course.root / "nbgrader_config.py").write_text(original)
+
+
+def test_fraction_per_day_counts_days_started_and_caps():
+    plugin = FractionPerDayLate(fraction_per_day=0.1, max_days=3)
+    assert plugin.late_submission_penalty("s", 10.0, 1) == pytest.approx(1.0)
+    assert plugin.late_submission_penalty("s", 10.0, 86400) == pytest.approx(1.0)
+    assert plugin.late_submission_penalty("s", 10.0, 86401) == pytest.approx(2.0)
+    assert plugin.late_submission_penalty("s", 10.0, 4 * 86400) == 10.0  # past max_days
+    assert FractionPerDayLate(fraction_per_day=0.5).late_submission_penalty("s", 4, 9e6) == 4

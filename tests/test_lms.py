@@ -1,0 +1,174 @@
+"""Roster, Canvas zip intake and Gradescope results, each on its own (no grading)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import stat
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from autograder.pipeline.course import Course, GradingError
+from autograder.pipeline.gradescope import SCHEMA, results_of
+from autograder.pipeline.intake import MAX_BYTES
+from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.roster import RosterError, read_roster
+from autograder.pipeline.zip_intake import unpack_canvas_zip
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "01_attention"
+ROSTER = "student,canvas_id,sis_login_id,name\nada,101,ada@uni,Ada L\nalan,102,,Alan T\n"
+
+
+def _roster(tmp_path: Path, text: str = ROSTER) -> Path:
+    path = tmp_path / "roster.csv"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("", "header is missing"),
+        ("name,email\nAda,a@x\n", "expected a CSV whose header names student"),
+        ("student,canvas_id,shoe_size\nada,1,9\n", "unknown columns ['shoe_size']"),
+        ("student,canvas_id\nada,1\nada,2\n", "student 'ada' occurs 2 times"),
+        ("student,canvas_id\nada,7\nalan,7\n", "canvas_id '7' occurs 2 times"),
+        ("student,canvas_id\nada,A17\n", "canvas_id 'A17' is not a number"),
+        ("student,canvas_id,sis_login_id\nada,,\n", "has no canvas_id or sis_login_id"),
+        ("student,canvas_id\n../ada,1\n", "cannot be a folder name"),
+        ("student,canvas_id\nada,1,extra\n", "line 2 has 3 cells, the header 2"),
+        ("student,canvas_id\n", "lists no student"),
+    ],
+)
+def test_a_bad_roster_says_what_is_wrong(tmp_path: Path, text: str, says: str):
+    with pytest.raises(RosterError, match=r"roster .*") as caught:
+        read_roster(_roster(tmp_path, text))
+    assert says in str(caught.value)
+
+
+def test_a_roster_reads_canvas_ids_and_logins_and_refuses_links(tmp_path: Path):
+    members = read_roster(_roster(tmp_path, "\ufeff" + ROSTER))  # Excel's byte-order mark
+    assert [(m.student, m.canvas_id, m.sis_login_id) for m in members] == [
+        ("ada", "101", "ada@uni"),
+        ("alan", "102", ""),
+    ]
+    (tmp_path / "link.csv").symlink_to(tmp_path / "roster.csv")
+    with pytest.raises(RosterError, match="symbolic link"):
+        read_roster(tmp_path / "link.csv")
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Course:
+    root = tmp_path / "course"
+    root.mkdir()
+    shutil.copy(ROOT / "nbgrader_config.py", root)
+    return Course.load(root)
+
+
+def _zip(path: Path, entries: dict[str, bytes], links: tuple[str, ...] = ()) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in entries.items():
+            archive.writestr(name, content)
+        for name in links:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(info, "/etc/passwd")
+    return path
+
+
+def _submitted(course: Course) -> dict[str, bytes]:
+    folder = course.root / "grading" / "submitted"
+    return {p.parts[-3]: p.read_bytes() for p in folder.glob(f"*/{ASSIGNMENT}/*.ipynb")}
+
+
+def test_a_canvas_download_is_collected_through_the_roster(course: Course, tmp_path: Path):
+    download = _zip(
+        tmp_path / "submissions.zip",
+        {
+            "lovelaceada_late_101_9001_01_attention-1.ipynb": b"ada's",
+            "turingalan_102_9002_01_attention.ipynb": b"alan's",
+            "turingalan_102_9002_notes.pdf": b"%PDF",
+        },
+    )
+    collected = unpack_canvas_zip(course, ASSIGNMENT, download, _roster(tmp_path))
+    assert collected.students == ["ada", "alan"] and collected.late == ["ada"]
+    assert collected.ignored == ["turingalan_102_9002_notes.pdf"]
+    assert _submitted(course) == {"ada": b"ada's", "alan": b"alan's"}
+    # The same download again changes nothing; a different one never overwrites a submission.
+    assert unpack_canvas_zip(course, ASSIGNMENT, download, _roster(tmp_path)).students
+    changed = _zip(tmp_path / "again.zip", {"turingalan_102_9003_01_attention.ipynb": b"new"})
+    with pytest.raises(GradingError, match="already holds a different submission of alan"):
+        unpack_canvas_zip(course, ASSIGNMENT, changed, _roster(tmp_path))
+    assert _submitted(course)["alan"] == b"alan's"
+
+
+@pytest.mark.parametrize(
+    ("entries", "links", "says"),
+    [
+        ({"hopper_103_1_01_attention.ipynb": b"x"}, (), "Canvas user 103 is not in the roster"),
+        ({"README.txt": b"x"}, (), "'README.txt' is not named <name>_<canvas id>"),
+        ({"sub/lovelaceada_101_1_a.ipynb": b"x"}, (), "is not named"),
+        ({"../lovelaceada_101_1_a.ipynb": b"x"}, (), "climbs out of the zip"),
+        ({}, ("lovelaceada_101_1_01_attention.ipynb",), "a link"),
+        (
+            {"lovelaceada_101_1_a.ipynb": b"1", "lovelaceada_101_1_b.ipynb": b"2"},
+            (),
+            "ada handed in 2 notebooks",
+        ),
+    ],
+)
+def test_an_unexpected_download_is_refused_whole(
+    course: Course, tmp_path: Path, entries: dict, links: tuple, says: str
+):
+    good = {"turingalan_102_9002_01_attention.ipynb": b"alan's"}
+    download = _zip(tmp_path / "submissions.zip", {**good, **entries}, links)
+    with pytest.raises(GradingError, match="nothing was unpacked") as caught:
+        unpack_canvas_zip(course, ASSIGNMENT, download, _roster(tmp_path))
+    assert says in str(caught.value)
+    assert _submitted(course) == {}  # not even the good entry
+
+
+def test_an_empty_download_a_non_zip_or_a_bad_roster_is_an_error(course: Course, tmp_path: Path):
+    only_pdf = _zip(tmp_path / "pdf.zip", {"turingalan_102_1_notes.pdf": b"%PDF"})
+    with pytest.raises(GradingError, match="no notebook in it"):
+        unpack_canvas_zip(course, ASSIGNMENT, only_pdf, _roster(tmp_path))
+    (tmp_path / "fake.zip").write_bytes(b"not a zip")
+    with pytest.raises(GradingError, match="is not a zip file"):
+        unpack_canvas_zip(course, ASSIGNMENT, tmp_path / "fake.zip", _roster(tmp_path))
+    good = _zip(tmp_path / "ok.zip", {"turingalan_102_1_01_attention.ipynb": b"x"})
+    with pytest.raises(GradingError, match="expected a CSV whose header"):
+        unpack_canvas_zip(course, ASSIGNMENT, good, _roster(tmp_path, "who\nada\n"))
+
+
+def test_an_oversized_entry_is_read_only_past_the_cap(course: Course, tmp_path: Path):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("lovelaceada_101_1_01_attention.ipynb", b"0" * (MAX_BYTES + 4096))
+    (tmp_path / "big.zip").write_bytes(buffer.getvalue())
+    unpack_canvas_zip(course, ASSIGNMENT, tmp_path / "big.zip", _roster(tmp_path))
+    assert len(_submitted(course)["ada"]) == MAX_BYTES + 1  # intake then refuses it as too large
+
+
+def test_gradescope_results_follow_the_documented_schema():
+    schema = json.loads(SCHEMA.read_text())
+    cells = [
+        CellResult("test_rows_sum_to_one", True, "", True),
+        CellResult("test_scaling", False, "CheckFailed: is the score divided by sqrt(d_k)?", False),
+    ]
+    outcome = Outcome("ada", "ok", [], {}, cells, 1.0)
+    results = results_of(outcome, {"test_rows_sum_to_one": 2.0, "test_scaling": 3.0})
+    jsonschema.validate(results, schema)
+    assert [(t["name"], t["score"], t["max_score"]) for t in results["tests"]] == [
+        ("test_rows_sum_to_one", 2.0, 2.0),
+        ("test_scaling", 0.0, 3.0),
+    ]
+    assert results["tests"][1]["output"] == cells[1].message
+    # The schema can fail: an undocumented status, a test without a score.
+    for broken in ({"tests": [{"score": 1, "status": "ok"}]}, {"tests": [{"name": "q"}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema)
