@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
+import os
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -52,29 +56,50 @@ def write_csv(
 
     With ``merge``, the rows of students not in ``outcomes`` are kept from the existing file
     (when it has the same columns), so grading a few students again keeps the class's file whole.
+    Graders that finish together take turns: the file is read and rewritten under a lock on
+    ``<path>.lock``, and replaced in one rename, so a reader never sees half of it.
     """
     header = ["student", "verdict", "score", "max_score", *max_points, "notes"]
-    rows = {}
-    if merge and path.exists():
-        with path.open(newline="") as handle:
-            reader = csv.reader(handle)
-            if next(reader, None) == header:
-                rows = {row[0]: row for row in reader if row}
-    for outcome in outcomes:
-        scores = scores_of(outcome, max_points)
-        student = spreadsheet_safe(outcome.student)
-        rows[student] = [
-            student,
-            outcome.verdict,
-            sum(scores.values()),
-            sum(max_points.values()),
-            *(scores.get(g, 0) for g in max_points),
-            spreadsheet_safe(" | ".join(outcome.notes)),
-        ]
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows[student] for student in sorted(rows))
+    with _locked(path.with_name(path.name + ".lock")):
+        rows = {}
+        if merge and path.exists():
+            with path.open(newline="") as handle:
+                reader = csv.reader(handle)
+                if next(reader, None) == header:
+                    rows = {row[0]: row for row in reader if row}
+        for outcome in outcomes:
+            scores = scores_of(outcome, max_points)
+            student = spreadsheet_safe(outcome.student)
+            rows[student] = [
+                student,
+                outcome.verdict,
+                sum(scores.values()),
+                sum(max_points.values()),
+                *(scores.get(g, 0) for g in max_points),
+                spreadsheet_safe(" | ".join(outcome.notes)),
+            ]
+        written = tempfile.NamedTemporaryFile(
+            "w", newline="", dir=path.parent, prefix=f".{path.name}.", delete=False
+        )
+        try:
+            with written as handle:
+                writer = csv.writer(handle)
+                writer.writerow(header)
+                writer.writerows(rows[student] for student in sorted(rows))
+            # mkstemp makes it private; the CSV keeps the mode it had (new: readable by all)
+            Path(written.name).chmod(path.stat().st_mode & 0o777 if path.exists() else 0o644)
+            os.replace(written.name, path)
+        except BaseException:
+            Path(written.name).unlink(missing_ok=True)
+            raise
+
+
+@contextlib.contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_path`` (created if missing) for the ``with`` block."""
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed, or the process dies
+        yield
 
 
 class Progress:
