@@ -72,4 +72,4 @@ def test_graders_merging_at_once_lose_no_row(tmp_path: Path):
     students = [row[0] for row in read(path)[1:]]
     expected = sorted(f"{prefix}{n:03d}" for prefix in graders for n in range(count))
     assert students == expected, f"{len(expected) - len(students)} rows lost"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["grades.csv", "grades.csv.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".grades.csv.lock", "grades.csv"]

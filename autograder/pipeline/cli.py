@@ -15,7 +15,7 @@ from autograder.judging.limits import JudgeLimits
 from autograder.pipeline import batch, report
 from autograder.pipeline.course import Course, GradingError, find_submissions, instructor_side
 from autograder.pipeline.feedback import generate_feedback
-from autograder.pipeline.records import Settings
+from autograder.pipeline.records import DaskCluster, Settings
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -39,7 +39,9 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _add_limits(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=int, default=0, help="parallel workers (default: cores)")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="parallel workers of the local pool (default: cores)"
+    )
     parser.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell")
     parser.add_argument(
         "--time-limit", type=float, default=900.0, help="seconds per submission, CPU and wall"
@@ -59,6 +61,59 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _local_workers(text: str) -> int:
+    """``local:N`` -> N, for --cluster."""
+    kind, _, count = text.partition(":")
+    if kind != "local" or not count.isdigit() or int(count) < 1:
+        raise argparse.ArgumentTypeError(f"expected local:N with N >= 1 workers, got {text!r}")
+    return int(count)
+
+
+def _add_engine(parser: argparse.ArgumentParser) -> None:
+    engine = parser.add_argument_group(
+        "grading on a Dask cluster (default: a process pool on this machine)"
+    )
+    where = engine.add_mutually_exclusive_group()
+    where.add_argument(
+        "--cluster",
+        type=_local_workers,
+        metavar="local:N",
+        help="start a Dask LocalCluster of N single-threaded workers on 127.0.0.1",
+    )
+    where.add_argument("--scheduler", metavar="ADDRESS", help="tcp://HOST:PORT or tls://HOST:PORT")
+    where.add_argument(
+        "--scheduler-file", metavar="FILE", help="the file `dask scheduler --scheduler-file` wrote"
+    )
+    engine.add_argument("--tls-ca-file", default="", help="CA certificate of a tls:// scheduler")
+    engine.add_argument("--tls-cert", default="", help="this client's TLS certificate")
+    engine.add_argument("--tls-key", default="", help="this client's TLS key")
+    engine.add_argument(
+        "--allow-insecure-scheduler",
+        action="store_true",
+        help="connect to a tcp:// scheduler off the loopback range (anyone who can reach a "
+        "scheduler can run code on its workers: only on a network you alone can reach)",
+    )
+    engine.add_argument(
+        "--connect-timeout", type=float, default=30.0, help="seconds to reach the scheduler"
+    )
+
+
+def _cluster(args: argparse.Namespace) -> DaskCluster | None:
+    """The Dask cluster the command names, or None for the local process pool."""
+    if not (args.cluster or args.scheduler or args.scheduler_file):
+        return None
+    return DaskCluster(
+        scheduler=args.scheduler or "",
+        scheduler_file=args.scheduler_file or "",
+        local_workers=args.cluster or 0,
+        tls_ca_file=args.tls_ca_file,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        allow_insecure=args.allow_insecure_scheduler,
+        connect_seconds=args.connect_timeout,
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -69,9 +124,11 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--db", help="gradebook URL (default: the course's; postgresql://... too)")
     grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
     _add_limits(grade)
+    _add_engine(grade)
     demo = commands.add_parser("demo", help="grade the bundled sample class end to end")
     demo.add_argument("--keep", type=Path, help="build the demo course here and keep it")
     _add_limits(demo)
+    _add_engine(demo)
     demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
     return parser
 
@@ -100,6 +157,7 @@ def run_grade(
         progress=progress,
         stage=progress.stage,
         on_start=progress.start,
+        cluster=_cluster(args),
     )
     csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
         f"{assignment}_grades.csv"

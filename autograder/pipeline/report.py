@@ -57,10 +57,10 @@ def write_csv(
     With ``merge``, the rows of students not in ``outcomes`` are kept from the existing file
     (when it has the same columns), so grading a few students again keeps the class's file whole.
     Graders that finish together take turns: the file is read and rewritten under a lock on
-    ``<path>.lock``, and replaced in one rename, so a reader never sees half of it.
+    ``.<name>.lock`` beside it, and replaced in one rename, so a reader never sees half of it.
     """
     header = ["student", "verdict", "score", "max_score", *max_points, "notes"]
-    with _locked(path.with_name(path.name + ".lock")):
+    with _locked(path.with_name(f".{path.name}.lock")):
         rows = {}
         if merge and path.exists():
             with path.open(newline="") as handle:
