@@ -1,5 +1,6 @@
-"""Grading on a Dask cluster gives the process pool's grades, survives a killed worker, and refuses
-a scheduler it cannot reach or should not trust, writing nothing; two graders at once lose no row.
+"""Grading on a Dask cluster gives the process pool's grades, survives a killed worker, refuses a
+scheduler it cannot reach or should not trust (writing nothing) and a worker that cannot build a
+sandbox; two graders at once lose no row.
 
 Every cluster here is a LocalCluster on 127.0.0.1 with single-threaded worker processes.
 """
@@ -19,12 +20,14 @@ import time
 from pathlib import Path
 
 import pytest
+from distributed import Client, LocalCluster
 
 from autograder.examples import DEMO_CLASS, build_course
 from autograder.isolation import sandbox
 from autograder.pipeline.batch import grade
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import Course, tool_env
+from autograder.pipeline.course import Course, GradingError, tool_env
+from autograder.pipeline.dask_engine import GradingSetup
 from autograder.pipeline.records import DaskCluster, Settings
 
 pytestmark = pytest.mark.slow
@@ -238,3 +241,26 @@ def test_a_refused_or_unreachable_scheduler_stops_before_anything_is_written(
     assert last.startswith("error: ") and says in last, output
     assert "Traceback" not in output, output
     assert _files(course) == before  # no grade, no CSV, no autograded notebook
+
+
+def _without_sandbox() -> None:
+    """On a worker: as if bubblewrap could not build a sandbox there."""
+    from autograder.isolation import sandbox as worker_sandbox
+
+    worker_sandbox.sandbox_available = lambda: (False, "no user namespaces on this node (test)")
+
+
+def test_a_worker_that_cannot_build_a_sandbox_says_so_before_any_grading():
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        client.run(_without_sandbox)
+        with pytest.raises(
+            GradingError,
+            match=r"Dask worker tcp://127\.0\.0\.1:\d+ on .* cannot "
+            r"grade: no user namespaces on this node \(test\)",
+        ):
+            client.register_plugin(GradingSetup(ASSIGNMENT, {}, {}, True))
