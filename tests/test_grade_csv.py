@@ -1,6 +1,8 @@
 """The grading command's CSV: one row per student, kept whole when a few are graded again."""
 
 import csv
+import multiprocessing
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -77,3 +79,30 @@ def test_hand_entered_scores_and_extra_credit_count_as_manual():
         score=raw, late_submission_penalty=0.5, notebooks=[SimpleNamespace(grades=grades)]
     )
     assert totals_of(submission) == Totals(autograded=6.0, manual=2.0, late_penalty=0.5, total=7.5)
+
+
+def _grade_one_at_a_time(path: Path, prefix: str, count: int, start: Barrier) -> None:
+    """A grader that records its students one by one, each time merging into the class's file."""
+    start.wait()
+    for number in range(count):
+        write_csv([outcome(f"{prefix}{number:03d}", {"q1": True})], path, POINTS, merge=True)
+
+
+def test_graders_merging_at_once_lose_no_row(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    context = multiprocessing.get_context("fork")
+    graders, count = "abcd", 40
+    start = context.Barrier(len(graders))
+    processes = [
+        context.Process(target=_grade_one_at_a_time, args=(path, prefix, count, start))
+        for prefix in graders
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0, process.exitcode
+    students = [row[0] for row in read(path)[1:]]
+    expected = sorted(f"{prefix}{n:03d}" for prefix in graders for n in range(count))
+    assert students == expected, f"{len(expected) - len(students)} rows lost"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".grades.csv.lock", "grades.csv"]

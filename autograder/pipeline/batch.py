@@ -9,7 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -25,7 +25,7 @@ from autograder.pipeline.course import (
     instructor_side,
     record,
 )
-from autograder.pipeline.records import Job, Outcome, Settings
+from autograder.pipeline.records import DaskCluster, Job, Outcome, Settings, grader_error
 from autograder.pipeline.report import shown
 from autograder.pipeline.worker import grade_one, warm_up
 
@@ -40,27 +40,61 @@ def grade(
     progress: Callable[[Outcome], None] | None = None,
     stage: Callable[[str], None] = lambda text: None,
     on_start: Callable[[], None] = lambda: None,
+    cluster: DaskCluster | None = None,
 ) -> list[Outcome]:
     """Grade every submission of ``assignment`` (or only ``students``) and record the grades.
 
     progress: called in this process with each outcome, as soon as it is recorded.
     stage: called with a line saying what the batch does before the first outcome.
     on_start: called once the staging is built and the workers are about to start.
+    cluster: grade on this Dask cluster instead of a local process pool (recording stays here).
     """
     settings = settings or Settings()
-    if settings.use_sandbox:
+    if settings.use_sandbox and cluster is None:  # a Dask worker checks its own machine
         stage("checking that a sandbox can be built")
         available, why = sandbox.sandbox_available()
         if not available:
             raise GradingError(why)
     release, sources = instructor_side(course, assignment)
     submitted = find_submissions(course, assignment, students)
-    hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
     outcomes = [_refused_name(s) for s, _ in submitted if not _usable_name(s)]
     for outcome in outcomes:
         if progress is not None:
             progress(outcome)
     submitted = [(s, path) for s, path in submitted if _usable_name(s)]
+    instructor = (assignment, release, sources)
+    if cluster is None:
+        graded = _pooled(instructor, course, submitted, workers, settings, stage, on_start)
+    else:  # imported only here: the local pool never imports Dask
+        from autograder.pipeline import dask_engine
+
+        graded = dask_engine.graded(
+            cluster, instructor, course, submitted, settings, stage, on_start
+        )
+    for outcome in graded:  # each recorded before the next is taken
+        outcomes.append(_recorded(course, assignment, outcome))
+        if progress is not None:
+            progress(outcome)
+    outcomes.sort(key=lambda o: o.student)
+    return outcomes
+
+
+def _pooled(
+    instructor: tuple[str, dict, dict[str, str]],
+    course: Course,
+    submitted: Sequence[tuple[str, Path]],
+    workers: int,
+    settings: Settings,
+    stage: Callable[[str], None],
+    on_start: Callable[[], None],
+) -> Iterator[Outcome]:
+    """Grade on this machine: rounds of a process pool, a submission retried once if it kills
+    its worker; the outcomes as they finish.
+
+    instructor: the assignment, its release notebook and the gradebook's sources.
+    """
+    assignment, release, sources = instructor
+    hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
     with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
         stage("staging what the sandbox may import (attention_lab, the runner, the judge client)")
         Path(folder).chmod(0o755)
@@ -78,7 +112,8 @@ def grade(
         context.set_forkserver_preload(preload)
         stage(
             f"starting {count} worker{'s' * (count > 1)}: torch and the checks are imported "
-            "once, and each worker builds the hidden reference data before its first submission"
+            "once, and each worker builds the hidden reference data before its first "
+            "submission"
         )
         markers = Path(folder) / "started"
         markers.mkdir()
@@ -92,7 +127,7 @@ def grade(
                 initializer=warm_up,
                 initargs=(assignment, release, sources),
             ) as pool:
-                futures = {pool.submit(grade_one, job): index for index, job in pending.items()}
+                futures = {pool.submit(grade_one, job): i for i, job in pending.items()}
                 for future in as_completed(futures):
                     index = futures[future]
                     job = pending[index]
@@ -104,17 +139,13 @@ def grade(
                         if deaths[index] < 2:
                             continue  # graded again in a fresh pool; if it never started, free
                         why = "grading this submission killed its grader worker twice"
-                        outcome = Outcome(job.student, "grader error", [why], None, [], 0.0)
-                    except Exception as error:  # noqa: BLE001 - reported, and the batch goes on
-                        outcome = Outcome(job.student, "grader error", [repr(error)], None, [], 0.0)
+                        outcome = grader_error(job.student, why)
+                    except Exception as error:  # noqa: BLE001 - reported; the batch goes on
+                        outcome = grader_error(job.student, repr(error))
                     del pending[index]
-                    outcomes.append(_recorded(course, assignment, outcome))
-                    if progress is not None:
-                        progress(outcome)
+                    yield outcome
             for index in pending:
                 Path(pending[index].marker).unlink(missing_ok=True)
-    outcomes.sort(key=lambda o: o.student)
-    return outcomes
 
 
 def _usable_name(student: str) -> bool:

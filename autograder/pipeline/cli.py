@@ -24,7 +24,7 @@ from autograder.pipeline.course import (
 )
 from autograder.pipeline.feedback import generate_feedback
 from autograder.pipeline.grade_record import read_record
-from autograder.pipeline.records import Settings
+from autograder.pipeline.records import DaskCluster, Settings
 from autograder.pipeline.zip_intake import collect_from_zip
 
 
@@ -49,7 +49,9 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _add_limits(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=int, default=0, help="parallel workers (default: cores)")
+    parser.add_argument(
+        "--workers", type=int, default=0, help="parallel workers of the local pool (default: cores)"
+    )
     parser.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell")
     parser.add_argument(
         "--time-limit", type=float, default=900.0, help="seconds per submission, CPU and wall"
@@ -69,6 +71,59 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _local_workers(text: str) -> int:
+    """``local:N`` -> N, for --cluster."""
+    kind, _, count = text.partition(":")
+    if kind != "local" or not count.isdigit() or int(count) < 1:
+        raise argparse.ArgumentTypeError(f"expected local:N with N >= 1 workers, got {text!r}")
+    return int(count)
+
+
+def _add_engine(parser: argparse.ArgumentParser) -> None:
+    engine = parser.add_argument_group(
+        "grading on a Dask cluster (default: a process pool on this machine)"
+    )
+    where = engine.add_mutually_exclusive_group()
+    where.add_argument(
+        "--cluster",
+        type=_local_workers,
+        metavar="local:N",
+        help="start a Dask LocalCluster of N single-threaded workers on 127.0.0.1",
+    )
+    where.add_argument("--scheduler", metavar="ADDRESS", help="tcp://HOST:PORT or tls://HOST:PORT")
+    where.add_argument(
+        "--scheduler-file", metavar="FILE", help="the file `dask scheduler --scheduler-file` wrote"
+    )
+    engine.add_argument("--tls-ca-file", default="", help="CA certificate of a tls:// scheduler")
+    engine.add_argument("--tls-cert", default="", help="this client's TLS certificate")
+    engine.add_argument("--tls-key", default="", help="this client's TLS key")
+    engine.add_argument(
+        "--allow-insecure-scheduler",
+        action="store_true",
+        help="connect to a tcp:// scheduler off the loopback range (anyone who can reach a "
+        "scheduler can run code on its workers: only on a network you alone can reach)",
+    )
+    engine.add_argument(
+        "--connect-timeout", type=float, default=30.0, help="seconds to reach the scheduler"
+    )
+
+
+def _cluster(args: argparse.Namespace) -> DaskCluster | None:
+    """The Dask cluster the command names, or None for the local process pool."""
+    if not (args.cluster or args.scheduler or args.scheduler_file):
+        return None
+    return DaskCluster(
+        scheduler=args.scheduler or "",
+        scheduler_file=args.scheduler_file or "",
+        local_workers=args.cluster or 0,
+        tls_ca_file=args.tls_ca_file,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        allow_insecure=args.allow_insecure_scheduler,
+        connect_seconds=args.connect_timeout,
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -81,9 +136,11 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--from-zip", type=Path, help="first collect a Canvas submissions zip")
     grade.add_argument("--roster", type=Path, help="roster CSV (default grading/roster.csv)")
     _add_limits(grade)
+    _add_engine(grade)
     demo = commands.add_parser("demo", help="grade the bundled sample class end to end")
     demo.add_argument("--keep", type=Path, help="build the demo course here and keep it")
     _add_limits(demo)
+    _add_engine(demo)
     demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
     release = commands.add_parser("release", help="build the student bundle (no grader inside)")
     release.add_argument("--out", type=Path, help=f"bundle folder (default {release_mod.DEFAULT})")
@@ -116,6 +173,7 @@ def run_grade(
         progress=progress,
         stage=progress.stage,
         on_start=progress.start,
+        cluster=_cluster(args),
     )
     csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
         f"{assignment}_grades.csv"

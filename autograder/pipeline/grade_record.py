@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.pipeline.csv_file import locked, replace_csv
+
 # The CSV's columns that come from the gradebook, after the autograded ``score``.
 COLUMNS = ("manual", "late_penalty", "total", "total_max")
 
@@ -84,6 +86,11 @@ def grading_folder(coursedir: Any) -> Path:
 
 def refresh_csv(path: Path, record: GradeRecord) -> int:
     """Bring the gradebook columns of an assignment's CSV up to date; the rows changed."""
+    with locked(path):
+        return _refreshed(path, record)
+
+
+def _refreshed(path: Path, record: GradeRecord) -> int:
     with path.open(newline="") as handle:
         rows = list(csv.reader(handle))
     names = ("score", *COLUMNS)
@@ -99,6 +106,5 @@ def refresh_csv(path: Path, record: GradeRecord) -> int:
         for index, value in zip(where, values, strict=True):
             row[index] = str(value)
         changed += 1
-    with path.open("w", newline="") as handle:
-        csv.writer(handle).writerows(rows)
+    replace_csv(path, rows)
     return changed

@@ -57,15 +57,35 @@ class Outcome:
     grader_peak_mib: float = 0.0  # the most memory its grading worker or judge process held
 
 
+def grader_error(student: str, why: str) -> Outcome:
+    """The row of a submission that grading itself failed on, saying why."""
+    return Outcome(student, "grader error", [why], None, [], 0.0)
+
+
 @dataclass(frozen=True)
 class Job:
     """What a worker needs to grade one submission, beyond what warm_up gave it (picklable, and
-    small: a job must never fill the pool's call-queue pipe, or a broken pool cannot shut down)."""
+    small for the pool: a job must never fill the pool's call-queue pipe, or a broken pool cannot
+    shut down; a Dask job carries the file's bytes, since no file system is shared)."""
 
     student: str
     assignment: str
-    submitted: str
+    submitted: str | bytes  # the notebook's path on the worker's machine, or its bytes
     staging: str
     hide: tuple[str, ...]
     settings: Settings
     marker: str = ""  # a file the worker creates when it starts this job and removes when done
+
+
+@dataclass(frozen=True)
+class DaskCluster:
+    """Where a batch runs instead of the local process pool: a Dask cluster, one of three ways."""
+
+    scheduler: str = ""  # tcp://HOST:PORT or tls://HOST:PORT of a running scheduler
+    scheduler_file: str = ""  # the JSON file `dask scheduler --scheduler-file` writes
+    local_workers: int = 0  # a LocalCluster of this many processes on 127.0.0.1
+    tls_ca_file: str = ""
+    tls_cert: str = ""
+    tls_key: str = ""
+    allow_insecure: bool = False  # connect to a non-loopback scheduler without TLS
+    connect_seconds: float = 30.0

@@ -13,6 +13,7 @@ from typing import TextIO
 import nbformat
 
 from autograder.cells import is_test_cell
+from autograder.pipeline.csv_file import locked, replace_csv
 from autograder.pipeline.grade_record import COLUMNS, GradeRecord
 from autograder.pipeline.records import Outcome
 
@@ -61,33 +62,33 @@ def write_csv(
     and the other gradebook columns are empty.
     With ``merge``, the rows of students not in ``outcomes`` are kept from the existing file
     (when it has the same columns), so grading a few students again keeps the class's file whole.
+    Graders that finish together take turns: the file is read and rewritten under a lock on
+    ``.<name>.lock`` beside it, and replaced in one rename, so a reader never sees half of it.
     """
     header = ["student", "verdict", "score", "max_score", *COLUMNS, *max_points, "notes"]
     total_max = record.max_score if record else ""
-    rows = {}
-    if merge and path.exists():
-        with path.open(newline="") as handle:
-            reader = csv.reader(handle)
-            if next(reader, None) == header:
-                rows = {row[0]: row for row in reader if row}
-    for outcome in outcomes:
-        scores = scores_of(outcome, max_points)
-        student = spreadsheet_safe(outcome.student)
-        totals = record.totals.get(outcome.student) if record else None
-        rows[student] = [
-            student,
-            outcome.verdict,
-            totals.autograded if totals else sum(scores.values()),
-            sum(max_points.values()),
-            *(totals.cells() if totals else ["", "", ""]),
-            total_max,
-            *(scores.get(g, 0) for g in max_points),
-            spreadsheet_safe(" | ".join(outcome.notes)),
-        ]
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows[student] for student in sorted(rows))
+    with locked(path):
+        rows = {}
+        if merge and path.exists():
+            with path.open(newline="") as handle:
+                reader = csv.reader(handle)
+                if next(reader, None) == header:
+                    rows = {row[0]: row for row in reader if row}
+        for outcome in outcomes:
+            scores = scores_of(outcome, max_points)
+            student = spreadsheet_safe(outcome.student)
+            totals = record.totals.get(outcome.student) if record else None
+            rows[student] = [
+                student,
+                outcome.verdict,
+                totals.autograded if totals else sum(scores.values()),
+                sum(max_points.values()),
+                *(totals.cells() if totals else ["", "", ""]),
+                total_max,
+                *(scores.get(g, 0) for g in max_points),
+                spreadsheet_safe(" | ".join(outcome.notes)),
+            ]
+        replace_csv(path, [header, *(rows[student] for student in sorted(rows))])
 
 
 class Progress:

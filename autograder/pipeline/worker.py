@@ -34,30 +34,40 @@ from autograder.pipeline.verdicts import (
 NOTEBOOK_IN_SANDBOX = sandbox.SANDBOX_WORKDIR / "submission.ipynb"
 
 
-def grade_one(job: Job) -> Outcome:
-    """Grade one submission; never raises for anything the submission does."""
+def grade_one(job: Job, instructor: tuple[dict, dict[str, str]] | None = None) -> Outcome:
+    """Grade one submission; never raises for anything the submission does.
+
+    instructor: the release notebook and the gradebook's sources; by default those warm_up gave
+    this worker (a Dask worker passes those its set-up received).
+    """
     marker = Path(job.marker) if job.marker else None
     if marker is not None:
         marker.touch()  # if this worker dies now, the batch knows this job had started
     try:
-        return _grade(job)
+        release, sources = instructor or (_INSTRUCTOR["release"], _INSTRUCTOR["sources"])
+        return _grade(job, nbformat.from_dict(release), sources)
     finally:
         if marker is not None:
             marker.unlink(missing_ok=True)
 
 
-def _grade(job: Job) -> Outcome:
+def unreadable(
+    student: str, problems: list[str], release: nbformat.NotebookNode, sources: dict[str, str]
+) -> Outcome:
+    """The outcome of a submission intake refused: the release's cells, every test failed."""
+    notebook = intake.take_in(nbformat.writes(release).encode(), release, sources).notebook
+    reason = "; ".join(problems) or "the notebook could not be read"
+    cells = fail_every_test(notebook, f"your notebook could not be graded: {reason}")
+    return Outcome(student, "invalid notebook", problems, notebook, cells, 0.0)
+
+
+def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) -> Outcome:
     started = time.monotonic()
-    release = nbformat.from_dict(_INSTRUCTOR["release"])
-    sources = _INSTRUCTOR["sources"]
-    taken = intake.take_in(Path(job.submitted), release, sources)
+    taken = intake.take_in(job.submitted, release, sources)
     if taken.notebook is None:
-        notebook = intake.take_in(nbformat.writes(release).encode(), release, sources).notebook
-        reason = "; ".join(taken.problems) or "the notebook could not be read"
-        cells = fail_every_test(notebook, f"your notebook could not be graded: {reason}")
-        return Outcome(
-            job.student, "invalid notebook", taken.problems, notebook, cells, _since(started)
-        )
+        outcome = unreadable(job.student, taken.problems, release, sources)
+        outcome.seconds = _since(started)
+        return outcome
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         scratch_path = Path(scratch)
         workdir, judge_dir = scratch_path / "work", scratch_path / "judge"
