@@ -29,6 +29,7 @@ from autograder.pipeline.cli import main
 from autograder.pipeline.course import Course, GradingError, tool_env
 from autograder.pipeline.dask_engine import GradingSetup
 from autograder.pipeline.records import DaskCluster, Settings
+from tests.processes import descends_from_this_process, parent_of
 
 pytestmark = pytest.mark.slow
 
@@ -130,22 +131,6 @@ def test_dask_grades_the_demo_class_as_two_concurrent_pool_graders_do(
     assert sorted(p.name for p in graded.iterdir()) == students  # recorded in the gradebook
 
 
-def _parent(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("PPid:"):
-            return int(line.split()[1])
-    raise LookupError(pid)
-
-
-def _ours(pid: int) -> bool:
-    """Whether ``pid`` descends from this test's process (other graders may share the machine)."""
-    while pid > 1:
-        pid = _parent(pid)
-        if pid == os.getpid():
-            return True
-    return False
-
-
 def _a_sandbox(seen: set[Path]) -> tuple[int, str] | None:
     """(worker PID, its submission's text) of a sandbox a worker of this test started since the
     last call, if any."""
@@ -157,8 +142,8 @@ def _a_sandbox(seen: set[Path]) -> tuple[int, str] | None:
             if "--die-with-parent" not in argv or str(sandbox.SANDBOX_WORKDIR) not in argv:
                 continue
             workdir = Path(argv[argv.index(str(sandbox.SANDBOX_WORKDIR)) - 1])
-            worker = _parent(int(entry.name))
-            if workdir in seen or not _ours(worker):
+            worker = parent_of(int(entry.name))
+            if workdir in seen or not descends_from_this_process(worker):
                 continue
             submission = (workdir / "submission.ipynb").read_text()
         except (OSError, ValueError, LookupError, UnicodeDecodeError):

@@ -19,6 +19,7 @@ from autograder.isolation import sandbox
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
 from autograder.pipeline.records import Outcome, Settings
+from tests.processes import descends_from_this_process, parent_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -29,15 +30,9 @@ SAMPLES = [
 ]
 
 
-def _parent(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("PPid:"):
-            return int(line.split()[1])
-    raise LookupError(pid)
-
-
 def _a_sandboxed_worker() -> int | None:
-    """The PID of a grading worker that is running a sandbox right now, if any."""
+    """The PID of a grading worker of this test that is running a sandbox right now, if any (the
+    machine may be grading other tests' batches at the same time: their workers are left alone)."""
     bwrap = (sandbox.bwrap_executable() or ("bwrap",))[0]
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -45,7 +40,9 @@ def _a_sandboxed_worker() -> int | None:
         try:
             command = (entry / "cmdline").read_bytes().split(b"\0")[0].decode()
             if os.path.basename(command) == os.path.basename(bwrap):
-                return _parent(int(entry.name))
+                worker = parent_of(int(entry.name))
+                if descends_from_this_process(worker):
+                    return worker
         except (OSError, LookupError):
             continue
     return None
