@@ -15,7 +15,7 @@ import torch
 
 from autograder.examples import solution_answers
 from autograder.judging import kernel
-from autograder.judging.judge import Judge
+from autograder.judging.judge import WORKER_POLL_SECONDS, Judge
 from autograder.judging.limits import JudgeLimits
 
 ASSIGNMENT, CELL = "01_attention", "test_attention_scaling"
@@ -57,3 +57,36 @@ def test_a_judge_killed_mid_check_fails_that_cell_with_a_note(monkeypatch):
     assert judge.failure is not None and "killed" in judge.failure, judge.failure
     verdict = judge.verdicts[CELL]
     assert not verdict.passed and verdict.diagnosis.startswith("[judge]"), verdict
+
+
+def test_a_judge_ends_when_its_worker_is_killed(tmp_path: Path):
+    """A grading worker killed outright (SIGKILL: no __exit__ runs) leaves no judge behind."""
+    tmp_path.chmod(0o755)
+    read_end, write_end = os.pipe()
+    worker = os.fork()
+    if worker == 0:  # the worker: start a judge, say its PID, wait to be killed
+        os.close(read_end)
+        judge = Judge(ASSIGNMENT, tmp_path / "judge.sock", [], JudgeLimits())
+        judge.__enter__()
+        os.write(write_end, f"{judge.pid}\n".encode())
+        time.sleep(120)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as said:
+        judge_pid = int(said.readline())
+    os.kill(worker, signal.SIGKILL)
+    os.waitpid(worker, 0)
+    deadline = time.monotonic() + 10 * WORKER_POLL_SECONDS
+    while time.monotonic() < deadline and _alive(judge_pid):
+        time.sleep(0.1)
+    if _alive(judge_pid):
+        os.kill(judge_pid, signal.SIGKILL)  # it would hold this run's output open for good
+        raise AssertionError(f"judge {judge_pid} outlived its killed worker")
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped by init, counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
+    except FileNotFoundError:
+        return False

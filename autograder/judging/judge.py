@@ -32,6 +32,8 @@ from autograder.authoring.registry import CheckFailed, checks_for, run_check
 from autograder.judging import protocol, source_bans
 from autograder.judging.limits import JudgeLimits
 
+WORKER_POLL_SECONDS = 1.0  # how often an idle judge checks that its worker still lives
+
 # Classes from these packages stand in for the kernel's classes in isinstance and issubclass.
 _TRUSTED_ROOTS = {"torch", "attention_lab", "builtins", "numpy", "collections", "abc"}
 
@@ -469,13 +471,14 @@ class Judge:
 
     def __enter__(self) -> Judge:
         read_end, write_end = os.pipe()
+        worker = os.getpid()
         pid = os.fork()
         if pid == 0:  # the judge process: never returns
             os.close(read_end)
             status = 1
             with contextlib.suppress(BaseException):
                 self._confine()
-                self._serve(os.fdopen(write_end, "w", buffering=1))
+                self._serve(os.fdopen(write_end, "w", buffering=1), worker)
                 status = 0
             os._exit(status)
         os.close(write_end)
@@ -541,12 +544,18 @@ class Judge:
             with contextlib.suppress(OSError):
                 _mount_read_only(self.read_only)
 
-    def _serve(self, reports: Any) -> None:
+    def _serve(self, reports: Any, worker: int) -> None:
         torch.set_num_threads(1)
         signal.signal(signal.SIGALRM, _time_up)
         spent = 0.0  # judging time only: the notebook's own cells run between checkpoints
+        self.listener.settimeout(WORKER_POLL_SECONDS)
         while True:
-            connection, _ = self.listener.accept()
+            try:
+                connection, _ = self.listener.accept()
+            except TimeoutError:
+                if os.getppid() != worker:  # the worker was killed: no kernel will call again
+                    return
+                continue
             left = self.limits.total_seconds - spent
             started = time.monotonic()
             with connection:
