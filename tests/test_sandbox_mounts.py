@@ -87,6 +87,12 @@ def test_a_planted_copy_of_the_secrets_is_out_of_reach_and_honest_work_keeps_ful
     row = _rows(course)["planter"]
     assert probe_reports(course, ("planter",)) == {"planter": []}
     assert float(row["score"]) == float(row["max_score"]) and row["verdict"] == "ok", row
+    # matplotlib works from the allow-list alone: every figure the notebook shows is a PNG.
+    graded = course / "grading" / "autograded" / "planter" / "01_attention" / "01_attention.ipynb"
+    plots = [c for c in nbformat.read(graded, 4).cells if c.source.endswith("plt.show()")]
+    assert plots and all(
+        any("image/png" in output.get("data", {}) for output in cell.outputs) for cell in plots
+    )
 
 
 def _run_in_sandbox(tmp_path: Path, code: str, **options) -> sandbox.SandboxResult:

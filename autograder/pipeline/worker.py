@@ -117,7 +117,9 @@ def execute(
     env = sandbox.default_env()
     env.update(
         PYTHONPATH=job.staging,
-        MPLBACKEND="Agg",
+        # The inline backend sends each figure as a PNG output, so the feedback shows it (with
+        # Agg, plt.show() showed nothing).
+        MPLBACKEND="module://matplotlib_inline.backend_inline",
         MPLCONFIGDIR="/tmp/.matplotlib",
         IPYTHONDIR="/tmp/.ipython",
         JUPYTER_CONFIG_DIR="/tmp/.jupyter",
