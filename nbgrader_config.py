@@ -10,7 +10,7 @@ from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import GetGrades
 
-from autograder.pipeline.feedback import RedactHiddenTests
+from autograder.pipeline.feedback import FitFigures, RedactHiddenTests
 
 c = get_config()  # noqa: F821  (nbgrader injects get_config)
 
@@ -41,6 +41,7 @@ c.ExecutePreprocessor.timeout = 120
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     CSSHTMLHeaderPreprocessor,
+    FitFigures,
     RedactHiddenTests,
     SanitizeHTML,
 ]

@@ -1,10 +1,12 @@
-"""Reading a file that a student or the sandbox controls: no links, no FIFOs, a size cap."""
+"""Reading what a student or the sandbox controls: no links, no FIFOs, a size cap, a deadline."""
 
 from __future__ import annotations
 
 import errno
 import os
+import selectors
 import stat
+import time
 from pathlib import Path
 
 
@@ -34,3 +36,26 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     if len(data) > max_bytes:
         raise TooLarge(f"{Path(path).name} is larger than {max_bytes} bytes")
     return data
+
+
+def read_pipe(fd: int, max_bytes: int, seconds: float) -> tuple[bytes, bool]:
+    """What the writers of pipe ``fd`` send until they all close it or ``seconds`` pass.
+
+    At most ``max_bytes`` are kept; the rest is read and dropped, so a writer never blocks on a
+    full pipe.  Also returns whether anything was dropped.
+    """
+    kept = bytearray()
+    truncated = False
+    deadline = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not selector.select(timeout=left):
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            room = chunk[: max_bytes - len(kept)]
+            kept += room
+            truncated = truncated or len(room) < len(chunk)
+    return bytes(kept), truncated

@@ -15,6 +15,7 @@ from nbformat.v4 import new_code_cell
 
 from autograder.examples import Sample, build_course
 from autograder.pipeline.course import tool_env
+from autograder.pipeline.feedback import FIT_FIGURES_CSS
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -86,3 +87,4 @@ def test_feedback_holds_no_active_script_of_the_student_and_keeps_figures(tmp_pa
     parser.feed(html)
     assert parser.found == [], parser.found
     assert parser.images >= 1, "the student's PNG figure was dropped"
+    assert FIT_FIGURES_CSS in html  # a figure wider than the page is scaled down to fit

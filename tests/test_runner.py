@@ -5,6 +5,8 @@ costs about 0.7 s and a crash is noticed within about 1 s, so cell timeouts are 
 """
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -17,6 +19,8 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from autograder.isolation.runner import run_notebook
+from autograder.pipeline.verdicts import parse_report
+from autograder.untrusted import read_pipe
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 3.0
@@ -45,13 +49,27 @@ def run_code(folder: Path, *sources: str, **options: Any) -> dict[str, Any]:
     """Run a notebook of code cells with the runner's function; its result."""
     path = write_notebook(folder, [new_code_cell(source) for source in sources])
     options.setdefault("cell_timeout", TIMEOUT)
-    return run_notebook(path, folder / "result.json", **options)
+    return run_notebook(path, **options)
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m autograder.isolation.runner`` from the repository root."""
+def run_cli(*args: str) -> tuple[int, str, bytes]:
+    """Run ``python -m autograder.isolation.runner ARGS --report-fd FD`` from the repository
+    root; its exit status, its stderr and what it sent on the report pipe."""
+    report_read, report_write = os.pipe()
     argv = [sys.executable, "-m", "autograder.isolation.runner", *args]
-    return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=60)
+    with subprocess.Popen(
+        [*argv, "--report-fd", str(report_write)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        pass_fds=(report_write,),
+    ) as process:
+        os.close(report_write)
+        report, truncated = read_pipe(report_read, 1 << 20, 60)
+        os.close(report_read)
+        assert not truncated
+        stderr = process.stderr.read().decode()
+    return process.returncode, stderr, report
 
 
 def stdout(record: dict[str, Any]) -> str:
@@ -77,9 +95,16 @@ def test_cli_runs_a_normal_notebook_in_its_folder(tmp_path):
         new_code_cell("import os\nprint(os.getcwd())"),
     ]
     path = write_notebook(tmp_path, cells)
-    completed = run_cli(str(path), str(tmp_path / "result.json"), "--cell-timeout", "3")
-    assert completed.returncode == 0, completed.stderr
-    result = json.loads((tmp_path / "result.json").read_text())
+    returncode, stderr, report = run_cli(str(path), "--cell-timeout", "3")
+    assert returncode == 0, stderr
+    # One line per cell, then the end: the grader reads it as the cells arrive.
+    assert [json.loads(line).keys() for line in report.splitlines()] == [
+        {"cell"},
+        {"cell"},
+        {"cell"},
+        {"finished"},
+    ]
+    result = parse_report(report)
     assert result["finished"] is True and result["restarts"] == 0 and "error" not in result
     assert [cell["index"] for cell in result["cells"]] == [1, 3, 4]
     assert statuses(result) == ["ok", "ok", "ok"]
@@ -90,16 +115,24 @@ def test_cli_runs_a_normal_notebook_in_its_folder(tmp_path):
     assert second["outputs"][0]["data"]["text/plain"] == "42"
     assert stdout(third) == f"{tmp_path}\n"
     assert all(cell["seconds"] >= 0 for cell in result["cells"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb", "result.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]  # no report file
 
 
 def test_cli_reports_an_unreadable_notebook(tmp_path):
     (tmp_path / "nb.ipynb").write_text("{not json")
-    completed = run_cli(str(tmp_path / "nb.ipynb"), str(tmp_path / "result.json"))
-    assert completed.returncode == 1
-    result = json.loads((tmp_path / "result.json").read_text())
+    returncode, stderr, report = run_cli(str(tmp_path / "nb.ipynb"))
+    assert returncode == 1
+    result = parse_report(report)
     assert result["cells"] == [] and result["finished"] is True
-    assert result["error"]
+    assert result["error"] and result["error"] in stderr
+
+
+def test_cli_without_an_open_report_pipe_says_so(tmp_path):
+    path = write_notebook(tmp_path, [new_code_cell("1")])
+    argv = [sys.executable, "-m", "autograder.isolation.runner", str(path), "--report-fd", "77"]
+    completed = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 1
+    assert "cannot report on fd 77" in completed.stderr
 
 
 def test_a_raising_cell_is_an_error_and_later_cells_run(tmp_path):
@@ -203,10 +236,17 @@ def test_an_output_too_big_to_cut_is_dropped(tmp_path):
     assert outputs[0]["text"] == "before\n" and "truncated" in outputs[1]["text"]
 
 
-def test_result_is_rewritten_after_every_cell_and_left_complete(tmp_path):
-    peek = "import json\nr = json.load(open('result.json'))\nprint(r['finished'], len(r['cells']))"
-    result = run_code(tmp_path, "print('one')", peek)
-    assert stdout(result["cells"][1]) == "False 1\n"
-    assert json.loads((tmp_path / "result.json").read_text()) == result
-    assert result["finished"] is True
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb", "result.json"]
+def test_a_runner_killed_by_its_kernel_has_told_the_cells_before(tmp_path):
+    # The kernel saves its pid (it outlives the runner, in a session of its own), then kills the
+    # runner: the report ends after the first cell and reading it does not block.
+    kill = "import os, signal\nopen('kernel.pid', 'w').write(str(os.getpid()))\n"
+    kill += "os.kill(os.getppid(), signal.SIGKILL)"
+    path = write_notebook(tmp_path, [new_code_cell("print('one')"), new_code_cell(kill)])
+    try:
+        returncode, _, report = run_cli(str(path), "--cell-timeout", "10")
+    finally:
+        os.kill(int((tmp_path / "kernel.pid").read_text()), signal.SIGKILL)
+    assert returncode == -signal.SIGKILL
+    result = parse_report(report)
+    assert statuses(result) == ["ok"] and stdout(result["cells"][0]) == "one\n"
+    assert result["finished"] is False

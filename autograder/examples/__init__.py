@@ -127,7 +127,9 @@ print("probe reached:", _json.dumps(reached))
 if reached:
     _shell.events.register("post_run_cell", _delete_answers)
 """
-_READ = """reached = []
+_READ = """import os
+
+reached = []
 for path in TARGETS:
     try:
         with open(path, "rb") as handle:
@@ -135,6 +137,12 @@ for path in TARGETS:
                 reached.append(path)
     except OSError:
         pass
+for folder, names in FOLDERS.items():
+    try:
+        shown = sorted(set(os.listdir(folder)) & set(names))
+    except OSError:
+        shown = []
+    reached += [os.path.join(folder, name) for name in shown]
 """
 _WRITE = """reached = []
 for path in TARGETS:
@@ -170,9 +178,15 @@ def _targets(paths: Sequence[Path | None]) -> list[str]:
     return [str(path) for path in paths if path is not None]
 
 
-def read_probe(outside: Outside, paths: Sequence[Path | None]) -> str:
-    """A cell that reads each of ``paths`` and breaks its answers if one has content."""
-    return _probe(outside, _READ, TARGETS=_targets(paths))
+def read_probe(
+    outside: Outside,
+    paths: Sequence[Path | None],
+    folders: Mapping[Path, Sequence[str]] | None = None,
+) -> str:
+    """A cell that reads each of ``paths`` and lists each of ``folders``; it breaks its answers
+    if one of the paths has content or one of a folder's given names shows in its listing."""
+    shown_names = {str(folder): sorted(names) for folder, names in (folders or {}).items()}
+    return _probe(outside, _READ, TARGETS=_targets(paths), FOLDERS=shown_names)
 
 
 def write_probe(outside: Outside, paths: Sequence[Path | None]) -> str:

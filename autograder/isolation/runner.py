@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m autograder.isolation.runner NOTEBOOK.ipynb RESULT.json [--cell-timeout SECONDS]
+    python -m autograder.isolation.runner NOTEBOOK.ipynb --report-fd FD [--cell-timeout SECONDS]
         [--max-restarts N] [--max-output-bytes B]
 
 This is the program that runs inside the grading sandbox, as an unprivileged user without network.
@@ -17,27 +17,24 @@ on with the next cell.  So does a cell that raises MemoryError: its kernel still
 frame (``sys.last_traceback``) and the memory in it, which would starve every later cell.
 Once ``max_restarts`` restarts are spent, the remaining cells are skipped.
 
-RESULT.json is rewritten atomically after every cell, so that a run killed from outside still tells
-which cells finished::
+The report goes to file descriptor FD, a pipe that the grader reads; it is never a file, so the
+student's code, which runs as the same user, has nothing to replace or forge.  The kernel does not
+inherit FD, and this process makes itself non-dumpable, so the kernel cannot open FD through
+``/proc/<pid>/fd`` either.  The report is one JSON object per line, sent as soon as it is known,
+so that a run killed from outside still tells which cells finished::
 
-    {
-      "cells": [                      # one per finished code cell, in notebook order
-        {
-          "index": 3,                 # position in notebook.cells
-          "status": "ok",             # ok | error | timeout | crashed | skipped
-          "ename": "ValueError",      # these two only when status is "error"
-          "evalue": "...",
-          "outputs": [...],           # nbformat v4 output dicts, capped (see below)
-          "execution_count": 2,       # null when the cell never reached the kernel
-          "seconds": 0.012
-        }
-      ],
-      "restarts": 0,
-      "finished": true,               # false while running, or when killed from outside
-      "error": "..."                  # only when the run could not go on (exit status 1)
-    }
+    {"cell": {                        # one per finished code cell, in notebook order
+        "index": 3,                   # position in notebook.cells
+        "status": "ok",               # ok | error | timeout | crashed | skipped
+        "ename": "ValueError",        # these two only when status is "error"
+        "evalue": "...",
+        "outputs": [...],             # nbformat v4 output dicts, capped (see below)
+        "execution_count": 2,         # null when the cell never reached the kernel
+        "seconds": 0.012}}
+    {"restarts": 1}                   # after each kernel restart
+    {"finished": true}                # last; with "error": "..." when the run could not go on
 
-With ``"finished": true`` there is one record per code cell.  A cell's outputs are capped at
+After ``"finished"`` there has been one cell record per code cell.  A cell's outputs are capped at
 ``max_output_bytes``, measured on their JSON, as they arrive: an output that would pass the cap is
 dropped (a stream is cut to what fits), so are all later outputs of that cell, and one stdout
 stream saying so ends the list.  A single kernel message is still held whole while it is handled
@@ -49,10 +46,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -74,6 +71,7 @@ KERNEL_NAME = "python3"
 DEFAULT_CELL_TIMEOUT = 60.0
 DEFAULT_MAX_RESTARTS = 3
 DEFAULT_MAX_OUTPUT_BYTES = 1 * MiB
+_PR_SET_DUMPABLE = 4
 
 Record = dict[str, Any]
 
@@ -243,11 +241,11 @@ async def _replay(client: _CappedClient, indices: list[int]) -> bool:
 
 
 async def _recover(
-    client: _CappedClient, result: dict[str, Any], ok: list[int], max_restarts: int, cwd: Path
+    client: _CappedClient, report: _Report, ok: list[int], max_restarts: int, cwd: Path
 ) -> bool:
     """Restart the kernel and replay the ``ok`` cells; False once the restart budget is spent."""
-    while result["restarts"] < max_restarts:
-        result["restarts"] += 1
+    while report.result["restarts"] < max_restarts:
+        report.restarted()
         await _kill_kernel(client)
         client.reset_execution_trackers()  # display ids and widgets of the dead kernel
         await _start_kernel(client, cwd)
@@ -256,18 +254,42 @@ async def _recover(
     return False
 
 
-def _write_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Replace ``path`` with ``data`` as JSON, so that readers never see half a file."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            json.dump(data, file)
-        os.chmod(temp, 0o644)  # mkstemp makes it 0600; the grader may read it as another user
-        # No fsync: the file must survive the sandbox being killed, not the machine losing power.
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+class _Report:
+    """The run's result, built here and sent line by line to the grader's pipe as it grows."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+        self.result: dict[str, Any] = {"cells": [], "restarts": 0, "finished": False}
+        if fd is not None:
+            # Kept from the kernels this process starts, and from /proc/<pid>/fd (which needs
+            # this process to be dumpable); a kernel's exec makes it dumpable again.
+            os.set_inheritable(fd, False)
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0)
+
+    def cell(self, record: Record) -> None:
+        """One more finished (or skipped) code cell."""
+        self.result["cells"].append(record)
+        self._send({"cell": record})
+
+    def restarted(self) -> None:
+        """The kernel was restarted once more."""
+        self.result["restarts"] += 1
+        self._send({"restarts": self.result["restarts"]})
+
+    def finish(self, error: str | None) -> None:
+        """The last message: the run is over, and why it stopped early, if it did."""
+        self.result["finished"] = True
+        if error is not None:
+            self.result["error"] = error
+        self._send({"finished": True, **({"error": error} if error is not None else {})})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        if self.fd is None:
+            return
+        # ASCII JSON holds no raw newline, so each message is exactly one line.
+        remaining = memoryview((json.dumps(message) + "\n").encode())
+        while remaining:
+            remaining = remaining[os.write(self.fd, remaining) :]
 
 
 def _needs_restart(record: Record) -> bool:
@@ -277,37 +299,30 @@ def _needs_restart(record: Record) -> bool:
     return record["status"] != "ok"
 
 
-async def _run_cells(
-    client: _CappedClient,
-    result: dict[str, Any],
-    result_path: Path,
-    max_restarts: int,
-    cwd: Path,
-) -> None:
+async def _run_cells(client: _CappedClient, report: _Report, max_restarts: int, cwd: Path) -> None:
     """Run every code cell, restarting and replaying after timeouts and crashes."""
     code = [i for i, cell in enumerate(client.nb.cells) if cell.cell_type == "code"]
     ok: list[int] = []
     for position, index in enumerate(code):
         record = await _execute(client, index)
-        result["cells"].append(record)
-        _write_atomic(result_path, result)
+        report.cell(record)
         if record["status"] == "ok":
             ok.append(index)
-        elif _needs_restart(record) and not await _recover(client, result, ok, max_restarts, cwd):
-            result["cells"].extend(_skipped(i) for i in code[position + 1 :])
+        elif _needs_restart(record) and not await _recover(client, report, ok, max_restarts, cwd):
+            for skipped in code[position + 1 :]:
+                report.cell(_skipped(skipped))
             return
 
 
 async def _run(
     nb: NotebookNode,
     cwd: Path,
-    result: dict[str, Any],
-    result_path: Path,
+    report: _Report,
     cell_timeout: float,
     max_restarts: int,
     max_output_bytes: int,
 ) -> None:
-    """Execute ``nb`` in ``cwd`` into ``result``; the kernel is gone when this returns."""
+    """Execute ``nb`` in ``cwd`` into ``report``; the kernel is gone when this returns."""
     # timeout_func rather than timeout: nbclient's `timeout` takes whole seconds only.
     client = _CappedClient(
         nb,
@@ -318,39 +333,41 @@ async def _run(
     )
     try:
         await _start_kernel(client, cwd)
-        await _run_cells(client, result, result_path, max_restarts, cwd)
+        await _run_cells(client, report, max_restarts, cwd)
     finally:
         await _kill_kernel(client)
 
 
 def run_notebook(
     path: str | os.PathLike[str],
-    result_path: str | os.PathLike[str],
+    report_fd: int | None = None,
     cell_timeout: float = DEFAULT_CELL_TIMEOUT,
     max_restarts: int = DEFAULT_MAX_RESTARTS,
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
 ) -> dict[str, Any]:
-    """Run the notebook at ``path``, write RESULT.json to ``result_path`` and return its content.
+    """Run the notebook at ``path``, report to ``report_fd`` as it goes, and return the result:
+    ``{"cells": [...], "restarts": N, "finished": True}``, plus ``"error"`` on an early stop.
 
     Failing cells are recorded, not raised.  When the run cannot go on (unreadable notebook, a
     kernel that will not start) the result carries ``"error"`` and the code cells not run are
     skipped.  Uses asyncio.run, so it must not be called from a running event loop.
     """
-    path, result_path = Path(path).resolve(), Path(result_path).resolve()
-    result: dict[str, Any] = {"cells": [], "restarts": 0, "finished": False}
+    path = Path(path).resolve()
+    report = _Report(report_fd)
     nb: NotebookNode | None = None
+    error: str | None = None
     try:
         nb = nbformat.read(path, as_version=4)
-        asyncio.run(
-            _run(nb, path.parent, result, result_path, cell_timeout, max_restarts, max_output_bytes)
-        )
-    except Exception as error:  # the grader learns why from RESULT.json rather than a traceback
-        result["error"] = f"{type(error).__name__}: {error}"
+        asyncio.run(_run(nb, path.parent, report, cell_timeout, max_restarts, max_output_bytes))
+    except BrokenPipeError:
+        raise  # the grader stopped listening: nobody is left to tell
+    except Exception as failure:  # the grader learns why from the report, not a traceback
+        error = f"{type(failure).__name__}: {failure}"
         if nb is not None:
-            result["cells"].extend(_skipped(i) for i in _unrecorded(nb, result["cells"]))
-    result["finished"] = True
-    _write_atomic(result_path, result)
-    return result
+            for index in _unrecorded(nb, report.result["cells"]):
+                report.cell(_skipped(index))
+    report.finish(error)
+    return report.result
 
 
 def _unrecorded(nb: NotebookNode, cells: list[Record]) -> list[int]:
@@ -365,7 +382,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m autograder.isolation.runner", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("notebook", type=Path)
-    parser.add_argument("result", type=Path)
+    parser.add_argument("--report-fd", type=int, required=True, help="a pipe open for writing")
     parser.add_argument("--cell-timeout", type=float, default=DEFAULT_CELL_TIMEOUT)
     parser.add_argument("--max-restarts", type=int, default=DEFAULT_MAX_RESTARTS)
     parser.add_argument("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES)
@@ -383,13 +400,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = run_notebook(
             args.notebook,
-            args.result,
+            args.report_fd,
             cell_timeout=args.cell_timeout,
             max_restarts=args.max_restarts,
             max_output_bytes=args.max_output_bytes,
         )
-    except OSError as error:  # RESULT.json itself could not be written
-        print(f"runner: {error}", file=sys.stderr)
+    except OSError as error:  # the report pipe is closed or was never open
+        print(f"runner: cannot report on fd {args.report_fd}: {error}", file=sys.stderr)
         return 1
     if "error" in result:
         print(f"runner: {result['error']}", file=sys.stderr)
@@ -401,5 +418,5 @@ if __name__ == "__main__":
     status = main()
     sys.stdout.flush()
     sys.stderr.flush()
-    # RESULT.json is written and closed; skip the ~0.3 s teardown of zmq and asyncio objects.
+    # The report is sent; skip the ~0.3 s teardown of zmq and asyncio objects.
     os._exit(status)

@@ -2,11 +2,17 @@
 
 What the sandbox gives the code it runs:
 
-* the host file system read-only (``--ro-bind / /``), with fresh ``/dev`` and ``/proc``, a small
-  private ``/tmp`` and ``/dev/shm``, ``/run`` (host sockets) emptied, and every path in ``hide``
-  covered by an empty read-only tmpfs;
+* a file system built from an allow-list on an empty root, not the host's: read-only, this Python
+  (the interpreter, its links, its standard library and site-packages, libpython, a venv's
+  pyvenv.cfg), the dynamic loader's library directories and cache, and the caller's
+  ``readonly_binds``; fresh ``/dev`` and ``/proc``; a small private ``/tmp`` and ``/dev/shm``.
+  Every path is taken from the running interpreter and the loader's configuration
+  (:func:`sandbox_system_paths`).  Anything else on the host (a second clone of the course, a
+  backup, $HOME, /etc) is simply not there; a path in ``hide`` that lies inside a shown tree (the
+  checks inside a site-packages, say) is covered by an empty read-only tmpfs;
 * the submission's scratch copy read-write at :data:`SANDBOX_WORKDIR`, which is the working
   directory;
+* optionally a report pipe at fd :data:`REPORT_FD`, read by the caller as the program runs;
 * no network (its own network namespace holds only a loopback interface), its own PID, IPC and
   UTS namespaces, a new session (no TIOCSTI into the grader's terminal), and death with its parent;
 * an unprivileged user: uid 65534 (``nobody``) both inside and, when the grader runs as root,
@@ -24,15 +30,17 @@ disk, so only each file's size is limited, not their total; there is no seccomp 
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import resource
 import selectors
 import shutil
 import signal
-import stat
+import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -50,6 +58,9 @@ SANDBOX_WORKDIR = Path("/tmp/submission")
 # uid and gid of the sandboxed code: nobody/nogroup on Debian-like systems.
 SANDBOX_UID = 65534
 
+# The file descriptor on which the sandboxed program finds its report pipe, when it is given one.
+REPORT_FD = 3
+
 # The address-space limit is memory_bytes plus this: room for shared libraries, thread stacks and
 # malloc arenas that are reserved but never touched (torch with 64 threads maps ~2.7 GB with only
 # ~0.3 GB resident).
@@ -57,6 +68,13 @@ ADDRESS_SPACE_HEADROOM = 4 * GiB
 
 # Size of the read-only tmpfs put over hidden paths; they hold only mount points.
 _MASK_BYTES = 1 * MiB
+
+# Where the dynamic loader looks without being told (glibc's trusted directories), and its cache.
+_LOADER_DIRECTORIES = ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32")
+_LOADER_CACHE = Path("/etc/ld.so.cache")
+
+# Path components followed while resolving one path; more means a loop of symbolic links.
+_MAX_LINK_STEPS = 1024
 
 # After a kill, how long to wait for the sandbox's processes to release the output pipes.
 _TEARDOWN_SECONDS = 5.0
@@ -84,7 +102,8 @@ _STATUS_BYTES = 4 * KiB
 
 # Runs inside the sandbox as the parent of the student's code.  It drops root (when given a uid),
 # enters the working directory (as the sandbox user: root without capabilities may not), applies
-# the rlimits, says "started" on the status fd, runs argv in a child with every other fd closed,
+# the rlimits, says "started" on the status fd, runs argv in a child with every other fd closed
+# but the report pipe, if any, as fd 3 (REPORT_FD),
 # and reports the child's exact wait status and resource usage on the status fd, which bwrap alone
 # would lose (it folds signals into 128 + N and does not pass on rusage).
 _LAUNCHER = r"""
@@ -107,20 +126,27 @@ if uid is not None:
 os.chdir(spec["cwd"])
 for res, soft, hard in spec["rlimits"]:
     resource.setrlimit(res, (soft, hard))
-status_fd = spec["status_fd"]
+status_fd, report_fd = spec["status_fd"], spec["report_fd"]
 os.write(status_fd, b"started\n")
 # Not dumpable, so code running as the same user cannot open the status fd through /proc; the
 # child becomes dumpable again when it execs.
 libc.prctl(4, 0)
 child = os.fork()
 if child == 0:
-    os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    first_closed = 3
+    if report_fd is not None:
+        os.dup2(report_fd, 3)
+        os.set_inheritable(3, True)
+        first_closed = 4
+    os.closerange(first_closed, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     argv = sys.argv[2:]
     try:
         os.execvp(argv[0], argv)
     except OSError as error:
         sys.stderr.write(f"sandbox: cannot run {argv[0]!r}: {error.strerror}\n")
         os._exit(127)
+if report_fd is not None:
+    os.close(report_fd)  # the child's copy is the only writer left
 _, status, usage = os.wait4(child, 0)
 report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss": usage.ru_maxrss}
 os.write(status_fd, json.dumps(report).encode())
@@ -194,6 +220,10 @@ class SandboxResult:
     # User + system time of the whole process tree, and the largest resident set of any process.
     cpu_seconds: float
     max_rss_bytes: int
+    # What the program wrote on its report pipe (REPORT_FD), up to report_bytes; the rest was
+    # read and dropped, so a flood never blocks the program.
+    report: bytes = b""
+    report_truncated: bool = False
 
     @property
     def verdict(self) -> str:
@@ -264,14 +294,17 @@ def run_sandboxed(
     env: Mapping[str, str] | None = None,
     readonly_binds: Sequence[Path] = (),
     hide: Sequence[Path] = (),
+    report_bytes: int = 0,
 ) -> SandboxResult:
     """Run ``argv`` in a sandbox with ``workdir`` writable at :data:`SANDBOX_WORKDIR`.
 
-    ``hide`` paths are covered by an empty read-only directory (a hidden file becomes one that
-    cannot be opened), and ``readonly_binds`` are shown read-only at the same path; both are
-    mounted from the shallowest path to the deepest, so a bind can re-expose part of a hidden tree
-    and vice versa.  The Python running this module stays visible.  ``env`` replaces the whole
-    environment (default: :func:`default_env`).  When the grader runs as root, ``workdir`` is
+    Besides :func:`sandbox_system_paths`, only ``readonly_binds`` are shown, read-only at the same
+    path.  A ``hide`` path inside a shown tree is covered by an empty read-only directory (a hidden
+    file becomes one that cannot be opened); elsewhere it is not there anyway.  Mounts go from the
+    shallowest path to the deepest, so a bind can re-expose part of a hidden tree.  With
+    ``report_bytes``, argv finds a pipe open for writing at fd :data:`REPORT_FD`; the first
+    ``report_bytes`` it sends come back in :attr:`SandboxResult.report`.  ``env`` replaces the
+    whole environment (default: :func:`default_env`).  When the grader runs as root, ``workdir`` is
     handed to uid 65534 (recursively, links not followed) so the sandbox can write it; keep
     submissions in a directory that uid 65534 cannot enter, so one cannot read another's.
     Raises :class:`SandboxUnavailable` when bwrap is missing or cannot build the sandbox.
@@ -296,21 +329,20 @@ def run_sandboxed(
     as_root = os.geteuid() == 0
     if as_root:
         _give_tree(workdir, SANDBOX_UID)
-        sandbox_ids = (SANDBOX_UID, {SANDBOX_UID})
-    else:
-        sandbox_ids = (os.getuid(), {os.getgid(), *os.getgroups()})
 
     status_read, status_write = os.pipe()
+    report_read, report_write = os.pipe() if report_bytes > 0 else (None, None)
     spec = {
         "uid": SANDBOX_UID if as_root else None,
         "rlimits": limits.rlimits(),
         "status_fd": status_write,
+        "report_fd": report_write,
         "cwd": str(SANDBOX_WORKDIR),
     }
     command = [
         bwrap,
         *_namespace_args(as_root),
-        *_mount_args(workdir, limits, readonly_binds, hide, sandbox_ids),
+        *_mount_args(workdir, limits, readonly_binds, hide),
         "--",
         sys.executable,
         "-I",
@@ -328,15 +360,19 @@ def run_sandboxed(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(default_env() if env is None else env),
-            pass_fds=(status_write,),
+            pass_fds=tuple(fd for fd in (status_write, report_write) if fd is not None),
             start_new_session=True,
         )
     finally:
-        os.close(status_write)
+        for fd in (status_write, report_write):
+            if fd is not None:
+                os.close(fd)
     try:
-        capture = _capture(process, status_read, limits, started)
+        capture = _capture(process, status_read, report_read, report_bytes, limits, started)
     finally:
-        os.close(status_read)
+        for fd in (status_read, report_read):
+            if fd is not None:
+                os.close(fd)
         if process.returncode is None:
             # Only reached on an exception here (e.g. KeyboardInterrupt): leave nothing running.
             process.kill()
@@ -383,75 +419,128 @@ def _namespace_args(as_root: bool) -> list[str]:
 
 
 def _mount_args(
-    workdir: Path,
-    limits: Limits,
-    readonly_binds: Iterable[Path],
-    hide: Iterable[Path],
-    sandbox_ids: tuple[int, set[int]],
+    workdir: Path, limits: Limits, readonly_binds: Iterable[Path], hide: Iterable[Path]
 ) -> list[str]:
-    """bwrap options that build the sandbox's file system, shallowest mount first."""
+    """bwrap options that build the sandbox's file system from nothing, shallowest mount first."""
     scratch = ["--perms", "1777", "--size", str(limits.scratch_bytes), "--tmpfs"]
+    mounts: dict[Path, list[str]] = {
+        Path("/dev"): ["--dev"],
+        Path("/proc"): ["--proc"],
+        Path("/tmp"): scratch,
+        Path("/dev/shm"): scratch,
+    }
+    links, shown = _reach([*sandbox_system_paths(), *readonly_binds])
+    binds = sorted(shown, key=lambda p: len(p.parts))
+    for path in binds:
+        if not _inside_bind(path, mounts):  # else it is already shown through its ancestor
+            mounts[path] = ["--ro-bind", str(path)]
+    for link, target in links.items():
+        if not _inside_bind(link, mounts):
+            mounts.setdefault(link, ["--symlink", target])
     mask = ["--size", str(_MASK_BYTES), "--tmpfs"]
-    mounts: dict[Path, list[str]] = {Path("/tmp"): scratch, Path("/dev/shm"): scratch}
-    if Path("/run").is_dir():
-        # Unix sockets stay connectable on a read-only mount; /run holds the host's (D-Bus, ...).
-        mounts[Path("/run")] = mask
-
-    def add(path: Path, args: list[str]) -> None:
-        if mounts.get(path, args) != args:
-            raise ValueError(f"{path} is both hidden and bound read-only")
-        mounts[path] = args
-
     for path in hide:
         path = Path(path).resolve()
-        # bwrap mounts binds nodev, so a file covered by /dev/null cannot even be opened.
-        add(path, mask if path.is_dir() else ["--ro-bind", "/dev/null"])
-    binds = [Path(path).resolve() for path in readonly_binds]
-    python = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    for path in [*binds, *python]:
-        blocked = _blocked_ancestor(path, *sandbox_ids)
-        if blocked is not None:
-            # Nothing below it is readable by the sandbox user anyway; the tmpfs holds the bind.
-            add(blocked, mask)
-    # The interpreter must stay reachable even when it lives under /tmp or a hidden tree.
-    binds += [p for p in python if any(m in p.parents for m in mounts)]
-    for path in binds:
-        add(path, ["--ro-bind", str(path)])
-    add(SANDBOX_WORKDIR, ["--bind", str(workdir)])
-    # bwrap would create the directories leading to a mount point inside a tmpfs with mode 0700,
-    # which the sandbox user could not search.
-    tmpfs = [path for path, kind in mounts.items() if kind is scratch or kind is mask]
+        if mounts.get(path, [""])[0] == "--ro-bind":
+            raise ValueError(f"{path} is both hidden and bound read-only")
+        if _inside_bind(path, mounts):  # elsewhere it is not there to hide
+            # bwrap mounts binds nodev, so a file covered by /dev/null cannot even be opened.
+            mounts[path] = mask if path.is_dir() else ["--ro-bind", "/dev/null"]
+    mounts[SANDBOX_WORKDIR] = ["--bind", str(workdir)]
+    # Directories leading to a mount point in an empty tree (the root, a tmpfs) are made here:
+    # bwrap would make them with mode 0700, which the sandbox user could not search.
     for path in list(mounts):
         for ancestor in path.parents:
-            if ancestor in mounts:
+            if ancestor in mounts or _inside_bind(ancestor, mounts) or ancestor == Path("/"):
                 break
-            if any(root in ancestor.parents for root in tmpfs):
-                mounts[ancestor] = ["--perms", "0755", "--dir"]
+            mounts[ancestor] = ["--perms", "0755", "--dir"]
 
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args: list[str] = []
     for path in sorted(mounts, key=lambda p: len(p.parts)):
         args += [*mounts[path], str(path)]
     # Read-only last: bwrap must still create mount points inside these while building.
-    args += ["--remount-ro", "/dev"]
+    args += ["--remount-ro", "/", "--remount-ro", "/dev"]
     for path, kind in mounts.items():
         if kind is mask:
             args += ["--remount-ro", str(path)]
     return args
 
 
-def _blocked_ancestor(path: Path, uid: int, gids: set[int]) -> Path | None:
-    """The shallowest directory above ``path`` that ``uid`` cannot search, if any."""
-    for ancestor in reversed(path.parents):
-        info = ancestor.stat()
-        if info.st_uid == uid:
-            bit = stat.S_IXUSR
-        elif info.st_gid in gids:
-            bit = stat.S_IXGRP
+def sandbox_system_paths() -> list[Path]:
+    """What every sandboxed program needs from the host: this Python interpreter, its standard
+    library and installed packages, and the shared libraries the dynamic loader may load."""
+    paths = {Path(sys.executable)}
+    config = sysconfig.get_paths()
+    paths.update(Path(config[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib"))
+    paths.update(Path(p) for p in site.getsitepackages())
+    libdir, library = sysconfig.get_config_vars("LIBDIR", "INSTSONAME")
+    if sysconfig.get_config_var("Py_ENABLE_SHARED") and libdir and library:
+        paths.add(Path(libdir) / library)  # libpython, found through the interpreter's rpath
+    # In a virtual environment the interpreter finds its base installation through this file.
+    paths.add(Path(sys.prefix) / "pyvenv.cfg")
+    paths.update(Path(p) for p in _LOADER_DIRECTORIES)
+    paths.update(_loader_configured_directories())
+    paths.add(_LOADER_CACHE)
+    return sorted(p for p in paths if os.path.lexists(p))
+
+
+def _loader_configured_directories(config: Path = Path("/etc/ld.so.conf")) -> list[Path]:
+    """Directories listed in ld.so.conf and the files it includes (ld.so.cache points there)."""
+    found: list[Path] = []
+    try:
+        lines = config.read_text(errors="replace").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        words = line.split("#", 1)[0].split()
+        if words[:1] == ["include"]:
+            for pattern in words[1:]:
+                if not pattern.startswith("/"):
+                    pattern = str(config.parent / pattern)
+                for included in sorted(glob.glob(pattern)):
+                    found += _loader_configured_directories(Path(included))
+        elif words and words[0].startswith("/"):
+            found.append(Path(words[0]))
+    return found
+
+
+def _reach(paths: Iterable[Path]) -> tuple[dict[Path, str], set[Path]]:
+    """Symbolic links (path -> target) and real paths that make each of ``paths`` resolve inside
+    the sandbox as it does here: a venv's bin/python stays a link to the real interpreter."""
+    links: dict[Path, str] = {}
+    real: set[Path] = set()
+    for path in paths:
+        pending = list(Path(os.path.abspath(path)).parts[1:])
+        current = Path("/")
+        for _ in range(_MAX_LINK_STEPS):
+            if not pending:
+                break
+            part = pending.pop(0)
+            candidate = current / part
+            if part == "..":
+                current = current.parent
+            elif candidate.is_symlink():
+                target = os.readlink(candidate)
+                links[candidate] = target
+                if target.startswith("/"):
+                    current = Path("/")
+                    pending[:0] = Path(target).parts[1:]
+                else:
+                    pending[:0] = Path(target).parts
+            else:
+                current = candidate
         else:
-            bit = stat.S_IXOTH
-        if not info.st_mode & bit:
-            return ancestor
-    return None
+            raise ValueError(f"{path} goes through a loop of symbolic links")
+        if current.exists():
+            real.add(current)
+    return links, real
+
+
+def _inside_bind(path: Path, mounts: Mapping[Path, list[str]]) -> bool:
+    """Whether ``path``'s nearest mounted ancestor shows a host tree (so ``path`` is there)."""
+    for ancestor in path.parents:
+        if ancestor in mounts:
+            return mounts[ancestor][0] in ("--ro-bind", "--bind")
+    return False
 
 
 def _give_tree(root: Path, uid: int) -> None:
@@ -463,12 +552,21 @@ def _give_tree(root: Path, uid: int) -> None:
 
 
 def _capture(
-    process: subprocess.Popen[bytes], status_fd: int, limits: Limits, started: float
+    process: subprocess.Popen[bytes],
+    status_fd: int,
+    report_fd: int | None,
+    report_bytes: int,
+    limits: Limits,
+    started: float,
 ) -> SandboxResult:
-    """Collect bounded output until the sandbox ends or breaks a limit, then reap it."""
+    """Collect bounded output and report until the sandbox ends or breaks a limit, then reap it."""
     assert process.stdout is not None and process.stderr is not None
     out_fd, err_fd = process.stdout.fileno(), process.stderr.fileno()
     streams = {out_fd: bytearray(), err_fd: bytearray(), status_fd: bytearray()}
+    told = bytearray()
+    report_truncated = False
+    if report_fd is not None:
+        streams[report_fd] = told
     selector = selectors.DefaultSelector()
     for fd in streams:
         selector.register(fd, selectors.EVENT_READ)
@@ -494,6 +592,10 @@ def _capture(
                 selector.unregister(key.fd)
             elif key.fd == status_fd:
                 streams[status_fd] += chunk[: _STATUS_BYTES - len(streams[status_fd])]
+            elif key.fd == report_fd:
+                kept = chunk[: report_bytes - len(told)]
+                told += kept
+                report_truncated = report_truncated or len(kept) < len(chunk)
             elif killed_at is None:
                 if len(chunk) > room:
                     chunk, truncated = chunk[:room], True
@@ -542,4 +644,6 @@ def _capture(
         wall_seconds=wall,
         cpu_seconds=cpu,
         max_rss_bytes=max_rss,
+        report=bytes(told),
+        report_truncated=report_truncated,
     )

@@ -18,7 +18,9 @@ ATTENTION_LAB = Path(importlib.util.find_spec("attention_lab").origin).resolve()
 
 def secret_paths() -> list[Path]:
     """What the sandbox must not show: the autograder package (the hidden checks), and the
-    checkout it was installed from (solutions/), when it is one."""
+    checkout it was installed from (solutions/), when it is one.  The sandbox mounts only an
+    allow-list, so these matter where they lie inside it (a non-editable install puts autograder
+    in site-packages); the judge also gets them read-only."""
     checkout = AUTOGRADER.parent
     found = [AUTOGRADER]
     if (checkout / "pyproject.toml").is_file() and (checkout / "solutions").is_dir():

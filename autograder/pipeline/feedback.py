@@ -60,6 +60,22 @@ class RedactHiddenTests(Preprocessor):
         return redact_cell(cell), resources
 
 
+# A figure wider than the page (a row of three plots is ~1600 px) is scaled down to fit it,
+# instead of running past the page's right edge.
+FIT_FIGURES_CSS = ".output_png img, .output_jpeg img { max-width: 100%; height: auto; }"
+
+
+class FitFigures(Preprocessor):
+    """nbconvert preprocessor: adds FIT_FIGURES_CSS to the page's inlined styles; it must come
+    after CSSHTMLHeaderPreprocessor, which sets them."""
+
+    enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        resources.setdefault("inlining", {}).setdefault("css", []).append(FIT_FIGURES_CSS)
+        return nb, resources
+
+
 def generate_feedback(course: Course, assignment: str, students: Sequence[str] = ()) -> None:
     """nbgrader generate_feedback for every student, or only ``students``; hidden checks redacted
     by the course's config (RedactHiddenTests above)."""

@@ -7,7 +7,6 @@ records them in the gradebook, and feedback and export work as usual.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -15,9 +14,7 @@ import nbformat
 from autograder.cells import is_test_cell
 from autograder.isolation import sandbox
 from autograder.pipeline.records import VERDICTS, CellResult
-from autograder.untrusted import UntrustedFile, read_regular_file
 
-RESULT_NAME = "result.json"
 MAX_NOTEBOOK_OUTPUT_BYTES = 16 * 2**20
 _OUTPUT_DROPPED_NOTE = (
     f"[output truncated: the notebook's outputs passed {MAX_NOTEBOOK_OUTPUT_BYTES // 2**20} MiB "
@@ -26,20 +23,53 @@ _OUTPUT_DROPPED_NOTE = (
 _OUTPUT_DROPPED = nbformat.v4.new_output("stream", name="stdout", text=_OUTPUT_DROPPED_NOTE)
 
 
-_MAX_RESULT_BYTES = 64 * 2**20
+# The most of the runner's report that is kept (each cell's outputs are capped at 1 MiB).
+MAX_REPORT_BYTES = 64 * 2**20
 
 
-def read_result(path: Path) -> dict:
-    """The runner's report, read defensively: the sandbox could have written anything there."""
+def parse_report(data: bytes, truncated: bool = False) -> dict:
+    """The runner's report (JSON lines, see isolation/runner.py) as one result dict.
+
+    Read defensively although it came over the grader's own pipe: a line that is not one of the
+    runner's messages ends the report there, and a last line cut short (a killed runner) is
+    dropped.  ``truncated`` says that the pipe carried more than was kept.
+    """
+    result: dict = {"cells": [], "restarts": 0, "finished": False}
+    if not data:
+        result["error"] = "the runner sent no report"
+        return result
+    *lines, _cut_short = data.split(b"\n")
+    for number, line in enumerate(lines, 1):
+        if result["finished"] or not _take_message(line, result):
+            result["error"] = f"the runner's report is malformed at line {number}, and ends there"
+            return result
+    if truncated:
+        result["error"] = (
+            f"the runner's report passed {MAX_REPORT_BYTES // 2**20} MiB, so the cells after "
+            "the last one it told were not graded"
+        )
+    return result
+
+
+def _take_message(line: bytes, result: dict) -> bool:
+    """Add one line of the report to ``result``; False when it is no message of the runner's."""
     try:
-        data = json.loads(read_regular_file(path, _MAX_RESULT_BYTES).decode("utf-8"))
-    except UntrustedFile as error:  # a FIFO, a link to /dev/zero, a huge file
-        return {"cells": [], "error": f"the runner left no readable report: {error}"}
+        message = json.loads(line)
     except (ValueError, RecursionError):
-        return {"cells": [], "error": "the runner left no readable report"}
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        return {"cells": [], "error": "the runner's report is malformed"}
-    return data
+        return False
+    if not isinstance(message, dict):
+        return False
+    if isinstance(message.get("cell"), dict):
+        result["cells"].append(message["cell"])
+    elif isinstance(message.get("restarts"), int):
+        result["restarts"] = message["restarts"]
+    elif message.get("finished") is True:
+        result["finished"] = True
+        if "error" in message:
+            result["error"] = str(message["error"])
+    else:
+        return False
+    return True
 
 
 _OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error"}

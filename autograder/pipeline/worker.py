@@ -8,7 +8,10 @@ Last, the trusted verdicts are written into the notebook's test cells (pipeline/
 
 from __future__ import annotations
 
+import contextlib
+import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,12 +27,13 @@ from autograder.isolation import sandbox
 from autograder.pipeline import intake
 from autograder.pipeline.records import Job, Outcome
 from autograder.pipeline.verdicts import (
-    RESULT_NAME,
+    MAX_REPORT_BYTES,
     apply_verdicts,
     fail_every_test,
-    read_result,
+    parse_report,
     row_verdict,
 )
+from autograder.untrusted import read_pipe
 
 NOTEBOOK_IN_SANDBOX = sandbox.SANDBOX_WORKDIR / "submission.ipynb"
 
@@ -76,10 +80,9 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
         scratch_path.chmod(0o711)
         judge_dir.chmod(0o755)
         nbformat.write(taken.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
-        run, verdicts, judge_failure, judge_peak_kib = execute(
+        run, result, verdicts, judge_failure, judge_peak_kib = execute(
             job, workdir, judge_dir, answer_sources(taken.notebook)
         )
-        result = read_result(workdir / RESULT_NAME)
     notes = list(taken.problems)
     if judge_failure:
         notes.append(judge_failure)
@@ -101,10 +104,10 @@ def answer_sources(notebook: nbformat.NotebookNode) -> list[str]:
 
 def execute(
     job: Job, workdir: Path, judge_dir: Path, sources: list[str]
-) -> tuple[sandbox.SandboxResult | None, dict, str | None, int]:
+) -> tuple[sandbox.SandboxResult | None, dict, dict, str | None, int]:
     """Run the notebook (in the sandbox unless told otherwise) while the judge serves it; the
-    sandbox's result, the judge's verdicts, why the judge stopped early (if it did) and the
-    judge process's peak memory in KiB."""
+    sandbox's result, the runner's report (see verdicts.parse_report), the judge's verdicts,
+    why the judge stopped early (if it did) and the judge process's peak memory in KiB."""
     from autograder.judging.judge import Judge
     from autograder.judging.kernel import JUDGE_SOCKET_ENV
 
@@ -116,7 +119,6 @@ def execute(
         "-m",
         "autograder.isolation.runner",
         str(inside),
-        str(inside.parent / RESULT_NAME),
         "--cell-timeout",
         str(settings.cell_timeout),
         "--max-restarts",
@@ -125,7 +127,9 @@ def execute(
     env = sandbox.default_env()
     env.update(
         PYTHONPATH=job.staging,
-        MPLBACKEND="Agg",
+        # The inline backend sends each figure as a PNG output, so the feedback shows it (with
+        # Agg, plt.show() showed nothing).
+        MPLBACKEND="module://matplotlib_inline.backend_inline",
         MPLCONFIGDIR="/tmp/.matplotlib",
         IPYTHONDIR="/tmp/.ipython",
         JUPYTER_CONFIG_DIR="/tmp/.jupyter",
@@ -140,37 +144,52 @@ def execute(
     )
     with judge:
         if settings.use_sandbox:
-            binds = [Path(job.staging), judge_dir, *_interpreter_paths()]
             run = sandbox.run_sandboxed(
-                argv,
+                [*argv, "--report-fd", str(sandbox.REPORT_FD)],
                 workdir=workdir,
                 limits=settings.limits,
                 env=env,
-                readonly_binds=binds,
+                readonly_binds=[Path(job.staging), judge_dir],
                 hide=[Path(p) for p in job.hide],
+                report_bytes=MAX_REPORT_BYTES,
             )
+            report, truncated = run.report, run.report_truncated
         else:
-            env["HOME"] = env["TMPDIR"] = str(workdir)
-            for key in ("MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR"):
-                env[key] = str(workdir / Path(env[key]).name)
-            env["JUPYTER_RUNTIME_DIR"] = str(workdir / ".jupyter-runtime")
-            subprocess.run(
-                argv,
-                cwd=workdir,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=settings.limits.wall_seconds,
-                check=False,
-            )
             run = None
-    return run, dict(judge.verdicts), judge.failure, judge.peak_kib
+            report, truncated = _run_unsandboxed(argv, workdir, env, settings.limits.wall_seconds)
+    result = parse_report(report, truncated)
+    return run, result, dict(judge.verdicts), judge.failure, judge.peak_kib
 
 
-def _interpreter_paths() -> list[Path]:
-    """The Python installation and virtual environment, which may lie under hidden folders."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix)}
-    return sorted(p for p in paths if p.exists() and str(p) not in ("/", "/usr"))
+def _run_unsandboxed(
+    argv: list[str], workdir: Path, env: dict[str, str], wall_seconds: float
+) -> tuple[bytes, bool]:
+    """Run the runner as this user (--unsafe-no-sandbox); its report and whether it was cut."""
+    env["HOME"] = env["TMPDIR"] = str(workdir)
+    for key in ("MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR"):
+        env[key] = str(workdir / Path(env[key]).name)
+    env["JUPYTER_RUNTIME_DIR"] = str(workdir / ".jupyter-runtime")
+    report_read, report_write = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [*argv, "--report-fd", str(report_write)],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(report_write,),
+            start_new_session=True,
+        )
+    finally:
+        os.close(report_write)
+    try:
+        report, truncated = read_pipe(report_read, MAX_REPORT_BYTES, wall_seconds)
+    finally:
+        os.close(report_read)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # past the wall limit, or a kernel left over
+        process.wait()
+    return report, truncated
 
 
 # The released notebook and the gradebook's sources, given once per worker by warm_up.
