@@ -173,9 +173,7 @@ ban(
     ASSIGNMENT,
     "DepthStack",
     BANNED,
-    cells=("test_depth_stack", "test_depth_stack_layers"),
     check_name="depth_stack_does_not_call_the_reference",
-    kind=type,
 )
 
 

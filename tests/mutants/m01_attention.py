@@ -84,7 +84,16 @@ WRONG = [
                 "        return out, weights\n",
             )
         },
-        {"test_attention_rows_sum_to_one": "calls F.scaled_dot_product_attention"},
+        {  # every cell that uses `attention` carries its ban
+            grade_id: "calls F.scaled_dot_product_attention"
+            for grade_id in (
+                "test_attention_rows_sum_to_one",
+                "test_attention_scaling",
+                "test_attention_fully_masked_row",
+                "test_attention_parity",
+                "test_causal_weights",
+            )
+        },
     ),
     Mutant(
         "causal mask without the diagonal",

@@ -149,9 +149,7 @@ ban(
     ASSIGNMENT,
     "EncoderBlock",
     BLOCK_BANNED,
-    cells=("test_encoder_block",),
     check_name="encoder_block_does_not_call_the_reference",
-    kind=type,
 )
 
 

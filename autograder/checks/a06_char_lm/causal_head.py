@@ -28,9 +28,7 @@ ban(
     ASSIGNMENT,
     "CausalSelfAttentionHead",
     BANNED_ATTENTION,
-    cells=("test_causal_head",),
     check_name="causal_head_does_not_call_a_reference_layer",
-    kind=type,
 )
 
 

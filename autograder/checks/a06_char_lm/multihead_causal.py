@@ -43,9 +43,7 @@ ban(
     ASSIGNMENT,
     "MultiHeadCausalAttention",
     BANNED_ATTENTION,
-    cells=("test_multihead_causal",),
     check_name="multihead_does_not_call_a_reference_layer",
-    kind=type,
 )
 
 

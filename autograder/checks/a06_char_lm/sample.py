@@ -99,7 +99,6 @@ ban(
     ASSIGNMENT,
     "sample",
     {"attention_lab's CausalLM.generate": encoder_reference.CausalLM.generate},
-    cells=("test_sample",),
     check_name="sample_does_not_call_generate",
 )
 
