@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from autograder.authoring import student_errors
+
 Namespace = Mapping[str, Any]
 CheckFunction = Callable[[Namespace], None]
 T = TypeVar("T")
@@ -123,7 +125,7 @@ def run_check(entry: Check, namespace: Namespace) -> None:
     except NotImplementedError:
         raise CheckFailed(entry.name, "not implemented yet (the stub still raises)") from None
     except Exception as error:  # the student's code crashed inside the check
-        raise CheckFailed(entry.name, f"your code raised {type(error).__name__}: {error}") from None
+        raise CheckFailed(entry.name, student_errors.explain(error)) from None
     finally:
         _running.pop()
 
