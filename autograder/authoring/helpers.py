@@ -70,6 +70,19 @@ def is_close(actual: Any, expected: torch.Tensor, atol: float = 1e-5, rtol: floa
     )
 
 
+SQUEEZED = (
+    "an axis of size 1 disappeared (a batch of one, one head, or a length of one): squeeze() "
+    "drops every such axis, so use squeeze(dim) on the axis you mean, or index it"
+)
+
+
+def squeezed(actual: Any, expected_shape: Sequence[int]) -> bool:
+    """True when ``actual`` is a tensor of ``expected_shape`` with its size-1 axes dropped."""
+    kept = tuple(size for size in expected_shape if size != 1)
+    shape = tuple(getattr(actual, "shape", ()))
+    return isinstance(actual, torch.Tensor) and shape != tuple(expected_shape) and shape == kept
+
+
 def diagnose(
     actual: Any,
     expected: torch.Tensor,
@@ -85,6 +98,8 @@ def diagnose(
     """
     if is_close(actual, expected, atol=atol):
         return
+    if squeezed(actual, expected.shape):
+        fail(f"{SQUEEZED} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
     if isinstance(actual, torch.Tensor) and not torch.isfinite(actual.detach()).all():
         for diagnosis, value in mistakes.items():
             if not torch.isfinite(value).all() and actual.shape == value.shape:

@@ -388,6 +388,7 @@ def chunked_matches_the_reference(ns: Namespace) -> None:
     g = hidden_generator("a07 chunked exact")
     cases = [random_case(g, causal=False) for _ in range(6)]
     cases.append(([2, 3], 37, 29, 8, 6, 4))  # L_k = 29 = 7·4 + 1: a last block of one key
+    cases.append(([1], 1, 9, 4, 3, 4))  # a batch of one, a single query
     for lead, l_q, l_k, d_k, d_v, chunk in cases:
         q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
         k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
@@ -501,6 +502,7 @@ def causal_matches_the_reference(ns: Namespace) -> None:
     g = hidden_generator("a07 causal exact")
     cases = [random_case(g, causal=True) for _ in range(6)]
     cases.append(([2], 23, 23, 8, 6, 5))  # blocks 0-4, 5-9, ..., 20-22
+    cases.append(([1], 1, 1, 3, 2, 1))  # a batch of one sequence of length one
     for lead, l_q, l_k, d_k, d_v, chunk in cases:
         q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
         k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
