@@ -1,10 +1,12 @@
 """Every assignment gets the same verdicts from the trusted judge as from in-process grading.
 
 The mutation corpus (tests/test_mutants.py) grades its notebooks in-process, hidden checks only.
-Here, per assignment, the solution, the first and last known-wrong mutants and every correct
-alternative are handed in to a fresh nbgrader course and graded by the grading command's own path:
-the whole notebook runs in the sandbox, public checks included, and every hidden check runs in the
-judge, against proxies of the kernel's objects.  The submissions leave out the solutions'
+Here, per assignment, the solution, the first and last known-wrong mutants, those marked
+``in_notebook`` and every correct alternative are handed in to a fresh nbgrader course and graded
+by the grading command's own path: the whole notebook runs in the sandbox, public checks included,
+and every hidden check runs in the judge, against proxies of the kernel's objects.  What a wrong
+mutant's student is shown in the graded notebook starts with the judge's expected diagnosis, even
+where the cell's visible checks failed first.  The submissions leave out the solutions'
 demonstration cells (tagged ``demo``), as the corpus does: a student may delete ungraded cells, no
 answer or check depends on them, and they are most of 04's and 07's running time.
 """
@@ -19,8 +21,10 @@ import nbformat
 import pytest
 
 import tests.mutants
+from autograder.cells import is_test_cell
 from autograder.examples import Sample, build_course
 from autograder.isolation import sandbox
+from autograder.judging.judge import VISIBLE_CHECK_FAILED
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
 from autograder.pipeline.records import Outcome
@@ -41,7 +45,8 @@ def _picked() -> dict[str, list[Mutant]]:
     picked = {}
     for info in pkgutil.iter_modules(tests.mutants.__path__):
         module = importlib.import_module(f"tests.mutants.{info.name}")
-        mutants = [module.WRONG[0], module.WRONG[-1], *module.CORRECT]
+        marked = [m for m in module.WRONG[1:-1] if m.in_notebook]
+        mutants = [module.WRONG[0], *marked, module.WRONG[-1], *module.CORRECT]
         picked[mutants[0].assignment] = mutants
     return picked
 
@@ -89,9 +94,21 @@ def test_judge_agrees_with_the_mutation_corpus(assignment: str, tmp_path: Path):
         failed = {c.grade_id: c.message for c in outcome.cells if not c.passed}
         if mutant.is_correct:
             assert not failed, f"{mutant.name}: a correct alternative lost points: {failed}"
+        shown = shown_errors(outcome.notebook)
         for grade_id, phrase in mutant.must_fail.items():
             assert grade_id in failed, f"{mutant.name}: {grade_id} passed ({failed})"
-            # A test cell's public asserts run before its hidden checks and may fail first; the
-            # judge's diagnoses start with the check's name in brackets.
-            if failed[grade_id].startswith("["):
-                assert phrase in failed[grade_id], f"{mutant.name}: {failed[grade_id]}"
+            assert shown[grade_id] == failed[grade_id], f"{mutant.name}: {shown[grade_id]}"
+            # The judge's diagnosis comes first (it starts with the check's name in brackets),
+            # before any visible check's message.
+            judged = shown[grade_id].split(VISIBLE_CHECK_FAILED)[0]
+            assert judged.startswith("[") and phrase in judged, f"{mutant.name}: {shown[grade_id]}"
+
+
+def shown_errors(notebook: nbformat.NotebookNode) -> dict[str, str]:
+    """grade_id -> the error a graded test cell shows in the graded notebook ("" if none)."""
+    shown = {}
+    for cell in notebook.cells:
+        if is_test_cell(cell):
+            errors = [o.evalue for o in cell.outputs if o.output_type == "error"]
+            shown[cell.metadata["nbgrader"]["grade_id"]] = "\n".join(errors)
+    return shown

@@ -250,3 +250,44 @@ def test_a_runner_killed_by_its_kernel_has_told_the_cells_before(tmp_path):
     result = parse_report(report)
     assert statuses(result) == ["ok"] and stdout(result["cells"][0]) == "one\n"
     assert result["finished"] is False
+
+
+# Stands for the sandbox's autograder package (autograder/isolation/inside.py) in the kernel.
+FAKE_AUTOGRADER = """
+import json
+
+def run_hidden_checks(assignment, grade_id, namespace):
+    pass
+
+def judge_failed_cell(assignment, grade_id, namespace, public_failure):
+    with open("judged.json", "a") as file:
+        file.write(json.dumps([assignment, grade_id, namespace["answer"], public_failure]) + "\\n")
+"""
+
+
+def test_a_test_cell_that_fails_before_its_hidden_line_is_still_judged(tmp_path):
+    (tmp_path / "autograder").mkdir()
+    (tmp_path / "autograder" / "__init__.py").write_text(FAKE_AUTOGRADER)
+    hidden = (
+        "from autograder import run_hidden_checks\n"
+        'run_hidden_checks("01_attention", "test_{}", globals())'
+    )
+    test_cell = {"nbgrader": {"grade": True, "solution": False, "grade_id": "x", "points": 1}}
+    answer_cell = {"nbgrader": {"grade": False, "solution": True, "grade_id": "a"}}
+    cells = [
+        new_code_cell("answer = 42", metadata=answer_cell),
+        new_code_cell("1 / 0", metadata=answer_cell),  # an answer cell: nothing to judge
+        new_code_cell(f"assert answer == 41, 'public'\n{hidden.format('one')}", metadata=test_cell),
+        new_code_cell(f"assert answer == 42\n{hidden.format('two')}", metadata=test_cell),
+        new_code_cell(f"raise KeyError('k')\n{hidden.format('three')}", metadata=test_cell),
+    ]
+    path = write_notebook(tmp_path, cells)
+    result = run_notebook(path, cell_timeout=TIMEOUT)
+    assert statuses(result) == ["ok", "error", "error", "ok", "error"]
+    judged = [json.loads(line) for line in (tmp_path / "judged.json").read_text().splitlines()]
+    assert judged == [
+        ["01_attention", "test_one", 42, "AssertionError: public"],
+        ["01_attention", "test_three", 42, "KeyError: 'k'"],
+    ]
+    # The cell keeps its own error and nothing of the follow-up: the judge's verdict replaces it.
+    assert [o["output_type"] for o in result["cells"][2]["outputs"]] == ["error"]

@@ -7,11 +7,17 @@ import hashlib
 import inspect
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from autograder.authoring.registry import CheckFailed, Namespace, check
+from autograder.authoring.registry import (
+    HELPER_LABEL,
+    CheckFailed,
+    Namespace,
+    running_check,
+)
 from autograder.judging import kernel
 
 # Mixed into every hidden seed so students cannot reproduce the hidden inputs.
@@ -20,11 +26,15 @@ _SEED_SALT = "attention-lab hidden seeds, v1"
 
 def fail(diagnosis: str) -> None:
     """Fail the running check with a one-sentence diagnosis (run_check adds the check's name)."""
-    raise CheckFailed("hidden check", diagnosis)
+    raise CheckFailed(HELPER_LABEL, diagnosis)
 
 
 def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:
-    """The submission's definition of ``name``, or a clear failure if it is missing."""
+    """The submission's definition of ``name``, or a clear failure if it is missing.
+
+    Inside a check, a reference ban declared for ``name`` (:func:`ban`) is enforced first, so
+    every cell whose checks use an exercise's answer carries that exercise's ban.
+    """
     if name not in namespace:
         fail(f"`{name}` is not defined: did you rename or delete it, or skip running its cell?")
     value = namespace[name]
@@ -32,6 +42,7 @@ def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:
         isinstance(value, kind) or (kind is type and inspect.isclass(value))
     ):
         fail(f"`{name}` should be a {kind.__name__}, got {type(value).__name__}")
+    _enforce_bans(namespace, name)
     return value
 
 
@@ -59,6 +70,19 @@ def is_close(actual: Any, expected: torch.Tensor, atol: float = 1e-5, rtol: floa
     )
 
 
+SQUEEZED = (
+    "an axis of size 1 disappeared (a batch of one, one head, or a length of one): squeeze() "
+    "drops every such axis, so use squeeze(dim) on the axis you mean, or index it"
+)
+
+
+def squeezed(actual: Any, expected_shape: Sequence[int]) -> bool:
+    """True when ``actual`` is a tensor of ``expected_shape`` with its size-1 axes dropped."""
+    kept = tuple(size for size in expected_shape if size != 1)
+    shape = tuple(getattr(actual, "shape", ()))
+    return isinstance(actual, torch.Tensor) and shape != tuple(expected_shape) and shape == kept
+
+
 def diagnose(
     actual: Any,
     expected: torch.Tensor,
@@ -74,6 +98,8 @@ def diagnose(
     """
     if is_close(actual, expected, atol=atol):
         return
+    if squeezed(actual, expected.shape):
+        fail(f"{SQUEEZED} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
     if isinstance(actual, torch.Tensor) and not torch.isfinite(actual.detach()).all():
         for diagnosis, value in mistakes.items():
             if not torch.isfinite(value).all() and actual.shape == value.shape:
@@ -98,7 +124,11 @@ def _functions_of(obj: Any) -> list[types.FunctionType]:
     if inspect.isclass(obj):
         return [f for f in vars(obj).values() if isinstance(f, types.FunctionType)]
     function = getattr(obj, "__func__", obj)
-    return [function] if isinstance(function, types.FunctionType) else []
+    functions = []
+    while isinstance(function, types.FunctionType) and function not in functions:
+        functions.append(function)
+        function = getattr(function, "__wrapped__", None)  # a decorator's wrapper hides the body
+    return functions
 
 
 def forbid_references(
@@ -173,29 +203,60 @@ def _forbid_in_source(
         )
 
 
+@dataclass(frozen=True, eq=False)  # one per declaration, compared by identity
+class ReferenceBan:
+    """Exercise ``name`` must use none of ``banned``; a failure is reported as ``check_name``."""
+
+    name: str
+    banned: Mapping[str, Callable[..., Any] | type]
+    check_name: str
+
+
+# (assignment, a name a check requires) -> the bans that using it brings
+_BANS: dict[tuple[str, str], list[ReferenceBan]] = {}
+
+
 def ban(
     assignment: str,
     name: str,
     banned: Mapping[str, Callable[..., Any] | type],
     *,
-    cells: Sequence[str],
     check_name: str | None = None,
-    kind: type | None = None,
-) -> None:
-    """Register a check that the submission's ``name`` uses none of ``banned`` (forbid_references).
+    instances: Sequence[str] = (),
+) -> ReferenceBan:
+    """Declare, once per exercise, that the submission's ``name`` uses none of ``banned``.
 
-    cells: the graded cells that run it, registered in this order, each at this point of its list.
-    check_name: the check's name, by default ``<name>_does_not_call_the_reference``.
-    kind: what ``name`` must be, as for :func:`require` (``type`` for a class).
+    Every check of ``assignment`` that requires ``name``, or one of ``instances`` (names bound to
+    objects built from it, such as a trained ``model``), first fails with ``check_name`` (by
+    default ``<name>_does_not_call_the_reference``) if ``name`` uses a banned reference
+    (:func:`forbid_references`): calling the reference earns nothing, on every cell.
     """
+    entry = ReferenceBan(name, banned, check_name or f"{name}_does_not_call_the_reference")
+    for used in (name, *instances):
+        _BANS.setdefault((assignment, used), []).append(entry)
+    return entry
 
-    def does_not_call_the_reference(ns: Namespace) -> None:
-        forbid_references(require(ns, name, kind), banned, f"`{name}`")
 
-    for grade_id in cells:
-        check(assignment, grade_id, check_name or f"{name}_does_not_call_the_reference")(
-            does_not_call_the_reference
-        )
+def bans_of(assignment: str) -> list[ReferenceBan]:
+    """Every reference ban declared for ``assignment`` (its checks must be imported)."""
+    found = [entry for (a, _), entries in _BANS.items() if a == assignment for entry in entries]
+    return list(dict.fromkeys(found))
+
+
+def _enforce_bans(namespace: Namespace, used: str) -> None:
+    """Fail the running check if ``used`` brings a ban that its exercise's answer breaks."""
+    entry = running_check()
+    if entry is None:
+        return
+    for reference_ban in _BANS.get((entry.assignment, used), ()):
+        if reference_ban.name not in namespace:
+            continue  # the check that requires it says it is missing
+        try:
+            forbid_references(
+                namespace[reference_ban.name], reference_ban.banned, f"`{reference_ban.name}`"
+            )
+        except CheckFailed as failure:
+            raise CheckFailed(reference_ban.check_name, failure.diagnosis) from None
 
 
 def observe_call(kind: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, Any]:

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from autograder.authoring import student_errors
+
 Namespace = Mapping[str, Any]
 CheckFunction = Callable[[Namespace], None]
 T = TypeVar("T")
@@ -22,6 +24,10 @@ CHECK_MODULES = {
     "06_char_lm": "a06_char_lm",
     "07_attention_at_scale": "a07_attention_at_scale",
 }
+
+
+# The label of a failure raised by a shared helper; run_check replaces it with the check's name.
+HELPER_LABEL = "hidden check"
 
 
 class CheckFailed(AssertionError):
@@ -99,16 +105,29 @@ def checks_for(assignment: str, grade_id: str | None = None) -> list[Check]:
     return [c for (a, _), entries in _REGISTRY.items() if a == assignment for c in entries]
 
 
+_running: list[Check] = []  # the check being run, innermost last
+
+
+def running_check() -> Check | None:
+    """The check that :func:`run_check` is running now, if any."""
+    return _running[-1] if _running else None
+
+
 def run_check(entry: Check, namespace: Namespace) -> None:
-    """Run one check; any failure becomes a CheckFailed that names the check."""
+    """Run one check; any failure becomes a CheckFailed that names the check (a reference ban
+    keeps its own name)."""
+    _running.append(entry)
     try:
         entry.function(namespace)
     except CheckFailed as failure:  # raised by a shared helper: label it with this check
-        raise CheckFailed(entry.name, failure.diagnosis) from None
+        name = entry.name if failure.check_name == HELPER_LABEL else failure.check_name
+        raise CheckFailed(name, failure.diagnosis) from None
     except NotImplementedError:
         raise CheckFailed(entry.name, "not implemented yet (the stub still raises)") from None
     except Exception as error:  # the student's code crashed inside the check
-        raise CheckFailed(entry.name, f"your code raised {type(error).__name__}: {error}") from None
+        raise CheckFailed(entry.name, student_errors.explain(error)) from None
+    finally:
+        _running.pop()
 
 
 def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> None:

@@ -11,6 +11,7 @@ from torch.nn import functional as F
 
 import attention_lab.attention as reference
 from autograder.authoring.helpers import (
+    SQUEEZED,
     ban,
     diagnose,
     fail,
@@ -18,6 +19,7 @@ from autograder.authoring.helpers import (
     is_close,
     random_sizes,
     require,
+    squeezed,
 )
 from autograder.authoring.registry import Namespace, check
 
@@ -28,6 +30,12 @@ BANNED = {
     "nn.MultiheadAttention": torch.nn.MultiheadAttention,
     "attention_lab's MultiHeadAttention": reference.MultiHeadAttention,
 }
+
+
+OVERFLOW = (
+    "the weights are NaN or inf for large scores, so exp overflowed: subtract each row's max "
+    "from the scores before exponentiating (or use torch.softmax)"
+)
 
 
 def weight_mistakes(q: Tensor, k: Tensor, mask: Tensor | None = None) -> dict[str, Tensor]:
@@ -82,15 +90,18 @@ def numpy_attention_matches_reference(ns: Namespace) -> None:
         )
         out, weights = attention_numpy(q.numpy(), k.numpy(), v.numpy())
         expected_out, expected_w = reference_attention(q, k, v)
+        out, weights = torch.as_tensor(np.asarray(out)), torch.as_tensor(np.asarray(weights))
+        if is_close(out, expected_w) and is_close(weights, expected_out):
+            fail(
+                "attention_numpy returns (weights, output): return (output, weights), in that order"
+            )
         diagnose(
-            torch.as_tensor(np.asarray(weights)),
+            weights,
             expected_w,
             weight_mistakes(q, k),
             "weights differ from softmax(Q Kᵀ / √d_k)",
         )
-        diagnose(
-            torch.as_tensor(np.asarray(out)), expected_out, {}, "the output must be weights @ V"
-        )
+        diagnose(out, expected_out, {}, "the output must be weights @ V")
 
 
 @check(ASSIGNMENT, "test_attention_numpy")
@@ -104,19 +115,25 @@ def numpy_attention_is_stable_for_large_scores(ns: Namespace) -> None:
         fail("np.exp overflows on large scores: subtract each row's max before exponentiating")
 
 
-ban(ASSIGNMENT, "attention", BANNED, cells=("test_attention_rows_sum_to_one",))
+ban(ASSIGNMENT, "attention", BANNED)
 
 
 @check(ASSIGNMENT, "test_attention_rows_sum_to_one")
 def rows_sum_to_one_over_keys(ns: Namespace) -> None:
     attention = require(ns, "attention")
     g = hidden_generator("a01 rows")
-    for lead in [(), (3,), (2, 1, 4)]:
-        l_q, l_k, d_k, d_v = random_sizes(g, 4)
+    cases = [(lead, *random_sizes(g, 4)) for lead in [(), (3,), (2, 1, 4)]]
+    # Degenerate sizes the contract allows: a batch of one, one query, one key.
+    cases += [((1,), 1, 5, 3, 2), ((1, 1), 4, 1, 2, 3)]
+    for lead, l_q, l_k, d_k, d_v in cases:
         q = torch.randn(*lead, l_q, d_k, generator=g)
         k = torch.randn(*lead, l_k, d_k, generator=g)
         v = torch.randn(*lead, l_k, d_v, generator=g)
         out, weights = call_attention(attention, q, k, v)
+        if squeezed(weights, (*lead, l_q, l_k)):
+            fail(
+                f"{SQUEEZED} (weights: expected shape {(*lead, l_q, l_k)}, got {tuple(weights.shape)})"
+            )
         if not isinstance(weights, Tensor) or weights.shape != (*lead, l_q, l_k):
             shape = tuple(getattr(weights, "shape", ()))
             fail(
@@ -205,6 +222,8 @@ def matches_torch_sdpa(ns: Namespace) -> None:
         q = q * 200
         for m in (None, mask):
             out, weights = call_attention(attention, q, k, v, m)
+            if isinstance(weights, Tensor) and not torch.isfinite(weights).all():
+                fail(OVERFLOW)
             diagnose(
                 weights,
                 reference_attention(q, k, v, m)[1],
@@ -219,6 +238,25 @@ def matches_torch_sdpa(ns: Namespace) -> None:
                 "output differs from torch's scaled_dot_product_attention",
                 atol=1e-6,
             )
+
+
+@check(ASSIGNMENT, "test_attention_parity")
+def large_scores_do_not_overflow(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    g = hidden_generator("a01 large scores")
+    l_q, l_k, d_k, d_v = random_sizes(g, 4)
+    # float32 scores in the hundreds: exp overflows above 88, a stable softmax does not care
+    q = torch.randn(2, l_q, d_k, generator=g) * 100
+    k, v = torch.randn(2, l_k, d_k, generator=g), torch.randn(2, l_k, d_v, generator=g)
+    _, weights = call_attention(attention, q, k, v)
+    if isinstance(weights, Tensor) and not torch.isfinite(weights).all():
+        fail(OVERFLOW)
+    diagnose(
+        weights,
+        reference_attention(q, k, v)[1],
+        {},
+        "weights differ from softmax(q kᵀ / √d_k) for scores in the hundreds",
+    )
 
 
 @check(ASSIGNMENT, "test_causal_mask")

@@ -22,6 +22,7 @@ from autograder.authoring.helpers import (
     require,
 )
 from autograder.authoring.registry import Namespace, check, reference_data
+from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "05_sentiment"
 BANNED = {"attention_lab's SentimentClassifier": reference.SentimentClassifier}
@@ -96,16 +97,17 @@ def draw_ids(g: torch.Generator, b: int, length: int, pad_id: int, vocab: int) -
     return ids
 
 
-ban(ASSIGNMENT, "masked_mean", BANNED, cells=("test_masked_mean",))
+ban(ASSIGNMENT, "masked_mean", BANNED)
 
 
 @check(ASSIGNMENT, "test_masked_mean")
 def masked_mean_matches_the_oracle(ns: Namespace) -> None:
     masked_mean = require(ns, "masked_mean")
     g = hidden_generator("a05 masked mean")
-    for trial in range(4):
+    for trial in range(5):
         b, length, d_model, pad_id = random_sizes(g, 4, low=2, high=11)
         pad_id = 0 if trial == 0 else pad_id
+        b = 1 if trial == 4 else b  # a batch of one sentence
         vocab = max(pad_id + 2, 12)
         ids = draw_ids(g, b, length, pad_id, vocab)
         hidden = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
@@ -207,9 +209,13 @@ def run_model(model: nn.Module, ids: Tensor, return_attention: bool = False) -> 
         except NotImplementedError:
             raise
         except Exception as error:
+            pad_id = getattr(model, "pad_id", "?")
             fail(
-                f"your SentimentModel raised {type(error).__name__} on ids of shape "
-                f"{tuple(ids.shape)} with pad_id={getattr(model, 'pad_id', '?')}: {error}"
+                explain(
+                    error,
+                    "your SentimentModel",
+                    f" on ids of shape {tuple(ids.shape)}, pad_id={pad_id}",
+                )
             )
     if not return_attention:
         if not isinstance(result, Tensor):
@@ -283,10 +289,32 @@ ban(
     ASSIGNMENT,
     "SentimentModel",
     BANNED,
-    cells=("test_padding_invariance", "test_sentiment_model"),
     check_name="sentiment_model_does_not_use_the_reference",
-    kind=type,
+    instances=("model",),  # the trained model of the held-out cells is a SentimentModel
 )
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+@check(ASSIGNMENT, "test_padding_invariance")
+def sentiment_model_is_deterministic_in_eval_mode(ns: Namespace) -> None:
+    """First: an active dropout would otherwise be blamed on the padding or the pooling."""
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model eval")
+    for dropout in (0.0, 0.3):
+        config = {**model_config(g), "dropout": dropout}
+        model = build_model(cls, config, seed=5)
+        ids = draw_ids(g, 3, 9, config["pad_id"], config["vocab_size"])
+        outputs = []
+        for seed in (1, 2):  # different random numbers: only dropout would use them
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                outputs.append(run_model(model, ids))
+        if not torch.equal(outputs[0], outputs[1]):
+            fail(
+                "in eval mode the model gives different logits at every call, so dropout is still "
+                "active: use nn.Dropout modules, which follow train()/eval(), or "
+                f"F.dropout(x, p, training=self.training) (dropout={dropout})"
+            )
 
 
 @check(ASSIGNMENT, "test_sentiment_model")

@@ -12,9 +12,9 @@ from torch.nn import functional as F
 
 import attention_lab.attention as reference
 from autograder.authoring.helpers import (
+    ban,
     diagnose,
     fail,
-    forbid_references,
     hidden_generator,
     observe_call,
     require,
@@ -360,10 +360,14 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
 # Exercise 2: chunked_attention, exactness
 
 
+ban(ASSIGNMENT, "chunked_attention", BANNED)
+
+
 @check(ASSIGNMENT, "test_chunked_attention_exact")
-def chunked_does_not_call_the_reference(ns: Namespace) -> None:
+@check(ASSIGNMENT, "test_chunked_attention_causal")
+@check(ASSIGNMENT, "test_chunked_attention_memory")
+def chunked_runs_no_fused_attention(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
-    forbid_references(chunked, BANNED, "`chunked_attention`")
     # At run time too: no fused attention kernel may run, however it is reached.
     g = hidden_generator("a07 no fused")
     q, k, v = (torch.randn(2, 3, 33, 8, generator=g) for _ in range(3))
@@ -384,6 +388,7 @@ def chunked_matches_the_reference(ns: Namespace) -> None:
     g = hidden_generator("a07 chunked exact")
     cases = [random_case(g, causal=False) for _ in range(6)]
     cases.append(([2, 3], 37, 29, 8, 6, 4))  # L_k = 29 = 7·4 + 1: a last block of one key
+    cases.append(([1], 1, 9, 4, 3, 4))  # a batch of one, a single query
     for lead, l_q, l_k, d_k, d_v, chunk in cases:
         q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
         k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
@@ -497,6 +502,7 @@ def causal_matches_the_reference(ns: Namespace) -> None:
     g = hidden_generator("a07 causal exact")
     cases = [random_case(g, causal=True) for _ in range(6)]
     cases.append(([2], 23, 23, 8, 6, 5))  # blocks 0-4, 5-9, ..., 20-22
+    cases.append(([1], 1, 1, 3, 2, 1))  # a batch of one sequence of length one
     for lead, l_q, l_k, d_k, d_v, chunk in cases:
         q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
         k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)

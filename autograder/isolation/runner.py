@@ -49,6 +49,7 @@ import asyncio
 import ctypes
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -292,6 +293,38 @@ class _Report:
             remaining = remaining[os.write(self.fd, remaining) :]
 
 
+# A graded test cell's hidden-check line, as the solutions write it.
+_HIDDEN_CHECK_CALL = re.compile(
+    r'run_hidden_checks\(\s*"([\w.-]+)"\s*,\s*"([\w.-]+)"\s*,\s*globals\(\)\s*\)'
+)
+
+
+async def _judge_failed_test_cell(client: _CappedClient, index: int, record: Record) -> None:
+    """A graded test cell that raised before its hidden-check line is judged all the same: the
+    judge's verdict fails it with its diagnosis first and the error after (see
+    autograder/isolation/inside.py).  Nothing is recorded: the verdict replaces the cell's outputs.
+    """
+    cell = client.nb.cells[index]
+    nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+    found = _HIDDEN_CHECK_CALL.search(cell.source)
+    if not found or not nbgrader.get("grade") or nbgrader.get("solution"):
+        return
+    if record["status"] != "error" or record.get("ename") == "MemoryError":
+        return  # a kernel that needs a restart cannot be asked anything
+    failure = f"{record.get('ename')}: {record.get('evalue')}"
+    call = f"judge_failed_cell({found[1]!r}, {found[2]!r}, globals(), {failure!r})"
+    try:
+        await client.kc.execute_interactive(
+            f"__import__('autograder').{call}",
+            silent=True,
+            store_history=False,
+            timeout=client.timeout_func(cell),
+            output_hook=lambda _msg: None,
+        )
+    except TimeoutError:  # the student's code hung when the judge called it
+        record["status"] = "timeout"
+
+
 def _needs_restart(record: Record) -> bool:
     """True when the kernel cannot be trusted to run the next cell after this one."""
     if record["status"] == "error":
@@ -305,6 +338,7 @@ async def _run_cells(client: _CappedClient, report: _Report, max_restarts: int, 
     ok: list[int] = []
     for position, index in enumerate(code):
         record = await _execute(client, index)
+        await _judge_failed_test_cell(client, index, record)
         report.cell(record)
         if record["status"] == "ok":
             ok.append(index)

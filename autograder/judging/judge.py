@@ -586,6 +586,9 @@ class Judge:
                 )
             else:
                 verdict = self.run_checks(grade_id, Link(connection))
+            public_failure = hello.get("public_failure")
+            if public_failure is not None:
+                verdict = after_public_failure(verdict, str(public_failure))
             self.verdicts[grade_id] = verdict
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             reports.write(
@@ -620,6 +623,22 @@ class Judge:
         finally:
             _current.link = None
         return Verdict(True)
+
+
+_PUBLIC_FAILURE_CHARS = 1000
+# Between the judge's diagnosis and the error that stopped a cell before its hidden checks.
+VISIBLE_CHECK_FAILED = "\nthe visible check in this cell failed too: "
+
+
+def after_public_failure(verdict: Verdict, public_failure: str) -> Verdict:
+    """The verdict on a cell that failed before its hidden-check line: a failure (the cell raised),
+    the judge's diagnosis first, then the error that stopped the cell."""
+    shown = " ".join(public_failure.split())[:_PUBLIC_FAILURE_CHARS]
+    if verdict.passed:
+        return Verdict(
+            False, f"the hidden checks of this cell pass, but its visible check failed: {shown}"
+        )
+    return Verdict(False, f"{verdict.diagnosis}{VISIBLE_CHECK_FAILED}{shown}")
 
 
 class JudgeTimeUp(Exception):

@@ -84,7 +84,16 @@ WRONG = [
                 "        return out, weights\n",
             )
         },
-        {"test_attention_rows_sum_to_one": "calls F.scaled_dot_product_attention"},
+        {  # every cell that uses `attention` carries its ban
+            grade_id: "calls F.scaled_dot_product_attention"
+            for grade_id in (
+                "test_attention_rows_sum_to_one",
+                "test_attention_scaling",
+                "test_attention_fully_masked_row",
+                "test_attention_parity",
+                "test_causal_weights",
+            )
+        },
     ),
     Mutant(
         "causal mask without the diagonal",
@@ -114,6 +123,44 @@ WRONG = [
             )
         },
         {"test_attention_numpy": "overflows"},
+    ),
+    # Degenerate sizes and the mistakes that the traced messages used to misname
+    Mutant(
+        "weights squeezed",
+        A,
+        {
+            "attention": Replace(
+                "        weights = torch.softmax(scores, dim=-1)\n" + RETURN_UNMASKED,
+                "        weights = torch.softmax(scores, dim=-1).squeeze()\n" + RETURN_UNMASKED,
+            )
+        },
+        {"test_attention_rows_sum_to_one": "squeeze() drops every such axis"},
+        in_notebook=True,
+    ),
+    Mutant(
+        "numpy: returns (weights, output)",
+        A,
+        {
+            "attention_numpy": Replace(
+                "    return weights @ V, weights", "    return weights, weights @ V"
+            )
+        },
+        {"test_attention_numpy": "returns (weights, output)"},
+        in_notebook=True,
+    ),
+    Mutant(
+        "hand-written softmax without the max",
+        A,
+        {
+            "attention": Replace(
+                "        weights = torch.softmax(scores, dim=-1)\n" + RETURN_UNMASKED,
+                "        exp_scores = torch.exp(scores)\n"
+                "        weights = exp_scores / exp_scores.sum(dim=-1, keepdim=True)\n"
+                + RETURN_UNMASKED,
+            )
+        },
+        {"test_attention_parity": "exp overflowed"},
+        in_notebook=True,
     ),
 ]
 

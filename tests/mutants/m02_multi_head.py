@@ -31,6 +31,7 @@ WRONG = [
             )
         },
         {"test_mha_parity": "scaled by √d_model instead of √d_k"},
+        in_notebook=True,
     ),
     Mutant(
         "heads split without a transpose",
@@ -187,6 +188,13 @@ class MultiHeadAttention(_Reference):
             "test_mha_shapes": "`k_proj` is never used",
             "test_mha_parity": "keys are projected with q_proj",
         },
+    ),
+    Mutant(
+        "split_heads ends with squeeze()",
+        A,
+        {"split_heads": Replace(SPLIT, SPLIT + ".squeeze()")},
+        {"test_split_heads": "squeeze() drops every such axis"},
+        in_notebook=True,
     ),
 ]
 

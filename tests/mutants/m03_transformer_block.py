@@ -23,6 +23,12 @@ WRONG = [
         {"clean": Replace(r"[^\w\s]", r"[^\w\s]+")},
         {"test_clean": "runs of punctuation are kept together"},
     ),
+    Mutant(  # test_build_vocab's visible asserts used to fail too (one mistake, two penalties)
+        "clean: punctuation dropped",
+        A,
+        {"clean": Replace(r"\w+(?:'\w+)*|[^\w\s]", r"\w+(?:'\w+)*")},
+        {"test_clean": "or one punctuation mark"},
+    ),
     Mutant(
         "clean: calls WordTokenizer.clean",
         A,
@@ -57,6 +63,13 @@ WRONG = [
             )
         },
         {"test_build_vocab": "max_vocab_size counts the special tokens too"},
+    ),
+    Mutant(  # the public asserts blame the sorting; the judge names the comparison
+        "build_vocab: min_freq compared with >",
+        A,
+        {"build_vocab": Replace("count >= min_freq", "count > min_freq")},
+        {"test_build_vocab": "use count >= min_freq, not >"},
+        in_notebook=True,
     ),
     # encode
     Mutant(
@@ -114,6 +127,18 @@ WRONG = [
             )
         },
         {"test_sinusoidal_encoding": "must share ONE angle"},
+    ),
+    Mutant(  # the public asserts blame the column layout; the judge names the first position
+        "pe: positions start at 1",
+        A,
+        {
+            "sinusoidal_encoding": Replace(
+                "torch.arange(max_len, dtype=torch.float32)",
+                "torch.arange(1, max_len + 1, dtype=torch.float32)",
+            )
+        },
+        {"test_sinusoidal_encoding": "positions start at 0, not 1"},
+        in_notebook=True,
     ),
     Mutant(
         "pe: exponent i/d_model",
@@ -317,6 +342,17 @@ class EncoderBlock(_Block):
         {
             "test_encoder_block": "subclasses attention_lab's EncoderBlock instead of implementing it"
         },
+    ),
+    Mutant(
+        "block: functional dropout ignores eval mode",
+        A,
+        {
+            "encoder_block": Replace(
+                "self.dropout1(attended)", "F.dropout(attended, self.dropout1.p)"
+            )
+        },
+        {"test_encoder_block": "dropout is still active"},
+        in_notebook=True,
     ),
 ]
 

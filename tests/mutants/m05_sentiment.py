@@ -50,6 +50,39 @@ WRONG = [
             "test_heldout_contrast": "looks untrained",
         },
     ),
+    Mutant(
+        "masked_mean squeezed",
+        A,
+        {
+            "masked_mean": Replace(
+                "return total / keep.sum(dim=1).clamp(min=1.0)",
+                "return (total / keep.sum(dim=1).clamp(min=1.0)).squeeze()",
+            )
+        },
+        {"test_masked_mean": "squeeze() drops every such axis"},
+        in_notebook=True,
+    ),
+    Mutant(
+        "model: functional dropout ignores eval mode",
+        A,
+        {
+            "sentiment_model": (
+                Replace(
+                    "class SentimentModel",
+                    "import torch.nn.functional as F\n\n\nclass SentimentModel",
+                ),
+                Replace(
+                    "self.classifier(masked_mean(hidden, token_ids, self.pad_id))",
+                    "self.classifier(F.dropout(masked_mean(hidden, token_ids, self.pad_id), 0.1))",
+                ),
+            )
+        },
+        {
+            "test_sentiment_model": "dropout is still active",
+            "test_padding_invariance": "dropout is still active",
+        },
+        in_notebook=True,
+    ),
 ]
 
 CORRECT = [

@@ -24,7 +24,7 @@ WRONG = [
         {"causal_head": Replace("~self.mask[:length, :length]", "~self.mask[:length, :length].T")},
         {
             "test_causal_head": "the causal mask is transposed",
-            "test_multihead_causal": "future characters change earlier outputs",
+            "test_multihead_causal": "fix CausalSelfAttentionHead first",
             "test_charlm_causality": "future characters change earlier logits",
             "test_trained_loss": "future characters change earlier logits",
         },
@@ -47,6 +47,29 @@ WRONG = [
         A,
         {"lm_loss": Replace("targets.reshape(-1))", 'targets.reshape(-1), reduction="sum")')},
         {"test_lm_loss": "summed over the positions"},
+    ),
+    Mutant(
+        "heads concatenated along time",
+        A,
+        {
+            "multihead_causal": Replace(
+                "torch.cat([head(x) for head in self.heads], dim=-1)",
+                "torch.cat([head(x) for head in self.heads], dim=1).view(x.shape[0], x.shape[1], -1)",
+            )
+        },
+        {"test_multihead_causal": "each head alone is causal"},
+        in_notebook=True,
+    ),
+    Mutant(
+        "causal head output squeezed",
+        A,
+        {
+            "causal_head": Replace(
+                "        return weights @ v", "        return (weights @ v).squeeze()"
+            )
+        },
+        {"test_causal_head": "squeeze() drops every such axis"},
+        in_notebook=True,
     ),
 ]
 

@@ -164,7 +164,14 @@ WRONG = [
                 "    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)\n"
             )
         },
-        {"test_chunked_attention_exact": "calls F.scaled_dot_product_attention"},
+        {  # every cell that uses `chunked_attention` carries its ban
+            grade_id: "calls F.scaled_dot_product_attention"
+            for grade_id in (
+                "test_chunked_attention_exact",
+                "test_chunked_attention_causal",
+                "test_chunked_attention_memory",
+            )
+        },
     ),
     Mutant(
         "no ValueError for a float chunk size",

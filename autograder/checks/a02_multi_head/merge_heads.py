@@ -54,6 +54,7 @@ def merge_heads_matches_the_oracle(ns: Namespace) -> None:
     merge_heads = require(ns, "merge_heads")
     g = hidden_generator("a02 merge")
     cases = [tuple(random_sizes(g, 4)) for _ in range(3)] + [(2, 1, 3, 5), (3, 4, 5, 1)]
+    cases.append((1, 3, 1, 4))  # a batch of one sequence of length one
     for b, h, length, d_k in cases:
         heads = torch.randn(b, h, length, d_k, generator=g)
         expected = oracle_merge(heads)

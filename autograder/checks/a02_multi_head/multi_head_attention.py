@@ -25,15 +25,7 @@ BANNED = {
     "attention_lab's MultiHeadAttention": reference.MultiHeadAttention,
 }
 
-# The reference is not allowed in any cell of the exercise, test_mha_parity's included.
-ban(
-    ASSIGNMENT,
-    "MultiHeadAttention",
-    BANNED,
-    cells=("test_mha_parity", "test_mha_mask", "test_mha_shapes"),
-    check_name="mha_does_not_call_the_reference",
-    kind=type,
-)
+ban(ASSIGNMENT, "MultiHeadAttention", BANNED, check_name="mha_does_not_call_the_reference")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from autograder.authoring.helpers import copy_into, fail, random_sizes
+from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "02_multi_head"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")
@@ -73,7 +74,7 @@ def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, 
         hint = ""
         if isinstance(mask, Tensor) and mask.dim() == 3:
             hint = " (a (B, L_q, L_k) mask needs a head axis: mask.unsqueeze(1))"
-        fail(f"your MultiHeadAttention raised {type(error).__name__} on {what}{hint}: {error}")
+        fail(explain(error, "your MultiHeadAttention", f" on {what}{hint}"))
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("forward must return a tuple (output, weights)")
     out, weights = result

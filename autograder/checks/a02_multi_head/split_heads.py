@@ -41,6 +41,7 @@ def split_heads_matches_the_oracle(ns: Namespace) -> None:
     split_heads = require(ns, "split_heads")
     g = hidden_generator("a02 split")
     cases = [tuple(random_sizes(g, 4)) for _ in range(3)] + [(2, 3, 1, 5), (3, 4, 5, 1)]
+    cases.append((1, 1, 3, 4))  # a batch of one sequence of length one
     for b, length, h, d_k in cases:
         x = torch.randn(b, length, h * d_k, generator=g)
         y = split_heads(x, h)

@@ -145,7 +145,6 @@ ban(
     ASSIGNMENT,
     "build_vocab",
     TOKENIZER_BANNED,
-    cells=("test_build_vocab",),
     check_name="build_vocab_does_not_call_the_tokenizer",
 )
 

@@ -81,7 +81,6 @@ ban(
     ASSIGNMENT,
     "clean",
     TOKENIZER_BANNED,
-    cells=("test_clean",),
     check_name="clean_does_not_call_the_tokenizer",
 )
 

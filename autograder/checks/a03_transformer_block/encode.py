@@ -116,7 +116,6 @@ ban(
     ASSIGNMENT,
     "encode",
     TOKENIZER_BANNED,
-    cells=("test_encode",),
     check_name="encode_does_not_call_the_tokenizer",
 )
 

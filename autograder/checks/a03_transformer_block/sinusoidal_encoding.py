@@ -86,7 +86,7 @@ def pe_mistakes(max_len: int, d_model: int) -> dict[str, Tensor]:
     }
 
 
-ban(ASSIGNMENT, "sinusoidal_encoding", PE_BANNED, cells=("test_sinusoidal_encoding",))
+ban(ASSIGNMENT, "sinusoidal_encoding", PE_BANNED)
 
 
 @check(ASSIGNMENT, "test_sinusoidal_encoding")

@@ -28,9 +28,7 @@ ban(
     ASSIGNMENT,
     "CausalSelfAttentionHead",
     BANNED_ATTENTION,
-    cells=("test_causal_head",),
     check_name="causal_head_does_not_call_a_reference_layer",
-    kind=type,
 )
 
 
@@ -38,8 +36,10 @@ ban(
 def causal_head_matches_masked_attention(ns: Namespace) -> None:
     cls = require(ns, "CausalSelfAttentionHead", type)
     g = hidden_generator("a06 head")
-    for trial in range(3):
+    for trial in range(4):
         b, d_model, head_size, length, extra = random_sizes(g, 5, low=2, high=9)
+        if trial == 3:
+            b, length = 1, 1  # one sequence of one character
         block_size = length + (extra if trial else 0)  # L == block_size once, then L < block_size
         head = build(
             cls, d_model, head_size, block_size, seed=trial, what="CausalSelfAttentionHead"

@@ -20,6 +20,7 @@ from autograder.authoring.helpers import (
     require,
 )
 from autograder.authoring.registry import Namespace, check
+from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, build
 
 
@@ -55,10 +56,7 @@ def run_lm(lm: nn.Module, idx: Tensor) -> Tensor:
             hint = ""
             if idx.shape[1] < getattr(lm, "block_size", 0):
                 hint = " (L < block_size: is the causal mask cropped to its top-left L x L corner?)"
-            fail(
-                f"your CharLM raised {type(error).__name__} on ids of shape {tuple(idx.shape)}"
-                f"{hint}: {error}"
-            )
+            fail(explain(error, "your CharLM", f" on ids of shape {tuple(idx.shape)}{hint}"))
     if not isinstance(logits, Tensor):
         fail(f"CharLM.forward must return the logits tensor, got {type(logits).__name__}")
     if not torch.isfinite(logits).all():
@@ -73,9 +71,8 @@ ban(
     ASSIGNMENT,
     "CharLM",
     {"attention_lab's CausalLM": encoder_reference.CausalLM},
-    cells=("test_charlm_causality", "test_charlm"),
     check_name="charlm_is_not_the_reference",
-    kind=type,
+    instances=("model",),  # the trained model of test_trained_loss is a CharLM
 )
 
 

@@ -52,7 +52,6 @@ ban(
         "attention_lab's make_lm_blocks": data_reference.make_lm_blocks,
         "attention_lab's sample_lm_batch": data_reference.sample_lm_batch,
     },
-    cells=("test_make_blocks",),
 )
 
 

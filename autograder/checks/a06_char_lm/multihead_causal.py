@@ -19,7 +19,6 @@ from autograder.authoring.registry import Namespace, check
 from autograder.checks.a06_char_lm.shared import (
     ASSIGNMENT,
     BANNED_ATTENTION,
-    LEAKS,
     build,
     call_module,
     check_projections,
@@ -39,13 +38,17 @@ def to_torch_mha(mha: nn.Module, d_model: int, num_heads: int) -> nn.MultiheadAt
     return load_into_torch_mha(theirs, w_q, w_k, w_v, mha.proj.weight, b_o=mha.proj.bias).eval()
 
 
+HEADS_MIXED = (
+    "each head alone is causal, yet future characters change earlier outputs, so combining the "
+    "heads mixes positions: concatenate them along the feature axis, torch.cat(..., dim=-1), "
+    "to (B, L, num_heads * head_size), and run every head of self.heads on x"
+)
+
 ban(
     ASSIGNMENT,
     "MultiHeadCausalAttention",
     BANNED_ATTENTION,
-    cells=("test_multihead_causal",),
     check_name="multihead_does_not_call_a_reference_layer",
-    kind=type,
 )
 
 
@@ -74,9 +77,7 @@ def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
             fail("self.proj must be nn.Linear(d_model, d_model) with a bias")
         x = torch.randn(b, length, d_model, generator=g)
         out = call_module(mha, x, "your MultiHeadCausalAttention", block_size)
-        if future_leak(mha, x, g):
-            fail(LEAKS)
-        for h in heads:
+        for h in heads:  # each head alone first: a head that leaks is its own exercise
             if not is_close(
                 call_module(h, x, "a head in self.heads", block_size), head_outcomes(h, x)[0]
             ):
@@ -84,6 +85,8 @@ def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
                     "a head in self.heads gives wrong outputs on its own: fix "
                     "CausalSelfAttentionHead first (see test_causal_head)"
                 )
+        if future_leak(mha, x, g):
+            fail(HEADS_MIXED)
         x64 = x.double()
         blocked = ~torch.ones(length, length, dtype=torch.bool).tril()
         with torch.no_grad():

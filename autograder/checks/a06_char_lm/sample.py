@@ -12,6 +12,7 @@ from torch.nn import functional as F
 import attention_lab.encoder as encoder_reference
 from autograder.authoring.helpers import ban, fail, hidden_generator, random_sizes, require
 from autograder.authoring.registry import Namespace, check
+from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
 
 
@@ -76,7 +77,7 @@ def call_sample(
         except StudentCodeError as error:
             fail(str(error))
         except Exception as error:
-            fail(f"sample raised {type(error).__name__} with {kwargs or 'the defaults'}: {error}")
+            fail(explain(error, "sample", f" with {kwargs or 'the defaults'}"))
     expected_shape = (idx.shape[0], idx.shape[1] + n)
     if not isinstance(out, Tensor) or tuple(out.shape) != expected_shape:
         fail(
@@ -99,7 +100,6 @@ ban(
     ASSIGNMENT,
     "sample",
     {"attention_lab's CausalLM.generate": encoder_reference.CausalLM.generate},
-    cells=("test_sample",),
     check_name="sample_does_not_call_generate",
 )
 

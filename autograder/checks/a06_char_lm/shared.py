@@ -12,6 +12,7 @@ from torch.nn import functional as F
 import attention_lab.attention as attention_reference
 import attention_lab.encoder as encoder_reference
 from autograder.authoring.helpers import fail, is_close
+from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "06_char_lm"
 BANNED_ATTENTION = {
@@ -118,7 +119,7 @@ def call_module(module: nn.Module, x: Tensor, what: str, block_size: int | None 
                 f"({type(error).__name__}): crop the mask to its top-left L x L corner, "
                 "self.mask[:L, :L]"
             )
-        fail(f"{what} raised {type(error).__name__} on an input of shape {tuple(x.shape)}: {error}")
+        fail(explain(error, what, f" on an input of shape {tuple(x.shape)}"))
     if not isinstance(out, Tensor):
         fail(f"{what} must return a tensor, got {type(out).__name__}")
     if not torch.isfinite(out).all():

@@ -1,0 +1,135 @@
+"""Calling the reference earns nothing, on every cell that uses the exercise's answer.
+
+For each reference ban of each assignment, the solution's definitions are graded in-process three
+ways: as they are (full marks), without the exercise's answer (the cells that then fail are the
+cells that use it), and with the answer's code also using the banned reference while computing the
+same values (a cheat).  The cheat must lose exactly the cells that use the answer, each with the
+ban's diagnosis.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autograder.authoring.helpers import ReferenceBan, bans_of
+from autograder.authoring.registry import CHECK_MODULES, checks_for
+from autograder.examples import solution_answers
+from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
+
+ROOT = Path(__file__).resolve().parents[1]
+BANNED_PHRASE = "no credit for calling the reference"
+# Names the notebooks bind to objects built from an exercise's answer: a trained model uses it.
+BUILT_FROM = {("05_sentiment", "SentimentModel"): "model", ("06_char_lm", "CharLM"): "model"}
+
+
+def reference_expression(target: Any) -> tuple[str, str]:
+    """(module to import, dotted expression) that names the banned ``target`` in code."""
+    qualname = getattr(target, "__qualname__", None) or target.__name__
+    for module in ("torch.nn.functional", "torch.nn", "torch", target.__module__):
+        value: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            value = getattr(value, part, None)
+        if value is target:
+            return module, f"{module}.{qualname}"
+    raise AssertionError(f"no importable name for {target!r}")
+
+
+def using_the_reference(source: str, name: str, target: Any) -> str:
+    """The answer cell ``source`` with ``name`` (its first method, for a class) also looking up
+    ``target`` at run time; the values it computes are unchanged."""
+    tree = ast.parse(source)
+    found = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name
+    ]
+    assert len(found) == 1, f"expected one top-level definition of {name}"
+    function = found[0]
+    if isinstance(function, ast.ClassDef):
+        function = next(n for n in function.body if isinstance(n, ast.FunctionDef))
+    body = function.body
+    has_docstring = ast.get_docstring(function, clean=False) is not None
+    first = body[1] if has_docstring and len(body) > 1 else body[0]
+    module, expression = reference_expression(target)
+    indent = " " * first.col_offset
+    lines = source.splitlines(keepends=True)
+    cheat = f"{indent}import {module}\n{indent}_reference = {expression}\n"
+    return "".join(lines[: first.lineno - 1]) + cheat + "".join(lines[first.lineno - 1 :])
+
+
+def answer_defining(assignment: str, name: str) -> str:
+    """The solution's answer cell that defines ``name`` at top level."""
+    for source in solution_answers(assignment).values():
+        tree = ast.parse(source)
+        if any(
+            isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name
+            for node in tree.body
+        ):
+            return source
+    raise AssertionError(f"no answer cell of {assignment} defines {name}")
+
+
+def failed_cells(assignment: str, namespace: dict[str, Any]) -> dict[str, str]:
+    """grade_id -> diagnosis of every graded cell that fails with ``namespace``."""
+    results = grade_submission(Submission(assignment, namespace))
+    return {grade_id: r.diagnosis for grade_id, r in results.items() if not r.passed}
+
+
+def cells_using(assignment: str, namespace: dict[str, Any], reference_ban: ReferenceBan) -> set:
+    """The graded cells that fail when the answer (or what is built from it) is missing."""
+    used = {reference_ban.name}
+    if (assignment, reference_ban.name) in BUILT_FROM:
+        used.add(BUILT_FROM[(assignment, reference_ban.name)])
+    cells = set()
+    for name in used:
+        cells |= set(failed_cells(assignment, {k: v for k, v in namespace.items() if k != name}))
+    return cells
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", sorted(CHECK_MODULES))
+def test_an_answer_using_the_reference_loses_every_cell_that_uses_it(assignment: str):
+    checks_for(assignment)
+    bans = bans_of(assignment)
+    assert bans, f"{assignment} declares no reference ban"
+    path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+    solution = load_submission(path, skip_tags=(DEMO_TAG,)).namespace
+    assert not failed_cells(assignment, solution)
+    problems = []
+    for reference_ban in bans:
+        uses = cells_using(assignment, solution, reference_ban)
+        assert uses, f"no cell of {assignment} uses {reference_ban.name}"
+        label, target = next(iter(reference_ban.banned.items()))
+        cheat = using_the_reference(
+            answer_defining(assignment, reference_ban.name), reference_ban.name, target
+        )
+        namespace = dict(solution)
+        exec(compile(cheat, f"<cheating {reference_ban.name}>", "exec"), namespace)
+        failed = failed_cells(assignment, namespace)
+        if set(failed) != uses:
+            problems.append(
+                f"{reference_ban.name} using {label}: lost {sorted(failed)}, "
+                f"but the cells using it are {sorted(uses)}"
+            )
+        problems += [
+            f"{reference_ban.name}, {grade_id}: {diagnosis}"
+            for grade_id, diagnosis in failed.items()
+            if BANNED_PHRASE not in diagnosis
+        ]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_cheat_uses_the_reference_and_nothing_else():
+    import torch.nn.functional as F
+
+    source = 'def attention(q):\n    """Doc."""\n    return q\n'
+    cheat = using_the_reference(source, "attention", F.scaled_dot_product_attention)
+    assert "_reference = torch.nn.functional.scaled_dot_product_attention" in cheat
+    namespace: dict[str, Any] = {}
+    exec(cheat, namespace)
+    assert namespace["attention"](3) == 3
