@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.examples import DEMO_CLASS, Sample, build_course  # noqa: E402
+from autograder.examples import Sample, build_course, honest_class  # noqa: E402
 from autograder.pipeline.course import tool_env  # noqa: E402
 
 ASSIGNMENTS = [p.name for p in sorted((ROOT / "solutions").iterdir()) if p.is_dir()]
@@ -141,20 +141,9 @@ def graded(course: Path, assignment: str, *options: str) -> tuple[float, TreeSam
     return wall, sampler
 
 
-def engine_class(size: int) -> list[Sample]:
-    """``size`` students, cycling through the demo's correct and mistaken samples."""
-    pool = [s for s in DEMO_CLASS if s.kind in ("correct", "mistake")]
-    return [
-        Sample(
-            f"{pool[i % len(pool)].student}-{i:02d}", "x", "ok", False, pool[i % len(pool)].answers
-        )
-        for i in range(size)
-    ]
-
-
 def compare_engines(scratch: Path, size: int, workers: int) -> dict:
     pooled, dasked = scratch / "pool", scratch / "dask"
-    build_course(pooled, engine_class(size))
+    build_course(pooled, honest_class(size))
     shutil.copytree(pooled, dasked)
     pool_wall, pool = graded(pooled, "01_attention", "--workers", str(workers))
     dask_wall, dask = graded(dasked, "01_attention", "--cluster", f"local:{workers}")

@@ -20,19 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.examples import DEMO_CLASS, Sample, build_course  # noqa: E402
+from autograder.examples import build_course, honest_class  # noqa: E402
 from autograder.pipeline.course import tool_env  # noqa: E402
-
-
-def sample_class(size: int) -> list[Sample]:
-    """``size`` students, cycling through the correct and mistaken samples."""
-    pool = [s for s in DEMO_CLASS if s.kind in ("correct", "mistake")]
-    return [
-        Sample(
-            f"{pool[i % len(pool)].student}-{i:02d}", "x", "ok", False, pool[i % len(pool)].answers
-        )
-        for i in range(size)
-    ]
 
 
 def timed(command: list[str], cwd: Path) -> float:
@@ -49,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         theirs, ours = Path(scratch) / "nbgrader", Path(scratch) / "ours"
-        build_course(theirs, sample_class(args.size))
+        build_course(theirs, honest_class(args.size))
         shutil.copytree(theirs, ours)
         nbgrader_seconds = timed(
             [sys.executable, "-m", "nbgrader", "autograde", "01_attention", "--log-level", "ERROR"],

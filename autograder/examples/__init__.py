@@ -231,6 +231,18 @@ DEMO_CLASS: tuple[Sample, ...] = (
 )
 
 
+def honest_class(size: int) -> list[Sample]:
+    """``size`` students for measurements, cycling through the demo's correct and mistaken
+    samples (named ada-00, grace-01, ...)."""
+    pool = [s for s in DEMO_CLASS if s.kind in ("correct", "mistake")]
+    return [
+        Sample(
+            f"{pool[i % len(pool)].student}-{i:02d}", "x", "ok", False, pool[i % len(pool)].answers
+        )
+        for i in range(size)
+    ]
+
+
 def solution_answers(assignment: str = ASSIGNMENT) -> dict[str, str]:
     """grade_id -> the instructor's answer of every answer cell, markers removed."""
     notebook = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
