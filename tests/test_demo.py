@@ -30,10 +30,11 @@ def _rows(table: str) -> dict[str, tuple[str, str]]:
     return rows
 
 
-# A phrase that the feedback of each student who loses points must show: the sample's mistake.
+# A phrase that the feedback of each student who loses points must show: the sample's mistake
+# (the judge's diagnosis, or the visible check's message after it).
 MISTAKES = {
-    "alan": "sqrt(d_k)",  # forgot to scale the scores
-    "edsger": "True for keys 0..i only",  # the causal mask keeps the future
+    "alan": "scores are not scaled",  # forgot to scale the scores
+    "edsger": "lets each position see the future",  # the causal mask keeps the future
     "linus": "not valid JSON",
     "mallory": "sqrt(d_k)",  # the same unscaled answer, under faked checks
     "trudy": "the kernel died",  # os._exit when given a mask
@@ -102,9 +103,12 @@ def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path)
         assert graded_cells and text.count(PLACEHOLDER) == len(graded_cells), page  # all redacted
         assert 'run_hidden_checks("01_attention"' not in text, page
         assert "_g = torch.Generator().manual_seed(0)" in text, page  # public checks are shown
-        assert shown == _diagnoses(course, student), page  # what was recorded, all of it
+        # What was recorded, all of it: a diagnosis may add a line for the cell's visible check.
+        recorded = _diagnoses(course, student)
+        assert shown == [diagnosis.splitlines()[0] for diagnosis in recorded], page
+        assert all(line in text for d in recorded for line in d.splitlines()), page
         assert len(shown) == len(failed_cells), (student, shown, row)
         if student in MISTAKES:
-            assert shown and any(MISTAKES[student] in line for line in shown), (student, shown)
+            assert shown and any(MISTAKES[student] in d for d in recorded), (student, recorded)
         else:
             assert "CheckFailed" not in text, (student, shown)
