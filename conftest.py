@@ -1,13 +1,19 @@
 """Test-run environment: Jupyter, IPython and matplotlib kept away from $HOME, one BLAS thread."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
 
-_scratch = tempfile.mkdtemp(prefix="attention-lab-tests-")
-for _name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
-    os.environ.setdefault(_name, os.path.join(_scratch, _name.lower()))
+_DIRS = ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR", "MPLCONFIGDIR")
+if not all(_name in os.environ for _name in _DIRS):
+    # Made by the first process (xdist workers inherit the variables) and removed when it ends.
+    _scratch = tempfile.mkdtemp(prefix="attention-lab-tests-")
+    atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
+    for _name in _DIRS:
+        os.environ.setdefault(_name, os.path.join(_scratch, _name.lower()))
 os.environ.setdefault("MPLBACKEND", "Agg")
 # On a small machine, OpenMP threads of two busy processes (pytest and a kernel, or two
 # kernels) spin against each other and slow small-tensor work down many times over.
