@@ -119,9 +119,12 @@ def plot_heads(
     _check_labels(tokens, len_k, "tokens (keys)")
     cols = min(num_heads, max_cols)
     rows = math.ceil(num_heads / cols)
+    side = max(3.0, 0.2 * max(len_q, len_k) + 1.0)  # about 0.2 inch per labelled row or column
     fig, axes = plt.subplots(
-        rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False, layout="constrained"
+        rows, cols, figsize=(side * cols + 0.8, side * rows), squeeze=False, layout="constrained"
     )
+    if tokens is not None:
+        tokens = ["␣" if str(t) == " " else str(t) for t in tokens]  # a space would be invisible
     panels = list(axes.flat[:num_heads])
     for spare in axes.flat[num_heads:]:
         spare.remove()  # keep exactly one Axes per head
