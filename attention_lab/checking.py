@@ -7,24 +7,18 @@ to look at, and print nothing to stderr (an nbgrader test cell with stderr outpu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
 
-def check(condition: object, message: str) -> None:
-    """Raise AssertionError(message) unless ``condition`` is true."""
-    __tracebackhide__ = True  # pytest and IPython's debugger skip this frame
-    if not condition:
-        raise AssertionError(message)
-
-
 def _as_float64(value: Any) -> torch.Tensor | None:
     """``value`` as a float64 CPU tensor, or None when it is not numeric array-like."""
     if isinstance(value, torch.Tensor):
         return value.detach().to("cpu", torch.float64)
+    if not isinstance(value, np.ndarray | np.generic | list | tuple | int | float):
+        return None
     try:
         return torch.as_tensor(np.asarray(value, dtype=np.float64))
     except (TypeError, ValueError):
@@ -37,12 +31,29 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} of shape {tuple(shape)}" if shape is not None else repr(value)
 
 
-def check_shape(actual: Any, shape: Sequence[int], message: str) -> None:
-    """Raise AssertionError unless ``actual`` has exactly ``shape``; the message gets both."""
-    __tracebackhide__ = True
-    got = getattr(actual, "shape", None)
-    if got is None or tuple(got) != tuple(shape):
-        raise AssertionError(f"{message} (expected shape {tuple(shape)}, got {_describe(actual)})")
+def _difference(actual: Any, expected: Any, atol: float, rtol: float) -> str | None:
+    """How ``actual`` departs from ``expected`` in type, shape or values; None when it does not."""
+    got, want = _as_float64(actual), _as_float64(expected)
+    if got is None:
+        return f"expected a tensor, got {_describe(actual)}"
+    if got.shape != want.shape:
+        return f"expected shape {tuple(want.shape)}, got {tuple(got.shape)}"
+    wrong = ~torch.isclose(got, want, atol=atol, rtol=rtol)  # NaN never matches
+    if not wrong.any():
+        return None
+    index = tuple(int(i) for i in wrong.nonzero()[0])
+    where = f" at index {index}" if index else ""
+    return (
+        f"{int(wrong.sum())} of {wrong.numel()} values differ; first{where}: "
+        f"got {got[index].item():.6g}, expected {want[index].item():.6g}"
+    )
+
+
+def check(condition: object, message: str) -> None:
+    """Raise AssertionError(message) unless ``condition`` is true."""
+    __tracebackhide__ = True  # pytest and IPython's debugger skip this frame
+    if not condition:
+        raise AssertionError(message)
 
 
 def check_close(
@@ -50,25 +61,13 @@ def check_close(
 ) -> None:
     """Raise AssertionError unless ``actual`` matches ``expected`` in shape and values.
 
-    Tensors, NumPy arrays and nested lists compare alike, in float64; NaN never matches. The
-    message gets the first place where they differ.
+    Tensors, NumPy arrays and nested lists compare alike, in float64; the message gets the
+    first place where they differ.
     """
     __tracebackhide__ = True
-    got, want = _as_float64(actual), _as_float64(expected)
-    if got is None:
-        raise AssertionError(f"{message} (expected a tensor, got {_describe(actual)})")
-    if got.shape != want.shape:
-        raise AssertionError(
-            f"{message} (expected shape {tuple(want.shape)}, got {tuple(got.shape)})"
-        )
-    wrong = ~torch.isclose(got, want, atol=atol, rtol=rtol)
-    if wrong.any():
-        index = tuple(int(i) for i in wrong.nonzero()[0])
-        where = f" at index {index}" if index else ""
-        raise AssertionError(
-            f"{message} ({int(wrong.sum())} of {wrong.numel()} values differ; first{where}: "
-            f"got {got[index].item():.6g}, expected {want[index].item():.6g})"
-        )
+    problem = _difference(actual, expected, atol, rtol)
+    if problem is not None:
+        raise AssertionError(f"{message} ({problem})")
 
 
 def all_passed(topic: str) -> None:
