@@ -437,7 +437,7 @@ def plot_attention_dataflow(
         label_below=False,
     )
     _grid(ax, x_s, 0, l_q, l_k, "0.75", f"scores S = Q Kᵀ / √d_k\n({l_q}, {l_k}) = (L_q, L_k)")
-    x_a = x_s + l_k + 4.5
+    x_a = x_s + l_k + 6.0
     _arrow(
         ax, (x_s + l_k + 0.3, l_q / 2), (x_a - 0.3, l_q / 2), "mask: hidden → −∞\nsoftmax per row"
     )
