@@ -119,7 +119,7 @@ def plot_heads(
     _check_labels(tokens, len_k, "tokens (keys)")
     cols = min(num_heads, max_cols)
     rows = math.ceil(num_heads / cols)
-    side = max(3.0, 0.2 * max(len_q, len_k) + 1.0)  # about 0.2 inch per labelled row or column
+    side = max(3.0, 0.17 * max(len_q, len_k) + 1.0)  # about 1/6 inch per labelled row or column
     fig, axes = plt.subplots(
         rows, cols, figsize=(side * cols + 0.8, side * rows), squeeze=False, layout="constrained"
     )
