@@ -9,7 +9,7 @@ without grad) or anything ``numpy.asarray`` accepts.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -119,9 +119,12 @@ def plot_heads(
     _check_labels(tokens, len_k, "tokens (keys)")
     cols = min(num_heads, max_cols)
     rows = math.ceil(num_heads / cols)
+    side = max(3.0, 0.17 * max(len_q, len_k) + 1.0)  # about 1/6 inch per labelled row or column
     fig, axes = plt.subplots(
-        rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False, layout="constrained"
+        rows, cols, figsize=(side * cols + 0.8, side * rows), squeeze=False, layout="constrained"
     )
+    if tokens is not None:
+        tokens = ["␣" if str(t) == " " else str(t) for t in tokens]  # a space would be invisible
     panels = list(axes.flat[:num_heads])
     for spare in axes.flat[num_heads:]:
         spare.remove()  # keep exactly one Axes per head
@@ -270,4 +273,429 @@ def plot_metric_vs_dk(
     ax = _plot_series(ax, d_ks, series)
     _log2_x(ax, d_ks)
     ax.set(xlabel="key dimension d_k", ylabel=y_label, title=title)
+    return ax
+
+
+def plot_singular_values(
+    series: Mapping[str, Array],
+    *,
+    ax: Axes | None = None,
+    title: str = "Singular values",
+    floor: float = 1e-16,
+) -> Axes:
+    """Singular values (largest first) per named matrix, log y axis; zeros drawn at ``floor``."""
+    if not series:
+        raise ValueError("expected at least one named series of singular values, got none")
+    values = {
+        name: _to_numpy(s, (1,), f"singular values of {name!r} (1-D)") for name, s in series.items()
+    }
+    ax = _new_ax(ax)
+    for name, s in values.items():
+        ax.plot(np.arange(1, len(s) + 1), np.maximum(s, floor), marker="o", label=name)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set(xlabel="index (largest first)", ylabel="singular value (log)", title=title)
+    ax.legend()
+    return ax
+
+
+def plot_next_token_distributions(
+    probabilities: Mapping[str, Array],
+    tokens: Sequence[str],
+    *,
+    top: int = 12,
+    title: str = "Distribution of the next token",
+) -> Figure:
+    """A bar panel per setting's probabilities (V,), over the ``top`` likeliest of the first."""
+    if not probabilities:
+        raise ValueError("expected at least one named distribution, got none")
+    dists = {
+        n: _to_numpy(p, (1,), f"probabilities of {n!r}, shape (V,)")
+        for n, p in probabilities.items()
+    }
+    for name, p in dists.items():
+        _check_labels(tokens, len(p), f"tokens for {name!r}")
+    first = next(iter(dists.values()))
+    order = np.argsort(-first, kind="stable")[: min(top, len(first))]
+    labels = [repr(str(tokens[i]))[1:-1] or "''" for i in order]  # '\n' stays visible
+    labels = [
+        "␣" if str(tokens[i]) == " " else label for i, label in zip(order, labels, strict=True)
+    ]
+    fig, axes = plt.subplots(
+        1,
+        len(dists),
+        figsize=(2.9 * len(dists), 3.2),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    for ax, (name, p) in zip(axes.flat, dists.items(), strict=True):
+        ax.bar(range(len(order)), p[order], color="tab:blue")
+        rest = max(0.0, 1.0 - float(p[order].sum()))
+        ax.set_xticks(range(len(order)), labels, fontsize=9)
+        ax.set(title=f"{name}\n(other tokens: {rest:.0%})", xlabel="next token")
+        ax.title.set_fontsize(10)
+    axes.flat[0].set_ylabel("probability")
+    fig.suptitle(title)
+    return fig
+
+
+def plot_running_softmax(
+    running_max: Array, running_sum: Array, *, rows: Sequence[str] | None = None
+) -> Figure:
+    """Running max and running sum (num_blocks, R) of R rows after each block of keys."""
+    m = _to_numpy(running_max, (2,), "running maxima of shape (num_blocks, rows)")
+    s = _to_numpy(running_sum, (2,), "running sums of shape (num_blocks, rows)")
+    if m.shape != s.shape:
+        raise ValueError(f"expected maxima and sums of one shape, got {m.shape} and {s.shape}")
+    _check_labels(rows, m.shape[1], "row names")
+    names = rows if rows is not None else [f"row {r}" for r in range(m.shape[1])]
+    fig, (ax_max, ax_sum) = plt.subplots(1, 2, figsize=(10, 3.4), layout="constrained")
+    blocks = np.arange(1, m.shape[0] + 1)
+    for r, name in enumerate(names):
+        ax_max.step(blocks, m[:, r], where="post", marker="o", label=name)
+        ax_sum.plot(blocks, s[:, r], marker="o", label=name)
+    ax_max.set(xlabel="blocks of keys seen", ylabel="running max m", title="m only grows")
+    ax_sum.set(
+        xlabel="blocks of keys seen",
+        ylabel="running sum ℓ = Σ exp(s - m)",
+        title="ℓ drops when m grows (rescaled by exp(m_old - m_new))",
+    )
+    for ax in (ax_max, ax_sum):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize=8)
+    return fig
+
+
+# --- data-flow diagrams: every tensor is drawn as a grid of its (rows, columns) ---------------
+
+
+def _grid(
+    ax: Axes,
+    left: float,
+    top: float,
+    rows: int,
+    cols: int,
+    color: object | Callable[[int, int], object],
+    label: str,
+    *,
+    label_below: bool = True,
+) -> None:
+    """Draw a rows x cols grid of unit cells, one colour or ``color(row, col)`` per cell."""
+    for r in range(rows):
+        for c in range(cols):
+            cell = color(r, c) if callable(color) else color
+            ax.add_patch(plt.Rectangle((left + c, top + r), 1, 1, fc=cell, ec="white", lw=1.0))
+    ax.add_patch(plt.Rectangle((left, top), cols, rows, fc="none", ec="0.25", lw=1.2))
+    y = top + rows + 0.35 if label_below else top - 0.35
+    ax.text(
+        left + cols / 2, y, label, ha="center", va="top" if label_below else "bottom", fontsize=9
+    )
+
+
+def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], text: str = "") -> None:
+    """An arrow from start to end with ``text`` above its middle."""
+    ax.annotate("", end, start, arrowprops={"arrowstyle": "-|>", "color": "0.3", "lw": 1.3})
+    if text:
+        middle = ((start[0] + end[0]) / 2, min(start[1], end[1]) - 0.3)
+        ax.text(*middle, text, ha="center", va="bottom", fontsize=8.5, color="0.15")
+
+
+def _finish_diagram(ax: Axes, title: str, pad: float = 6.0) -> None:
+    """Equal unit cells, y pointing down like matrix rows, no axes."""
+    ax.set_aspect("equal")
+    ax.autoscale_view()
+    ax.invert_yaxis()
+    ax.axis("off")
+    ax.set_title(title, pad=pad)
+
+
+def plot_attention_dataflow(
+    l_q: int = 4, l_k: int = 6, d_k: int = 3, d_v: int = 2, *, ax: Axes | None = None
+) -> Axes:
+    """Scaled dot-product attention as two matrix products, every tensor drawn at its shape."""
+    if min(l_q, l_k, d_k, d_v) < 1:
+        raise ValueError(f"expected positive sizes, got {(l_q, l_k, d_k, d_v)}")
+    if ax is None:
+        ax = plt.subplots(figsize=(11, 4.6), layout="constrained")[1]
+    gap = 1.2
+    weights = np.random.default_rng(0).dirichlet(np.ones(l_k), size=l_q)
+
+    def shades(r: int, c: int) -> object:
+        return plt.cm.viridis(weights[r, c])
+
+    _grid(ax, 0, 0, l_q, d_k, "tab:blue", f"Q  ({l_q}, {d_k})\n(L_q, d_k)")
+    x_s = d_k + gap
+    _grid(
+        ax,
+        x_s,
+        -d_k - gap,
+        d_k,
+        l_k,
+        "tab:orange",
+        f"Kᵀ  ({d_k}, {l_k}) = (d_k, L_k)",
+        label_below=False,
+    )
+    _grid(ax, x_s, 0, l_q, l_k, "0.75", f"scores S = Q Kᵀ / √d_k\n({l_q}, {l_k}) = (L_q, L_k)")
+    x_a = x_s + l_k + 6.0
+    _arrow(
+        ax, (x_s + l_k + 0.3, l_q / 2), (x_a - 0.3, l_q / 2), "mask: hidden → −∞\nsoftmax per row"
+    )
+    _grid(ax, x_a, 0, l_q, l_k, shades, f"weights A\n({l_q}, {l_k}): rows sum to 1")
+    x_o = x_a + l_k + gap
+    _grid(
+        ax,
+        x_o,
+        -l_k - gap,
+        l_k,
+        d_v,
+        "tab:green",
+        f"V  ({l_k}, {d_v})\n(L_k, d_v)",
+        label_below=False,
+    )
+    _grid(ax, x_o, 0, l_q, d_v, "tab:olive", f"output A V\n({l_q}, {d_v}) = (L_q, d_v)")
+    ax.text(
+        x_s + l_k / 2,
+        -d_k - gap - 1.6,
+        "every query row meets every key column",
+        ha="center",
+        fontsize=8.5,
+        color="0.3",
+    )
+    _finish_diagram(
+        ax, "Attention: softmax(Q Kᵀ / √d_k) V; batch dims (…) come in front of every shape", pad=34
+    )
+    return ax
+
+
+def plot_heads_dataflow(
+    length: int = 4, d_model: int = 6, num_heads: int = 3, *, ax: Axes | None = None
+) -> Axes:
+    """split_heads and merge_heads: which features of (L, d_model) each of the H heads owns."""
+    if num_heads < 1 or d_model % num_heads:
+        raise ValueError(f"expected d_model divisible by num_heads, got {d_model} and {num_heads}")
+    d_k = d_model // num_heads
+    if ax is None:
+        ax = plt.subplots(figsize=(12, 4.8), layout="constrained")[1]
+    palette = [plt.cm.tab10(h) for h in range(num_heads)]
+
+    def by_head(_: int, c: int) -> object:
+        return palette[c // d_k]
+
+    step = length + 1.2
+    tops = [h * step - (num_heads - 1) * step / 2 for h in range(num_heads)]
+    middle = length / 2
+    gap = 6.5
+    full = f"(B, L, d_model) = (·, {length}, {d_model})"
+    _grid(ax, 0, 0, length, d_model, by_head, f"Q = X W_Q\n{full}")
+    x_split = d_model + gap
+    _arrow(
+        ax, (d_model + 0.3, middle), (x_split - 0.3, middle), "split_heads:\nview, transpose(1, 2)"
+    )
+    x_att = x_split + d_k + gap
+    _arrow(
+        ax, (x_split + d_k + 0.3, middle), (x_att - 0.3, middle), "attention in\nevery head at once"
+    )
+    for h, top in enumerate(tops):
+        _grid(ax, x_split, top, length, d_k, palette[h], f"head {h}")
+        _grid(ax, x_att, top, length, d_k, palette[h], f"head {h} output")
+    below = tops[-1] + length + 1.3
+    ax.text(
+        x_split + d_k / 2,
+        below,
+        f"(B, H, L, d_k)\n= (·, {num_heads}, {length}, {d_k})",
+        ha="center",
+        va="top",
+        fontsize=9,
+    )
+    ax.text(
+        x_att + d_k / 2,
+        below,
+        "(B, H, L, d_k); weights\n(B, H, L, L) per head",
+        ha="center",
+        va="top",
+        fontsize=9,
+    )
+    x_merge = x_att + d_k + gap
+    _arrow(
+        ax, (x_att + d_k + 0.3, middle), (x_merge - 0.3, middle), "merge_heads:\ntranspose, reshape"
+    )
+    _grid(
+        ax,
+        x_merge,
+        0,
+        length,
+        d_model,
+        by_head,
+        f"heads side by side\n(B, L, H·d_k) = (·, {length}, {d_model})",
+    )
+    x_out = x_merge + d_model + gap
+    _arrow(
+        ax,
+        (x_merge + d_model + 0.3, middle),
+        (x_out - 0.3, middle),
+        "out_proj W_O:\nmixes the heads",
+    )
+    _grid(ax, x_out, 0, length, d_model, "0.55", f"output\n{full}")
+    _finish_diagram(
+        ax, f"Multi-head attention, H = {num_heads}: head h owns features h·d_k … (h+1)·d_k − 1"
+    )
+    return ax
+
+
+def _block(ax: Axes, x: float, y: float, text: str, color: str, width: float = 3.4) -> None:
+    """A rounded box centred at (x, y)."""
+    ax.text(
+        x,
+        y,
+        text,
+        ha="center",
+        va="center",
+        fontsize=9,
+        bbox={"boxstyle": "round,pad=0.4", "fc": color, "ec": "0.3", "lw": 1.0},
+        wrap=True,
+    )
+
+
+def plot_norm_placement() -> Figure:
+    """Post-norm and pre-norm encoder blocks side by side, read bottom to top."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 6.4), layout="constrained")
+    fills = {"norm": "#f4c7c3", "attention": "#c6dbef", "ffn": "#c7e9c0"}
+    # (text, kind, a residual branch leaves the stream after this step)
+    layouts = {
+        "post-norm (the paper)": [
+            ("x", "end", True),
+            ("multi-head attention", "attention", False),
+            ("+", "sum", False),
+            ("LayerNorm", "norm", True),
+            ("feed-forward\n(B, L, d_ff) inside", "ffn", False),
+            ("+", "sum", False),
+            ("LayerNorm", "norm", False),
+            ("out", "end", False),
+        ],
+        "pre-norm (GPT-2 onwards)": [
+            ("x", "end", True),
+            ("LayerNorm", "norm", False),
+            ("multi-head attention", "attention", False),
+            ("+", "sum", True),
+            ("LayerNorm", "norm", False),
+            ("feed-forward\n(B, L, d_ff) inside", "ffn", False),
+            ("+", "sum", False),
+            ("out\n(one final LayerNorm after the whole stack)", "end", False),
+        ],
+    }
+    for ax, (name, steps) in zip(axes, layouts.items(), strict=True):
+        fork = 0.0
+        for y, (text, kind, forks) in enumerate(steps):
+            if y:
+                ax.annotate(
+                    "", (0, y - 0.3), (0, y - 0.7), arrowprops={"arrowstyle": "-|>", "color": "0.3"}
+                )
+            if kind == "sum":
+                ax.text(
+                    0,
+                    y,
+                    "+",
+                    ha="center",
+                    va="center",
+                    fontsize=13,
+                    bbox={"boxstyle": "circle,pad=0.1", "fc": "white", "ec": "0.3"},
+                )
+                ax.plot([-0.3, -2.0, -2.0], [fork, fork, y], color="tab:purple", lw=1.8)
+                ax.annotate(
+                    "",
+                    (-0.3, y),
+                    (-2.0, y),
+                    arrowprops={"arrowstyle": "-|>", "color": "tab:purple", "lw": 1.8},
+                )
+            elif kind == "end":
+                ax.text(0, y, text, ha="center", va="center", fontsize=10, weight="bold")
+            else:
+                _block(ax, 0, y, text, fills[kind])
+            if forks:
+                fork = y
+        ax.text(
+            -2.15,
+            0.9,
+            "residual\n(skip)",
+            color="tab:purple",
+            fontsize=8.5,
+            ha="right",
+            va="center",
+        )
+        ax.text(
+            1.9,
+            3.5,
+            "every arrow\ncarries a\n(B, L, d_model)\ntensor",
+            fontsize=8.5,
+            color="0.3",
+            va="center",
+        )
+        ax.set_xlim(-3.4, 3.4)
+        ax.set_ylim(-0.6, len(steps) - 0.2)
+        ax.axis("off")
+        ax.set_title(name)
+    fig.suptitle(
+        "Where LayerNorm sits: on the residual path (post-norm) or inside each branch (pre-norm)"
+    )
+    return fig
+
+
+def plot_key_tiling(
+    length: int = 12, chunk: int = 4, *, causal: bool = True, ax: Axes | None = None
+) -> Axes:
+    """The (L, L) score matrix that chunked attention never builds: one (L, C) block per step."""
+    if length < 1 or chunk < 1:
+        raise ValueError(f"expected positive length and chunk, got {length} and {chunk}")
+    ax = ax if ax is not None else plt.subplots(figsize=(8.5, 5.2), layout="constrained")[1]
+    num_blocks = math.ceil(length / chunk)
+    palette = [plt.cm.Pastel1(b % 9) for b in range(num_blocks)]
+
+    def colors(query: int, key: int) -> object:
+        return "white" if causal and key > query else palette[key // chunk]
+
+    _grid(ax, 0, 0, length, length, colors, "")
+    for b in range(num_blocks):
+        left, width = b * chunk, min(chunk, length - b * chunk)
+        ax.add_patch(plt.Rectangle((left, 0), width, length, fc="none", ec="0.1", lw=2.0))
+        ax.text(
+            left + width / 2,
+            -0.3,
+            f"block {b}\nK_{b}, V_{b}",
+            ha="center",
+            va="bottom",
+            fontsize=8.5,
+        )
+    ax.text(
+        length + 0.6,
+        length / 2,
+        f"per query row, kept across blocks:\n  running max m  (L, 1)\n  running sum ℓ  (L, 1)\n"
+        f"  accumulator a  (L, d_v)\n\none step holds only\nK_b, V_b: (C, d)\n"
+        f"S_b = Q K_bᵀ: (L, C) = ({length}, {chunk})",
+        va="center",
+        fontsize=9,
+    )
+    ax.text(
+        length / 2,
+        length + 0.4,
+        "key position, 0 at the left (white: hidden by the causal mask, −∞)"
+        if causal
+        else "key position, 0 at the left",
+        ha="center",
+        va="top",
+        fontsize=9,
+    )
+    ax.text(
+        -0.5,
+        length / 2,
+        "query position, 0 at the top",
+        rotation=90,
+        ha="right",
+        va="center",
+        fontsize=9,
+    )
+    ax.set_xlim(-1.5, length + 9)
+    _finish_diagram(
+        ax, f"Chunked attention walks over blocks of C = {chunk} keys (L = {length})", pad=34
+    )
     return ax

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -10,11 +11,28 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
 ALLOWED_STUDENT_ERRORS = {"NotImplementedError", "NameError"}
+# What JupyterLab writes into a notebook it opens with this course's python3 kernel: the kernel
+# spec, and the language_info of the kernel's kernel_info reply. Committed as is, so that opening a
+# notebook leaves git clean; nbgrader generate_assignment copies it from solutions/ to notebooks/.
+JUPYTERLAB_METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {
+        "codemirror_mode": {"name": "ipython", "version": 3},
+        "file_extension": ".py",
+        "mimetype": "text/x-python",
+        "name": "python",
+        "nbconvert_exporter": "python",
+        "pygments_lexer": "ipython3",
+        "version": f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}",
+    },
+}
 
 
 def notebook_path(folder: str, assignment: str) -> Path:
@@ -54,11 +72,42 @@ def test_committed_notebooks_carry_no_outputs(folder):
                 assert cell.execution_count is None, f"{path.name} cell {index} has a count"
 
 
+@pytest.mark.parametrize("folder", ["solutions", "notebooks"])
+def test_committed_notebooks_carry_the_metadata_jupyterlab_writes(folder):
+    stale = [
+        path.parent.name
+        for path in sorted((ROOT / folder).glob("*/*.ipynb"))
+        if nbformat.read(path, as_version=4).metadata != JUPYTERLAB_METADATA
+    ]
+    assert not stale, (
+        f"{folder}/ {stale}: opening these in JupyterLab rewrites their metadata and dirties git; "
+        f"set each notebook's metadata to {json.dumps(JUPYTERLAB_METADATA)} in solutions/, then "
+        "regenerate the student copy with `nbgrader generate_assignment <assignment> --force`"
+    )
+
+
+@pytest.mark.slow
+def test_the_kernel_reports_the_committed_language_info():
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        reply = client.kernel_info(reply=True, timeout=60)
+        spec = KernelSpecManager().get_kernel_spec("python3")
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert reply["content"]["language_info"] == JUPYTERLAB_METADATA["language_info"]
+    assert (spec.display_name, spec.language) == (
+        JUPYTERLAB_METADATA["kernelspec"]["display_name"],
+        JUPYTERLAB_METADATA["kernelspec"]["language"],
+    )
+
+
 @pytest.mark.slow
 def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
     shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
     shutil.copytree(ROOT / "solutions", tmp_path / "solutions")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    problems = []  # every assignment is regenerated, so one report names all that are stale
     for assignment in ASSIGNMENTS:
         result = subprocess.run(
             [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
@@ -67,14 +116,23 @@ def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
             capture_output=True,
             text=True,
         )
-        assert result.returncode == 0, result.stderr[-3000:]
+        if result.returncode != 0:
+            problems.append(f"{assignment}: nbgrader failed:\n{result.stderr[-3000:]}")
+            continue
         generated_path = tmp_path / "notebooks" / assignment / f"{assignment}.ipynb"
         generated = nbformat.read(generated_path, as_version=4)
         committed = nbformat.read(notebook_path("notebooks", assignment), as_version=4)
-        assert committed == generated, (
-            f"notebooks/{assignment} is stale: "
-            f"run `nbgrader generate_assignment {assignment} --force`"
-        )
+        if generated.metadata != JUPYTERLAB_METADATA:
+            problems.append(
+                f"{assignment}: the generated metadata is not what JupyterLab writes: set "
+                f"solutions/{assignment}'s to JUPYTERLAB_METADATA (tests/test_notebooks.py)"
+            )
+        if committed != generated:
+            problems.append(
+                f"notebooks/{assignment} is stale: "
+                f"run `nbgrader generate_assignment {assignment} --force`"
+            )
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

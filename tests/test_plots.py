@@ -228,3 +228,116 @@ def test_metric_vs_dk():
     np.testing.assert_allclose(ax.lines[1].get_xdata(), d_ks)
     with pytest.raises(ValueError, match="series 'scaled'"):
         plots.plot_metric_vs_dk(d_ks, {"scaled": [0.4]}, y_label="max weight")
+
+
+# --- plot_singular_values, plot_next_token_distributions, plot_running_softmax -
+
+
+def test_singular_values_log_scale_and_zero_floor():
+    series = {"input": torch.tensor([3.0, 0.0, 0.0]), "output": np.array([2.0, 1.0, 1e-3])}
+    ax = plots.plot_singular_values(series)
+    assert_labelled(ax)
+    assert ax.get_yscale() == "log"
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [3.0, 1e-16, 1e-16])  # zeros stay drawable
+    np.testing.assert_allclose(ax.lines[1].get_xdata(), [1, 2, 3])
+    with pytest.raises(ValueError, match="at least one named series"):
+        plots.plot_singular_values({})
+    with pytest.raises(ValueError, match="1-D"):
+        plots.plot_singular_values({"matrix": torch.ones(2, 2)})
+
+
+def test_next_token_distributions_share_the_first_settings_order():
+    probabilities = {"T = 1": torch.tensor([0.1, 0.6, 0.3]), "top-k = 1": torch.tensor([0, 1.0, 0])}
+    fig = plots.plot_next_token_distributions(probabilities, ["a", " ", "\n"], top=2)
+    left, right = fig.axes
+    assert tick_texts(left.get_xticklabels()) == ["␣", "\\n"]  # likeliest first, spaces visible
+    np.testing.assert_allclose([bar.get_height() for bar in left.patches], [0.6, 0.3])
+    np.testing.assert_allclose([bar.get_height() for bar in right.patches], [1.0, 0.0])
+    assert "10%" in left.get_title() and "0%" in right.get_title()  # mass outside the bars
+    with pytest.raises(ValueError, match="expected 3 tokens"):
+        plots.plot_next_token_distributions(probabilities, ["a", "b"])
+
+
+def test_running_softmax_draws_each_row():
+    maxima = torch.tensor([[1.0, 0.0], [3.0, 0.5]])
+    sums = torch.tensor([[1.0, 1.0], [1.2, 1.5]])
+    fig = plots.plot_running_softmax(maxima, sums, rows=["a", "b"])
+    ax_max, ax_sum = fig.axes
+    for ax in fig.axes:
+        assert_labelled(ax)
+    np.testing.assert_allclose(ax_sum.lines[1].get_ydata(), [1.0, 1.5])
+    assert [t.get_text() for t in ax_max.get_legend().get_texts()] == ["a", "b"]
+    with pytest.raises(ValueError, match="one shape"):
+        plots.plot_running_softmax(maxima, sums[:1])
+
+
+# --- data-flow diagrams --------------------------------------------------------
+
+
+def cell_count(ax: Axes) -> int:
+    """Unit squares drawn: one per number of every tensor in the diagram."""
+    return sum(1 for p in ax.patches if (p.get_width(), p.get_height()) == (1, 1))
+
+
+def texts(ax: Axes) -> str:
+    return " | ".join(t.get_text() for t in ax.texts)
+
+
+def test_attention_dataflow_draws_every_tensor_at_its_shape():
+    l_q, l_k, d_k, d_v = 2, 5, 3, 4
+    ax = plots.plot_attention_dataflow(l_q, l_k, d_k, d_v)
+    # Q, Kᵀ, S, A, V, output
+    assert cell_count(ax) == l_q * d_k + d_k * l_k + 2 * l_q * l_k + l_k * d_v + l_q * d_v
+    for shape in (
+        "Q  (2, 3)",
+        "Kᵀ  (3, 5)",
+        "(2, 5) = (L_q, L_k)",
+        "V  (5, 4)",
+        "(2, 4) = (L_q, d_v)",
+    ):
+        assert shape in texts(ax)
+    with pytest.raises(ValueError, match="positive sizes"):
+        plots.plot_attention_dataflow(0, 2, 2, 2)
+
+
+def test_heads_dataflow_colours_each_heads_features():
+    ax = plots.plot_heads_dataflow(length=2, d_model=6, num_heads=3)
+    first_row = sorted(
+        (p for p in ax.patches if (p.get_width(), p.get_height()) == (1, 1) and p.get_y() == 0),
+        key=lambda p: p.get_x(),
+    )[:6]  # the projected input's first row
+    colours = [tuple(p.get_facecolor()) for p in first_row]
+    assert colours[0] == colours[1] != colours[2] == colours[3] != colours[4] == colours[5]
+    assert "(·, 3, 2, 2)" in texts(ax)
+    with pytest.raises(ValueError, match="divisible"):
+        plots.plot_heads_dataflow(d_model=7, num_heads=3)
+
+
+def test_norm_placement_puts_layernorm_on_each_side_of_the_sum():
+    fig = plots.plot_norm_placement()
+    post, pre = fig.axes
+    order = {
+        name: [
+            t.get_text()
+            for t in sorted(ax.texts, key=lambda t: t.get_position()[1])
+            if t.get_text() in ("LayerNorm", "multi-head attention", "+")
+        ]
+        for name, ax in (("post", post), ("pre", pre))
+    }
+    assert order["post"][:3] == ["multi-head attention", "+", "LayerNorm"]
+    assert order["pre"][:3] == ["LayerNorm", "multi-head attention", "+"]
+
+
+def test_key_tiling_hides_exactly_the_future():
+    length, chunk = 7, 3
+    ax = plots.plot_key_tiling(length, chunk)
+    white = [
+        p
+        for p in ax.patches
+        if (p.get_width(), p.get_height()) == (1, 1)
+        and tuple(p.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)
+    ]
+    assert len(white) == length * (length - 1) // 2
+    assert texts(ax).count("block ") == 3  # ceil(7 / 3) blocks, the last one short
+    full = plots.plot_key_tiling(length, chunk, causal=False)
+    assert not [p for p in full.patches if tuple(p.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)]

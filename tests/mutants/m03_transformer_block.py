@@ -500,3 +500,101 @@ CORRECT = [
         },
     ),
 ]
+
+# PositionwiseFeedForward (Exercise 4), as students get it wrong and right
+FFN_RETURN = "return self.linear2(self.dropout(torch.relu(self.linear1(x))))"
+WRONG += [
+    Mutant(
+        "ffn: no ReLU",
+        A,
+        {"feed_forward": Replace(FFN_RETURN, "return self.linear2(self.dropout(self.linear1(x)))")},
+        {"test_feed_forward": "no ReLU between the two layers"},
+    ),
+    Mutant(
+        "ffn: ReLU on the output too",
+        A,
+        {
+            "feed_forward": Replace(
+                FFN_RETURN,
+                "return torch.relu(self.linear2(self.dropout(torch.relu(self.linear1(x)))))",
+            )
+        },
+        {"test_feed_forward": "a ReLU after the second layer too"},
+    ),
+    Mutant(
+        "ffn: GELU",
+        A,
+        {"feed_forward": Replace("torch.relu(self.linear1(x))", "F.gelu(self.linear1(x))")},
+        {"test_feed_forward": "GELU instead of ReLU"},
+    ),
+    Mutant(
+        "ffn: linear1 built as nn.Linear(d_ff, d_model)",
+        A,
+        {
+            "feed_forward": Replace(
+                "self.linear1 = nn.Linear(d_model, d_ff)", "self.linear1 = nn.Linear(d_ff, d_model)"
+            )
+        },
+        {"test_feed_forward": "linear1 = nn.Linear(d_model, d_ff)"},
+    ),
+    Mutant(
+        "ffn: squeeze() drops the size-1 axes",
+        A,
+        {
+            "feed_forward": Replace(
+                FFN_RETURN,
+                "return self.linear2(self.dropout(torch.relu(self.linear1(x)))).squeeze()",
+            )
+        },
+        {"test_feed_forward": "squeeze() drops every such axis"},
+    ),
+    Mutant(
+        "ffn: functional dropout ignores eval mode",
+        A,
+        {
+            "feed_forward": Replace(
+                "self.dropout(torch.relu(self.linear1(x)))",
+                "F.dropout(torch.relu(self.linear1(x)), self.dropout.p)",
+            )
+        },
+        {"test_feed_forward": "in eval mode dropout must do nothing"},
+    ),
+    Mutant(
+        "ffn: dropout never applied",
+        A,
+        {"feed_forward": Replace(FFN_RETURN, "return self.linear2(torch.relu(self.linear1(x)))")},
+        {"test_feed_forward": "dropout is never applied"},
+    ),
+    Mutant(
+        "ffn: subclasses attention_lab's FeedForward",
+        A,
+        {
+            "feed_forward": Rewrite("""
+class PositionwiseFeedForward(FeedForward):
+    pass
+""")
+        },
+        {"test_feed_forward": "subclasses attention_lab's FeedForward instead of implementing it"},
+    ),
+]
+CORRECT += [
+    Mutant(
+        "ffn: clamp for the ReLU",
+        A,
+        {"feed_forward": Replace("torch.relu(self.linear1(x))", "self.linear1(x).clamp(min=0)")},
+    ),
+    Mutant(
+        "ffn: the two layers written as matrix products",
+        A,
+        {
+            "feed_forward": Body(
+                "forward",
+                """
+                hidden = x @ self.linear1.weight.T + self.linear1.bias  # (..., d_ff)
+                hidden = self.dropout(torch.maximum(hidden, torch.zeros_like(hidden)))
+                return hidden @ self.linear2.weight.T + self.linear2.bias
+                """,
+            )
+        },
+    ),
+]

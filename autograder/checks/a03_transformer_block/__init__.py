@@ -3,6 +3,14 @@
 from importlib import import_module
 
 # In the notebook's order: checks register on import, and run in the order they registered.
-EXERCISES = ("clean", "build_vocab", "encode", "sinusoidal_encoding", "layer_norm", "encoder_block")
+EXERCISES = (
+    "clean",
+    "build_vocab",
+    "encode",
+    "sinusoidal_encoding",
+    "layer_norm",
+    "ffn",
+    "encoder_block",
+)
 for exercise in EXERCISES:
     import_module(f"{__name__}.{exercise}")
