@@ -228,3 +228,13 @@ def test_seed_everything_can_fix_the_thread_count():
             seed_everything(0, num_threads=0)
     finally:
         torch.set_num_threads(before)
+
+
+def test_train_classifier_shows_progress_within_an_epoch(capsys):
+    ids = torch.randint(3, 12, (32, 4), generator=torch.Generator().manual_seed(0))
+    loader = make_loader(ids, torch.zeros(32, dtype=torch.long), batch_size=8)
+    train_classifier(_tiny_classifier(), loader, epochs=2, progress=True)
+    bars = capsys.readouterr().err
+    assert "epoch 1:" in bars and "0/4 [" in bars  # a bar over the 4 batches of an epoch
+    train_classifier(_tiny_classifier(), loader, epochs=1, progress=False)
+    assert capsys.readouterr().err == ""
