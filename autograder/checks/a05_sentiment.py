@@ -497,7 +497,9 @@ def trained_predictions(ns: Namespace, examples: tuple[SentimentExample, ...]) -
     model = require(ns, "model", nn.Module)
     tokenizer = require(ns, "tokenizer")
     max_len = require(ns, "MAX_LEN", int)
-    ids = tokenizer.encode_batch([ex.text for ex in examples], max_len)
+    # A warning about cut sentences would be output of the graded cell: a shorter MAX_LEN
+    # costs accuracy here, nothing more.
+    ids = tokenizer.encode_batch([ex.text for ex in examples], max_len, on_truncate="ignore")
     try:
         device = next(model.parameters()).device
     except StopIteration:
