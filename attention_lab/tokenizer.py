@@ -13,6 +13,7 @@ import json
 import numbers
 import os
 import re
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -35,6 +36,12 @@ def _check_max_len(max_len: int | None) -> None:
         not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1
     ):
         raise ValueError(f"expected max_len to be None or a positive int, got {max_len!r}")
+
+
+def _check_truncate(truncate: str) -> None:
+    """Reject a truncate other than "end" or "start"."""
+    if truncate not in ("end", "start"):
+        raise ValueError(f"expected truncate to be 'end' or 'start', got {truncate!r}")
 
 
 def _as_id_list(ids: Sequence[int] | torch.Tensor, vocab_size: int) -> list[int]:
@@ -162,22 +169,60 @@ class WordTokenizer:
         return SPECIAL_TOKENS.index(CLS)
 
     def encode(
-        self, text: str, max_len: int | None = None, add_cls: bool = True, pad: bool = True
+        self,
+        text: str,
+        max_len: int | None = None,
+        add_cls: bool = True,
+        pad: bool = True,
+        truncate: str = "end",
     ) -> list[int]:
-        """Ids of `text`: CLS first, UNK for unknown words, cut to `max_len` and padded up to it."""
+        """Ids of `text`: CLS first, UNK for unknown words, cut to `max_len` and padded up to it.
+
+        `truncate` says which end of a too-long text is cut: "end" keeps its first words,
+        "start" its last ones (where the deciding clause of "... but ..." often sits); CLS stays.
+        """
         token_to_id = self.token_to_id
         _check_max_len(max_len)
-        ids = [self.cls_id] if add_cls else []
-        ids += [token_to_id.get(word, self.unk_id) for word in self.clean(text)]
+        _check_truncate(truncate)
+        words = [token_to_id.get(word, self.unk_id) for word in self.clean(text)]
+        head = [self.cls_id] if add_cls else []
+        return self._fit_to_length(head, words, max_len, pad, truncate)
+
+    def _fit_to_length(
+        self, head: list[int], words: list[int], max_len: int | None, pad: bool, truncate: str
+    ) -> list[int]:
+        """head + words, cut at the `truncate` end of the words and padded to max_len."""
         if max_len is None:
-            return ids
-        ids = ids[:max_len]
+            return head + words
+        room = max(max_len - len(head), 0)
+        if len(words) > room:
+            words = words[:room] if truncate == "end" else words[len(words) - room :]
+        ids = (head + words)[:max_len]
         if pad:
             ids += [self.pad_id] * (max_len - len(ids))
         return ids
 
-    def encode_batch(self, texts: Sequence[str], max_len: int) -> torch.Tensor:
-        """Encode several texts into one (B, max_len) LongTensor, each row starting with CLS."""
+    def longest(self, texts: Iterable[str], add_cls: bool = True) -> int:
+        """The length in tokens of the longest text, CLS included: a max_len that cuts nothing."""
+        if isinstance(texts, str):
+            raise TypeError("expected an iterable of texts, got a single str")
+        lengths = [len(self.clean(text)) + add_cls for text in texts]
+        if not lengths:
+            raise ValueError("expected at least one text, got none")
+        return max(lengths)
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        max_len: int,
+        truncate: str = "end",
+        on_truncate: str = "warn",
+    ) -> torch.Tensor:
+        """Encode several texts into one (B, max_len) LongTensor, each row starting with CLS.
+
+        Texts longer than `max_len` lose their `truncate` end; `on_truncate` ("warn", "error" or
+        "ignore") says what to do when any does, and the message counts them.
+        """
         if isinstance(texts, str):
             raise TypeError("expected a sequence of texts, got a single str")
         self._require_fitted()
@@ -186,7 +231,24 @@ class WordTokenizer:
                 "expected max_len to be a positive int, got None: a batch needs one common length"
             )
         _check_max_len(max_len)
-        rows = [self.encode(text, max_len=max_len) for text in texts]
+        if on_truncate not in ("warn", "error", "ignore"):
+            raise ValueError(
+                f"expected on_truncate to be 'warn', 'error' or 'ignore', got {on_truncate!r}"
+            )
+        _check_truncate(truncate)
+        rows = [self.encode(text) for text in texts]  # CLS + words, uncut
+        cut = sum(len(row) > max_len for row in rows)
+        if cut and on_truncate != "ignore":
+            message = (
+                f"{cut} of {len(rows)} texts are longer than max_len={max_len} tokens and lose "
+                f"their {truncate} (the longest has {max(map(len, rows))} tokens); raise max_len "
+                "(WordTokenizer.longest gives one that cuts nothing) or pick the end to cut "
+                "with truncate='start' or 'end'"
+            )
+            if on_truncate == "error":
+                raise ValueError(message)
+            warnings.warn(message, stacklevel=2)
+        rows = [self._fit_to_length(row[:1], row[1:], max_len, True, truncate) for row in rows]
         return torch.tensor(rows, dtype=torch.long).reshape(len(rows), max_len)
 
     def decode(self, ids: Sequence[int] | torch.Tensor, skip_special: bool = True) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -95,7 +96,7 @@ def test_encode_truncates_and_pads_to_max_len(tokenizer: WordTokenizer) -> None:
 
 def test_encode_batch_returns_a_padded_long_tensor(tokenizer: WordTokenizer) -> None:
     batch = tokenizer.encode_batch(
-        ["the plot", "the acting was great but the plot was dull"], max_len=5
+        ["the plot", "the acting was great but the plot was dull"], max_len=5, on_truncate="ignore"
     )
     assert batch.dtype == torch.long and batch.shape == (2, 5)
     assert batch[0].tolist() == tokenizer.encode("the plot", max_len=5)
@@ -221,3 +222,26 @@ def test_char_tokenizer_errors_name_the_problem() -> None:
         ValueError, match="id 3 at position 0 is out of range for a vocabulary of 3"
     ):
         tokenizer.decode([3])
+
+
+def test_truncation_cuts_the_chosen_end_and_keeps_cls(tokenizer: WordTokenizer) -> None:
+    text = "the plot was dull but the acting was great"
+    full = tokenizer.encode(text)
+    assert tokenizer.encode(text, max_len=4) == full[:4]
+    assert tokenizer.encode(text, max_len=4, truncate="start") == [tokenizer.cls_id, *full[-3:]]
+    assert tokenizer.longest([text, "the plot"]) == len(full)
+    with pytest.raises(ValueError, match="'end' or 'start'"):
+        tokenizer.encode(text, max_len=4, truncate="middle")
+
+
+def test_encode_batch_counts_the_texts_it_cuts(tokenizer: WordTokenizer) -> None:
+    texts = ["the plot was dull but the acting was great", "the plot", "was the acting great"]
+    with pytest.warns(UserWarning, match=r"2 of 3 texts are longer than max_len=4"):
+        batch = tokenizer.encode_batch(texts, 4, truncate="start")
+    assert batch[0].tolist() == tokenizer.encode(texts[0], max_len=4, truncate="start")
+    with pytest.raises(ValueError, match="2 of 3 texts"):
+        tokenizer.encode_batch(texts, 4, on_truncate="error")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no text is cut: nothing to say
+        tokenizer.encode_batch(texts, tokenizer.longest(texts))
+        tokenizer.encode_batch(texts, 4, on_truncate="ignore")

@@ -83,6 +83,45 @@ WRONG = [
         },
         in_notebook=True,
     ),
+    Mutant(
+        "training step without zero_grad",
+        A,
+        {
+            "training_step": Replace(
+                "    optimizer.zero_grad()  # backward() adds to .grad: start from zero\n", ""
+            )
+        },
+        {"test_train_step": "gradients add up"},
+    ),
+    Mutant(
+        "gradient clipped after the optimizer step",
+        A,
+        {
+            "training_step": Replace(
+                """    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # between backward and step
+    optimizer.step()""",
+                """    optimizer.step()
+    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)""",
+            )
+        },
+        {"test_train_step": "not clipped before the update"},
+    ),
+    Mutant(
+        "training step never switches to train mode",
+        A,
+        {
+            "training_step": Replace(
+                "    model.train()  # dropout on: evaluation may have switched it off\n", ""
+            )
+        },
+        {"test_train_step": "dropout off"},
+    ),
+    Mutant(
+        "Adam with weight_decay instead of AdamW",
+        A,
+        {"training_step": Replace("torch.optim.AdamW(", "torch.optim.Adam(")},
+        {"test_make_optimizer": "Adam, not AdamW"},
+    ),
 ]
 
 CORRECT = [
@@ -123,6 +162,36 @@ CORRECT = [
                 return out
                 """,
             ),
+        },
+    ),
+    Mutant(
+        "training step: gradients zeroed first, functional clipping, float(loss)",
+        A,
+        {
+            "training_step": (
+                Body(
+                    "make_optimizer",
+                    """
+                    params = list(model.parameters())
+                    return torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.999), weight_decay=weight_decay)
+                    """,
+                ),
+                Body(
+                    "train_step",
+                    """
+                    optimizer.zero_grad(set_to_none=False)
+                    model.train(True)
+                    logits = model(inputs)
+                    loss = nn.CrossEntropyLoss()(logits, labels)
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_grad_norm)
+                    optimizer.step()
+                    if scheduler:
+                        scheduler.step()
+                    return float(loss.detach())
+                    """,
+                ),
+            )
         },
     ),
 ]
