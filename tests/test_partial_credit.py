@@ -351,3 +351,24 @@ def test_a_partly_right_cell_gets_its_share_in_the_gradebook_feedback_csv_and_gr
     for cell in solution.cells:
         for line in marked_region(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
             assert line.strip() not in page, line
+
+
+def test_plain_nbgrader_stays_all_or_nothing_and_its_message_lists_every_check(cell):
+    cell(lambda ns: None, name="shapes")
+
+    def scaled(ns):  # noqa: ANN001, ANN202
+        raise CheckFailed(registry.HELPER_LABEL, "divide by sqrt(d_k)\nyour code raised X")
+
+    cell(scaled)
+    with pytest.raises(CheckFailed) as raised:
+        registry.run_hidden_checks("01_attention", "test_made_up", {})
+    assert str(raised.value).splitlines() == [
+        "[scaled] divide by sqrt(d_k)",
+        "your code raised X",
+        "hidden checks: 1 of 2 passed",
+        "  passed  shapes",
+        "  FAILED  scaled: see the first line",
+    ]
+    registry._REGISTRY.clear()
+    cell(lambda ns: None, name="shapes")
+    assert registry.run_hidden_checks("01_attention", "test_made_up", {}) is None

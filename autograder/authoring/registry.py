@@ -6,12 +6,12 @@ nbgrader all call :func:`grade_cell` and :class:`CellGrade`):
 
 - Every check of a cell runs, each on its own, and reports its own verdict.  Two exceptions, each
   reported as following from an earlier check rather than judged: the checks after a failing
-  *gate* (see :func:`check`), and the checks left when the kernel stopped answering or judging
-  time ran out.
+  *gate* (see :func:`check`) or reference ban (``helpers.ban``), and the checks left when the
+  kernel stopped answering or judging time ran out.
 - A cell earns the sum of the weights of its passing checks over the sum of all its weights; a
-  failing gate makes it earn nothing.  The cell's points are that share of its nbgrader points,
-  rounded *down* to a hundredth of a point, so a cell with any failing check never shows full
-  marks and the per-cell scores add up to what the gradebook stores.
+  failing gate or reference ban makes it earn nothing.  The cell's points are that share of its
+  nbgrader points, rounded *down* to a hundredth of a point, so a cell with any failing check
+  never shows full marks and the per-cell scores add up to what the gradebook stores.
 - A cell whose visible (public) check failed before its hidden line earns what its hidden checks
   earn, but never full marks: at most its total weight less its lightest check's weight.  A
   mistake the visible check shows is nearly always one a hidden check finds too, and it is not
@@ -325,5 +325,5 @@ def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> N
     grade = grade_cell(assignment, grade_id, namespace)
     if not grade.full_marks:
         failed = next(c for c in grade.checks if not c.passed)
-        rest = grade.describe().partition("\n")[2]
-        raise CheckFailed(failed.name, f"{failed.diagnosis}\n{rest}")
+        listing = grade.describe().removeprefix(grade.first_failure)
+        raise CheckFailed(failed.name, failed.diagnosis + listing)
