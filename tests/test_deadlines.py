@@ -3,15 +3,22 @@ course's plugin, each submission's timestamp, the gradebook's due date and exten
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.examples import build_course
-from autograder.pipeline.course import Course, GradingError, due_date_notice, record
+from autograder.pipeline.cli import main
+from autograder.pipeline.course import (
+    Course,
+    GradingError,
+    check_pending_extensions,
+    due_date_notice,
+    record,
+)
 from autograder.pipeline.deadlines import FractionPerDayLate
 from autograder.pipeline.records import Outcome
 
@@ -107,6 +114,47 @@ def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course)
     ]
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         assert gb.find_submission(ASSIGNMENT, "garbled").timestamp is None
+
+
+@pytest.mark.slow
+def test_an_extension_granted_before_the_first_grading_counts(course: Course, capsys):
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    extend = ["extend", ASSIGNMENT, "early", "--course", str(course.root)]
+    assert main([*extend, "--days", "2"]) == 0
+    assert "until early's first grading" in capsys.readouterr().out
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        with pytest.raises(MissingEntry):  # no placeholder that would read as a 0 handed in
+            gb.find_submission(ASSIGNMENT, "early")
+    pending = course.root / "grading" / "extensions.csv"
+    try:
+        score, penalty, notes = _graded(course, "early", STAMPS["late"])  # 25 h late
+        assert score > 0 and (penalty, notes) == (0, [])
+        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+            assert gb.find_submission(ASSIGNMENT, "early").extension == timedelta(days=2)
+        assert pending.read_text().splitlines() == ["assignment,student,minutes"]  # moved
+
+        # Once she is in the gradebook, an extension goes there at once (and replaces hers).
+        assert main([*extend, "--hours", "1"]) == 0
+        assert "kept in the gradebook" in capsys.readouterr().out
+        score, penalty, notes = _graded(course, "early", STAMPS["late"])
+        assert penalty == pytest.approx(0.25 * score)  # 24 h late: one day started
+        assert "(with an extension of 1 h)" in notes[0], notes
+
+        # Bad requests and a garbled file are refused, saying what was expected.
+        assert (
+            main(["extend", "no_such", "early", "--days", "1", "--course", str(course.root)]) == 2
+        )
+        assert main(extend) == 2
+        assert main([*extend[:2], "ev\x1bil", *extend[3:], "--days", "1"]) == 2
+        err = capsys.readouterr().err
+        assert "no_such is not in the gradebook" in err and "longer than 0 minutes" in err
+        assert "expected a student id" in err and "\x1b" not in err
+        pending.write_text("assignment,student,minutes\n01_attention,ada,soon\n")
+        with pytest.raises(GradingError, match="line 2: expected assignment,student,minutes"):
+            check_pending_extensions(course)
+    finally:
+        pending.unlink(missing_ok=True)
 
 
 @pytest.mark.slow

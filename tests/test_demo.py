@@ -24,7 +24,7 @@ def _rows(table: str) -> dict[str, tuple[str, str]]:
     """student -> (total, verdict), read from the printed table."""
     rows = {}
     for line in table.splitlines():
-        match = re.match(r"^(\S+)\s+(?:\S+\s+)*?(\d+/\d+)\s+(.+?)\s*$", line)
+        match = re.match(r"^(\S+)\s+(?:\S+\s+)*?([\d.]+/[\d.]+)\s+(.+?)\s*$", line)
         if match and match.group(1) != "student":
             rows[match.group(1)] = (match.group(2), match.group(3))
     return rows

@@ -13,8 +13,13 @@ from autograder.pipeline.report import write_csv
 POINTS = {"q1": 2.0, "q2": 1.0}
 
 
-def outcome(student: str, passed: dict[str, bool], verdict: str = "ok") -> Outcome:
-    cells = [CellResult(g, ok, "" if ok else "wrong", ok) for g, ok in passed.items()]
+def outcome(student: str, passed: dict[str, bool | float], verdict: str = "ok") -> Outcome:
+    """``passed``: grade_id -> full marks (True), nothing (False) or the points earned."""
+    cells = []
+    for g, ok in passed.items():
+        score = ok if isinstance(ok, float) else POINTS[g] * ok
+        full = score == POINTS[g]
+        cells.append(CellResult(g, full, "" if full else "wrong", full, score))
     return Outcome(student, verdict, [], {}, cells, 1.0)
 
 
@@ -28,8 +33,15 @@ def test_rows_hold_scores_per_question_and_totals(tmp_path: Path):
     write_csv([outcome("bo", {"q1": True, "q2": False}, "timeout")], path, POINTS)
     assert read(path) == [
         ["student", "verdict", "score", "max_score", *COLUMNS, "q1", "q2", "notes"],
-        ["bo", "timeout", "2.0", "3.0", "", "", "", "", "2.0", "0", ""],
+        ["bo", "timeout", "2.0", "3.0", "", "", "", "", "2.0", "0.0", ""],
     ]
+
+
+def test_partial_credit_shows_per_question_and_in_the_score(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    write_csv([outcome("bo", {"q1": 1.33, "q2": True})], path, POINTS)
+    assert read(path)[1][:4] == ["bo", "ok", "2.33", "3.0"]
+    assert read(path)[1][-3:-1] == ["1.33", "1.0"]
 
 
 def test_the_gradebook_columns_come_from_the_record_and_refresh_in_place(tmp_path: Path):

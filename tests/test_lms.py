@@ -157,17 +157,22 @@ def test_an_oversized_entry_is_read_only_past_the_cap(course: Course, tmp_path: 
 def test_gradescope_results_follow_the_documented_schema():
     schema = json.loads(SCHEMA.read_text())
     cells = [
-        CellResult("test_rows_sum_to_one", True, "", True),
-        CellResult("test_scaling", False, "CheckFailed: is the score divided by sqrt(d_k)?", False),
+        CellResult("test_rows_sum_to_one", True, "", True, 2.0),
+        CellResult(
+            "test_scaling", False, "[scaled] is the score divided by sqrt(d_k)?", False, 0.0
+        ),
+        CellResult("test_parity", False, "[parity] differs\n  passed  shapes", False, 1.5),
     ]
     outcome = Outcome("ada", "ok", [], {}, cells, 1.0)
-    results = results_of(outcome, {"test_rows_sum_to_one": 2.0, "test_scaling": 3.0})
+    points = {"test_rows_sum_to_one": 2.0, "test_scaling": 3.0, "test_parity": 3.0}
+    results = results_of(outcome, points)
     jsonschema.validate(results, schema)
-    assert [(t["name"], t["score"], t["max_score"]) for t in results["tests"]] == [
-        ("test_rows_sum_to_one", 2.0, 2.0),
-        ("test_scaling", 0.0, 3.0),
+    assert [(t["name"], t["score"], t["max_score"], t["status"]) for t in results["tests"]] == [
+        ("test_rows_sum_to_one", 2.0, 2.0, "passed"),
+        ("test_scaling", 0.0, 3.0, "failed"),
+        ("test_parity", 1.5, 3.0, "failed"),  # partial credit: not full marks
     ]
-    assert results["tests"][1]["output"] == cells[1].message
+    assert [t["output"] for t in results["tests"][1:]] == [cells[1].message, cells[2].message]
     # The schema can fail: an undocumented status, a test without a score.
     for broken in ({"tests": [{"score": 1, "status": "ok"}]}, {"tests": [{"name": "q"}]}):
         with pytest.raises(jsonschema.ValidationError):

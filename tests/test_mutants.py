@@ -74,16 +74,18 @@ def graded(mutant: Mutant) -> dict[str, GradeResult]:
 
 
 def mismatches(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
-    """How the grades depart from what the mutant must get; empty when they do not."""
-    failed = {gid: r.diagnosis for gid, r in results.items() if not r.passed}
+    """How the grades depart from what the mutant must get; empty when they do not.  A cell
+    "fails" when it loses points (partial credit counts as a loss), and the first failing
+    check's diagnosis must name the mistake."""
+    lost = {gid: r.diagnosis for gid, r in results.items() if r.fraction < 1}
     if mutant.is_correct:
-        return [f"a correct alternative lost points: {failed}"] if failed else []
+        return [f"a correct alternative lost points: {lost}"] if lost else []
     problems = []
     for grade_id, phrase in mutant.must_fail.items():
-        if grade_id not in failed:
-            problems.append(f"{grade_id} passed, but should have failed ({failed})")
-        elif phrase not in failed[grade_id]:
-            problems.append(f"wrong diagnosis for {grade_id}: {failed[grade_id]}")
+        if grade_id not in lost:
+            problems.append(f"{grade_id} kept full marks, but should have lost points ({lost})")
+        elif phrase not in lost[grade_id]:
+            problems.append(f"wrong diagnosis for {grade_id}: {lost[grade_id]}")
     return problems
 
 
@@ -117,10 +119,11 @@ def test_the_corpus_keeps_its_agreed_size():
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_gets_full_marks_and_the_stub_gets_none(assignment: str):
     solution = grade(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
-    assert solution and all(r.passed for r in solution.values()), solution
+    assert solution and all(r.passed and r.fraction == 1 for r in solution.values()), solution
     stub = grade(ROOT / "notebooks" / assignment / f"{assignment}.ipynb")
     assert stub.keys() == solution.keys()
-    assert not any(r.passed for r in stub.values()), [g for g, r in stub.items() if r.passed]
+    earned = {g: r.fraction for g, r in stub.items() if r.fraction != 0 or r.passed}
+    assert not earned, f"the stub earned points: {earned}"
 
 
 @pytest.mark.slow

@@ -1,11 +1,32 @@
-"""Which hidden checks belong to which graded cell, and how a failure is reported."""
+"""Which hidden checks belong to which graded cell, how a failure is reported, and what a cell
+scores.
+
+Partial credit (one home for the rule: the grading command's judge, the in-process suite and plain
+nbgrader all call :func:`grade_cell` and :class:`CellGrade`):
+
+- Every check of a cell runs, each on its own, and reports its own verdict.  Two exceptions, each
+  reported as following from an earlier check rather than judged: the checks after a failing
+  *gate* (see :func:`check`) or reference ban (``helpers.ban``), and the checks left when the
+  kernel stopped answering or judging time ran out.
+- A cell earns the sum of the weights of its passing checks over the sum of all its weights; a
+  failing gate or reference ban makes it earn nothing.  The cell's points are that share of its
+  nbgrader points, rounded *down* to a hundredth of a point, so a cell with any failing check
+  never shows full marks and the per-cell scores add up to what the gradebook stores.
+- A cell whose visible (public) check failed before its hidden line earns what its hidden checks
+  earn, but never full marks: at most its total weight less its lightest check's weight.  A
+  mistake the visible check shows is nearly always one a hidden check finds too, and it is not
+  charged twice; when no hidden check finds it, it still costs one check.  (The in-process suite
+  does not run the visible checks, so it scores the hidden checks alone.)
+"""
 
 from __future__ import annotations
 
 import functools
 import importlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, TypeVar
 
 from autograder.authoring import student_errors
@@ -41,25 +62,50 @@ class CheckFailed(AssertionError):
 
 @dataclass(frozen=True)
 class Check:
-    """One named hidden check attached to a graded cell."""
+    """One named hidden check attached to a graded cell, with its share of the cell's points."""
 
     assignment: str
     grade_id: str
     name: str
     function: CheckFunction
+    weight: float = 1.0  # 0 for a gate
+    gate: bool = False
 
 
 _REGISTRY: dict[tuple[str, str], list[Check]] = {}
 
 
 def check(
-    assignment: str, grade_id: str, name: str | None = None
+    assignment: str,
+    grade_id: str,
+    name: str | None = None,
+    *,
+    weight: float = 1.0,
+    gate: bool = False,
 ) -> Callable[[CheckFunction], CheckFunction]:
     """Register ``function`` as a hidden check of the graded cell ``grade_id``, named ``name``
-    (by default the function's own name)."""
+    (by default the function's own name).
+
+    weight: its share of the cell's points against the cell's other checks (a positive number).
+    gate: a precondition worth no points (give no weight): when it fails, the cell earns nothing
+    and its later checks are not run, each reported as following from it.  For checks whose
+    failure makes the others meaningless: a reference called instead of implemented (the
+    others would pay for the reference's answers) or an answer that is random in eval mode.
+    """
+    if gate and weight != 1.0:
+        raise ValueError(f"{grade_id}: a gate is worth no points, so it takes no weight")
+    if not gate and not (isinstance(weight, int | float) and math.isfinite(weight) and weight > 0):
+        raise ValueError(f"{grade_id}: a check's weight must be a positive number, got {weight!r}")
 
     def register(function: CheckFunction) -> CheckFunction:
-        entry = Check(assignment, grade_id, name or function.__name__, function)
+        entry = Check(
+            assignment,
+            grade_id,
+            name or function.__name__,
+            function,
+            0.0 if gate else float(weight),
+            gate,
+        )
         _REGISTRY.setdefault((assignment, grade_id), []).append(entry)
         return function
 
@@ -124,17 +170,160 @@ def run_check(entry: Check, namespace: Namespace) -> None:
         raise CheckFailed(name, failure.diagnosis) from None
     except NotImplementedError:
         raise CheckFailed(entry.name, "not implemented yet (the stub still raises)") from None
+    except StopChecks:
+        raise
     except Exception as error:  # the student's code crashed inside the check
         raise CheckFailed(entry.name, student_errors.explain(error)) from None
     finally:
         _running.pop()
 
 
-def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> None:
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's verdict on one submission; ``diagnosis`` is empty when it passed."""
+
+    name: str
+    weight: float
+    passed: bool
+    diagnosis: str = ""
+    gate: bool = False
+
+
+class StopChecks(Exception):
+    """Raised through :func:`grade_cell` when no later check of the cell can run: the kernel is
+    gone or judging time is spent.  Its message says why, as the student reads it."""
+
+
+def _share(value: float) -> Fraction:
+    """A weight or a point count as an exact fraction (0.1 is a tenth, not its binary neighbour)."""
+    return Fraction(str(value))
+
+
+@dataclass(frozen=True)
+class CellGrade:
+    """What a graded cell's hidden checks found, and the error that stopped its visible check."""
+
+    checks: tuple[CheckResult, ...]
+    visible_failure: str = ""
+
+    @property
+    def fraction(self) -> Fraction:
+        """The share of the cell's points earned, from 0 to 1 (see the module's docstring)."""
+        if not self.checks or any(c.gate and not c.passed for c in self.checks):
+            return Fraction(0)
+        weights = [_share(c.weight) for c in self.checks if not c.gate]
+        if not weights:
+            raise ValueError("a graded cell needs a check worth points besides its gates")
+        earned = sum((_share(c.weight) for c in self.checks if c.passed and not c.gate), Fraction())
+        if self.visible_failure:
+            earned = min(earned, sum(weights) - min(weights))
+        return earned / sum(weights)
+
+    @property
+    def full_marks(self) -> bool:
+        """True when every check passed and the visible check did not fail."""
+        return self.fraction == 1
+
+    def points(self, max_points: float) -> float:
+        """The cell's score out of ``max_points``: its share, rounded down to 0.01 point."""
+        return math.floor(self.fraction * _share(max_points) * 100) / 100
+
+    @property
+    def first_failure(self) -> str:
+        """``[check] diagnosis`` of the first failing check ("" when none failed)."""
+        failed = next((c for c in self.checks if not c.passed), None)
+        return f"[{failed.name}] {failed.diagnosis}" if failed else ""
+
+    def describe(self) -> str:
+        """What the student reads: the first failure's diagnosis, then the visible check's
+        error, then every check, passed or failed, by name and diagnosis (never its source)."""
+        lead = self.first_failure
+        if self.visible_failure:
+            lead = (
+                f"{lead}{VISIBLE_CHECK_FAILED}{self.visible_failure}"
+                if lead
+                else f"the hidden checks of this cell pass, but its visible check failed: "
+                f"{self.visible_failure}"
+            )
+        passed = sum(c.passed for c in self.checks)
+        lines = [lead] if lead else []
+        lines.append(f"hidden checks: {passed} of {len(self.checks)} passed")
+        said: dict[str, str] = {}  # diagnosis -> the check that already said it
+        for result in self.checks:
+            label = f"{result.name}{_weight_note(result)}"
+            if result.passed:
+                lines.append(f"  passed  {label}")
+                continue
+            if result.diagnosis in said:
+                why = f"as {said[result.diagnosis]}"
+            elif not said:  # the first failure: its diagnosis leads the message
+                why = "see the first line"
+            else:
+                why = result.diagnosis.replace("\n", "\n          ")
+            said.setdefault(result.diagnosis, result.name)
+            lines.append(f"  FAILED  {label}: {why}")
+        return "\n".join(lines)
+
+
+# Between the first failing check's diagnosis and the error that stopped a cell before its
+# hidden checks.
+VISIBLE_CHECK_FAILED = "\nthe visible check in this cell failed too: "
+
+
+def _weight_note(result: CheckResult) -> str:
+    if result.gate:
+        return " (a precondition, no points of its own)"
+    return "" if result.weight == 1 else f" (weight {result.weight:g})"
+
+
+def grade_cell(
+    assignment: str, grade_id: str, namespace: Namespace, visible_failure: str = ""
+) -> CellGrade:
     """Run every hidden check of a graded cell against the names in ``namespace``.
 
-    Raises CheckFailed for the first failing check, with its name and diagnosis; feedback
-    (autograder/pipeline/feedback.py) shows that line and never the check's source.
+    A failing gate or reference ban (see :func:`autograder.authoring.helpers.ban`: a precondition
+    of every check that uses the answer) or a :class:`StopChecks` ends the run: the checks left
+    are reported failed, as following from it.
     """
-    for entry in checks_for(assignment, grade_id):
-        run_check(entry, namespace)
+    results: list[CheckResult] = []
+    entries = checks_for(assignment, grade_id)
+    for position, entry in enumerate(entries):
+        later = entries[position + 1 :]
+        try:
+            run_check(entry, namespace)
+        except StopChecks as stop:
+            results.append(CheckResult(entry.name, entry.weight, False, str(stop), entry.gate))
+            why = f"not run: the checks stopped at {entry.name}"
+        except CheckFailed as failure:
+            name = failure.check_name
+            if name != entry.name:  # a reference ban, named as declared: it voids the cell
+                results.append(CheckResult(name, 0.0, False, failure.diagnosis, gate=True))
+                later = entries[position:]
+            else:
+                results.append(
+                    CheckResult(name, entry.weight, False, failure.diagnosis, entry.gate)
+                )
+                if not entry.gate:
+                    continue
+            why = f"not run: {name} failed first"
+        else:
+            results.append(CheckResult(entry.name, entry.weight, True, "", entry.gate))
+            continue
+        results += [CheckResult(e.name, e.weight, False, why, e.gate) for e in later]
+        break
+    return CellGrade(tuple(results), visible_failure)
+
+
+def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> None:
+    """Run every hidden check of a graded cell against the names in ``namespace`` (as plain
+    ``nbgrader autograde`` does, in the student's kernel: all or nothing there).
+
+    Raises CheckFailed unless every check passes: the first failure's name and diagnosis, then
+    every check's verdict; feedback (autograder/pipeline/feedback.py) shows that message and never
+    a check's source.
+    """
+    grade = grade_cell(assignment, grade_id, namespace)
+    if not grade.full_marks:
+        failed = next(c for c in grade.checks if not c.passed)
+        listing = grade.describe().removeprefix(grade.first_failure)
+        raise CheckFailed(failed.name, failed.diagnosis + listing)

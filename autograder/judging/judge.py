@@ -21,14 +21,21 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from autograder.authoring.registry import CheckFailed, checks_for, run_check
+from autograder.authoring.registry import (
+    VISIBLE_CHECK_FAILED,
+    CellGrade,
+    CheckResult,
+    StopChecks,
+    checks_for,
+    grade_cell,
+)
 from autograder.judging import protocol, source_bans
 from autograder.judging.limits import JudgeLimits
 
@@ -38,8 +45,9 @@ WORKER_POLL_SECONDS = 1.0  # how often an idle judge checks that its worker stil
 _TRUSTED_ROOTS = {"torch", "attention_lab", "builtins", "numpy", "collections", "abc"}
 
 
-class KernelGone(ConnectionError):
-    """The kernel stopped answering: it crashed, exited or was stopped for a limit."""
+class KernelGone(StopChecks, ConnectionError):
+    """The kernel stopped answering: it crashed, exited or was stopped for a limit; no later
+    check of the cell can run."""
 
 
 class NotPlainValue(TypeError):
@@ -429,10 +437,57 @@ def origin_of(value: Any) -> str | None:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The judge's decision on one graded cell."""
+    """The judge's decision on one graded cell: full marks or not, the message the student
+    reads, and each check's result (none when the cell could not be checked: it earns 0)."""
 
     passed: bool
     diagnosis: str = ""
+    checks: tuple[CheckResult, ...] = ()
+    visible_failure: str = ""
+
+    @classmethod
+    def of(cls, grade: CellGrade) -> Verdict:
+        """The verdict that ``grade`` makes."""
+        return cls(grade.full_marks, grade.describe(), grade.checks, grade.visible_failure)
+
+    @property
+    def fraction(self) -> float:
+        """The share of the cell's points earned (see autograder/authoring/registry.py)."""
+        if not self.checks:
+            return 1.0 if self.passed else 0.0
+        return float(CellGrade(self.checks, self.visible_failure).fraction)
+
+    def points(self, max_points: float) -> float:
+        """The cell's score out of ``max_points``, rounded as the registry says."""
+        if not self.checks:
+            return float(max_points) if self.passed else 0.0
+        return CellGrade(self.checks, self.visible_failure).points(max_points)
+
+    def to_json(self) -> dict:
+        """The verdict as the judge process reports it over its pipe."""
+        return {
+            "passed": self.passed,
+            "message": self.diagnosis,
+            "checks": [asdict(c) for c in self.checks],
+            "visible_failure": self.visible_failure,
+        }
+
+    @classmethod
+    def from_json(cls, report: dict) -> Verdict:
+        """Read :meth:`to_json` back; KeyError, TypeError or ValueError if it is malformed."""
+        checks = tuple(
+            CheckResult(
+                str(c["name"]),
+                float(c["weight"]),
+                bool(c["passed"]),
+                str(c["diagnosis"]),
+                bool(c["gate"]),
+            )
+            for c in report["checks"]
+        )
+        return cls(
+            bool(report["passed"]), str(report["message"]), checks, str(report["visible_failure"])
+        )
 
 
 class Judge:
@@ -518,10 +573,7 @@ class Judge:
                     if "judging" in report:
                         self._judging = str(report["judging"])
                     else:
-                        grade_id = str(report["grade_id"])
-                        self.verdicts[grade_id] = Verdict(
-                            bool(report["passed"]), str(report["message"])
-                        )
+                        self.verdicts[str(report["grade_id"])] = Verdict.from_json(report)
                         self.peak_kib = max(self.peak_kib, int(report["peak_kib"]))
                 except (ValueError, KeyError, TypeError):
                     continue
@@ -591,17 +643,8 @@ class Judge:
                 verdict = after_public_failure(verdict, str(public_failure))
             self.verdicts[grade_id] = verdict
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            reports.write(
-                json.dumps(
-                    {
-                        "grade_id": grade_id,
-                        "passed": verdict.passed,
-                        "message": verdict.diagnosis,
-                        "peak_kib": peak,
-                    }
-                )
-                + "\n"
-            )
+            report = {"grade_id": grade_id, **verdict.to_json(), "peak_kib": peak}
+            reports.write(json.dumps(report) + "\n")
         with contextlib.suppress(OSError):
             protocol.send_message(
                 connection,
@@ -610,30 +653,26 @@ class Judge:
             )
 
     def run_checks(self, grade_id: str, link: Link) -> Verdict:
-        """Run the cell's hidden checks against the kernel's namespace, first failure wins."""
+        """Run every hidden check of the cell against the kernel's namespace."""
         namespace = RemoteNamespace(link)
         _current.link = link
         try:
             with source_bans.using_sources(self.sources):
-                for entry in checks_for(self.assignment, grade_id):
-                    try:
-                        run_check(entry, namespace)
-                    except CheckFailed as failure:
-                        return Verdict(False, str(failure))
+                return Verdict.of(grade_cell(self.assignment, grade_id, namespace))
         finally:
             _current.link = None
-        return Verdict(True)
 
 
 _PUBLIC_FAILURE_CHARS = 1000
-# Between the judge's diagnosis and the error that stopped a cell before its hidden checks.
-VISIBLE_CHECK_FAILED = "\nthe visible check in this cell failed too: "
 
 
 def after_public_failure(verdict: Verdict, public_failure: str) -> Verdict:
-    """The verdict on a cell that failed before its hidden-check line: a failure (the cell raised),
-    the judge's diagnosis first, then the error that stopped the cell."""
+    """The verdict on a cell that failed before its hidden-check line: never full marks (see
+    autograder/authoring/registry.py), the judge's diagnosis first, then the error that stopped
+    the cell."""
     shown = " ".join(public_failure.split())[:_PUBLIC_FAILURE_CHARS]
+    if verdict.checks:
+        return Verdict.of(CellGrade(verdict.checks, shown))
     if verdict.passed:
         return Verdict(
             False, f"the hidden checks of this cell pass, but its visible check failed: {shown}"
@@ -641,11 +680,14 @@ def after_public_failure(verdict: Verdict, public_failure: str) -> Verdict:
     return Verdict(False, f"{verdict.diagnosis}{VISIBLE_CHECK_FAILED}{shown}")
 
 
-class JudgeTimeUp(Exception):
+class JudgeTimeUp(StopChecks):
     """Raised inside a check when the submission's judging time is spent."""
 
 
 def _time_up(signum: int, frame: Any) -> None:
+    link = getattr(_current, "link", None)
+    if link is not None:  # it may be mid-exchange: no later check may read its stale replies
+        link.alive = False
     raise JudgeTimeUp(
         "the hidden checks of this notebook used up their judging time, so this one was stopped"
     )

@@ -1,5 +1,5 @@
-"""python -m autograder: grade a class (``grade``), a bundled sample class (``demo``), or build
-what students receive (``release``)."""
+"""python -m autograder: grade a class (``grade``), a bundled sample class (``demo``), build
+what students receive (``release``), or grant an extension, before grading too (``extend``)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
@@ -18,6 +19,7 @@ from autograder.pipeline import release as release_mod
 from autograder.pipeline.course import (
     Course,
     GradingError,
+    check_pending_extensions,
     due_date_notice,
     find_submissions,
     instructor_side,
@@ -144,7 +146,47 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
     release = commands.add_parser("release", help="build the student bundle (no grader inside)")
     release.add_argument("--out", type=Path, help=f"bundle folder (default {release_mod.DEFAULT})")
+    extend = commands.add_parser(
+        "extend", help="grant STUDENT an extension on ASSIGNMENT (before grading too)"
+    )
+    extend.add_argument("assignment")
+    extend.add_argument("student")
+    for unit in ("days", "hours", "minutes"):
+        extend.add_argument(f"--{unit}", type=float, default=0.0, help=f"{unit} of extension")
+    extend.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
+    extend.add_argument("--db", help="gradebook URL (default: the course's)")
     return parser
+
+
+def run_extend(args: argparse.Namespace) -> int:
+    """Grant the extension (see autograder/pipeline/extensions.py); 2 when it cannot be."""
+    from nbgrader.api import Gradebook
+
+    from autograder.pipeline.extensions import ExtensionError, grant, pending_path
+    from autograder.pipeline.grade_record import grading_folder
+
+    span = timedelta(days=args.days, hours=args.hours, minutes=args.minutes)
+    student = report.shown(args.student)
+    if not args.student or student != args.student or "/" in student:
+        print(
+            f"error: expected a student id as nbgrader names it, got {student!r}", file=sys.stderr
+        )
+        return 2
+    try:
+        course = Course.load(args.course, args.db)
+        grading = grading_folder(course.coursedir)
+        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+            in_gradebook = grant(gb, grading, args.assignment, args.student, span)
+    except (GradingError, ExtensionError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    where = (
+        f"in the gradebook {course.db_shown}"
+        if in_gradebook
+        else f"in {pending_path(grading)}, until {student}'s first grading"
+    )
+    print(f"extension of {span} on {args.assignment} for {student}: kept {where}")
+    return 0
 
 
 def run_grade(
@@ -164,6 +206,7 @@ def run_grade(
     progress.stage(f"{len(submitted)} submissions of {assignment}, gradebook {course.db_shown}")
     if notice := due_date_notice(course, assignment):
         progress.stage(notice)
+    check_pending_extensions(course)
     outcomes = batch.grade(
         assignment,
         course,
@@ -206,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "release":
         return release_mod.main(args.out)
+    if args.command == "extend":
+        return run_extend(args)
     print(
         "sandbox: none (--unsafe-no-sandbox)" if args.unsafe_no_sandbox else describe_bwrap(),
         file=sys.stderr,

@@ -125,6 +125,7 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     from nbgrader.preprocessors import SaveAutoGrades
 
     from autograder.pipeline.deadlines import assign_late_penalty
+    from autograder.pipeline.extensions import take_pending
     from autograder.pipeline.grade_record import grading_folder
     from autograder.pipeline.gradescope import write_results
     from autograder.pipeline.report import max_points_of
@@ -140,6 +141,7 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
         gb.update_or_create_student(student)
         # No valid timestamp now: none is kept from an earlier grading, so no penalty is invented.
         gb.update_or_create_submission(assignment, student, timestamp=timestamp)
+        take_pending(gb, grading_folder(course.coursedir), assignment, student)
     resources = {
         "nbgrader": {
             "notebook": assignment,
@@ -172,6 +174,17 @@ def due_date_notice(course: Course, assignment: str) -> str | None:
     try:
         return notice(coursedir.config, coursedir.db_url, coursedir.course_id, assignment)
     except ValueError as error:
+        raise GradingError(str(error)) from None
+
+
+def check_pending_extensions(course: Course) -> None:
+    """:class:`GradingError` when the extensions waiting for a first grading cannot be read."""
+    from autograder.pipeline.extensions import ExtensionError, pending_path, read_pending
+    from autograder.pipeline.grade_record import grading_folder
+
+    try:
+        read_pending(pending_path(grading_folder(course.coursedir)))
+    except ExtensionError as error:
         raise GradingError(str(error)) from None
 
 

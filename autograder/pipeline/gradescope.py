@@ -1,9 +1,11 @@
 """Gradescope's ``results.json`` for one graded submission: a test per graded cell.
 
-Each test is named after its cell (the nbgrader grade id), scores the cell's points when the
-trusted verdict passed, and shows the verdict's diagnosis as its output: the message a failed
-check gives (or why the cell could not be checked), never a check's source.  The format is the
-one Gradescope's autograder specification documents (``schemas/gradescope_results.schema.json``);
+Each test is named after its cell (the nbgrader grade id), scores what the cell earned (partial
+credit included, as the gradebook records it) of its points, and shows the verdict as its output:
+the first failed check's diagnosis (or why the cell could not be checked), then every hidden
+check of the cell, passed or failed, by name and diagnosis, never a check's source.  The format
+is the one Gradescope's autograder specification documents
+(``schemas/gradescope_results.schema.json``);
 a Gradescope autograder that grades one submission with ``python -m autograder grade`` copies
 this file to ``/autograder/results/results.json``.
 """
@@ -27,7 +29,7 @@ def results_of(outcome: Outcome, max_points: dict[str, float]) -> dict:
             {
                 "name": cell.grade_id,
                 "number": str(number),
-                "score": points if cell.passed else 0.0,
+                "score": cell.score,
                 "max_score": points,
                 "status": "passed" if cell.passed else "failed",
                 "output": cell.message or ("passed" if cell.passed else "failed"),

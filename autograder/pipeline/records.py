@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from autograder.authoring.registry import CheckResult
 from autograder.isolation import sandbox
 from autograder.judging.limits import JudgeLimits
 
@@ -39,9 +40,11 @@ class CellResult:
     """One graded test cell: the trusted verdict and what the kernel itself reported."""
 
     grade_id: str
-    passed: bool
-    message: str
+    passed: bool  # full marks
+    message: str  # what the student reads: diagnosis first, then every check's verdict
     in_kernel_passed: bool
+    score: float  # the points earned (partial credit: see autograder/authoring/registry.py)
+    checks: tuple[CheckResult, ...] = ()  # each hidden check's verdict; none if never judged
 
 
 @dataclass

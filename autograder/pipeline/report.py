@@ -33,8 +33,9 @@ def spreadsheet_safe(text: str) -> str:
 
 
 def scores_of(outcome: Outcome, max_points: dict[str, float]) -> dict[str, float]:
-    """Points per graded cell, from the trusted verdicts."""
-    return {c.grade_id: max_points.get(c.grade_id, 0) if c.passed else 0 for c in outcome.cells}
+    """Points per graded cell of ``max_points``, from the trusted verdicts (partial credit
+    included): what the graded notebook holds, so what nbgrader records."""
+    return {c.grade_id: c.score for c in outcome.cells if c.grade_id in max_points}
 
 
 def max_points_of(release: dict) -> dict[str, float]:

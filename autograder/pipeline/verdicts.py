@@ -1,7 +1,11 @@
 """From the runner's report and the judge's verdicts to graded cells and a verdict for the row.
 
 The trusted verdicts are written into the notebook's test cells, so nbgrader's own SaveAutoGrades
-records them in the gradebook, and feedback and export work as usual.
+records them in the gradebook, and feedback and export work as usual.  nbgrader's
+``determine_grade`` reads a test cell's outputs in order: an error scores 0, an execute_result
+holding a number scores that number, and anything else full marks.  So a cell that earns nothing
+ends with an error, one with partial credit with an execute_result of its points, and the
+kernel's own errors and execute_results are never kept where they could decide the grade.
 """
 
 from __future__ import annotations
@@ -130,10 +134,13 @@ def apply_verdicts(
         if not is_test_cell(cell):
             continue
         grade_id = cell.metadata["nbgrader"]["grade_id"]
+        points = float(cell.metadata["nbgrader"].get("points", 0))
         in_kernel = status == "ok"
         verdict = verdicts.get(grade_id)
+        score, checks = 0.0, ()
         if verdict is not None:
             passed, message = verdict.passed, verdict.diagnosis
+            score, checks = verdict.points(points), verdict.checks
         elif status == "error" and judge_failure:
             passed, message = False, f"[judge] {judge_failure}, so this cell could not be checked"
         elif status == "error":
@@ -143,21 +150,40 @@ def apply_verdicts(
             passed, message = False, "the hidden checks of this cell never reached the grader"
         else:
             passed, message = False, _STATUS_MESSAGES.get(status, _STATUS_MESSAGES[None])
-        _rewrite_outputs(cell, passed, message)
-        cells.append(CellResult(grade_id, passed, message, in_kernel))
+        if passed:
+            score = points
+        _rewrite_outputs(cell, passed, score, message)
+        cells.append(CellResult(grade_id, passed, message, in_kernel, score, checks))
     return cells
 
 
-def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, message: str) -> None:
-    """Make the test cell's outputs say what the trusted verdict says (nbgrader scores outputs)."""
+def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, score: float, message: str) -> None:
+    """Make the test cell's outputs say what the trusted verdict says (nbgrader scores outputs):
+    the kernel's outputs that nbgrader would read as a grade are kept as plain displays, then the
+    verdict: full marks, partial credit (``score`` points) or nothing."""
     kept = []
     for output in cell.outputs:
         if output.output_type == "error":
             continue
         if output.output_type == "stream" and output.name == "stderr":
             output.name = "stdout"  # nbgrader zeroes a cell with stderr; warnings must not cost
+        if output.output_type == "execute_result":  # from the kernel: shown, never a grade
+            output = nbformat.v4.new_output(
+                "display_data", data=output.get("data", {}), metadata=output.get("metadata", {})
+            )
         kept.append(output)
-    if not passed:
+    if passed or score > 0:
+        if message:
+            kept.append(nbformat.v4.new_output("stream", name="stdout", text=message + "\n"))
+        if not passed:
+            kept.append(
+                nbformat.v4.new_output(
+                    "execute_result",
+                    data={"text/plain": str(score)},
+                    execution_count=cell.execution_count,
+                )
+            )
+    else:
         kept.append(
             nbformat.v4.new_output(
                 "error", ename="CheckFailed", evalue=message, traceback=[f"CheckFailed: {message}"]
@@ -166,12 +192,23 @@ def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, message: str) ->
     cell.outputs = kept
 
 
+def shown_verdict(cell: nbformat.NotebookNode) -> str:
+    """The trusted verdict's message as a graded test cell shows it: its error, or the text of
+    its last output stream when it earned points."""
+    errors = [o.evalue for o in cell.outputs if o.output_type == "error"]
+    if errors:
+        return "\n".join(errors)
+    streams = [o.text for o in cell.outputs if o.output_type == "stream"]
+    return streams[-1].removesuffix("\n") if streams else ""
+
+
 def fail_every_test(notebook: nbformat.NotebookNode, message: str) -> list[CellResult]:
     cells = []
     for cell in notebook.cells:
         if is_test_cell(cell):
-            _rewrite_outputs(cell, False, message)
-            cells.append(CellResult(cell.metadata["nbgrader"]["grade_id"], False, message, False))
+            _rewrite_outputs(cell, False, 0.0, message)
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            cells.append(CellResult(grade_id, False, message, False, 0.0))
     return cells
 
 

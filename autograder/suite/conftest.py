@@ -5,7 +5,10 @@ from pathlib import Path
 import pytest
 
 from autograder.authoring.registry import checks_for
-from autograder.suite.submission import Submission, load_submission
+from autograder.suite.submission import GradeResult, Submission, grade_submission, load_submission
+
+_GRADES = pytest.StashKey[dict[str, GradeResult]]()
+_POINTS = pytest.StashKey[dict[str, float]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -35,3 +38,28 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def submission(pytestconfig: pytest.Config) -> Submission:
     path, assignment = _target(pytestconfig)
     return load_submission(path, assignment)
+
+
+@pytest.fixture(scope="session")
+def grades(pytestconfig: pytest.Config, submission: Submission) -> dict[str, GradeResult]:
+    """Every graded cell's result, graded once, as the grading command scores it."""
+    found = grade_submission(submission)
+    pytestconfig.stash[_GRADES] = found
+    pytestconfig.stash[_POINTS] = submission.points
+    return found
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:  # noqa: ANN001
+    """Each graded cell's score: its checks' share of the cell's points (partial credit)."""
+    found = config.stash.get(_GRADES, None)
+    if not found:
+        return
+    points = config.stash[_POINTS]
+    terminalreporter.section("scores (hidden checks only; the visible checks are not run here)")
+    for grade_id, result in found.items():
+        passed = sum(c.passed for c in result.checks)
+        earned = result.points(points.get(grade_id, 0.0))
+        terminalreporter.write_line(
+            f"{grade_id}: {earned:g} of {points.get(grade_id, 0.0):g} points "
+            f"({passed} of {len(result.checks)} checks passed)"
+        )

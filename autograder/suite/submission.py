@@ -15,7 +15,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.authoring.registry import CheckFailed, checks_for, run_check
+from autograder.authoring.registry import CellGrade, CheckResult, checks_for, grade_cell
 from autograder.cells import is_test_cell, to_python
 
 SUBMISSION_MODULE = "__submission__"
@@ -28,15 +28,30 @@ class Submission:
     assignment: str
     namespace: dict[str, Any]
     cell_errors: dict[int, str] = field(default_factory=dict)
+    points: dict[str, float] = field(default_factory=dict)  # grade_id -> the test cell's points
 
 
 @dataclass(frozen=True)
 class GradeResult:
-    """The outcome of one graded cell's hidden checks."""
+    """One graded cell's hidden checks: full marks or not, the first failing check's ``[name]
+    diagnosis``, the share of the cell's points earned and every check's verdict."""
 
     grade_id: str
     passed: bool
     diagnosis: str = ""
+    fraction: float = 1.0
+    checks: tuple[CheckResult, ...] = ()
+
+    def points(self, max_points: float) -> float:
+        """The cell's score out of ``max_points``, rounded as the grading command rounds it."""
+        return CellGrade(self.checks).points(max_points)
+
+    @classmethod
+    def of(cls, grade_id: str, grade: CellGrade) -> GradeResult:
+        """The result that ``grade`` makes."""
+        return cls(
+            grade_id, grade.full_marks, grade.first_failure, float(grade.fraction), grade.checks
+        )
 
 
 @contextlib.contextmanager
@@ -85,6 +100,9 @@ def load_submission(
         os.chdir(scratch)
         try:
             for index, cell in enumerate(notebook.cells):
+                if is_test_cell(cell):
+                    meta = cell.metadata["nbgrader"]
+                    submission.points[meta.get("grade_id", "")] = float(meta.get("points", 0))
                 if cell.cell_type != "code" or is_test_cell(cell):
                     continue
                 if set(cell.metadata.get("tags", ())) & set(skip_tags):
@@ -107,15 +125,12 @@ def load_submission(
 
 
 def grade_submission(submission: Submission) -> dict[str, GradeResult]:
-    """Run every hidden check of the submission's assignment, grouped by graded cell."""
-    results: dict[str, GradeResult] = {}
-    for entry in checks_for(submission.assignment):
-        if entry.grade_id in results and not results[entry.grade_id].passed:
-            continue  # the cell already failed; nbgrader stops at the first failure too
-        try:
-            run_check(entry, submission.namespace)
-        except CheckFailed as failure:
-            results[entry.grade_id] = GradeResult(entry.grade_id, False, str(failure))
-        else:
-            results.setdefault(entry.grade_id, GradeResult(entry.grade_id, True))
-    return results
+    """Run every hidden check of the submission's assignment, graded cell by graded cell, and
+    score each cell as the grading command does (the visible checks are not run here)."""
+    grade_ids = dict.fromkeys(entry.grade_id for entry in checks_for(submission.assignment))
+    return {
+        grade_id: GradeResult.of(
+            grade_id, grade_cell(submission.assignment, grade_id, submission.namespace)
+        )
+        for grade_id in grade_ids
+    }

@@ -160,7 +160,8 @@ EVAL_NOT_DETERMINISTIC = (
 )
 
 
-@check(ASSIGNMENT, "test_encoder_block")
+# A gate: with an active dropout the other checks' verdicts would be chance.
+@check(ASSIGNMENT, "test_encoder_block", gate=True)
 def encoder_block_is_deterministic_in_eval_mode(ns: Namespace) -> None:
     """First: an active dropout would otherwise be blamed on whichever check it perturbs."""
     cls = require(ns, "EncoderBlock", type)

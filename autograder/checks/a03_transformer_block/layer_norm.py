@@ -143,7 +143,8 @@ def layer_norm_input(generator: torch.Generator, lead: tuple[int, ...], d: int) 
 ban(ASSIGNMENT, "LayerNorm", LAYER_NORM_BANNED)
 
 
-@check(ASSIGNMENT, "test_layer_norm")
+# A gate: calling the reference would pass the other checks, which must then earn nothing.
+@check(ASSIGNMENT, "test_layer_norm", gate=True)
 def layer_norm_runs_no_reference(ns: Namespace) -> None:
     cls = require(ns, "LayerNorm", type)
     g = hidden_generator("a03 layer norm calls")

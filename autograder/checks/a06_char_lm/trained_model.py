@@ -38,7 +38,8 @@ def trained_model(ns: Namespace) -> tuple[nn.Module, torch.device, int]:
     return model, device, block_size
 
 
-@check(ASSIGNMENT, "test_trained_loss")
+# A gate: a model that sees the next character beats the uniform guess without learning.
+@check(ASSIGNMENT, "test_trained_loss", gate=True)
 def trained_model_is_causal(ns: Namespace) -> None:
     model, device, block_size = trained_model(ns)
     held_out, vocab = held_out_ids()
