@@ -10,12 +10,17 @@ import ast
 import importlib
 import pkgutil
 import tempfile
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
 import nbformat
 import pytest
 
 import tests.mutants
+from autograder.authoring.dependencies import declared, dependents
+from autograder.authoring.registry import checks_for
+from autograder.examples import solution_answers
 from autograder.suite.submission import (
     DEMO_TAG,
     GradeResult,
@@ -23,6 +28,7 @@ from autograder.suite.submission import (
     load_submission,
 )
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells
+from tests.test_reference_bans import BANNED_PHRASE
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS: list[Mutant] = [
@@ -84,6 +90,49 @@ def mismatches(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
             problems.append(f"{grade_id} passed, but should have failed ({failed})")
         elif phrase not in failed[grade_id]:
             problems.append(f"wrong diagnosis for {grade_id}: {failed[grade_id]}")
+    return problems + double_penalties(mutant, failed)
+
+
+@cache
+def own_cells(assignment: str) -> dict[str, tuple[str, ...]]:
+    """answer cell -> the graded test cells that follow it in the solution notebook (its exercise's
+    cells: a test cell judges the answer cell above it)."""
+    answers = set(solution_answers(assignment))
+    notebook = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
+    cells: dict[str, list[str]] = {}
+    current = None
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") in answers:
+            current = meta["grade_id"]
+            cells[current] = []
+        elif meta.get("grade") and not meta.get("solution") and current is not None:
+            cells[current].append(meta["grade_id"])
+    return {answer: tuple(tests) for answer, tests in cells.items()}
+
+
+def double_penalties(mutant: Mutant, lost: Mapping[str, str]) -> list[str]:
+    """The cells that lost points (grade_id -> diagnosis) although they neither judge an answer the
+    mutant changes nor declare (autograder.authoring.dependencies.depends_on) that they use one.
+
+    A reference ban is left out: it costs exactly the cells that call its answer, by design
+    (tests/test_reference_bans.py), such as a build_vocab calling a clean that calls the reference.
+    """
+    lost = {cell for cell, diagnosis in lost.items() if BANNED_PHRASE not in diagnosis}
+    allowed = set()
+    for answer in mutant.patches:
+        allowed |= {*own_cells(mutant.assignment)[answer], *dependents(mutant.assignment, answer)}
+    changed = ", ".join(f'"{answer}"' for answer in mutant.patches)
+    problems = []
+    for grade_id in sorted(set(lost) - allowed):
+        module = checks_for(mutant.assignment, grade_id)[0].function.__module__
+        problems.append(
+            f"double penalty: {grade_id} lost points, but the mutant changes only {changed}. "
+            f"If {grade_id} uses that answer by design, declare it next to its checks, in "
+            f'{module}: depends_on(ASSIGNMENT, ["{grade_id}"], {changed}) (from '
+            "autograder.authoring.dependencies); otherwise make its visible and hidden checks "
+            "judge its own exercise (the reference where it needs another answer)"
+        )
     return problems
 
 
@@ -103,6 +152,33 @@ def test_a_patch_that_no_longer_matches_fails_loudly():
     with pytest.raises(AssertionError, match="one `def g`"):
         apply_patch(source, Body("g", "return 0"), "here")
     assert apply_patch(source, Body("f", "return 0"), "cell") == "def f(x):\n    return 0\n"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_declared_dependencies_name_real_cells(assignment: str):
+    own = own_cells(assignment)
+    graded = {cell for cells in own.values() for cell in cells}
+    assert graded and all(own.values()), f"{assignment}: an answer cell without test cells: {own}"
+    for answer, cells in declared(assignment).items():
+        assert answer in own, f"{assignment}: depends_on names {answer!r}, not an answer cell"
+        assert cells <= graded - set(own[answer]), (
+            f"{assignment}: {answer!r} is used by {sorted(cells)}, which must be test cells of "
+            f"other exercises (its own are {own[answer]})"
+        )
+
+
+def test_a_cell_failing_for_another_exercise_is_a_double_penalty():
+    wrong_merge = Mutant(
+        "merge", "02_multi_head", {"merge_heads": Replace("x", "y")}, {"test_merge_heads": "m"}
+    )
+    lost = {"test_merge_heads": "wrong", "test_mha_parity": "wrong"}
+    assert double_penalties(wrong_merge, lost) == []
+    banned = {"test_split_heads": "`split_heads` calls it (no credit for calling the reference)"}
+    assert double_penalties(wrong_merge, banned) == []
+    (problem,) = double_penalties(wrong_merge, {"test_split_heads": "wrong"})
+    assert problem.startswith("double penalty: test_split_heads lost points")
+    assert 'depends_on(ASSIGNMENT, ["test_split_heads"], "merge_heads")' in problem
+    assert "autograder.checks.a02_multi_head.split_heads" in problem
 
 
 def test_the_corpus_keeps_its_agreed_size():
