@@ -7,7 +7,10 @@ same checks that nbgrader's hidden-test cells call.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
+import io
+import os
 import pkgutil
 import tempfile
 from collections.abc import Mapping
@@ -21,6 +24,7 @@ import tests.mutants
 from autograder.authoring.dependencies import declared, dependents
 from autograder.authoring.registry import checks_for
 from autograder.examples import solution_answers
+from autograder.pipeline.feedback import redact_source
 from autograder.suite.submission import (
     DEMO_TAG,
     GradeResult,
@@ -40,6 +44,7 @@ CORPUS: list[Mutant] = [
 ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
 AGREED_WRONG, AGREED_CORRECT = 97, 24  # the README's figures: the corpus may grow, never shrink
 _GRADED: dict[str, dict[str, GradeResult]] = {}  # mutant id -> its grades, once per run
+_VISIBLE: dict[str, dict[str, str]] = {}  # mutant id -> test cell -> its visible asserts' error
 
 
 def mutant_id(mutant: Mutant) -> str:
@@ -71,12 +76,45 @@ def grade(path: Path) -> dict[str, GradeResult]:
 
 
 def graded(mutant: Mutant) -> dict[str, GradeResult]:
-    """The mutant's grades, computed by whichever test asks first."""
+    """The mutant's grades (its hidden checks), computed by whichever test asks first; the errors
+    of its test cells' visible asserts are kept beside them (:func:`visible_failures`)."""
     key = mutant_id(mutant)
     if key not in _GRADED:
         with tempfile.TemporaryDirectory() as folder:
-            _GRADED[key] = grade(build(mutant, Path(folder)))
+            submission = load_submission(build(mutant, Path(folder)), skip_tags=(DEMO_TAG,))
+            _GRADED[key] = grade_submission(submission)
+            _VISIBLE[key] = run_visible_checks(mutant.assignment, submission.namespace, folder)
     return _GRADED[key]
+
+
+@cache
+def visible_part(assignment: str, grade_id: str) -> str:
+    """The test cell's source without its hidden region, as students see it."""
+    notebook = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            return redact_source(cell.source)[0]
+    raise AssertionError(f"{assignment} has no cell {grade_id}")
+
+
+def run_visible_checks(assignment: str, namespace: dict, folder: str) -> dict[str, str]:
+    """test cell -> the error its visible asserts raise in ``namespace`` (run after the hidden
+    checks, in notebook order, output and files kept out of sight), for every cell that raises."""
+    errors = {}
+    start = os.getcwd()
+    os.chdir(folder)
+    try:
+        for grade_id in (cell for cells in own_cells(assignment).values() for cell in cells):
+            sink = io.StringIO()
+            try:
+                code = compile(visible_part(assignment, grade_id), f"<{grade_id}>", "exec")
+                with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                    exec(code, namespace)
+            except Exception as error:
+                errors[grade_id] = f"visible check: {type(error).__name__}: {error}"
+    finally:
+        os.chdir(start)
+    return errors
 
 
 def mismatches(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
@@ -90,7 +128,8 @@ def mismatches(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
             problems.append(f"{grade_id} passed, but should have failed ({failed})")
         elif phrase not in failed[grade_id]:
             problems.append(f"wrong diagnosis for {grade_id}: {failed[grade_id]}")
-    return problems + double_penalties(mutant, failed)
+    visible = _VISIBLE.get(mutant_id(mutant), {})
+    return problems + double_penalties(mutant, {**visible, **failed})
 
 
 @cache
@@ -112,7 +151,8 @@ def own_cells(assignment: str) -> dict[str, tuple[str, ...]]:
 
 
 def double_penalties(mutant: Mutant, lost: Mapping[str, str]) -> list[str]:
-    """The cells that lost points (grade_id -> diagnosis) although they neither judge an answer the
+    """The cells that lost points (grade_id -> diagnosis, from the hidden or the visible checks)
+    although they neither judge an answer the
     mutant changes nor declare (autograder.authoring.dependencies.depends_on) that they use one.
 
     A reference ban is left out: it costs exactly the cells that call its answer, by design
