@@ -7,15 +7,24 @@ same checks that nbgrader's hidden-test cells call.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
+import io
+import os
 import pkgutil
 import tempfile
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
 import nbformat
 import pytest
 
 import tests.mutants
+from autograder.authoring.dependencies import declared, dependents
+from autograder.authoring.registry import checks_for
+from autograder.examples import solution_answers
+from autograder.pipeline.feedback import redact_source
 from autograder.suite.submission import (
     DEMO_TAG,
     GradeResult,
@@ -23,6 +32,7 @@ from autograder.suite.submission import (
     load_submission,
 )
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells
+from tests.test_reference_bans import BANNED_PHRASE
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS: list[Mutant] = [
@@ -34,6 +44,7 @@ CORPUS: list[Mutant] = [
 ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
 AGREED_WRONG, AGREED_CORRECT = 101, 25  # the README's figures: the corpus may grow, never shrink
 _GRADED: dict[str, dict[str, GradeResult]] = {}  # mutant id -> its grades, once per run
+_VISIBLE: dict[str, dict[str, str]] = {}  # mutant id -> test cell -> its visible asserts' error
 
 
 def mutant_id(mutant: Mutant) -> str:
@@ -65,12 +76,45 @@ def grade(path: Path) -> dict[str, GradeResult]:
 
 
 def graded(mutant: Mutant) -> dict[str, GradeResult]:
-    """The mutant's grades, computed by whichever test asks first."""
+    """The mutant's grades (its hidden checks), computed by whichever test asks first; the errors
+    of its test cells' visible asserts are kept beside them (:func:`run_visible_checks`)."""
     key = mutant_id(mutant)
     if key not in _GRADED:
         with tempfile.TemporaryDirectory() as folder:
-            _GRADED[key] = grade(build(mutant, Path(folder)))
+            submission = load_submission(build(mutant, Path(folder)), skip_tags=(DEMO_TAG,))
+            _GRADED[key] = grade_submission(submission)
+            _VISIBLE[key] = run_visible_checks(mutant.assignment, submission.namespace, folder)
     return _GRADED[key]
+
+
+@cache
+def visible_part(assignment: str, grade_id: str) -> str:
+    """The test cell's source without its hidden region, as students see it."""
+    notebook = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            return redact_source(cell.source)[0]
+    raise AssertionError(f"{assignment} has no cell {grade_id}")
+
+
+def run_visible_checks(assignment: str, namespace: dict, folder: str) -> dict[str, str]:
+    """test cell -> the error its visible asserts raise in ``namespace`` (run after the hidden
+    checks, in notebook order, output and files kept out of sight), for every cell that raises."""
+    errors = {}
+    start = os.getcwd()
+    os.chdir(folder)
+    try:
+        for grade_id in (cell for cells in own_cells(assignment).values() for cell in cells):
+            sink = io.StringIO()
+            try:
+                code = compile(visible_part(assignment, grade_id), f"<{grade_id}>", "exec")
+                with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                    exec(code, namespace)
+            except Exception as error:
+                errors[grade_id] = f"visible check: {type(error).__name__}: {error}"
+    finally:
+        os.chdir(start)
+    return errors
 
 
 def mismatches(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
@@ -86,6 +130,51 @@ def mismatches(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
             problems.append(f"{grade_id} kept full marks, but should have lost points ({lost})")
         elif phrase not in lost[grade_id]:
             problems.append(f"wrong diagnosis for {grade_id}: {lost[grade_id]}")
+    visible = _VISIBLE.get(mutant_id(mutant), {})
+    return problems + double_penalties(mutant, {**visible, **lost})
+
+
+@cache
+def own_cells(assignment: str) -> dict[str, tuple[str, ...]]:
+    """answer cell -> the graded test cells that follow it in the solution notebook (its exercise's
+    cells: a test cell judges the answer cell above it)."""
+    answers = set(solution_answers(assignment))
+    notebook = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
+    cells: dict[str, list[str]] = {}
+    current = None
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") in answers:
+            current = meta["grade_id"]
+            cells[current] = []
+        elif meta.get("grade") and not meta.get("solution") and current is not None:
+            cells[current].append(meta["grade_id"])
+    return {answer: tuple(tests) for answer, tests in cells.items()}
+
+
+def double_penalties(mutant: Mutant, lost: Mapping[str, str]) -> list[str]:
+    """The cells that lost points (grade_id -> diagnosis, from the hidden or the visible checks)
+    although they neither judge an answer the mutant changes nor declare
+    (autograder.authoring.dependencies.depends_on) that they use one.
+
+    A reference ban is left out: it costs exactly the cells that call its answer, by design
+    (tests/test_reference_bans.py), such as a build_vocab calling a clean that calls the reference.
+    """
+    lost = {cell for cell, diagnosis in lost.items() if BANNED_PHRASE not in diagnosis}
+    allowed = set()
+    for answer in mutant.patches:
+        allowed |= {*own_cells(mutant.assignment)[answer], *dependents(mutant.assignment, answer)}
+    changed = ", ".join(f'"{answer}"' for answer in mutant.patches)
+    problems = []
+    for grade_id in sorted(set(lost) - allowed):
+        module = checks_for(mutant.assignment, grade_id)[0].function.__module__
+        problems.append(
+            f"double penalty: {grade_id} lost points, but the mutant changes only {changed}. "
+            f"If {grade_id} uses that answer by design, declare it next to its checks, in "
+            f'{module}: depends_on(ASSIGNMENT, ["{grade_id}"], {changed}) (from '
+            "autograder.authoring.dependencies); otherwise make its visible and hidden checks "
+            "judge its own exercise (the reference where it needs another answer)"
+        )
     return problems
 
 
@@ -107,6 +196,33 @@ def test_a_patch_that_no_longer_matches_fails_loudly():
     assert apply_patch(source, Body("f", "return 0"), "cell") == "def f(x):\n    return 0\n"
 
 
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_declared_dependencies_name_real_cells(assignment: str):
+    own = own_cells(assignment)
+    graded = {cell for cells in own.values() for cell in cells}
+    assert graded and all(own.values()), f"{assignment}: an answer cell without test cells: {own}"
+    for answer, cells in declared(assignment).items():
+        assert answer in own, f"{assignment}: depends_on names {answer!r}, not an answer cell"
+        assert cells <= graded - set(own[answer]), (
+            f"{assignment}: {answer!r} is used by {sorted(cells)}, which must be test cells of "
+            f"other exercises (its own are {own[answer]})"
+        )
+
+
+def test_a_cell_failing_for_another_exercise_is_a_double_penalty():
+    wrong_merge = Mutant(
+        "merge", "02_multi_head", {"merge_heads": Replace("x", "y")}, {"test_merge_heads": "m"}
+    )
+    lost = {"test_merge_heads": "wrong", "test_mha_parity": "wrong"}
+    assert double_penalties(wrong_merge, lost) == []
+    banned = {"test_split_heads": "`split_heads` calls it (no credit for calling the reference)"}
+    assert double_penalties(wrong_merge, banned) == []
+    (problem,) = double_penalties(wrong_merge, {"test_split_heads": "wrong"})
+    assert problem.startswith("double penalty: test_split_heads lost points")
+    assert 'depends_on(ASSIGNMENT, ["test_split_heads"], "merge_heads")' in problem
+    assert "autograder.checks.a02_multi_head.split_heads" in problem
+
+
 def test_the_corpus_keeps_its_agreed_size():
     wrong = [m for m in CORPUS if not m.is_correct]
     assert len(wrong) >= AGREED_WRONG, len(wrong)
@@ -118,8 +234,12 @@ def test_the_corpus_keeps_its_agreed_size():
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_gets_full_marks_and_the_stub_gets_none(assignment: str):
-    solution = grade(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
+    path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+    submission = load_submission(path, skip_tags=(DEMO_TAG,))
+    solution = grade_submission(submission)
     assert solution and all(r.passed and r.fraction == 1 for r in solution.values()), solution
+    with tempfile.TemporaryDirectory() as folder:  # so a mutant's visible failure is its own
+        assert run_visible_checks(assignment, submission.namespace, folder) == {}
     stub = grade(ROOT / "notebooks" / assignment / f"{assignment}.ipynb")
     assert stub.keys() == solution.keys()
     earned = {g: r.fraction for g, r in stub.items() if r.fraction != 0 or r.passed}

@@ -9,28 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from autograder.pipeline.feedback import redact_source
 from autograder.suite.submission import DEMO_TAG, load_submission
-from tests.test_mutants import CORPUS, build
+from tests.test_mutants import CORPUS, build, visible_part
 
-ROOT = Path(__file__).resolve().parents[1]
 # (assignment, test cell, an answer cell of another exercise that the test cell must not judge)
 INDEPENDENT = [
     ("02_multi_head", "test_merge_heads", "split_heads"),
     ("03_transformer_block", "test_build_vocab", "clean"),
 ]
-
-
-def visible_part(assignment: str, grade_id: str) -> str:
-    """The test cell's source without its hidden region, as students see it."""
-    notebook = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
-    for cell in notebook.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
-            return redact_source(cell.source)[0]
-    raise AssertionError(f"{assignment} has no cell {grade_id}")
 
 
 @pytest.mark.slow

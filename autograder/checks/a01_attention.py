@@ -10,6 +10,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 import attention_lab.attention as reference
+from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     SQUEEZED,
     ban,
@@ -281,6 +282,10 @@ def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
         if torch.equal(mask.bool(), expected.T):
             fail("your mask lets each position see the future (upper triangle): keep j <= i")
         fail(f"causal_mask({n}) must be True exactly where key j <= query i")
+
+
+# The causal weights are the student's attention under the student's causal mask, by design.
+depends_on(ASSIGNMENT, ["test_causal_weights"], "attention")
 
 
 @check(ASSIGNMENT, "test_causal_weights")

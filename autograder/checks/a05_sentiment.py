@@ -15,6 +15,7 @@ import attention_lab.training as training_reference
 from attention_lab.attention import padding_mask
 from attention_lab.baseline import fit_baseline
 from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
+from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     ban,
     diagnose,
@@ -294,6 +295,17 @@ ban(
     BANNED,
     check_name="sentiment_model_does_not_use_the_reference",
     instances=("model",),  # the trained model of the held-out cells is a SentimentModel
+)
+# SentimentModel pools with the student's masked_mean, as the notebook asks; `model` is one.
+depends_on(
+    ASSIGNMENT,
+    [
+        "test_sentiment_model",
+        "test_padding_invariance",
+        "test_heldout_accuracy",
+        "test_heldout_contrast",
+    ],
+    "masked_mean",
 )
 
 

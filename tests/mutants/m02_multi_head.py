@@ -189,6 +189,43 @@ class MultiHeadAttention(_Reference):
             "test_mha_parity": "keys are projected with q_proj",
         },
     ),
+    Mutant(  # right whenever B, H and L_q exceed 1: the hidden one-head and one-query sizes show it
+        "weights squeezed for plotting",
+        A,
+        {"multi_head_attention": Replace(RETURN, RETURN + ".squeeze()")},
+        {
+            "test_mha_shapes": "squeeze() drops every such axis",
+            "test_mha_mask": "squeeze() drops every such axis",
+            "test_mha_parity": "squeeze() drops every such axis",
+        },
+    ),
+    Mutant(  # right for self-attention: only a key length unlike the query length shows it
+        "keys and values split with the query's length",
+        A,
+        {
+            "multi_head_attention": Body(
+                "forward",
+                DEFAULTS
+                + """
+if mask is not None and mask.dim() == 3:
+    mask = mask.unsqueeze(1)
+batch, length, _ = query.shape
+q, k, v = (
+    proj(t).view(batch, length, self.num_heads, self.d_k).transpose(1, 2)
+    for proj, t in ((self.q_proj, query), (self.k_proj, key), (self.v_proj, value))
+)
+heads, weights = scaled_dot_product_attention(q, k, v, mask)
+return self.out_proj(merge_heads(heads)), weights
+""",
+            )
+        },
+        {
+            "test_mha_shapes": "split the keys and values with their own length",
+            "test_mha_mask": "split the keys and values with their own length",
+            "test_mha_parity": "split the keys and values with their own length",
+        },
+        in_notebook=True,  # the visible cross-attention raises first, with torch's raw error
+    ),
     Mutant(
         "split_heads ends with squeeze()",
         A,

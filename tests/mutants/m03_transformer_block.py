@@ -29,6 +29,12 @@ WRONG = [
         {"clean": Replace(r"\w+(?:'\w+)*|[^\w\s]", r"\w+(?:'\w+)*")},
         {"test_clean": "or one punctuation mark"},
     ),
+    Mutant(  # test_encode's visible asserts used to fail too (one mistake, two penalties)
+        "clean: not lowercased",
+        A,
+        {"clean": Replace("text = text.lower().replace(", "text = text.replace(")},
+        {"test_clean": "the text is not lowercased"},
+    ),
     Mutant(
         "clean: calls WordTokenizer.clean",
         A,
@@ -213,6 +219,23 @@ WRONG = [
         },
         {"test_layer_norm": "the gradient with respect to the input differs"},
     ),
+    Mutant(  # right on the (B, L, d_model) inputs of the notebook, wrong on any other rank
+        "layer norm: written for (B, L, d_model) only",
+        A,
+        {
+            "layer_norm": Body(
+                "forward",
+                """
+                batch, length, d_model = x.shape
+                mean = x.sum(dim=2, keepdim=True) / d_model
+                variance = ((x - mean) ** 2).sum(dim=2, keepdim=True) / d_model
+                return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
+                """,
+            )
+        },
+        {"test_layer_norm": "it must take any (..., d_model) tensor"},
+        in_notebook=True,  # the visible d_model = 2 example raises first, with Python's raw error
+    ),
     Mutant(
         "layer norm: calls F.layer_norm",
         A,
@@ -342,6 +365,12 @@ class EncoderBlock(_Block):
         {
             "test_encoder_block": "subclasses attention_lab's EncoderBlock instead of implementing it"
         },
+    ),
+    Mutant(  # right whenever B, H and L exceed 1: the hidden one-head and one-token sizes show it
+        "block: weights squeezed",
+        A,
+        {"encoder_block": Replace("return x, weights", "return x, weights.squeeze()")},
+        {"test_encoder_block": "squeeze() drops every such axis"},
     ),
     Mutant(
         "block: functional dropout ignores eval mode",

@@ -60,6 +60,28 @@ WRONG = [
         {"test_multihead_causal": "each head alone is causal"},
         in_notebook=True,
     ),
+    Mutant(  # right whenever B and L exceed 1, as in training: one sequence or one position shows it
+        "CharLM logits squeezed",
+        A,
+        {
+            "charlm": Replace(
+                "return self.lm_head(self.ln_f(x))", "return self.lm_head(self.ln_f(x)).squeeze()"
+            )
+        },
+        {"test_charlm": "squeeze() drops every such axis"},
+    ),
+    Mutant(  # right for a batch of prompts: only a single prompt shows it
+        "sample: next id squeezed, then unsqueezed",
+        A,
+        {
+            "sample": Replace(
+                "        next_id = torch.multinomial(probs, 1, generator=generator)  # (B, 1)\n",
+                "        next_id = torch.multinomial(probs, 1, generator=generator).squeeze()\n"
+                "        next_id = next_id.unsqueeze(-1)\n",
+            )
+        },
+        {"test_sample": "not on one prompt of one id"},
+    ),
     Mutant(
         "causal head output squeezed",
         A,

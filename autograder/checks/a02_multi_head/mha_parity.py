@@ -9,6 +9,7 @@ from torch import Tensor, nn
 
 import attention_lab.attention as reference
 from attention_lab.attention import load_into_torch_mha
+from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import diagnose, hidden_generator, require
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a02_multi_head.shared import (
@@ -16,11 +17,15 @@ from autograder.checks.a02_multi_head.shared import (
     PROJECTIONS,
     build,
     call,
+    degenerate_mha_sizes,
     mha_sizes,
     oracle_merge,
     oracle_split,
     random_mask,
 )
+
+# The module is built on the student's split_heads and merge_heads, as the notebook asks.
+depends_on(ASSIGNMENT, ["test_mha_parity"], "split_heads", "merge_heads")
 
 
 def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float, dim: int = -1):
@@ -169,8 +174,8 @@ def compare_with_torch(
 def mha_matches_torch_multihead_attention(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 parity")
-    for trial in range(4):
-        b, l_q, l_k, h, d_k = mha_sizes(g)
+    trials = [mha_sizes(g) for _ in range(4)] + degenerate_mha_sizes(g)
+    for trial, (b, l_q, l_k, h, d_k) in enumerate(trials):
         d_model = h * d_k
         dtype = torch.float32 if trial == 3 else torch.float64
         mha = build(cls, d_model, h, g, dtype=dtype)
@@ -187,7 +192,15 @@ def mha_self_attention_matches_torch(ns: Namespace) -> None:
     """Self-attention with a causal mask, as a decoder uses it: mha(x, mask=causal)."""
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 parity self")
-    b, length, _, h, d_k = mha_sizes(g)
+    # Then L = 1 in a batch of one, with several heads and with one.
+    for b, length, _, h, d_k in (mha_sizes(g), *degenerate_mha_sizes(g)[::2]):
+        causal_self_attention_matches_torch(cls, g, b, length, h, d_k)
+
+
+def causal_self_attention_matches_torch(
+    cls: type, g: torch.Generator, b: int, length: int, h: int, d_k: int
+) -> None:
+    """mha(x, mask=causal_mask(L)) against nn.MultiheadAttention with the same weights."""
     mha = build(cls, h * d_k, h, g, dtype=torch.float64)
     x = torch.randn(b, length, h * d_k, generator=g, dtype=torch.float64)
     mask = reference.causal_mask(length)

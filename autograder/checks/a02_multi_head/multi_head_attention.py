@@ -7,13 +7,24 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.attention as reference
-from autograder.authoring.helpers import ban, fail, hidden_generator, random_sizes, require
+from autograder.authoring.dependencies import depends_on
+from autograder.authoring.helpers import (
+    SQUEEZED,
+    ban,
+    fail,
+    hidden_generator,
+    random_sizes,
+    require,
+    squeezed,
+)
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a02_multi_head.shared import (
     ASSIGNMENT,
     PROJECTIONS,
     build,
     call,
+    degenerate_mha_sizes,
+    expect_shapes,
     mha_sizes,
     random_mask,
 )
@@ -26,6 +37,8 @@ BANNED = {
 }
 
 ban(ASSIGNMENT, "MultiHeadAttention", BANNED, check_name="mha_does_not_call_the_reference")
+# The module is built on the student's split_heads and merge_heads, as the notebook asks.
+depends_on(ASSIGNMENT, ["test_mha_shapes", "test_mha_mask"], "split_heads", "merge_heads")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -36,11 +49,11 @@ ban(ASSIGNMENT, "MultiHeadAttention", BANNED, check_name="mha_does_not_call_the_
 def mha_attributes_and_shapes(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 shapes")
-    for trial in range(3):
-        b, l_q, l_k, h, d_k = mha_sizes(g)
+    trials = [mha_sizes(g) for _ in range(3)]
+    b, l_q, l_k, h, d_k = trials[2]
+    trials[2] = (b, l_q, l_k, 1, h * d_k)  # a single head is allowed
+    for b, l_q, l_k, h, d_k in trials + degenerate_mha_sizes(g):
         d_model = h * d_k
-        if trial == 2:
-            h, d_k = 1, d_model  # a single head is allowed
         mha = build(cls, d_model, h)
         found = tuple(getattr(mha, name, None) for name in ("d_model", "num_heads", "d_k"))
         if found != (d_model, h, d_k):
@@ -59,6 +72,7 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
         sizes = f"d_model={d_model}, H={h}, B={b}, L_q={l_q}, L_k={l_k}"
         with torch.no_grad():
             out, weights = call(mha, query, what=f"self-attention mha(x) ({sizes})")
+            expect_shapes(out, weights, (b, l_q, d_model), (b, h, l_q, l_q))
             if out.shape != (b, l_q, d_model) or weights.shape != (b, h, l_q, l_q):
                 if h > 1 and weights.shape == (b, l_q, l_q):
                     fail(
@@ -71,6 +85,7 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
             out_kv, weights_kv = call(
                 mha, query, memory, memory, what=f"cross-attention mha(x, m, m) ({sizes})"
             )
+            expect_shapes(out_kv, weights_kv, (b, l_q, d_model), (b, h, l_q, l_k))
             if out_kv.shape != (b, l_q, d_model) or weights_kv.shape != (b, h, l_q, l_k):
                 if weights_kv.shape == (b, l_q, l_k):
                     fail(
@@ -165,7 +180,9 @@ def mha_rejects_indivisible_sizes(ns: Namespace) -> None:
 
 
 def expect_per_head_weights(weights: Tensor, b: int, h: int, l_q: int, l_k: int) -> None:
-    if weights.shape == (b, l_q, l_k):
+    if squeezed(weights, (b, h, l_q, l_k)):
+        fail(f"{SQUEEZED} (the weights must be {(b, h, l_q, l_k)}, got {tuple(weights.shape)})")
+    if h > 1 and weights.shape == (b, l_q, l_k):
         fail(
             "weights are averaged over the heads: return the per-head weights, shape (B, H, L_q, L_k)"
         )
@@ -203,7 +220,14 @@ def check_masked_weights(weights: Tensor, free: Tensor, keep: Tensor, what: str)
 def mha_applies_every_mask_shape(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 masks")
-    b, l_q, l_k, h, d_k = mha_sizes(g)
+    for sizes in (mha_sizes(g), *degenerate_mha_sizes(g)[:2]):
+        masks_apply_to_every_head(cls, g, *sizes)
+
+
+def masks_apply_to_every_head(
+    cls: type, g: torch.Generator, b: int, l_q: int, l_k: int, h: int, d_k: int
+) -> None:
+    """Every mask shape of the contract hides its keys in every head (the weights renormalised)."""
     mha = build(cls, h * d_k, h, g)
     query = torch.randn(b, l_q, h * d_k, generator=g)
     key, value = torch.randn(2, b, l_k, h * d_k, generator=g).unbind(0)

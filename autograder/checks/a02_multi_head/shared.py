@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from autograder.authoring.helpers import copy_into, fail, random_sizes
+from autograder.authoring.helpers import SQUEEZED, copy_into, fail, random_sizes, squeezed
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "02_multi_head"
@@ -63,6 +63,26 @@ def build(
     return mha.to(dtype).eval()
 
 
+KEY_LENGTH = (
+    "cross-attention fails when the keys' length L_k differs from the queries' length L_q, "
+    "although self-attention works: split the keys and values with their own length "
+    "(key.shape[1]), not the query's"
+)
+
+
+def own_length_needed(mha: nn.Module, args: tuple[Any, ...]) -> bool:
+    """True if ``mha(query, key, ...)`` with L_q != L_k failed where self-attention works."""
+    if len(args) < 2 or not all(isinstance(t, Tensor) and t.dim() == 3 for t in args[:2]):
+        return False
+    if args[0].shape[1] == args[1].shape[1]:
+        return False
+    try:
+        mha(args[0])
+    except Exception:
+        return False
+    return True
+
+
 def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, Tensor]:
     """mha(*args, **kwargs) as (output, weights), or a failure naming the call."""
     try:
@@ -70,6 +90,10 @@ def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, 
     except NotImplementedError:
         raise
     except Exception as error:
+        if own_length_needed(mha, args):
+            fail(
+                f"{KEY_LENGTH}\nyour MultiHeadAttention raised {type(error).__name__} on {what}: {error}"
+            )
         mask = kwargs.get("mask")
         hint = ""
         if isinstance(mask, Tensor) and mask.dim() == 3:
@@ -96,3 +120,17 @@ def mha_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
         b, l_q, l_k, h, d_k = random_sizes(generator, 5, low=2, high=7)
         if h * d_k not in (b, l_q, l_k):
             return b, l_q, l_k, h, d_k
+
+
+def degenerate_mha_sizes(generator: torch.Generator) -> list[tuple[int, int, int, int, int]]:
+    """(B, L_q, L_k, H, d_k) with the axes of size one the contract allows: a batch of one with a
+    single query and several keys, a single key and one head, and all of them at once."""
+    b, l_q, l_k, h, d_k = mha_sizes(generator)
+    return [(1, 1, l_k, h, d_k), (b, l_q, 1, 1, d_k), (1, 1, 1, 1, d_k)]
+
+
+def expect_shapes(out: Tensor, weights: Tensor, out_shape: tuple, weights_shape: tuple) -> None:
+    """Fail naming a squeeze() when an axis of size one is missing from the output or weights."""
+    for name, value, shape in (("output", out, out_shape), ("weights", weights, weights_shape)):
+        if squeezed(value, shape):
+            fail(f"{SQUEEZED} (the {name} must be {shape}, got {tuple(value.shape)})")

@@ -146,6 +146,13 @@ def block_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
             return b, length, h, d_k, d_ff
 
 
+def degenerate_block_sizes(generator: torch.Generator) -> list[tuple[int, int, int, int, int]]:
+    """B, L, H, d_k, d_ff with the axes of size one the contract allows: one sentence of one
+    token with several heads, and one head over a batch of sentences."""
+    b, length, h, d_k, d_ff = block_sizes(generator)
+    return [(1, 1, h, d_k, d_ff), (b, length, 1, h * d_k, d_ff)]
+
+
 ban(
     ASSIGNMENT,
     "EncoderBlock",
@@ -185,8 +192,7 @@ def encoder_block_is_deterministic_in_eval_mode(ns: Namespace) -> None:
 def encoder_block_matches_the_reference(ns: Namespace) -> None:
     cls = require(ns, "EncoderBlock", type)
     g = hidden_generator("a03 block")
-    for _ in range(2):
-        b, length, h, d_k, d_ff = block_sizes(g)
+    for b, length, h, d_k, d_ff in (block_sizes(g), block_sizes(g), *degenerate_block_sizes(g)):
         d_model = h * d_k
         ref = reference_block(d_model, h, d_ff, g).double().eval()
         mine = build_block(cls, ref, d_model, h, d_ff).eval()

@@ -10,6 +10,7 @@ from torch.nn import functional as F
 
 import attention_lab.encoder as reference
 from autograder.authoring.helpers import (
+    SQUEEZED,
     ban,
     copy_into,
     diagnose,
@@ -18,6 +19,7 @@ from autograder.authoring.helpers import (
     observe_call,
     random_sizes,
     require,
+    squeezed,
 )
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
@@ -140,6 +142,22 @@ def layer_norm_input(generator: torch.Generator, lead: tuple[int, ...], d: int) 
     return torch.randn(*lead, d, generator=generator, dtype=torch.float64) * scale + offset
 
 
+def call_layer_norm(layer_norm: nn.Module, x: Tensor) -> Any:
+    """layer_norm(x), or a failure that says any (..., d_model) input is allowed."""
+    try:
+        return layer_norm(x)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        if x.dim() == 3:
+            raise
+        fail(
+            f"LayerNorm fails on a {x.dim()}-D input of shape {tuple(x.shape)}: it must take any "
+            "(..., d_model) tensor, so normalise over dim=-1 with keepdim=True and do not unpack "
+            f"a fixed number of axes\nyour LayerNorm raised {type(error).__name__}: {error}"
+        )
+
+
 ban(ASSIGNMENT, "LayerNorm", LAYER_NORM_BANNED)
 
 
@@ -167,28 +185,38 @@ def layer_norm_matches_torch(ns: Namespace) -> None:
     ds = [2, *random_sizes(g, 3, low=3, high=40)]
     for trial, (d, eps) in enumerate(zip(ds, (1e-5, 1e-3, 1e-6, 1e-3), strict=True)):
         lead = tuple(random_sizes(g, trial % 3 + 1, low=2, high=6))
-        mine, theirs = build_layer_norm(cls, d, eps, g)
-        x = layer_norm_input(g, lead, d)
-        original = x.clone()
-        with torch.no_grad():
-            out = mine(x)
-            expected = theirs(x)
-        if not torch.equal(x, original):
-            fail(
-                "LayerNorm changed its input in place: compute a new tensor (x - mean, not x -= mean)"
-            )
-        if not isinstance(out, Tensor) or out.shape != x.shape:
-            fail(
-                f"LayerNorm must keep the shape {tuple(x.shape)}, got {tuple(getattr(out, 'shape', ()))}"
-            )
-        diagnose(
-            out,
-            expected,
-            layer_norm_mistakes(x, theirs.weight.detach(), theirs.bias.detach(), eps),
-            f"LayerNorm differs from nn.LayerNorm (input {tuple(x.shape)}, eps={eps}): "
-            "(x - mean) / sqrt(biased variance + eps) * weight + bias, over the last dimension",
-            atol=1e-7,
+        matches_torch_on(cls, g, lead, d, eps)
+    # A batch of one sequence of one vector, and a single vector (..., d_model) with no lead axis.
+    for lead, d in (((1, 1), ds[1]), ((), ds[2])):
+        matches_torch_on(cls, g, lead, d, 1e-3)
+
+
+def matches_torch_on(
+    cls: type, g: torch.Generator, lead: tuple[int, ...], d: int, eps: float
+) -> None:
+    """The student's LayerNorm against nn.LayerNorm on a (*lead, d) input."""
+    mine, theirs = build_layer_norm(cls, d, eps, g)
+    x = layer_norm_input(g, lead, d)
+    original = x.clone()
+    with torch.no_grad():
+        out = call_layer_norm(mine, x)
+        expected = theirs(x)
+    if not torch.equal(x, original):
+        fail("LayerNorm changed its input in place: compute a new tensor (x - mean, not x -= mean)")
+    if squeezed(out, x.shape):
+        fail(f"{SQUEEZED} (LayerNorm must keep the shape {tuple(x.shape)}, got {tuple(out.shape)})")
+    if not isinstance(out, Tensor) or out.shape != x.shape:
+        fail(
+            f"LayerNorm must keep the shape {tuple(x.shape)}, got {tuple(getattr(out, 'shape', ()))}"
         )
+    diagnose(
+        out,
+        expected,
+        layer_norm_mistakes(x, theirs.weight.detach(), theirs.bias.detach(), eps),
+        f"LayerNorm differs from nn.LayerNorm (input {tuple(x.shape)}, eps={eps}): "
+        "(x - mean) / sqrt(biased variance + eps) * weight + bias, over the last dimension",
+        atol=1e-7,
+    )
 
 
 @check(ASSIGNMENT, "test_layer_norm")

@@ -10,7 +10,9 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.encoder as encoder_reference
+from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
+    SQUEEZED,
     ban,
     diagnose,
     fail,
@@ -18,16 +20,20 @@ from autograder.authoring.helpers import (
     is_close,
     random_sizes,
     require,
+    squeezed,
 )
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, build
 
 
-def lm_config(g: torch.Generator) -> dict[str, int]:
-    """Sizes that all differ: vocab, block_size, d_model = H * d_k with H > 1, layers."""
+def lm_config(g: torch.Generator, *, one_head: bool = False) -> dict[str, int]:
+    """Sizes that all differ: vocab, block_size, d_model = H * d_k with H > 1, layers; or one
+    head in one layer (d_model = d_k), which the contract allows too."""
     num_heads, d_k, num_layers, block_size = random_sizes(g, 4, low=2, high=8)
     vocab = int(torch.randint(11, 30, (1,), generator=g))
+    if one_head:
+        num_heads, num_layers = 1, 1
     return dict(
         vocab_size=vocab,
         block_size=block_size + 2,
@@ -67,6 +73,24 @@ def run_lm(lm: nn.Module, idx: Tensor) -> Tensor:
     return logits
 
 
+def expect_logit_shapes(lm: nn.Module, idx: Tensor, vocab: int) -> None:
+    """(B, L, vocab_size) logits for L = block_size, a shorter L and L = 1, for B sequences and
+    for one (a squeeze() shows at the sizes of one)."""
+    block_size = idx.shape[1]
+    for rows in (idx, idx[:1]):
+        for length in (block_size, block_size // 2, 1):
+            logits = run_lm(lm, rows[:, :length])
+            expected = (len(rows), length, vocab)
+            what = f"for B = {len(rows)}, L = {length} (block_size {block_size})"
+            if squeezed(logits, expected):
+                fail(f"{SQUEEZED}: logits must be (B, L, vocab_size) = {expected} {what}")
+            if logits.shape != expected:
+                fail(
+                    f"logits must be (B, L, vocab_size) = {expected} {what}, got "
+                    f"{tuple(logits.shape)}"
+                )
+
+
 ban(
     ASSIGNMENT,
     "CharLM",
@@ -74,6 +98,10 @@ ban(
     check_name="charlm_is_not_the_reference",
     instances=("model",),  # the trained model of test_trained_loss is a CharLM
 )
+
+
+# CharLM stacks Blocks built on the student's heads, as the notebook asks.
+depends_on(ASSIGNMENT, ["test_charlm", "test_charlm_causality"], "causal_head", "multihead_causal")
 
 
 @check(ASSIGNMENT, "test_charlm")
@@ -98,13 +126,11 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
         fail("self.lm_head must be nn.Linear(d_model, vocab_size)")
     b = int(torch.randint(2, 5, (1,), generator=g))
     idx = torch.randint(0, vocab, (b, block_size), generator=g)
-    for length in (block_size, block_size // 2, 1):
-        logits = run_lm(lm, idx[:, :length])
-        if logits.shape != (b, length, vocab):
-            fail(
-                f"logits must be (B, L, vocab_size) = {(b, length, vocab)} for L = {length} "
-                f"(block_size {block_size}), got {tuple(logits.shape)}"
-            )
+    expect_logit_shapes(lm, idx, vocab)
+    small = lm_config(g, one_head=True)
+    one_head = build_lm(cls, small, seed=4)
+    ids = torch.randint(0, small["vocab_size"], (b, small["block_size"]), generator=g)
+    expect_logit_shapes(one_head, ids, small["vocab_size"])
     if not is_close(run_lm(lm, idx[1:2]), run_lm(lm, idx)[1:2]):
         fail("a sequence gets other logits alone than inside a batch: keep the rows independent")
     default = build(cls, vocab, block_size, seed=2, what="CharLM")

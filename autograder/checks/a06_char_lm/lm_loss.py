@@ -17,8 +17,10 @@ from autograder.checks.a06_char_lm.shared import ASSIGNMENT
 def lm_loss_is_the_mean_over_all_positions(ns: Namespace) -> None:
     lm_loss = require(ns, "lm_loss")
     g = hidden_generator("a06 loss")
-    for _ in range(3):
-        b, length, vocab = random_sizes(g, 3, low=2, high=9)
+    trials = [random_sizes(g, 3, low=2, high=9) for _ in range(3)]
+    b, length, vocab = trials[0]
+    trials += [(1, length, vocab), (b, 1, vocab), (1, 1, vocab)]  # one sequence, one position
+    for b, length, vocab in trials:
         logits = torch.randn(b, length, vocab, generator=g, dtype=torch.float64, requires_grad=True)
         targets = torch.randint(0, vocab, (b, length), generator=g)
         loss = lm_loss(logits, targets)

@@ -10,12 +10,14 @@ from torch import Tensor
 
 import attention_lab.data as data_reference
 from autograder.authoring.helpers import (
+    SQUEEZED,
     ban,
     diagnose,
     fail,
     hidden_generator,
     random_sizes,
     require,
+    squeezed,
 )
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, oracle_blocks
@@ -64,6 +66,7 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
         block_size, n_blocks, rest = random_sizes(g, 3, low=2, high=9)
         cases.append((n_blocks * block_size + rest % block_size + 1, block_size))
     cases += [(4 * 6, 6), (4 * 6 + 1, 6), (13, 1)]  # a multiple of block_size, one more, size 1
+    cases += [(7 + 1, 7), (2, 1)]  # exactly one block: of several ids, and of one
     for length, block_size in cases:
         ids = torch.randint(0, 60, (length,), generator=g)
         ids = ids + 1000 * torch.arange(length)  # every id distinct: any misalignment shows
@@ -72,6 +75,11 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
         what = f"make_blocks(ids of length {length}, block_size={block_size})"
         if not isinstance(x, Tensor) or not isinstance(y, Tensor):
             fail("make_blocks must return two tensors (x, y)")
+        if squeezed(x, expected_x.shape) or squeezed(y, expected_y.shape):
+            fail(
+                f"{SQUEEZED}: {what} must give x and y of shape {tuple(expected_x.shape)}, got "
+                f"{tuple(x.shape)} and {tuple(y.shape)}"
+            )
         if x.shape != expected_x.shape or y.shape != expected_y.shape:
             fail(
                 f"{what} must give {tuple(expected_x.shape)} blocks, got x {tuple(x.shape)} and y "

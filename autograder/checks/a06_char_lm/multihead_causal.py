@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from attention_lab.attention import load_into_torch_mha
+from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     ban,
     diagnose,
@@ -52,13 +53,22 @@ ban(
 )
 
 
+# self.heads holds the student's CausalSelfAttentionHead, as the notebook asks.
+depends_on(ASSIGNMENT, ["test_multihead_causal"], "causal_head")
+
+
 @check(ASSIGNMENT, "test_multihead_causal")
 def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadCausalAttention", type)
     head_cls = require(ns, "CausalSelfAttentionHead", type)
     g = hidden_generator("a06 multi-head")
-    for trial in range(3):
-        b, num_heads, head_size, length, extra = random_sizes(g, 5, low=2, high=7)
+    trials = [random_sizes(g, 5, low=2, high=7) for _ in range(3)]
+    b, num_heads, head_size, length, extra = trials[0]
+    trials += [
+        (1, num_heads, head_size, 1, extra),
+        (b, 1, head_size, length, extra),
+    ]  # sizes of one
+    for trial, (b, num_heads, head_size, length, extra) in enumerate(trials):
         d_model, block_size = num_heads * head_size, length + extra
         mha = build(
             cls, d_model, num_heads, block_size, seed=trial, what="MultiHeadCausalAttention"

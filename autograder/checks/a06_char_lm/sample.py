@@ -10,8 +10,15 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.encoder as encoder_reference
-from autograder.authoring.helpers import ban, fail, hidden_generator, random_sizes, require
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.helpers import (
+    SQUEEZED,
+    ban,
+    fail,
+    hidden_generator,
+    random_sizes,
+    require,
+)
+from autograder.authoring.registry import CheckFailed, Namespace, check
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
 
@@ -197,3 +204,13 @@ def sample_crops_the_context_and_reads_the_last_position(ns: Namespace) -> None:
     if not torch.equal(out[:, prompt_len:], expected):
         fail("a low temperature must (almost) always pick the likeliest id: divide the logits by T")
     call_sample(sample, model, prompt, 0)  # max_new_tokens = 0 gives the prompt back
+    one = prompt[:1, -1:]  # one prompt of one id: a squeeze() that drops an axis shows here
+    try:
+        out = call_sample(sample, model, one, n_new, top_k=1)
+    except CheckFailed as failure:
+        fail(
+            "sample works on a batch of prompts but not on one prompt of one id, shape (1, 1); "
+            f"the likely cause: {SQUEEZED}\n{failure.diagnosis}"
+        )
+    if not torch.equal(out[:, 1:], expected[:1]):
+        fail("sample gives other ids for one prompt than for the same prompt inside a batch")

@@ -10,6 +10,7 @@ from torch.nn import functional as F
 
 from attention_lab.data import load_char_corpus
 from attention_lab.tokenizer import CharTokenizer
+from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import fail, hidden_generator, is_close, require
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, oracle_blocks
@@ -36,6 +37,10 @@ def trained_model(ns: Namespace) -> tuple[nn.Module, torch.device, int]:
     except StopIteration:
         fail("your trained `model` has no parameters: register its layers as submodules")
     return model, device, block_size
+
+
+# The trained `model` is the student's CharLM (trained by the package's loop, not lm_loss).
+depends_on(ASSIGNMENT, ["test_trained_loss"], "causal_head", "multihead_causal", "charlm")
 
 
 # A gate: a model that sees the next character beats the uniform guess without learning.
