@@ -494,8 +494,9 @@ def tv_mistakes(p: Tensor, q: Tensor) -> dict[str, Tensor]:
 
 
 def metric_shapes(generator: torch.Generator) -> list[tuple[int, ...]]:
+    """All-different sizes, then the degenerate ones: a batch of one, a single key."""
     a, b, c, k = random_sizes(generator, 4, low=2, high=9)
-    return [(k,), (a, k), (b, a, k), (c, 1, a, k)]
+    return [(k,), (a, k), (b, a, k), (c, 1, a, k), (1, k), (a, 1), (1, 1, 1)]
 
 
 @check(ASSIGNMENT, "test_attention_metrics")
