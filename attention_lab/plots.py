@@ -277,10 +277,14 @@ def plot_accuracy_by_depth(
     accuracy: Mapping[int, Sequence[float]],
     *,
     chance: float | None = None,
+    chance_label: str = "chance",
     ax: Axes | None = None,
     title: str = "Accuracy against depth",
 ) -> Axes:
-    """One dot per seed and the mean ± std at each depth; ``accuracy``: depth -> per-seed values."""
+    """One dot per seed and the mean ± std at each depth; ``accuracy``: depth -> per-seed values.
+
+    ``chance``, when given, is drawn as a dotted line labelled ``chance_label``.
+    """
     if not accuracy:
         raise ValueError("expected accuracies for at least one depth, got none")
     for depth, values in accuracy.items():
@@ -296,7 +300,7 @@ def plot_accuracy_by_depth(
         spread = values.std(ddof=1) if len(values) > 1 else 0.0  # the sample std, as torch's
         ax.errorbar(slot, values.mean(), yerr=spread, fmt="_k", ms=22, capsize=6)
     if chance is not None:
-        ax.axhline(chance, color="grey", ls=":", label=f"chance ({chance:.2f})")
+        ax.axhline(chance, color="grey", ls=":", label=f"{chance_label} ({chance:.3f})")
         ax.legend(loc="lower right")
     ax.set_xticks(list(slots), [str(d) for d in depths])
     ax.set(xlabel="layers", ylabel="accuracy", ylim=(0, 1.05), title=title)

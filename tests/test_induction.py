@@ -100,7 +100,7 @@ def test_accuracy_by_depth_plots_every_seed_and_the_mean_of_each_depth():
     from attention_lab.plots import plot_accuracy_by_depth
 
     accuracy = {4: [0.9, 1.0], 1: [0.1, 0.2, 0.15], 2: [1.0, 0.98, 0.99]}
-    ax = plot_accuracy_by_depth(accuracy, chance=0.16)
+    ax = plot_accuracy_by_depth(accuracy, chance=0.163, chance_label="guessing")
     try:
         assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4"]
         seeds = [
@@ -109,7 +109,7 @@ def test_accuracy_by_depth_plots_every_seed_and_the_mean_of_each_depth():
         assert seeds == [[0.1, 0.2, 0.15], [1.0, 0.98, 0.99], [0.9, 1.0]]
         means = [bar.lines[0].get_ydata()[0] for bar in ax.containers]  # one errorbar per depth
         assert means == pytest.approx([0.15, 0.99, 0.95])
-        assert "chance (0.16)" in [t.get_text() for t in ax.get_legend().get_texts()]
+        assert "guessing (0.163)" in [t.get_text() for t in ax.get_legend().get_texts()]
         with pytest.raises(ValueError, match="at least one seed's accuracy for depth 2"):
             plot_accuracy_by_depth({1: [0.5], 2: []})
     finally:
