@@ -698,4 +698,37 @@ def plot_key_tiling(
     _finish_diagram(
         ax, f"Chunked attention walks over blocks of C = {chunk} keys (L = {length})", pad=34
     )
+
+
+def plot_accuracy_by_depth(
+    accuracy: Mapping[int, Sequence[float]],
+    *,
+    chance: float | None = None,
+    chance_label: str = "chance",
+    ax: Axes | None = None,
+    title: str = "Accuracy against depth",
+) -> Axes:
+    """One dot per seed and the mean ± std at each depth; ``accuracy``: depth -> per-seed values.
+
+    ``chance``, when given, is drawn as a dotted line labelled ``chance_label``.
+    """
+    if not accuracy:
+        raise ValueError("expected accuracies for at least one depth, got none")
+    for depth, values in accuracy.items():
+        if len(values) == 0:
+            raise ValueError(f"expected at least one seed's accuracy for depth {depth}, got none")
+    ax = _new_ax(ax)  # only after validation, so bad input leaves no stray figure
+    depths = sorted(accuracy)
+    slots = range(len(depths))  # evenly spaced, whatever the depths are
+    for slot, depth in zip(slots, depths, strict=True):
+        values = np.asarray(accuracy[depth], dtype=float)
+        # Spread the seeds sideways so equal values stay visible.
+        ax.scatter(slot + np.linspace(-0.12, 0.12, len(values)), values, s=18, alpha=0.6)
+        spread = values.std(ddof=1) if len(values) > 1 else 0.0  # the sample std, as torch's
+        ax.errorbar(slot, values.mean(), yerr=spread, fmt="_k", ms=22, capsize=6)
+    if chance is not None:
+        ax.axhline(chance, color="grey", ls=":", label=f"{chance_label} ({chance:.3f})")
+        ax.legend(loc="lower right")
+    ax.set_xticks(list(slots), [str(d) for d in depths])
+    ax.set(xlabel="layers", ylabel="accuracy", ylim=(0, 1.05), title=title)
     return ax

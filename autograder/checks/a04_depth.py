@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 import attention_lab.encoder as reference
+from attention_lab.attention import causal_mask
 from autograder.authoring.helpers import (
+    SQUEEZED,
     ban,
     diagnose,
     fail,
@@ -18,6 +21,7 @@ from autograder.authoring.helpers import (
     is_close,
     random_sizes,
     require,
+    squeezed,
 )
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
@@ -31,7 +35,7 @@ BANNED = {
 RETURN_IN_LOOP = "`forward` returns inside the layer loop, so only the first layer runs: dedent the `return` so it comes after the loop"
 NOT_CHAINED = (
     "the layers are not chained: every layer is applied to the original input x, so the output is "
-    "the last layer's alone; feed each layer the PREVIOUS layer's output (x, weights = layer(x))"
+    "the last layer's alone; feed each layer the PREVIOUS layer's output (x, weights = layer(x, mask))"
 )
 ONE_LAYER_REPEATED = "one layer is applied num_layers times: loop over self.layers so that each of its layers runs once"
 SAME_BLOCK = (
@@ -39,30 +43,109 @@ SAME_BLOCK = (
     "one block): create a NEW EncoderBlock for every layer"
 )
 ONLY_LAST_MAP = (
-    "only the last layer's attention map is returned: append weights[:, 0] of EVERY layer to the "
+    "only the last layer's attention map is returned: append the weights of EVERY layer to the "
     "list inside the loop"
 )
-FIRST_MAP_REPEATED = (
-    "the first layer's attention map is repeated: append each layer's own weights[:, 0]"
+FIRST_MAP_REPEATED = "the first layer's attention map is repeated: append each layer's own weights"
+MASK_IGNORED = (
+    "the mask never reaches the layers: the output is what the layers give without it; pass it to "
+    "every layer, x, weights = layer(x, mask)"
 )
+MASK_FIRST_ONLY = (
+    "only the first layer gets the mask, the later ones attend to every key: pass the mask to "
+    "EVERY layer, layer(x, mask), inside the loop"
+)
+HEADS_AVERAGED = (
+    "each map is the mean over the heads: keep every head's weights, (B, H, L, L), as the layer "
+    "returns them"
+)
+FIRST_HEAD_ONLY = (
+    "each map keeps only the first head (weights[:, 0] or squeeze(1)): keep every head's weights, "
+    "(B, H, L, L), as the layer returns them"
+)
+
+
+@dataclass(frozen=True)
+class StackCase:
+    """One hidden configuration of the stack and its input."""
+
+    num_layers: int
+    num_heads: int
+    batch: int
+    length: int
+    d_k: int
+    d_ff: int
+    mask: str  # "none", "causal" or "padding"
+
+    @property
+    def d_model(self) -> int:
+        return self.num_heads * self.d_k
+
+    def describe(self) -> str:
+        masked = "" if self.mask == "none" else f", a {self.mask} mask"
+        return (
+            f"num_layers={self.num_layers}, num_heads={self.num_heads}, d_model={self.d_model}, "
+            f"d_ff={self.d_ff}, B={self.batch}, L={self.length}{masked}"
+        )
+
+    def make_mask(self, generator: torch.Generator) -> Tensor | None:
+        """None, a (L, L) causal mask, or a (B, 1, 1, L) padding mask that keeps key 0."""
+        if self.mask == "causal":
+            return causal_mask(self.length)
+        if self.mask == "padding":
+            keep = torch.rand(self.batch, 1, 1, self.length, generator=generator) > 0.4
+            keep[..., 0] = True
+            return keep
+        return None
+
+
+def stack_cases(generator: torch.Generator) -> list[StackCase]:
+    """All-different sizes first, then the degenerate ones: one head, one layer, B = 1, L = 1."""
+    b, length, d_k = random_sizes(generator, 3, low=2, high=7)
+    d_ff = int(torch.randint(8, 24, (1,), generator=generator))
+    deep = int(torch.randint(3, 6, (1,), generator=generator))
+    return [
+        StackCase(deep, 2, b, length, d_k, d_ff, "none"),
+        StackCase(2, 3, b, length + 1, d_k, d_ff + 1, "padding"),
+        StackCase(3, 1, b + 1, length, d_k + 1, d_ff, "causal"),
+        StackCase(2, 1, 1, length, d_k, d_ff, "causal"),  # a batch of one, one head
+        StackCase(1, 2, b, length, d_k, d_ff, "causal"),  # one layer
+        StackCase(2, 2, b, 1, d_k, d_ff, "causal"),  # a single token
+        StackCase(1, 1, 1, 1, d_k, d_ff, "none"),  # everything of size one
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
 # Building and running the student's stack without touching the global RNG
 
 
-def build_stack(cls: type, num_layers: int, d_model: int, d_ff: int, seed: int, **kwargs: Any):
+def build_stack(
+    cls: type, num_layers: int, d_model: int, num_heads: int, d_ff: int, seed: int, **kwargs: Any
+):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        stack = cls(num_layers, d_model, d_ff, **kwargs)
+        try:
+            stack = cls(num_layers, d_model, num_heads, d_ff, **kwargs)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(
+                explain(
+                    error,
+                    "DepthStack(num_layers, d_model, num_heads, d_ff, dropout)",
+                    f" with num_layers={num_layers}, d_model={d_model}, num_heads={num_heads}, d_ff={d_ff}",
+                )
+            )
     if not isinstance(stack, nn.Module):
         fail("DepthStack must be an nn.Module (class DepthStack(nn.Module))")
     return stack
 
 
-def run_stack(stack: nn.Module, x: Tensor, what: str) -> tuple[Tensor, list[Tensor]]:
+def run_stack(
+    stack: nn.Module, x: Tensor, mask: Tensor | None, what: str
+) -> tuple[Tensor, list[Tensor]]:
     try:
-        result = stack(x)
+        result = stack(x) if mask is None else stack(x, mask)
     except NotImplementedError:
         raise
     except Exception as error:
@@ -74,78 +157,87 @@ def run_stack(stack: nn.Module, x: Tensor, what: str) -> tuple[Tensor, list[Tens
         fail(f"the first element returned must be the output tensor, got {type(out).__name__}")
     if not isinstance(maps, list) or not all(isinstance(m, Tensor) for m in maps):
         fail(
-            f"the second element returned must be a list of tensors, one (B, L, L) map per layer, got {type(maps).__name__}"
+            f"the second element returned must be a list of tensors, one (B, H, L, L) map per layer, got {type(maps).__name__}"
         )
     return out, maps
 
 
-def chain(layers: list[nn.Module], x: Tensor) -> tuple[Tensor, list[Tensor]]:
-    """x through the layers in order, and each layer's (B, L, L) map."""
+def chain(
+    layers: list[nn.Module], x: Tensor, masks: list[Tensor | None]
+) -> tuple[Tensor, list[Tensor]]:
+    """x through the layers in order, layer i with masks[i], and each layer's (B, H, L, L) map."""
     maps = []
-    for layer in layers:
-        x, weights = layer(x)
-        maps.append(weights[:, 0])
+    for layer, mask in zip(layers, masks, strict=True):
+        x, weights = layer(x, mask)
+        maps.append(weights)
     return x, maps
 
 
-def output_mistakes(layers: list[nn.Module], x: Tensor) -> dict[str, Tensor]:
+def output_mistakes(layers: list[nn.Module], x: Tensor, mask: Tensor | None) -> dict[str, Tensor]:
     """What the stack's output would be under each misconception, from the same layers."""
     n = len(layers)
-    mistakes = {RETURN_IN_LOOP: layers[0](x)[0], NOT_CHAINED: layers[-1](x)[0]}
-    mistakes[ONE_LAYER_REPEATED] = chain([layers[0]] * n, x)[0]
-    mistakes[
-        "the last layer's weights are used for every layer (one block reused num_layers times): create a NEW EncoderBlock for every layer"
-    ] = chain([layers[-1]] * n, x)[0]
-    mistakes["the layers run in reverse order: apply self.layers[0] first"] = chain(
-        layers[::-1], x
-    )[0]
+    every = [mask] * n
+    mistakes = {}
+    if mask is not None:
+        mistakes[MASK_IGNORED] = chain(layers, x, [None] * n)[0]
+        if n > 1:
+            mistakes[MASK_FIRST_ONLY] = chain(layers, x, [mask] + [None] * (n - 1))[0]
+    if n > 1:
+        mistakes[RETURN_IN_LOOP] = layers[0](x, mask)[0]
+        mistakes[NOT_CHAINED] = layers[-1](x, mask)[0]
+        mistakes[ONE_LAYER_REPEATED] = chain([layers[0]] * n, x, every)[0]
+        mistakes[
+            "the last layer's weights are used for every layer (one block reused num_layers times): create a NEW EncoderBlock for every layer"
+        ] = chain([layers[-1]] * n, x, every)[0]
+        mistakes["the layers run in reverse order: apply self.layers[0] first"] = chain(
+            layers[::-1], x, every
+        )[0]
     return mistakes
 
 
-def check_maps(
-    maps: list[Tensor], expected: list[Tensor], out_matches_first_layer: bool, what: str
-):
-    """One (B, L, L) map per layer, each the map of its own layer."""
+def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
+    """One (B, H, L, L) map per layer, each the map of its own layer."""
     n = len(expected)
     shape = tuple(expected[0].shape)
     if len(maps) != n:
-        if len(maps) == 1 and n > 1:
-            if out_matches_first_layer:
-                fail(RETURN_IN_LOOP)
-            if is_close(maps[0], expected[-1], atol=1e-9):
-                fail(ONLY_LAST_MAP)
+        if len(maps) == 1 and n > 1 and is_close(maps[0], expected[-1], atol=1e-9):
+            fail(ONLY_LAST_MAP)
         fail(
             f"expected a list of num_layers = {n} maps ({what}), got {len(maps)}: one map per layer"
         )
     for i, (m, e) in enumerate(zip(maps, expected, strict=True)):
-        if m.shape != e.shape:
-            if m.shape == (shape[0], 1, *shape[1:]):
-                fail(
-                    f"maps must be (B, L, L) = {shape}, got {tuple(m.shape)}: drop the head axis with weights[:, 0]"
-                )
-            fail(f"map {i} must be (B, L, L) = {shape}, got {tuple(m.shape)}")
-    if n > 1 and all(is_close(m, expected[-1], atol=1e-9) for m in maps):
+        if m.shape == e.shape:
+            continue
+        if is_close(m, e.mean(1), atol=1e-9) and e.shape[1] > 1:
+            fail(HEADS_AVERAGED)
+        if is_close(m, e[:, 0], atol=1e-9) and e.shape[1] > 1:
+            fail(FIRST_HEAD_ONLY)
+        if squeezed(m, shape):
+            fail(f"{SQUEEZED} (map {i}: expected (B, H, L, L) = {shape}, got {tuple(m.shape)})")
+        fail(f"map {i} must be the layer's weights (B, H, L, L) = {shape}, got {tuple(m.shape)}")
+    # With one token every map is all ones: a repeated map is a mistake only where maps differ.
+    distinct = not all(is_close(e, expected[0], atol=1e-9) for e in expected[1:])
+    if distinct and all(is_close(m, expected[-1], atol=1e-9) for m in maps):
         fail(ONLY_LAST_MAP)
-    if n > 1 and all(is_close(m, expected[0], atol=1e-9) for m in maps):
+    if distinct and all(is_close(m, expected[0], atol=1e-9) for m in maps):
         fail(FIRST_MAP_REPEATED)
     for i, (m, e) in enumerate(zip(maps, expected, strict=True)):
         if not is_close(m, e, atol=1e-9):
             fail(
                 f"map {i} is not the attention map of layer {i} ({what}): append each layer's "
-                "weights[:, 0] in order, as the layer runs"
+                "weights in order, as the layer runs"
             )
 
 
-def stack_sizes(generator: torch.Generator) -> tuple[int, int, int, int]:
-    """B, L, d_model, d_ff, all different."""
-    b, length, d_model = random_sizes(generator, 3, low=2, high=9)
-    while True:
-        d_ff = int(torch.randint(3, 24, (1,), generator=generator))
-        if d_ff not in (b, length, d_model):
-            return b, length, d_model, d_ff
+def layer_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
+    """B, L, d_model, num_heads, d_ff for the checks that need one all-different configuration."""
+    b, length, d_k = random_sizes(generator, 3, low=2, high=7)
+    num_heads = int(torch.randint(1, 4, (1,), generator=generator))
+    d_ff = int(torch.randint(8, 24, (1,), generator=generator))
+    return b, length, num_heads * d_k, num_heads, d_ff
 
 
-def check_structure(stack: nn.Module, num_layers: int) -> list[nn.Module]:
+def check_structure(stack: nn.Module, num_layers: int, num_heads: int) -> list[nn.Module]:
     layers = getattr(stack, "layers", None)
     if not isinstance(layers, nn.ModuleList):
         fail(
@@ -157,9 +249,10 @@ def check_structure(stack: nn.Module, num_layers: int) -> list[nn.Module]:
     for layer in layers:
         if not isinstance(layer, reference.EncoderBlock):
             fail(f"every layer must be an EncoderBlock, found {type(layer).__name__}")
-        if layer.self_attn.num_heads != 1:
+        if layer.self_attn.num_heads != num_heads:
             fail(
-                f"every layer must be single-head, EncoderBlock(d_model, num_heads=1, ...): found {layer.self_attn.num_heads} heads"
+                f"every layer must have the stack's num_heads = {num_heads}, found "
+                f"{layer.self_attn.num_heads}: build EncoderBlock(d_model, num_heads, d_ff, dropout)"
             )
         if layer.norm_first:
             fail("the layers are post-norm EncoderBlocks: do not pass norm_first=True")
@@ -182,42 +275,45 @@ ban(
 def depth_stack_matches_the_reference(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 stack")
-    for num_layers in (int(torch.randint(3, 6, (1,), generator=g)), 2, 1):
-        b, length, d_model, d_ff = stack_sizes(g)
+    for case in stack_cases(g):
         seed = int(torch.randint(2**31, (1,), generator=g))
+        n, d_model = case.num_layers, case.d_model
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            ref = reference.TransformerEncoder(num_layers, d_model, 1, d_ff)
+            ref = reference.TransformerEncoder(n, d_model, case.num_heads, case.d_ff)
         with torch.no_grad():  # non-trivial LayerNorm parameters
             for layer in ref.layers:
                 for norm in (layer.norm1, layer.norm2):
                     norm.weight.copy_(torch.rand(d_model, generator=g) + 0.5)
                     norm.bias.copy_(torch.rand(d_model, generator=g) - 0.5)
         ref = ref.double().eval()
-        stack = build_stack(cls, num_layers, d_model, d_ff, seed)
-        check_structure(stack, num_layers)
+        stack = build_stack(cls, n, d_model, case.num_heads, case.d_ff, seed)
+        check_structure(stack, n, case.num_heads)
         try:
             stack.load_state_dict(ref.state_dict())
         except RuntimeError as error:
             first = str(error).strip().splitlines()[-1].strip()
             fail(
                 "could not copy a reference stack's weights into yours: self.layers must hold exactly "
-                f"num_layers EncoderBlock(d_model, num_heads=1, d_ff=d_ff, dropout=dropout) ({first})"
+                f"num_layers EncoderBlock(d_model, num_heads, d_ff, dropout) ({first})"
             )
         stack = stack.double().eval()
-        what = f"num_layers={num_layers}, d_model={d_model}, d_ff={d_ff}, B={b}, L={length}"
-        x = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
+        what = case.describe()
+        x = torch.randn(case.batch, case.length, d_model, generator=g, dtype=torch.float64)
+        mask = case.make_mask(g)
         with torch.no_grad():
-            out, maps = run_stack(stack, x, what)
-            expected_out, expected_maps = chain(list(ref.layers), x)
-            mistakes = output_mistakes(list(ref.layers), x) if num_layers > 1 else {}
+            out, maps = run_stack(stack, x, mask, what)
+            expected_out, expected_maps = chain(list(ref.layers), x, [mask] * n)
+            mistakes = output_mistakes(list(ref.layers), x, mask)
         if out.shape != expected_out.shape:
+            if squeezed(out, expected_out.shape):
+                fail(f"{SQUEEZED} (the output: expected {tuple(expected_out.shape)} on {what})")
             fail(
                 f"the output must keep the input's shape {tuple(x.shape)}, got {tuple(out.shape)} ({what})"
             )
-        reference_out, _ = ref(x)
+        reference_out, _ = ref(x, mask)
         assert torch.allclose(reference_out, expected_out)  # the oracle agrees with attention_lab
-        if num_layers > 1 and len(maps) == 1 and is_close(out, mistakes[RETURN_IN_LOOP], atol=1e-9):
+        if n > 1 and len(maps) == 1 and is_close(out, mistakes[RETURN_IN_LOOP], atol=1e-9):
             fail(RETURN_IN_LOOP)
         diagnose(
             out,
@@ -226,7 +322,7 @@ def depth_stack_matches_the_reference(ns: Namespace) -> None:
             f"the output differs from layer 1, then layer 2, ... applied in order ({what})",
             atol=1e-9,
         )
-        check_maps(maps, expected_maps, False, what)
+        check_maps(maps, expected_maps, what)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,16 +334,16 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 layers")
     for num_layers in (2, 3, 5):
-        _, _, d_model, d_ff = stack_sizes(g)
-        stack = build_stack(
-            cls, num_layers, d_model, d_ff, int(torch.randint(2**31, (1,), generator=g))
-        )
+        _, _, d_model, num_heads, d_ff = layer_sizes(g)
+        seed = int(torch.randint(2**31, (1,), generator=g))
+        stack = build_stack(cls, num_layers, d_model, num_heads, d_ff, seed)
         layers = getattr(stack, "layers", None)
         if isinstance(layers, (nn.ModuleList, list)) and len({id(m) for m in layers}) < len(layers):
             fail(SAME_BLOCK)
-        layers = check_structure(stack, num_layers)
+        layers = check_structure(stack, num_layers, num_heads)
         with torch.random.fork_rng(devices=[]):
-            one = sum(p.numel() for p in reference.EncoderBlock(d_model, 1, d_ff).parameters())
+            block = reference.EncoderBlock(d_model, num_heads, d_ff)
+            one = sum(p.numel() for p in block.parameters())
         count = sum(p.numel() for p in stack.parameters())
         if count != num_layers * one:
             fail(
@@ -268,9 +364,9 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
 def depth_stack_passes_dropout_on(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 dropout")
-    _, _, d_model, d_ff = stack_sizes(g)
-    stack = build_stack(cls, 3, d_model, d_ff, 0, dropout=0.35)
-    for i, layer in enumerate(check_structure(stack, 3)):
+    _, _, d_model, num_heads, d_ff = layer_sizes(g)
+    stack = build_stack(cls, 3, d_model, num_heads, d_ff, 0, dropout=0.35)
+    for i, layer in enumerate(check_structure(stack, 3, num_heads)):
         if layer.dropout1.p != 0.35 or layer.self_attn.attn_dropout.p != 0.35:
             fail(
                 f"layer {i} was built without the stack's dropout: pass dropout=dropout to every EncoderBlock"
@@ -282,18 +378,17 @@ def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 maps")
     for num_layers in (2, 4):
-        b, length, d_model, d_ff = stack_sizes(g)
-        stack = build_stack(
-            cls, num_layers, d_model, d_ff, int(torch.randint(2**31, (1,), generator=g))
-        )
-        layers = check_structure(stack, num_layers)
+        b, length, d_model, num_heads, d_ff = layer_sizes(g)
+        seed = int(torch.randint(2**31, (1,), generator=g))
+        stack = build_stack(cls, num_layers, d_model, num_heads, d_ff, seed)
+        layers = check_structure(stack, num_layers, num_heads)
         stack.eval()
         x = torch.randn(b, length, d_model, generator=g) * 2
-        what = f"num_layers={num_layers}, B={b}, L={length}"
+        what = f"num_layers={num_layers}, num_heads={num_heads}, B={b}, L={length}"
         with torch.no_grad():
-            out, maps = run_stack(stack, x, what)
-            expected_out, expected_maps = chain(layers, x)
-            mistakes = output_mistakes(layers, x)
+            out, maps = run_stack(stack, x, None, what)
+            expected_out, expected_maps = chain(layers, x, [None] * num_layers)
+            mistakes = output_mistakes(layers, x, None)
         if len(maps) == 1 and is_close(out, mistakes[RETURN_IN_LOOP], atol=1e-6):
             fail(RETURN_IN_LOOP)
         diagnose(
@@ -303,7 +398,7 @@ def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
             f"the output differs from your layers applied in order, each to the previous one's output ({what})",
             atol=1e-6,
         )
-        check_maps(maps, expected_maps, False, what)
+        check_maps(maps, expected_maps, what)
         for i in range(num_layers):
             for j in range(i):
                 if maps[i] is maps[j] or torch.allclose(maps[i], maps[j], atol=1e-6):
@@ -314,14 +409,13 @@ def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
 def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 gradients")
-    b, length, d_model, d_ff = stack_sizes(g)
+    b, length, d_model, num_heads, d_ff = layer_sizes(g)
     num_layers = 4
-    stack = build_stack(
-        cls, num_layers, d_model, d_ff, int(torch.randint(2**31, (1,), generator=g))
-    )
-    layers = check_structure(stack, num_layers)
+    seed = int(torch.randint(2**31, (1,), generator=g))
+    stack = build_stack(cls, num_layers, d_model, num_heads, d_ff, seed)
+    layers = check_structure(stack, num_layers, num_heads)
     x = torch.randn(b, length, d_model, generator=g)
-    out, maps = run_stack(stack, x, f"num_layers={num_layers}")
+    out, maps = run_stack(stack, x, None, f"num_layers={num_layers}")
     if len(maps) == 1 and is_close(out.detach(), layers[0](x)[0].detach(), atol=1e-6):
         fail(RETURN_IN_LOOP)
     (out * torch.randn(out.shape, generator=g)).sum().backward()
@@ -400,8 +494,9 @@ def tv_mistakes(p: Tensor, q: Tensor) -> dict[str, Tensor]:
 
 
 def metric_shapes(generator: torch.Generator) -> list[tuple[int, ...]]:
+    """All-different sizes, then the degenerate ones: a batch of one, a single key."""
     a, b, c, k = random_sizes(generator, 4, low=2, high=9)
-    return [(k,), (a, k), (b, a, k), (c, 1, a, k)]
+    return [(k,), (a, k), (b, a, k), (c, 1, a, k), (1, k), (a, 1), (1, 1, 1)]
 
 
 @check(ASSIGNMENT, "test_attention_metrics")

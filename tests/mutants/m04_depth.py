@@ -4,11 +4,12 @@ from tests.mutants import Body, Mutant, Replace
 
 A = "04_depth"
 
-BLOCK = "EncoderBlock(d_model, num_heads=1, d_ff=d_ff, dropout=dropout)"
+BLOCK = "EncoderBlock(d_model, num_heads, d_ff, dropout)"
 LAYERS = f"nn.ModuleList(\n            {BLOCK} for _ in range(num_layers)\n        )"
 ENTROPY = "-torch.special.xlogy(weights, weights).sum(dim=-1)"
 TOTAL_VARIATION = "0.5 * (p - q).abs().sum(dim=-1)"
-KEEP_MAP = "maps.append(weights[:, 0])"
+KEEP_MAP = "maps.append(weights)"
+LAYER_CALL = "x, weights = layer(x, mask)  # the same mask in every layer"
 
 WRONG = [
     Mutant(
@@ -40,8 +41,8 @@ WRONG = [
         A,
         {
             "depth_stack": Replace(
-                "for layer in self.layers:\n            x, weights = layer(x)",
-                "for _ in range(len(self.layers)):\n            x, weights = self.layers[0](x)",
+                f"for layer in self.layers:\n            {LAYER_CALL}",
+                "for _ in range(len(self.layers)):\n            x, weights = self.layers[0](x, mask)",
             ),
             "attention_metrics": Replace(
                 ENTROPY, "-(torch.special.xlogy(weights, weights) / math.log(2)).sum(dim=-1)"
@@ -59,7 +60,7 @@ WRONG = [
         {
             "depth_stack": (
                 Replace("        maps = []\n", ""),
-                Replace(KEEP_MAP, "maps = [weights[:, 0]]"),
+                Replace(KEEP_MAP, "maps = [weights]"),
             ),
             "attention_metrics": Replace(
                 ENTROPY, "-(weights * torch.log(weights + 1e-3)).sum(dim=-1)"
@@ -79,8 +80,8 @@ WRONG = [
                 "forward",
                 """
                 for layer in self.layers:
-                    x, weights = layer(x)
-                return x, [weights[:, 0]] * len(self.layers)
+                    x, weights = layer(x, mask)
+                return x, [weights] * len(self.layers)
                 """,
             ),
             "attention_metrics": Replace(TOTAL_VARIATION, "(p - q).abs().sum(dim=-1)"),
@@ -95,7 +96,7 @@ WRONG = [
         A,
         {
             "depth_stack": (
-                Replace("x, weights = layer(x)", "out, weights = layer(x)"),
+                Replace(LAYER_CALL, "out, weights = layer(x, mask)"),
                 Replace("return x, maps", "return out, maps"),
             )
         },
@@ -105,21 +106,21 @@ WRONG = [
         },
     ),
     Mutant(
-        "head axis kept; total variation summed over every dimension",
+        "head axis dropped with weights[:, 0]; total variation summed over every dimension",
         A,
         {
-            "depth_stack": Replace(KEEP_MAP, "maps.append(weights)"),
+            "depth_stack": Replace(KEEP_MAP, "maps.append(weights[:, 0])  # one map per layer"),
             "attention_metrics": Replace(TOTAL_VARIATION, "0.5 * (p - q).abs().sum()"),
         },
         {
-            "test_depth_stack": "drop the head axis with weights[:, 0]",
+            "test_depth_stack": "keeps only the first head",
             "test_attention_metrics": "reduce over the LAST dimension only",
         },
     ),
     Mutant(
         "dropout not passed on",
         A,
-        {"depth_stack": Replace("dropout=dropout)", "dropout=0.1)")},
+        {"depth_stack": Replace(BLOCK, "EncoderBlock(d_model, num_heads, d_ff)")},
         {"test_depth_stack_layers": "pass dropout=dropout to every EncoderBlock"},
     ),
     Mutant(
@@ -131,16 +132,59 @@ WRONG = [
                     "class DepthStack",
                     "from attention_lab.encoder import TransformerEncoder\n\n\nclass DepthStack",
                 ),
-                Replace(LAYERS, "TransformerEncoder(num_layers, d_model, 1, d_ff, dropout).layers"),
+                Replace(
+                    LAYERS,
+                    "TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout).layers",
+                ),
             )
         },
         {"test_depth_stack": "calls attention_lab's TransformerEncoder instead of implementing it"},
+    ),
+    Mutant(
+        "mask not passed to the layers",
+        A,
+        {"depth_stack": Replace(LAYER_CALL, "x, weights = layer(x)")},
+        {"test_depth_stack": "the mask never reaches the layers"},
+        in_notebook=True,
+    ),
+    Mutant(
+        "mask given to the first layer only",
+        A,
+        {
+            "depth_stack": Body(
+                "forward",
+                """
+                x, weights = self.layers[0](x, mask)  # the mask hides keys of the input
+                maps = [weights]
+                for layer in self.layers[1:]:
+                    x, weights = layer(x)
+                    maps.append(weights)
+                return x, maps
+                """,
+            )
+        },
+        {"test_depth_stack": "only the first layer gets the mask"},
+    ),
+    Mutant(
+        "heads averaged into one map per layer",
+        A,
+        {"depth_stack": Replace(KEEP_MAP, "maps.append(weights.mean(dim=1))  # one map per layer")},
+        {
+            "test_depth_stack": "each map is the mean over the heads",
+            "test_depth_stack_layers": "each map is the mean over the heads",
+        },
+    ),
+    Mutant(
+        "squeeze() on every map (passes the public sizes, fails a batch of one, one head, one token)",
+        A,
+        {"depth_stack": Replace(KEEP_MAP, "maps.append(weights.squeeze())")},
+        {"test_depth_stack": "an axis of size 1 disappeared"},
     ),
 ]
 
 CORRECT = [
     Mutant(
-        "layers appended one by one, indexed loop, squeeze(1); entropy with clamp_min, TV with where",
+        "layers appended one by one, indexed loop; entropy with clamp_min, TV with where",
         A,
         {
             "depth_stack": (
@@ -148,15 +192,15 @@ CORRECT = [
                     LAYERS,
                     "nn.ModuleList()\n"
                     "        for _ in range(num_layers):\n"
-                    "            self.layers.append(EncoderBlock(d_model, 1, d_ff, dropout))",
+                    "            self.layers.append(EncoderBlock(d_model, num_heads, d_ff, dropout))",
                 ),
                 Body(
                     "forward",
                     """
                     hidden, maps = x, [None] * len(self.layers)
                     for i in range(len(self.layers)):
-                        hidden, weights = self.layers[i](hidden)
-                        maps[i] = weights.squeeze(1)
+                        hidden, weights = self.layers[i](hidden, mask)
+                        maps[i] = weights
                     return hidden, maps
                     """,
                 ),
@@ -177,9 +221,9 @@ CORRECT = [
                 def run(h, layers):
                     if not layers:
                         return h, []
-                    h, weights = layers[0](h)
+                    h, weights = layers[0](h, mask)
                     h, rest = run(h, layers[1:])
-                    return h, [weights[:, 0], *rest]
+                    return h, [weights, *rest]
 
                 out, maps = run(x, list(self.layers))
                 return out, list(torch.stack(maps).unbind(0))
@@ -192,6 +236,34 @@ CORRECT = [
                     "(p - q).clamp_min(0).sum(-1)  # = 1/2 sum |p - q| for two distributions",
                 ),
             ),
+        },
+    ),
+    Mutant(
+        "keyword arguments, an all-True mask for None, maps gathered with +=",
+        A,
+        {
+            "depth_stack": (
+                Replace(
+                    LAYERS,
+                    "nn.ModuleList(\n"
+                    "            [EncoderBlock(d_model, num_heads, d_ff, dropout=dropout) "
+                    "for _ in range(num_layers)]\n"
+                    "        )",
+                ),
+                Body(
+                    "forward",
+                    """
+                    if mask is None:  # attend everywhere
+                        mask = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool, device=x.device)
+                    maps = []
+                    hidden = x
+                    for block in self.layers:
+                        hidden, attention = block(hidden, mask=mask)
+                        maps += [attention]
+                    return hidden, maps
+                    """,
+                ),
+            )
         },
     ),
 ]
