@@ -42,7 +42,7 @@ CORPUS: list[Mutant] = [
     for mutant in (*module.WRONG, *module.CORRECT)
 ]
 ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
-AGREED_WRONG, AGREED_CORRECT = 101, 25  # the README's figures: the corpus may grow, never shrink
+AGREED_WRONG, AGREED_CORRECT = 120, 28  # the README's figures: the corpus may grow, never shrink
 _GRADED: dict[str, dict[str, GradeResult]] = {}  # mutant id -> its grades, once per run
 _VISIBLE: dict[str, dict[str, str]] = {}  # mutant id -> test cell -> its visible asserts' error
 
