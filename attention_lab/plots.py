@@ -698,6 +698,7 @@ def plot_key_tiling(
     _finish_diagram(
         ax, f"Chunked attention walks over blocks of C = {chunk} keys (L = {length})", pad=34
     )
+    return ax
 
 
 def plot_accuracy_by_depth(
