@@ -92,24 +92,26 @@ def _grading(command: int) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("whom", "how"),
+    ("whom", "how", "engine"),
     [
-        ("group", signal.SIGINT),
-        ("grader", signal.SIGINT),
-        ("grader", signal.SIGKILL),
+        ("group", signal.SIGINT, ["--workers", "2"]),
+        ("grader", signal.SIGINT, ["--workers", "2"]),
+        ("grader", signal.SIGKILL, ["--workers", "2"]),
+        ("group", signal.SIGINT, ["--cluster", "local:2"]),
     ],
-    ids=["ctrl-c", "kill-int", "kill-9"],
+    ids=["ctrl-c", "kill-int", "kill-9", "dask-ctrl-c"],
 )
 def test_a_stopped_batch_leaves_no_process_behind(
-    three_students: Path, tmp_path: Path, whom: str, how: signal.Signals
+    three_students: Path, tmp_path: Path, whom: str, how: signal.Signals, engine: list[str]
 ):
     """Ctrl-C in a terminal signals the command's whole process group, its workers included;
     `kill -INT` only the command, which must end its busy workers itself; after `kill -9` (or
-    SIGTERM, which Python does not catch) it can end nothing, and its workers must end alone."""
+    SIGTERM, which Python does not catch) it can end nothing, and its workers must end alone.
+    A Dask LocalCluster's workers fork from a server too."""
     course = shutil.copytree(three_students, tmp_path / "course", symlinks=True)
     log = tmp_path / "command.log"
     command = [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "--no-feedback"]
-    command += ["--course", str(course), "--workers", "2", "--cell-timeout", "20"]
+    command += ["--course", str(course), "--cell-timeout", "20", *engine]
     parent = subprocess.Popen(
         [sys.executable, "-c", SUBREAPER, str(log), *command],
         env=tool_env(OMP_NUM_THREADS="1"),
