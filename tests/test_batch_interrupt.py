@@ -52,17 +52,22 @@ def children():
             pass
     return found
 
-deadline = time.monotonic() + GRACE
-while (left := children()) and time.monotonic() < deadline:
+def reap():
     try:
         while os.waitpid(-1, os.WNOHANG)[0] > 0:  # leftovers that ended (zombies, now ours)
             pass
     except ChildProcessError:  # none left to wait for
         pass
+
+deadline = time.monotonic() + GRACE
+while (left := children()) and time.monotonic() < deadline:
+    reap()
     time.sleep(0.2)
 print(json.dumps({"status": status, "left": [c.decode(errors="replace") for c in left.values()]}))
-for pid in left:
-    os.kill(pid, signal.SIGKILL)
+while left := children():  # each killed one's children become ours in turn: end them all
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    reap()
 """
 
 
