@@ -2,8 +2,9 @@
 
 Prints one JSON object as its last line:
 - ``engines``: one class of --size submissions of 01 (correct and mistaken), graded by the local
-  pool (``--workers N``) and by a Dask LocalCluster of as many workers (``--cluster local:N``);
-  wall times of the whole command and ratio = Dask / pool.
+  pool (``--workers N``) and by a Dask LocalCluster of as many workers (``--cluster local:N``),
+  --repeat pairs of runs one after the other; wall times of the whole command, ratio = Dask /
+  pool of each pair, and their median.
 - ``assignments``: for each of the seven, the core-seconds (CPU time of every process of the
   grading command: grader, workers, judges, sandboxes) of grading its solution notebook with one
   worker, less those of a run whose one submission intake refuses at once (the start-up:
@@ -25,6 +26,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -141,20 +143,34 @@ def graded(course: Path, assignment: str, *options: str) -> tuple[float, TreeSam
     return wall, sampler
 
 
-def compare_engines(scratch: Path, size: int, workers: int) -> dict:
-    pooled, dasked = scratch / "pool", scratch / "dask"
-    build_course(pooled, honest_class(size))
-    shutil.copytree(pooled, dasked)
-    pool_wall, pool = graded(pooled, "01_attention", "--workers", str(workers))
-    dask_wall, dask = graded(dasked, "01_attention", "--cluster", f"local:{workers}")
+def compare_engines(scratch: Path, size: int, workers: int, repeat: int) -> dict:
+    """``repeat`` pairs of runs, pool then Dask, each on a fresh copy of one class: on a shared
+    machine the load changes from minute to minute, so each ratio compares neighbours."""
+    template = scratch / "class"
+    build_course(template, honest_class(size))
+    pairs = []
+    for turn in range(repeat):
+        pooled, dasked = scratch / f"pool-{turn}", scratch / f"dask-{turn}"
+        shutil.copytree(template, pooled)
+        shutil.copytree(template, dasked)
+        pool_wall, pool = graded(pooled, "01_attention", "--workers", str(workers))
+        dask_wall, dask = graded(dasked, "01_attention", "--cluster", f"local:{workers}")
+        pairs.append(
+            {
+                "pool_seconds": round(pool_wall, 1),
+                "dask_seconds": round(dask_wall, 1),
+                "ratio": round(dask_wall / pool_wall, 3),
+                "pool_core_seconds": round(pool.cpu_seconds(), 1),
+                "dask_core_seconds": round(dask.cpu_seconds(), 1),
+                "load_average_after": round(os.getloadavg()[0], 2),
+            }
+        )
+        print(json.dumps({"engines_pair": pairs[-1]}), flush=True)
     return {
         "submissions": size,
         "workers": workers,
-        "pool_seconds": round(pool_wall, 1),
-        "dask_seconds": round(dask_wall, 1),
-        "ratio": round(dask_wall / pool_wall, 3),
-        "pool_core_seconds": round(pool.cpu_seconds(), 1),
-        "dask_core_seconds": round(dask.cpu_seconds(), 1),
+        "pairs": pairs,
+        "median_ratio": statistics.median(p["ratio"] for p in pairs),
     }
 
 
@@ -201,12 +217,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--size", type=int, default=8, help="submissions of the engine comparison")
     parser.add_argument("--workers", type=int, default=2, help="workers of both engines")
+    parser.add_argument("--repeat", type=int, default=1, help="pairs of engine runs")
     parser.add_argument("--assignments", nargs="*", default=ASSIGNMENTS)
     parser.add_argument("--no-engines", action="store_true", help="skip the engine comparison")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         scratch = Path(folder)
-        engines = None if args.no_engines else compare_engines(scratch, args.size, args.workers)
+        engines = (
+            None
+            if args.no_engines
+            else compare_engines(scratch, args.size, args.workers, args.repeat)
+        )
         print(json.dumps({"engines": engines}), flush=True)
         costs = {}
         for assignment in args.assignments:

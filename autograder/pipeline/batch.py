@@ -1,21 +1,21 @@
 """Grade a whole class: a pool of workers over the submissions, recording as each one finishes.
 
-The workers fork from a server that imported torch, the judge and the assignment's checks once;
-only this (the main) process writes the gradebook.
+The workers fork from a server that imported torch, the judge and the assignment's checks once,
+and end with the batch however it ends; only this (the main) process writes the gradebook.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
+from multiprocessing.connection import Connection
 from pathlib import Path
 
-from autograder.authoring.registry import CHECK_MODULES
 from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
 from autograder.pipeline.course import (
@@ -28,6 +28,12 @@ from autograder.pipeline.course import (
 from autograder.pipeline.records import DaskCluster, Job, Outcome, Settings, grader_error
 from autograder.pipeline.report import shown
 from autograder.pipeline.worker import grade_one, warm_up
+from autograder.pipeline.worker_processes import (
+    end_processes,
+    end_with,
+    lifeline,
+    preloaded_forkserver,
+)
 
 
 def grade(
@@ -71,10 +77,11 @@ def grade(
         graded = dask_engine.graded(
             cluster, instructor, course, submitted, settings, stage, on_start
         )
-    for outcome in graded:  # each recorded before the next is taken
-        outcomes.append(_recorded(course, assignment, outcome))
-        if progress is not None:
-            progress(outcome)
+    with contextlib.closing(graded):  # stopped on any error here, its workers ended at once
+        for outcome in graded:  # each recorded before the next is taken
+            outcomes.append(_recorded(course, assignment, outcome))
+            if progress is not None:
+                progress(outcome)
     outcomes.sort(key=lambda o: o.student)
     return outcomes
 
@@ -104,12 +111,6 @@ def _pooled(
             for student, path in submitted
         ]
         count = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-        # Workers fork from a server that imported torch, the judge and the checks once.
-        context = multiprocessing.get_context("forkserver")
-        preload = ["autograder.pipeline.worker", "autograder.judging.judge"]
-        if assignment in CHECK_MODULES:
-            preload.append(f"autograder.checks.{CHECK_MODULES[assignment]}")
-        context.set_forkserver_preload(preload)
         stage(
             f"starting {count} worker{'s' * (count > 1)}: torch and the checks are imported "
             "once, and each worker builds the hidden reference data before its first "
@@ -119,33 +120,64 @@ def _pooled(
         markers.mkdir()
         pending = {i: replace(job, marker=str(markers / str(i))) for i, job in enumerate(jobs)}
         deaths: dict[int, int] = {}
-        on_start()
-        while pending:  # a round per pool: a worker's death breaks the pool, not the batch
-            with ProcessPoolExecutor(
-                count,
-                mp_context=context,
-                initializer=warm_up,
-                initargs=(assignment, release, sources),
-            ) as pool:
-                futures = {pool.submit(grade_one, job): i for i, job in pending.items()}
-                for future in as_completed(futures):
-                    index = futures[future]
-                    job = pending[index]
-                    try:
-                        outcome = future.result()
-                    except BrokenProcessPool:
-                        started = Path(job.marker).exists()
-                        deaths[index] = deaths.get(index, 0) + started
-                        if deaths[index] < 2:
-                            continue  # graded again in a fresh pool; if it never started, free
-                        why = "grading this submission killed its grader worker twice"
-                        outcome = grader_error(job.student, why)
-                    except Exception as error:  # noqa: BLE001 - reported; the batch goes on
-                        outcome = grader_error(job.student, repr(error))
-                    del pending[index]
-                    yield outcome
-            for index in pending:
-                Path(pending[index].marker).unlink(missing_ok=True)
+        with preloaded_forkserver(assignment) as context, lifeline(context) as grader:
+            on_start()
+            while pending:  # a round per pool: a worker's death breaks the pool, not the batch
+                pool = ProcessPoolExecutor(
+                    count,
+                    mp_context=context,
+                    initializer=_start_worker,
+                    initargs=(grader, assignment, release, sources),
+                )
+                try:
+                    yield from _round(pool, pending, deaths)
+                except BaseException:  # Ctrl-C, or the batch stopped: not after the running ones
+                    _end_now(pool)
+                    raise
+                pool.shutdown()
+                for index in pending:
+                    Path(pending[index].marker).unlink(missing_ok=True)
+
+
+def _round(
+    pool: ProcessPoolExecutor, pending: dict[int, Job], deaths: dict[int, int]
+) -> Iterator[Outcome]:
+    """Grade ``pending`` on ``pool`` until it breaks; the outcomes as they finish, each removed
+    from ``pending`` (a submission whose worker died while grading it is kept for the next round,
+    once; ``deaths`` counts those deaths)."""
+    futures = {pool.submit(grade_one, job): i for i, job in pending.items()}
+    for future in as_completed(futures):
+        index = futures[future]
+        job = pending[index]
+        try:
+            outcome = future.result()
+        except BrokenProcessPool:
+            started = Path(job.marker).exists()
+            deaths[index] = deaths.get(index, 0) + started
+            if deaths[index] < 2:
+                continue  # graded again in a fresh pool; if it never started, free
+            outcome = grader_error(
+                job.student, "grading this submission killed its grader worker twice"
+            )
+        except Exception as error:  # noqa: BLE001 - reported; the batch goes on
+            outcome = grader_error(job.student, repr(error))
+        del pending[index]
+        yield outcome
+
+
+def _start_worker(
+    grader: Connection, assignment: str, release: dict, sources: dict[str, str]
+) -> None:
+    """A pool worker's set-up: it ends with the grading process, and warms up."""
+    end_with(grader)
+    warm_up(assignment, release, sources)
+
+
+def _end_now(pool: ProcessPoolExecutor) -> None:
+    """Drop the pool's queued submissions and kill its workers, with what they were grading."""
+    processes = list((pool._processes or {}).values())  # noqa: SLF001 - public only from 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    end_processes(processes)
 
 
 def _usable_name(student: str) -> bool:

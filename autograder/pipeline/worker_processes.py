@@ -1,0 +1,96 @@
+"""Grading workers fork from a server that imported torch, the judge and the checks once, and end
+with their batch.
+
+A worker forked from such a server is ready in a fraction of a second, where a fresh interpreter
+imports them again (seconds of CPU per worker).  multiprocessing keeps one forkserver per process,
+reads its preload list only when it starts, and never ends the server's children: so a batch ends
+its workers itself on every exit path it sees, then stops the server, and each worker exits when
+the grading process ends even if it was killed and could end nothing.  No process is left behind,
+and the next batch preloads its own assignment's checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Iterator, Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.context import ForkServerContext
+from multiprocessing.process import BaseProcess
+
+from autograder.authoring.registry import CHECK_MODULES
+
+
+def preloaded_modules(assignment: str) -> list[str]:
+    """What a grading worker imports before its first submission of ``assignment``."""
+    modules = ["autograder.pipeline.worker", "autograder.judging.judge"]
+    if assignment in CHECK_MODULES:
+        modules.append(f"autograder.checks.{CHECK_MODULES[assignment]}")
+    return modules
+
+
+@contextlib.contextmanager
+def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[ForkServerContext]:
+    """A forkserver context whose server imports ``also`` and the modules of ``assignment``'s
+    workers; the server is stopped on leaving, once its children have been ended."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([*also, *preloaded_modules(assignment)])
+    try:
+        yield context
+    finally:
+        stop_forkserver()
+
+
+def stop_forkserver() -> None:
+    """Stop this process's forkserver, if it runs; its workers must have ended."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver  # private, as is _stop (CPython's own tests use both)
+    if server._forkserver_pid is not None:
+        # It exits once every process forked from it (and every judge forked from those) has
+        # closed the pipe that keeps it alive: a judge still noticing its worker's end would keep
+        # this waiting for a server with nothing left to do.
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server._forkserver_pid, signal.SIGKILL)
+    server._stop()
+
+
+@contextlib.contextmanager
+def lifeline(context: ForkServerContext) -> Iterator[Connection]:
+    """The reading end of a pipe whose writing end only this process holds: it closes when this
+    process ends, however it ends (even killed), which the workers watch (see end_with)."""
+    reader, writer = context.Pipe(duplex=False)
+    try:
+        yield reader
+    finally:
+        reader.close()
+        writer.close()
+
+
+def end_with(grader: Connection) -> None:
+    """In a worker: exit at once when the grading process ends (its end of the lifeline closes).
+
+    The forkserver cannot do it: it lives as long as any process forked from it does, and a pool
+    worker waits for its next job for ever.
+    """
+
+    def watch() -> None:
+        with contextlib.suppress(EOFError, OSError):
+            grader.recv_bytes()  # nothing is ever sent: this returns when the grader has ended
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lifeline", daemon=True).start()
+
+
+def end_processes(processes: Sequence[BaseProcess]) -> None:
+    """Kill ``processes`` and wait for them: their sandboxes die with them (bwrap
+    --die-with-parent) and their judges within a second (they watch their parent)."""
+    for process in processes:
+        with contextlib.suppress(ProcessLookupError, AttributeError):
+            process.kill()  # AttributeError: a process that never started
+    for process in processes:
+        with contextlib.suppress(AssertionError):  # one that never started
+            process.join()
