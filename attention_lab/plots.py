@@ -733,3 +733,126 @@ def plot_accuracy_by_depth(
     ax.set_xticks(list(slots), [str(d) for d in depths])
     ax.set(xlabel="layers", ylabel="accuracy", ylim=(0, 1.05), title=title)
     return ax
+
+
+def plot_depth_stack_dataflow(num_layers: int = 3, *, ax: Axes | None = None) -> Axes:
+    """DepthStack: x (B, L, d_model) through num_layers layers, each giving a (B, H, L, L) map."""
+    if num_layers < 1:
+        raise ValueError(f"expected at least one layer, got {num_layers}")
+    if ax is None:
+        ax = plt.subplots(figsize=(2.3 * num_layers + 5.0, 4.4), layout="constrained")[1]
+    step, half = 2.8, 0.85  # distance between layers, half a layer box's width
+    stream = "(B, L, d_model)"
+    ax.text(0, 0, f"x\n{stream}", ha="center", va="center", fontsize=10, weight="bold")
+    centres = [step * (i + 1) for i in range(num_layers)]
+    for i, x in enumerate(centres):
+        _block(ax, x, 0, f"layer {i + 1}\nEncoderBlock", "#c6dbef", width=2 * half)
+        _arrow(ax, (x - step + half, 0), (x - half, 0), stream if i else "")
+        ax.annotate("", (x, -0.45), (x, -1.25), arrowprops={"arrowstyle": "-|>", "color": "0.45"})
+        ax.annotate("", (x, 1.45), (x, 0.45), arrowprops={"arrowstyle": "-|>", "color": "tab:red"})
+        ax.text(
+            x, 1.6, f"maps[{i}]\n(B, H, L, L)", ha="center", va="top", fontsize=9, color="tab:red"
+        )
+    end = centres[-1] + step
+    _arrow(ax, (centres[-1] + half, 0), (end - 1.0, 0))
+    ax.text(end, 0, f"output\n{stream}", ha="center", va="center", fontsize=10, weight="bold")
+    ax.plot([centres[0], centres[-1]], [-1.25, -1.25], color="0.45", lw=1.2)
+    ax.text(
+        (centres[0] + centres[-1]) / 2,
+        -1.4,
+        "the same mask to every layer: layer(x, mask); None means no mask",
+        ha="center",
+        va="bottom",
+        fontsize=9,
+        color="0.3",
+    )
+    ax.text(
+        (centres[0] + centres[-1]) / 2,
+        2.55,
+        f"forward returns (output, maps): maps is a list of {num_layers} attention map(s), "
+        "one per layer",
+        ha="center",
+        va="top",
+        fontsize=9.5,
+    )
+    ax.set_xlim(-1.2, end + 1.2)
+    ax.set_ylim(-2.1, 3.0)
+    layers = f"{num_layers} independent layer{'s' if num_layers > 1 else ''}"
+    _finish_diagram(ax, f"DepthStack with {layers}: each layer reads the previous one's output")
+    return ax
+
+
+def plot_classifier_dataflow(
+    length: int = 16,
+    d_model: int = 64,
+    num_heads: int = 4,
+    num_layers: int = 2,
+    num_classes: int = 2,
+    *,
+    ax: Axes | None = None,
+) -> Axes:
+    """Sentiment classifier, top to bottom: ids, embeddings + positions, encoder, pool, logits."""
+    if min(length, d_model, num_heads, num_layers, num_classes) < 1 or d_model % num_heads:
+        raise ValueError(
+            "expected positive sizes and d_model divisible by num_heads, got "
+            f"length={length}, d_model={d_model}, num_heads={num_heads}, "
+            f"num_layers={num_layers}, num_classes={num_classes}"
+        )
+    if ax is None:
+        ax = plt.subplots(figsize=(9.5, 7.6), layout="constrained")[1]
+    stream = f"(B, L, d_model) = (B, {length}, {d_model})"
+    steps = [
+        ("token_ids", f"(B, L) = (B, {length})"),
+        ("TokenEmbedding: lookup × √d_model", None),
+        ("token vectors", stream),
+        (f"+ sinusoidal positions ({length}, {d_model})", None),
+        ("encoder input", stream),
+        (f"TransformerEncoder: {num_layers} layers, {num_heads} heads", None),
+        ("hidden", stream),
+        ("masked_mean over the real tokens", None),
+        ("sentence vector", f"(B, d_model) = (B, {d_model})"),
+        (f"Linear(d_model, {num_classes})", None),
+        ("logits", f"(B, num_classes) = (B, {num_classes})"),
+    ]
+    for y, (name, shape) in enumerate(steps):
+        if y:
+            ax.annotate(
+                "", (0, y - 0.3), (0, y - 0.7), arrowprops={"arrowstyle": "-|>", "color": "0.3"}
+            )
+        if shape is None:
+            _block(ax, 0, y, name, "#c6dbef" if "Encoder" in name else "#e5e5e5")
+        else:
+            ax.text(0, y, f"{name}  {shape}", ha="center", va="center", fontsize=10, weight="bold")
+    encoder, pooling = 5, 7
+    ax.text(
+        2.9,
+        encoder,
+        f"also returns {num_layers} attention maps,\n"
+        f"each (B, H, L, L) = (B, {num_heads}, {length}, {length})",
+        ha="left",
+        va="center",
+        fontsize=9,
+        color="tab:red",
+    )
+    # The padding path: the ids decide which keys attention may see and which positions are pooled.
+    side = -4.6
+    ax.plot([-1.8, side, side], [0, 0, pooling], color="tab:purple", lw=1.6, ls="--")
+    for y, box_edge, text in (
+        (encoder, -1.95, "padding_mask(token_ids, pad_id)\n(B, 1, L): hides <pad> keys"),
+        (pooling, -1.75, "token_ids ≠ pad_id\n(B, L, 1): keeps real tokens"),
+    ):
+        ax.annotate(
+            "",
+            (box_edge, y),
+            (side, y),
+            arrowprops={"arrowstyle": "-|>", "color": "tab:purple", "lw": 1.6},
+        )
+        ax.text(
+            side + 0.15, y - 0.2, text, ha="left", va="bottom", fontsize=8.5, color="tab:purple"
+        )
+    ax.set_xlim(side - 0.4, 6.6)
+    ax.set_ylim(-0.6, len(steps) - 0.4)
+    _finish_diagram(
+        ax, "Sentiment classifier: B sentences of L token ids in, B × num_classes logits out"
+    )
+    return ax

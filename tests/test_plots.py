@@ -341,3 +341,46 @@ def test_key_tiling_hides_exactly_the_future():
     assert texts(ax).count("block ") == 3  # ceil(7 / 3) blocks, the last one short
     full = plots.plot_key_tiling(length, chunk, causal=False)
     assert not [p for p in full.patches if tuple(p.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)]
+
+
+def test_depth_stack_dataflow_gives_every_layer_the_mask_and_a_map():
+    ax = plots.plot_depth_stack_dataflow(num_layers=4)
+    assert [t for t in texts(ax).split(" | ") if t.startswith("layer ")] == [
+        f"layer {i}\nEncoderBlock" for i in (1, 2, 3, 4)
+    ]
+    assert [f"maps[{i}]\n(B, H, L, L)" in texts(ax) for i in range(5)] == [True] * 4 + [False]
+    arrows = [t for t in ax.texts if t.get_text() == "" and hasattr(t, "xy")]
+    # per layer: the stream in, the mask down, its map out; then the stream out of the last layer
+    assert len(arrows) == 3 * 4 + 1
+    assert "list of 4 attention map(s)" in texts(ax)
+    with pytest.raises(ValueError, match="at least one layer"):
+        plots.plot_depth_stack_dataflow(0)
+
+
+def test_classifier_dataflow_runs_top_to_bottom_with_the_given_sizes():
+    ax = plots.plot_classifier_dataflow(length=7, d_model=12, num_heads=3, num_layers=5)
+    steps = [t.get_text() for t in sorted(ax.texts, key=lambda t: t.get_position()[1])]
+    order = [
+        next(i for i, text in enumerate(steps) if text.startswith(start))
+        for start in (
+            "token_ids",
+            "TokenEmbedding",
+            "+ sinusoidal",
+            "TransformerEncoder",
+            "masked_mean",
+            "Linear",
+            "logits",
+        )
+    ]
+    assert order == sorted(order)
+    for shape in (
+        "(B, L) = (B, 7)",
+        "(B, 7, 12)",
+        "(B, d_model) = (B, 12)",
+        "(B, 3, 7, 7)",
+        "5 layers, 3 heads",
+        "(B, num_classes) = (B, 2)",
+    ):
+        assert shape in texts(ax)
+    with pytest.raises(ValueError, match="divisible"):
+        plots.plot_classifier_dataflow(d_model=10, num_heads=4)
