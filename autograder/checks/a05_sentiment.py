@@ -307,6 +307,9 @@ depends_on(
     ],
     "masked_mean",
 )
+# The held-out cells judge the trained `model`: the student's SentimentModel, trained with the
+# student's training step (the cells that follow that step in the notebook).
+depends_on(ASSIGNMENT, ["test_heldout_accuracy", "test_heldout_contrast"], "sentiment_model")
 
 
 # A gate: with an active dropout the other checks' verdicts would be chance.
