@@ -91,22 +91,32 @@ def call_ffn(ffn: nn.Module, x: Tensor) -> Tensor:
     return out
 
 
+def compare_with_reference(
+    cls: type, d_model: int, d_ff: int, shape: tuple[int, ...], g: torch.Generator, otherwise: str
+) -> None:
+    """The student's FFN and the reference with the same weights agree on a float64 input of
+    ``shape``; a known misreading is named, ``otherwise`` said for any other difference."""
+    mine, theirs = build_ffn(cls, d_model, d_ff, g)
+    x = torch.randn(*shape, generator=g, dtype=torch.float64)
+    with torch.no_grad():
+        diagnose(call_ffn(mine, x), theirs(x), ffn_mistakes(theirs, x), otherwise, atol=1e-9)
+
+
 @check(ASSIGNMENT, "test_feed_forward")
 def feed_forward_matches_the_reference(ns: Namespace) -> None:
     cls = require(ns, "PositionwiseFeedForward", type)
     g = hidden_generator("a03 feed forward")
     for lead_dims in (1, 2, 3):
         d_model, d_ff, *lead = random_sizes(g, 2 + lead_dims, low=2, high=17)
-        mine, theirs = build_ffn(cls, d_model, d_ff, g)
-        x = torch.randn(*lead, d_model, generator=g, dtype=torch.float64)
-        with torch.no_grad():
-            diagnose(
-                call_ffn(mine, x),
-                theirs(x),
-                ffn_mistakes(theirs, x),
-                f"the output differs from linear2(relu(linear1(x))) on an input of shape {tuple(x.shape)}",
-                atol=1e-9,
-            )
+        shape = (*lead, d_model)
+        compare_with_reference(
+            cls,
+            d_model,
+            d_ff,
+            shape,
+            g,
+            f"the output differs from linear2(relu(linear1(x))) on an input of shape {shape}",
+        )
 
 
 @check(ASSIGNMENT, "test_feed_forward")
@@ -114,17 +124,16 @@ def feed_forward_handles_degenerate_sizes(ns: Namespace) -> None:
     cls = require(ns, "PositionwiseFeedForward", type)
     g = hidden_generator("a03 feed forward degenerate")
     for d_model, d_ff, lead in ((1, 3, (2, 4)), (5, 1, (1, 1)), (1, 1, (3,)), (4, 6, (1, 7))):
-        mine, theirs = build_ffn(cls, d_model, d_ff, g)
-        x = torch.randn(*lead, d_model, generator=g, dtype=torch.float64)
-        with torch.no_grad():
-            diagnose(
-                call_ffn(mine, x),
-                theirs(x),
-                ffn_mistakes(theirs, x),
-                f"wrong for d_model={d_model}, d_ff={d_ff} on an input of shape {tuple(x.shape)}: "
-                "every position goes through linear2(relu(linear1(x))) alone, whatever the sizes",
-                atol=1e-9,
-            )
+        shape = (*lead, d_model)
+        compare_with_reference(
+            cls,
+            d_model,
+            d_ff,
+            shape,
+            g,
+            f"wrong for d_model={d_model}, d_ff={d_ff} on an input of shape {shape}: "
+            "every position goes through linear2(relu(linear1(x))) alone, whatever the sizes",
+        )
 
 
 @check(ASSIGNMENT, "test_feed_forward")
