@@ -143,3 +143,6 @@ def test_a_stopped_batch_leaves_no_process_behind(
     assert ended["left"] == [], f"left running: {ended['left']}\n{output}"
     assert ended["status"] != 0, output
     assert "submissions graded in" not in output, output  # it stopped, rather than finished
+    if how == signal.SIGINT:  # it says what it kept, and neither it nor a worker a traceback
+        assert ended["status"] == 130 and "interrupted: the grades recorded so far" in output
+        assert "Traceback" not in output and "KeyboardInterrupt" not in output, output

@@ -277,3 +277,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GradingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # its workers are already ended (batch.py); no traceback
+        print(
+            "\ninterrupted: the grades recorded so far stay in the gradebook; the CSV and the "
+            "feedback were not written. Run the same command again to grade the class.",
+            file=sys.stderr,
+        )
+        return 130

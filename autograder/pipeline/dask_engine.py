@@ -27,8 +27,10 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import tempfile
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -91,15 +93,27 @@ class GradingSetup(WorkerPlugin):
 
     idempotent = True  # a second grader of the same release reuses the set-up
 
-    def __init__(self, assignment: str, release: dict, sources: dict[str, str], sandboxed: bool):
+    def __init__(
+        self,
+        assignment: str,
+        release: dict,
+        sources: dict[str, str],
+        sandboxed: bool,
+        local: bool = False,
+    ):
         self.assignment, self.release, self.sources = assignment, release, sources
-        self.sandboxed = sandboxed
+        self.sandboxed, self.local = sandboxed, local
         digest = hashlib.sha256(
             json.dumps([assignment, release, sources, sandboxed], sort_keys=True).encode()
         )
         self.name = f"attention-lab-{assignment}-{digest.hexdigest()[:16]}"
 
     async def setup(self, worker: object) -> None:
+        if self.local and threading.current_thread() is threading.main_thread():
+            # Ctrl-C reaches a LocalCluster's workers with the grading command; it closes them
+            # itself, so they ignore it rather than print a traceback (a handler, not SIG_IGN,
+            # which a sandbox would inherit).
+            signal.signal(signal.SIGINT, lambda signum, frame: None)
         # In a thread: importing torch and building the reference data takes seconds, and the
         # worker's event loop must keep answering the scheduler meanwhile.
         await asyncio.to_thread(self._prepare, worker)
@@ -158,7 +172,9 @@ def graded(
     """
     assignment, release, sources = instructor
     with _client(cluster, assignment, stage) as client:
-        setup = GradingSetup(assignment, release, sources, settings.use_sandbox)
+        setup = GradingSetup(
+            assignment, release, sources, settings.use_sandbox, local=bool(cluster.local_workers)
+        )
         workers = client.scheduler_info()["workers"]
         _say_workers(workers, stage)
         try:
