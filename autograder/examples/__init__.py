@@ -14,11 +14,14 @@ with the sandbox a probe keeps full marks, without it (``--unsafe-no-sandbox``) 
 from __future__ import annotations
 
 import ast
+import atexit
+import functools
 import json
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,9 +105,13 @@ FAKE_CHECKS = """import sys, types, numpy, torch
 numpy.allclose = torch.allclose = lambda *args, **kwargs: True
 sys.modules["autograder"] = types.SimpleNamespace(run_hidden_checks=lambda *args: None)
 """
-STUBBORN_LOOP = """while True:
+# A cell that never ends and shrugs off the runner's interrupt.  It sleeps rather than spins:
+# the timeout is the same, without a core burnt for the whole cell timeout (a spinning one is
+# tests/test_runner.py's).
+STUBBORN_LOOP = """import time
+while True:
     try:
-        pass
+        time.sleep(0.05)
     except KeyboardInterrupt:
         pass
 """
@@ -355,9 +362,21 @@ def build_course(
 ) -> None:
     """A fresh nbgrader course at ``root``: the assignment generated, the samples submitted
     (``beacon``: the server that network probes among them try to reach)."""
+    if (root / "grading").exists():
+        raise FileExistsError(f"{root} already holds a course")
+    shutil.copytree(_generated(assignment), root, dirs_exist_ok=True)
+    write_class(root, samples, assignment, beacon)
+
+
+@functools.cache
+def _generated(assignment: str) -> Path:
+    """A course with ``assignment`` generated and nothing submitted, made once per process:
+    ``nbgrader generate_assignment`` costs seconds of CPU, a copy of its result almost none."""
     from autograder.pipeline.course import tool_env
 
-    (root / "grading").mkdir(parents=True)
+    root = Path(tempfile.mkdtemp(prefix="attention-lab-course-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    (root / "grading").mkdir()
     # The course's own configuration: it places everything relative to its own folder.
     shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
     shutil.copytree(ROOT / "solutions" / assignment, root / "solutions" / assignment)
@@ -377,7 +396,7 @@ def build_course(
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    write_class(root, samples, assignment, beacon)
+    return root
 
 
 def build_demo_course(root: Path):  # noqa: ANN201 - returns (Course, assignment)
