@@ -1,34 +1,33 @@
 """Every assignment gets the same verdicts from the trusted judge as from in-process grading.
 
-The mutation corpus (tests/test_mutants.py) grades its notebooks in-process, hidden checks only.
-Here, per assignment, the solution, the first and last known-wrong mutants, those marked
-``in_notebook`` and every correct alternative are handed in to a fresh nbgrader course and graded
-by the grading command's own path: the whole notebook runs in the sandbox, public checks included,
-and every hidden check runs in the judge, against proxies of the kernel's objects.  Every check
-gets the same verdict in both, so every cell the same partial score (or, where its visible check
-failed, what the rule for that gives: autograder/authoring/registry.py), which is what nbgrader
-reads from the graded notebook.  What a wrong mutant's student is shown in the graded notebook
-starts with the judge's expected diagnosis, even where the cell's visible checks failed first.
-The submissions leave out the solutions' demonstration cells (tagged ``demo``), as the corpus
-does: a student may delete ungraded cells, no answer or check depends on them, and they are most
-of 04's and 07's running time.
+The mutation corpus (tests/test_mutants.py) grades its notebooks in-process, hidden checks only;
+its per-assignment class then calls :func:`assert_judge_agrees` on the same worker, which reuses
+those in-process grades.  Per assignment, the solution, the first and last known-wrong mutants,
+those marked ``in_notebook`` and every correct alternative (:func:`merged`) are handed in to a
+fresh nbgrader course and graded by the grading command's own path: the whole notebook runs in
+the sandbox, public checks included, and every hidden check runs in the judge, against proxies
+of the kernel's objects.  Every check gets the same verdict in both, so every cell the same
+partial score (or, where its visible check failed, what the rule for that gives:
+autograder/authoring/registry.py), which is what nbgrader reads from the graded notebook.  What a
+wrong mutant's student is shown in the graded notebook starts with the judge's expected
+diagnosis, even where the cell's visible checks failed first.  The submissions leave out the
+solutions' demonstration cells (tagged ``demo``), as the corpus does: a student may delete
+ungraded cells, no answer or check depends on them, and they are most of 04's and 07's running
+time.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbgrader.utils import determine_grade
 
-import tests.mutants
 from autograder.authoring.registry import CellGrade
 from autograder.cells import is_test_cell
 from autograder.examples import Sample, build_course
-from autograder.isolation import sandbox
 from autograder.judging.judge import VISIBLE_CHECK_FAILED
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
@@ -36,30 +35,37 @@ from autograder.pipeline.records import Outcome
 from autograder.pipeline.verdicts import shown_verdict
 from autograder.suite.submission import DEMO_TAG, GradeResult
 from tests.mutants import Mutant, mutated_cells
-from tests.test_mutants import ROOT, graded
-from tests.test_mutants import grade as grade_in_process
-
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def require_sandbox() -> None:
-    available, reason = sandbox.sandbox_available()
-    if not available:  # a failure, not a skip: CI installs bubblewrap
-        pytest.fail(f"the grading sandbox is unavailable: {reason}", pytrace=False)
+def picked(assignment: str) -> list[Mutant]:
+    """The mutants of ``assignment`` graded through the grading command: the first and last
+    wrong ones, those marked ``in_notebook`` and every correct alternative (merged)."""
+    module = importlib.import_module(f"tests.mutants.m{assignment}")
+    marked = [m for m in module.WRONG[1:-1] if m.in_notebook]
+    return [module.WRONG[0], *marked, module.WRONG[-1], *merged(module.CORRECT)]
 
 
-def _picked() -> dict[str, list[Mutant]]:
-    picked = {}
-    for info in pkgutil.iter_modules(tests.mutants.__path__):
-        module = importlib.import_module(f"tests.mutants.{info.name}")
-        marked = [m for m in module.WRONG[1:-1] if m.in_notebook]
-        mutants = [module.WRONG[0], *marked, module.WRONG[-1], *module.CORRECT]
-        picked[mutants[0].assignment] = mutants
-    return picked
-
-
-PICKED = _picked()
+def merged(correct: Sequence[Mutant]) -> list[Mutant]:
+    """The correct alternatives, those that change different answer cells merged into one: each
+    still keeps full marks only if every cell does, and a submission costs seconds of CPU."""
+    groups: list[list[Mutant]] = []
+    for mutant in correct:
+        free = (g for g in groups if not set(mutant.patches) & {c for m in g for c in m.patches})
+        group = next(free, None)
+        if group is None:
+            groups.append([mutant])
+        else:
+            group.append(mutant)
+    return [
+        Mutant(
+            " + ".join(m.name for m in group),
+            group[0].assignment,
+            {cell: patch for m in group for cell, patch in m.patches.items()},
+        )
+        if len(group) > 1
+        else group[0]
+        for group in groups
+    ]
 
 
 def _student(mutant: Mutant) -> str:
@@ -78,26 +84,33 @@ def _leave_out_demonstrations(course: Path, assignment: str) -> None:
         nbformat.write(notebook, path)
 
 
-@pytest.mark.parametrize("assignment", sorted(PICKED))
-def test_judge_agrees_with_the_mutation_corpus(assignment: str, tmp_path: Path):
-    mutants = {_student(m): m for m in PICKED[assignment]}
-    assert len(mutants) == len(PICKED[assignment]), "two mutants map to one student name"
+def assert_judge_agrees(
+    assignment: str,
+    folder: Path,
+    graded: Callable[[Mutant], dict[str, GradeResult]],
+    solution_in_process: dict[str, GradeResult],
+) -> None:
+    """Grade the solution and :func:`picked` mutants of ``assignment`` through the grading
+    command in a course under ``folder``; every outcome must agree with in-process grading
+    (``graded`` for a mutant, ``solution_in_process`` for the solution)."""
+    chosen = picked(assignment)
+    mutants = {_student(m): m for m in chosen}
+    assert len(mutants) == len(chosen), "two mutants map to one student name"
     samples = [Sample("solution", "correct", "ok", True)] + [
         # mutated_cells patches the same answer cells that solution_answers gives students
         Sample(student, "mistake", "ok", m.is_correct, answers=mutated_cells(m))
         for student, m in mutants.items()
     ]
-    build_course(tmp_path, samples, assignment)
-    _leave_out_demonstrations(tmp_path, assignment)
+    build_course(folder, samples, assignment)
+    _leave_out_demonstrations(folder, assignment)
     outcomes: dict[str, Outcome] = {
-        o.student: o for o in grade(assignment, Course.load(tmp_path), workers=2)
+        o.student: o for o in grade(assignment, Course.load(folder), workers=2)
     }
 
     solution = outcomes.pop("solution")
     assert solution.verdict == "ok", solution.notes
     assert solution.cells and all(c.passed for c in solution.cells), solution.cells
-    in_process = grade_in_process(ROOT / "solutions" / assignment / f"{assignment}.ipynb")
-    assert_same_scores("solution", solution, in_process)
+    assert_same_scores("solution", solution, solution_in_process)
     for student, outcome in outcomes.items():
         mutant = mutants[student]
         assert outcome.verdict == "ok", (mutant.name, outcome.notes)

@@ -1,6 +1,6 @@
 """A graded cell that fails before its hidden checks still gets the judge's diagnosis, first.
 
-The end-to-end proof is tests/test_judge_parity.py (mutants marked ``in_notebook``) and the
+The end-to-end proof is tests/judge_parity.py (mutants marked ``in_notebook``) and the
 runner's side is in tests/test_runner.py; here are the kernel's and the judge's sides.
 """
 

@@ -31,6 +31,7 @@ from autograder.suite.submission import (
     grade_submission,
     load_submission,
 )
+from tests.judge_parity import assert_judge_agrees
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells
 from tests.test_reference_bans import BANNED_PHRASE
 
@@ -231,15 +232,22 @@ def test_the_corpus_keeps_its_agreed_size():
     assert {m.assignment for m in wrong} == set(ASSIGNMENTS) == solutions
 
 
+@cache
+def solution_graded(assignment: str) -> tuple[dict[str, GradeResult], dict[str, str]]:
+    """The solution's grades and the errors of its visible asserts (none, if it is right)."""
+    path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+    submission = load_submission(path, skip_tags=(DEMO_TAG,))
+    grades = grade_submission(submission)
+    with tempfile.TemporaryDirectory() as folder:  # so a mutant's visible failure is its own
+        return grades, run_visible_checks(assignment, submission.namespace, folder)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_gets_full_marks_and_the_stub_gets_none(assignment: str):
-    path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
-    submission = load_submission(path, skip_tags=(DEMO_TAG,))
-    solution = grade_submission(submission)
+    solution, visible_errors = solution_graded(assignment)
     assert solution and all(r.passed and r.fraction == 1 for r in solution.values()), solution
-    with tempfile.TemporaryDirectory() as folder:  # so a mutant's visible failure is its own
-        assert run_visible_checks(assignment, submission.namespace, folder) == {}
+    assert visible_errors == {}
     stub = grade(ROOT / "notebooks" / assignment / f"{assignment}.ipynb")
     assert stub.keys() == solution.keys()
     earned = {g: r.fraction for g, r in stub.items() if r.fraction != 0 or r.passed}
@@ -254,9 +262,10 @@ def test_grading_is_deterministic(tmp_path: Path):
 
 
 class _AssignmentCorpus:
-    """The graded tests of one assignment's mutants.  A class per assignment, so that under
-    `pytest -n N --dist loadscope` its tests share a worker (each mutant is graded once) while
-    the assignments spread over the workers."""
+    """The graded tests of one assignment's mutants, in-process and then through the grading
+    command.  A class per assignment, so that under `pytest -n N --dist loadscope` its tests
+    share a worker (each mutant is graded in-process once) while the assignments spread over the
+    workers."""
 
     assignment: str
 
@@ -275,6 +284,13 @@ class _AssignmentCorpus:
             f"correct alternatives accepted: {accepted}/{len(correct)}"
         )
         assert wrong and caught == len(wrong) and accepted == len(correct)
+
+    @pytest.mark.sandbox
+    @pytest.mark.usefixtures("sandbox_required")
+    def test_the_judge_agrees_through_the_grading_command(self, tmp_path: Path):
+        """Runs after the class's other tests: its in-process grades are theirs (judge_parity)."""
+        solution, _ = solution_graded(self.assignment)
+        assert_judge_agrees(self.assignment, tmp_path, graded, solution)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

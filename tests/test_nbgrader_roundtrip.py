@@ -61,7 +61,7 @@ def submission(assignment: str, answers: dict[str, str]) -> nbformat.NotebookNod
 def sampled(assignment: str) -> list:
     """The mutants put through real nbgrader: the first wrong one and the first correct
     alternative.  Every mutant's diagnosis is asserted in-process (test_mutants.py) and through
-    the sandboxed judge (test_judge_parity.py); here the point is nbgrader's own autograde,
+    the sandboxed judge (judge_parity.py); here the point is nbgrader's own autograde,
     feedback and export around our hidden checks, for each kind of submission (with the solution
     and the stub), at about 5 s a submission."""
     wrong = [m for m in CORPUS if m.assignment == assignment and not m.is_correct]

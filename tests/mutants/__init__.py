@@ -53,7 +53,7 @@ class Mutant:
     assignment: str
     patches: Mapping[str, Patch]  # grade_id -> how the mutant changes the solution's cell
     must_fail: dict[str, str] = field(default_factory=dict)  # grade_id -> diagnosis phrase
-    # Also graded by the grading command (tests/test_judge_parity.py), the diagnosis asserted on
+    # Also graded by the grading command (tests/judge_parity.py), the diagnosis asserted on
     # the graded notebook: for mistakes whose visible checks fail before the hidden ones.
     in_notebook: bool = False
 
