@@ -28,6 +28,21 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.slow)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The heaviest scopes first (those that grade through the sandbox, then other slow ones),
+    each kept whole and in its order.  `--dist loadscope` hands scopes out in this order
+    (`--no-loadscope-reorder`), so the quick ones fill the end and no worker idles while the
+    other finishes a batch it took last."""
+    weight = {}
+    for item in items:
+        scope = item.nodeid.rsplit("::", 1)[0]  # as xdist's loadscope splits it
+        heavy = (
+            2 if item.get_closest_marker("sandbox") else int(bool(item.get_closest_marker("slow")))
+        )
+        weight[scope] = max(weight.get(scope, 0), heavy)
+    items.sort(key=lambda item: -weight[item.nodeid.rsplit("::", 1)[0]])  # stable
+
+
 @pytest.fixture(scope="session")
 def sandbox_required() -> None:
     """Fail, never skip, where the grading sandbox cannot be built: CI must exercise it."""
