@@ -36,6 +36,8 @@ from pathlib import Path
 
 GRACE = 10
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+# As in a terminal, whatever this run inherited (a shell's background job ignores SIGINT).
+signal.signal(signal.SIGINT, signal.SIG_DFL)
 with open(sys.argv[1], "wb") as log:
     command = subprocess.Popen(sys.argv[2:], stdout=log, stderr=log, start_new_session=True)
 print(command.pid, flush=True)

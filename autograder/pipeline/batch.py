@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -169,10 +168,7 @@ def _round(
 def _start_worker(
     grader: Connection, assignment: str, release: dict, sources: dict[str, str]
 ) -> None:
-    """A pool worker's set-up: it ends with the grading process, and warms up.  Ctrl-C reaches
-    the whole process group; the grading process ends its workers itself, so a worker ignores it
-    rather than printing a traceback (a handler, not SIG_IGN, which its sandbox would inherit)."""
-    signal.signal(signal.SIGINT, lambda signum, frame: None)
+    """A pool worker's set-up: it ends with the grading process, and warms up."""
     end_with(grader)
     warm_up(assignment, release, sources)
 

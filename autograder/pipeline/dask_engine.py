@@ -93,27 +93,15 @@ class GradingSetup(WorkerPlugin):
 
     idempotent = True  # a second grader of the same release reuses the set-up
 
-    def __init__(
-        self,
-        assignment: str,
-        release: dict,
-        sources: dict[str, str],
-        sandboxed: bool,
-        local: bool = False,
-    ):
+    def __init__(self, assignment: str, release: dict, sources: dict[str, str], sandboxed: bool):
         self.assignment, self.release, self.sources = assignment, release, sources
-        self.sandboxed, self.local = sandboxed, local
+        self.sandboxed = sandboxed
         digest = hashlib.sha256(
             json.dumps([assignment, release, sources, sandboxed], sort_keys=True).encode()
         )
         self.name = f"attention-lab-{assignment}-{digest.hexdigest()[:16]}"
 
     async def setup(self, worker: object) -> None:
-        if self.local and threading.current_thread() is threading.main_thread():
-            # Ctrl-C reaches a LocalCluster's workers with the grading command; it closes them
-            # itself, so they ignore it rather than print a traceback (a handler, not SIG_IGN,
-            # which a sandbox would inherit).
-            signal.signal(signal.SIGINT, lambda signum, frame: None)
         # In a thread: importing torch and building the reference data takes seconds, and the
         # worker's event loop must keep answering the scheduler meanwhile.
         await asyncio.to_thread(self._prepare, worker)
@@ -172,9 +160,7 @@ def graded(
     """
     assignment, release, sources = instructor
     with _client(cluster, assignment, stage) as client:
-        setup = GradingSetup(
-            assignment, release, sources, settings.use_sandbox, local=bool(cluster.local_workers)
-        )
+        setup = GradingSetup(assignment, release, sources, settings.use_sandbox)
         workers = client.scheduler_info()["workers"]
         _say_workers(workers, stage)
         try:
@@ -299,17 +285,22 @@ def _client(
             get_mp_context()  # Dask sets its own preload list on its first call: ours replaces it
             with (
                 preloaded_forkserver(assignment, also=["distributed"]),
-                LocalCluster(
-                    n_workers=cluster.local_workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    host="127.0.0.1",
-                    dashboard_address=None,
-                    memory_limit=0,  # the sandbox and the judge limit what graded code may hold
-                    silence_logs=logging.ERROR,
-                ) as local,
-                Client(local, set_as_default=False) as client,
+                contextlib.ExitStack() as started,
             ):
+                with _interrupt_deferred():  # a half-built cluster would go on starting workers
+                    local = LocalCluster(
+                        n_workers=cluster.local_workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        host="127.0.0.1",
+                        dashboard_address=None,
+                        memory_limit=0,  # the sandbox and the judge limit what graded code holds
+                        # The command reports every failure itself; Dask's own errors would only
+                        # add tracebacks, as when Ctrl-C closes the cluster during a set-up.
+                        silence_logs=logging.CRITICAL,
+                    )
+                    started.enter_context(local)
+                    client = started.enter_context(Client(local, set_as_default=False))
                 yield client
         return
     address = scheduler_address(cluster)
@@ -326,6 +317,22 @@ def _client(
         ) from None
     with client:
         yield client
+
+
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Hold Ctrl-C back until the block ends (in the main thread; elsewhere none arrives)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
 
 
 def scheduler_address(cluster: DaskCluster) -> str:

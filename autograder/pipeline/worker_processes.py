@@ -37,7 +37,8 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
     """A forkserver context whose server imports ``also`` and the modules of ``assignment``'s
     workers; the server is stopped on leaving, once its children have been ended."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([*also, *preloaded_modules(assignment)])
+    shield = "autograder.pipeline.ignore_interrupts"  # first: workers ignore Ctrl-C from birth
+    context.set_forkserver_preload([shield, *also, *preloaded_modules(assignment)])
     try:
         yield context
     finally:
