@@ -28,6 +28,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.slow)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores this process may use.  Many tests wait on
+    timeouts they test (a cell past its limit, a judge's deadline, workers ending after a kill),
+    and meanwhile the extra worker keeps the cores busy."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The heaviest scopes first (those that grade through the sandbox, then other slow ones),
     each kept whole and in its order.  `--dist loadscope` hands scopes out in this order
