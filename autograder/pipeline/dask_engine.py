@@ -283,10 +283,13 @@ def _client(
         stage(f"starting a Dask LocalCluster of {cluster.local_workers} workers on 127.0.0.1")
         with dask.config.set(LOCAL_CLUSTER_CONFIG):
             get_mp_context()  # Dask sets its own preload list on its first call: ours replaces it
+            asyncio_log = logging.getLogger("asyncio")
             with (
+                contextlib.ExitStack() as restore,
                 preloaded_forkserver(assignment, also=["distributed"]),
                 contextlib.ExitStack() as started,
             ):
+                restore.callback(asyncio_log.setLevel, asyncio_log.level)  # after the closing
                 with _interrupt_deferred():  # a half-built cluster would go on starting workers
                     local = LocalCluster(
                         n_workers=cluster.local_workers,
@@ -301,7 +304,14 @@ def _client(
                     )
                     started.enter_context(local)
                     client = started.enter_context(Client(local, set_as_default=False))
-                yield client
+                try:
+                    yield client
+                except BaseException:
+                    # Closed mid-set-up or mid-job (Ctrl-C), the scheduler leaves the failures of
+                    # its messages to closed workers unread, and asyncio logs each with its
+                    # traceback: the command says what happened itself.
+                    asyncio_log.setLevel(logging.CRITICAL)
+                    raise
         return
     address = scheduler_address(cluster)
     security = _security(cluster, address)
