@@ -14,7 +14,6 @@ with the sandbox a probe keeps full marks, without it (``--unsafe-no-sandbox``) 
 from __future__ import annotations
 
 import ast
-import atexit
 import functools
 import json
 import re
@@ -364,39 +363,42 @@ def build_course(
     (``beacon``: the server that network probes among them try to reach)."""
     if (root / "grading").exists():
         raise FileExistsError(f"{root} already holds a course")
-    shutil.copytree(_generated(assignment), root, dirs_exist_ok=True)
+    for name, data in _generated(assignment).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
     write_class(root, samples, assignment, beacon)
 
 
 @functools.cache
-def _generated(assignment: str) -> Path:
-    """A course with ``assignment`` generated and nothing submitted, made once per process:
-    ``nbgrader generate_assignment`` costs seconds of CPU, a copy of its result almost none."""
+def _generated(assignment: str) -> dict[str, bytes]:
+    """Every file of a course with ``assignment`` generated and nothing submitted, by path, made
+    once per process: ``nbgrader generate_assignment`` costs seconds of CPU, writing its result
+    again almost none (held in memory, so no process leaves a folder behind)."""
     from autograder.pipeline.course import tool_env
 
-    root = Path(tempfile.mkdtemp(prefix="attention-lab-course-"))
-    atexit.register(shutil.rmtree, root, ignore_errors=True)
-    (root / "grading").mkdir()
-    # The course's own configuration: it places everything relative to its own folder.
-    shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
-    shutil.copytree(ROOT / "solutions" / assignment, root / "solutions" / assignment)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "nbgrader",
-            "generate_assignment",
-            assignment,
-            "--force",
-            "--log-level",
-            "ERROR",
-        ],
-        cwd=root,
-        env=tool_env(),
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    return root
+    with tempfile.TemporaryDirectory(prefix="attention-lab-course-") as folder:
+        root = Path(folder)
+        (root / "grading").mkdir()
+        # The course's own configuration: it places everything relative to its own folder.
+        shutil.copy(ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+        shutil.copytree(ROOT / "solutions" / assignment, root / "solutions" / assignment)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "nbgrader",
+                "generate_assignment",
+                assignment,
+                "--force",
+                "--log-level",
+                "ERROR",
+            ],
+            cwd=root,
+            env=tool_env(),
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def build_demo_course(root: Path):  # noqa: ANN201 - returns (Course, assignment)
