@@ -119,9 +119,11 @@ def test_a_stopped_batch_leaves_no_process_behind(
     log = tmp_path / "command.log"
     command = [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "--no-feedback"]
     command += ["--course", str(course), "--cell-timeout", "20", *engine]
+    # Its temporary folders under tmp_path: a command killed with -9 cannot remove its own.
+    (scratch := tmp_path / "t").mkdir()
     parent = subprocess.Popen(
         [sys.executable, "-c", SUBREAPER, str(log), *command],
-        env=tool_env(OMP_NUM_THREADS="1"),
+        env=tool_env(OMP_NUM_THREADS="1", TMPDIR=str(scratch)),
         stdout=subprocess.PIPE,
         text=True,
     )
