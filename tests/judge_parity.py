@@ -132,7 +132,7 @@ def assert_same_scores(name: str, outcome: Outcome, in_process: dict[str, GradeR
     """Each check's verdict and each cell's score agree between the graded notebook (what
     nbgrader reads from it) and in-process grading; a cell whose visible check failed scores
     what the registry's rule gives for that."""
-    points = cell_points(outcome.notebook)
+    points, saved = cell_points(outcome.notebook), recorded(outcome.notebook)
     assert {c.grade_id for c in outcome.cells} == set(in_process), name
     for cell in outcome.cells:
         expected = in_process[cell.grade_id]
@@ -144,7 +144,7 @@ def assert_same_scores(name: str, outcome: Outcome, in_process: dict[str, GradeR
         score = CellGrade(expected.checks, "failed" if visible_failed else "").points(
             points[cell.grade_id]
         )
-        assert cell.score == score == recorded(outcome.notebook)[cell.grade_id], (name, cell)
+        assert cell.score == score == saved[cell.grade_id], (name, cell)
 
 
 def cell_points(notebook: nbformat.NotebookNode) -> dict[str, float]:
