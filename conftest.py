@@ -40,14 +40,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     each kept whole and in its order.  `--dist loadscope` hands scopes out in this order
     (`--no-loadscope-reorder`), so the quick ones fill the end and no worker idles while the
     other finishes a batch it took last."""
-    weight = {}
+
+    def scope(item: pytest.Item) -> str:
+        return item.nodeid.rsplit("::", 1)[0]  # as xdist's loadscope splits it
+
+    weight: dict[str, int] = {}
     for item in items:
-        scope = item.nodeid.rsplit("::", 1)[0]  # as xdist's loadscope splits it
         heavy = (
             2 if item.get_closest_marker("sandbox") else int(bool(item.get_closest_marker("slow")))
         )
-        weight[scope] = max(weight.get(scope, 0), heavy)
-    items.sort(key=lambda item: -weight[item.nodeid.rsplit("::", 1)[0]])  # stable
+        weight[scope(item)] = max(weight.get(scope(item), 0), heavy)
+    items.sort(key=lambda item: -weight[scope(item)])  # stable
 
 
 @pytest.fixture(scope="session")
