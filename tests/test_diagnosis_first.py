@@ -1,62 +1,72 @@
-"""A graded cell that fails before its hidden checks still gets the judge's diagnosis, first.
+"""A graded cell that fails before its hidden checks still gets the judge's diagnosis, first;
+the visible check's error is only shown beside it, never scored.
 
 The end-to-end proof is tests/judge_parity.py (mutants marked ``in_notebook``) and the
-runner's side is in tests/test_runner.py; here are the kernel's and the judge's sides.
+runner's side is in tests/test_runner.py; here are the grade's and the kernel's sides.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
+from autograder.authoring.registry import VISIBLE_CHECK_FAILED, CellGrade, CheckResult
 from autograder.judging import kernel
-from autograder.judging.judge import VISIBLE_CHECK_FAILED, Verdict, after_public_failure
 
 INSIDE = Path(__file__).resolve().parents[1] / "autograder" / "isolation" / "inside.py"
+FAILED = CheckResult("scaled", 1.0, False, "scaled by √d_model")
 
 
 def test_the_judges_diagnosis_comes_before_the_visible_checks_message():
-    verdict = after_public_failure(
-        Verdict(False, "[check] scaled by √d_model"), "AssertionError: weights\n  differ"
-    )
-    assert not verdict.passed
-    assert verdict.diagnosis == (
-        f"[check] scaled by √d_model{VISIBLE_CHECK_FAILED}AssertionError: weights differ"
+    grade = CellGrade((FAILED,), visible_failure="AssertionError: weights differ")
+    assert not grade.full_marks
+    assert grade.describe().startswith(
+        f"[scaled] scaled by √d_model{VISIBLE_CHECK_FAILED}AssertionError: weights differ"
     )
 
 
-def test_a_cell_whose_visible_check_failed_still_fails_when_the_hidden_checks_pass():
-    verdict = after_public_failure(Verdict(True), "AssertionError: " + "x" * 5000)
-    assert not verdict.passed
-    assert verdict.diagnosis.startswith("the hidden checks of this cell pass, but its visible")
-    assert len(verdict.diagnosis) < 1200  # the student's message is cut
+def test_a_visible_failure_changes_no_score():
+    passed = (CheckResult("a", 1.0, True), CheckResult("b", 2.0, True))
+    shown = CellGrade(passed, visible_failure="AssertionError: the public example")
+    assert shown.points(3) == CellGrade(passed).points(3) == 3
+    assert "which does not change the score" in shown.describe()
+    partial = (CheckResult("a", 1.0, True), FAILED)
+    assert CellGrade(partial, visible_failure="x").points(2) == CellGrade(partial).points(2) == 1
 
 
 @pytest.fixture
-def inside(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, list]:
-    """The sandbox's autograder package, with a checkpoint that records its calls."""
+def inside(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, list, dict]:
+    """The sandbox's autograder package in a fake kernel whose notebook namespace is ``user_ns``,
+    with a checkpoint that records what it is given."""
     spec = importlib.util.spec_from_file_location("inside_under_test", INSIDE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    calls = []
+    calls: list = []
+    user_ns = {"attention": "the student's own"}
 
-    def checkpoint(assignment, grade_id, namespace, public_failure=None):  # noqa: ANN001, ANN202
-        calls.append((grade_id, public_failure))
+    def checkpoint(assignment, grade_id, namespace):  # noqa: ANN001, ANN202
+        calls.append((grade_id, namespace))
         raise AssertionError("the judge's verdict")
 
     monkeypatch.setattr(kernel, "checkpoint", checkpoint)
-    return module, calls
+    shell = SimpleNamespace(user_ns=user_ns)
+    monkeypatch.setitem(sys.modules, "IPython", SimpleNamespace(get_ipython=lambda: shell))
+    return module, calls, user_ns
 
 
-def test_the_kernel_asks_the_judge_once_per_cell_and_stays_silent(inside, capsys):
-    module, calls = inside
+def test_the_judge_is_served_the_notebooks_namespace_never_the_one_a_cell_passes(inside):
+    module, calls, user_ns = inside
     with pytest.raises(AssertionError):
-        module.run_hidden_checks("01_attention", "test_reached", {})
-    module.judge_failed_cell("01_attention", "test_reached", {}, "AssertionError: late")
-    module.judge_failed_cell("01_attention", "test_stopped", {}, "AssertionError: public")
-    module.judge_failed_cell("01_attention", "test_stopped", {}, "AssertionError: public")
-    assert calls == [("test_reached", None), ("test_stopped", "AssertionError: public")]
+        module.run_hidden_checks("01_attention", "test_x", {"attention": "the reference"})
+    assert calls == [("test_x", user_ns)]
+
+
+def test_the_follow_up_for_a_failed_cell_is_silent(inside, capsys):
+    module, calls, user_ns = inside
+    module.judge_failed_cell("01_attention", "test_stopped")
+    assert calls == [("test_stopped", user_ns)]
     assert capsys.readouterr() == ("", "")  # nbgrader zeroes a test cell with stderr output

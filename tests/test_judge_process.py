@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from autograder.examples import solution_answers
+from autograder.isolation.runner import _CellChannel
 from autograder.judging import kernel
 from autograder.judging.judge import WORKER_POLL_SECONDS, Judge
 from autograder.judging.limits import JudgeLimits
@@ -48,6 +49,7 @@ def test_a_judge_killed_mid_check_fails_that_cell_with_a_note(monkeypatch):
             kernel_said.append(error)
 
     with judge:
+        _CellChannel(os.dup(judge.cell_channel.fileno())).open(3, CELL)
         cell = threading.Thread(target=run_cell)
         cell.start()
         assert called.wait(60), "the judge never called the student's function"
@@ -55,8 +57,8 @@ def test_a_judge_killed_mid_check_fails_that_cell_with_a_note(monkeypatch):
         cell.join(60)
     assert kernel_said, "the kernel's checkpoint should fail once its judge is gone"
     assert judge.failure is not None and "killed" in judge.failure, judge.failure
-    verdict = judge.verdicts[CELL]
-    assert not verdict.passed and verdict.diagnosis.startswith("[judge]"), verdict
+    grade = judge.grades[CELL]
+    assert grade.points(1) == 0 and grade.describe().startswith("[judge]"), grade
 
 
 def test_a_judge_ends_when_its_worker_is_killed(tmp_path: Path):

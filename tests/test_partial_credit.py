@@ -31,7 +31,6 @@ from autograder.authoring.registry import (
     grade_cell,
 )
 from autograder.examples import Sample, build_course
-from autograder.judging.judge import Verdict, after_public_failure
 from autograder.pipeline.cli import main
 from autograder.pipeline.verdicts import apply_verdicts, shown_verdict
 from tests.mutants import mutated_cells
@@ -75,15 +74,16 @@ def test_a_failing_gate_voids_the_cell_and_a_passing_one_is_worth_nothing():
         _ = CellGrade((result("g", True, gate=True),)).fraction
 
 
-def test_a_failing_visible_check_costs_one_check_unless_a_hidden_check_already_found_it():
+def test_a_failing_visible_check_changes_no_score():
+    """The kernel reports its visible checks, so they could be forged: the hidden ones alone
+    score (each visible check has a hidden twin, which the mutation corpus shows)."""
     checks = (result("a", True), result("b", True, 2.0), result("c", True))
-    assert CellGrade(checks, "AssertionError: shape").fraction == pytest.approx(3 / 4)
     found = (result("a", True), result("b", True, 2.0), result("c", False))
-    assert CellGrade(found, "AssertionError: shape").fraction == CellGrade(found).fraction
-    alone = CellGrade((result("a", True),), "AssertionError: shape")
-    assert alone.points(2) == 0  # a cell of one check: as before partial credit
-    for grade in (CellGrade(checks, "x"), CellGrade(found, "x"), alone):
-        assert grade.fraction <= CellGrade(grade.checks).fraction  # never more than hidden alone
+    for hidden in (checks, found, (result("a", True),)):
+        shown = CellGrade(hidden, "AssertionError: shape")
+        assert shown.fraction == CellGrade(hidden).fraction and shown.points(2) == CellGrade(
+            hidden
+        ).points(2)
 
 
 def test_the_message_leads_with_the_first_failure_then_lists_every_check():
@@ -228,7 +228,7 @@ def test_every_cells_checks_carry_weight(assignment: str):
 # What nbgrader reads from the graded notebook
 
 
-def _graded_cell(points: float, verdict: Verdict, kernel_outputs: list) -> nbformat.NotebookNode:
+def _graded_cell(points: float, grade: CellGrade, kernel_outputs: list) -> nbformat.NotebookNode:
     cell = new_code_cell("check()")
     cell.metadata["nbgrader"] = {
         "grade": True,
@@ -239,7 +239,7 @@ def _graded_cell(points: float, verdict: Verdict, kernel_outputs: list) -> nbfor
     }
     notebook = new_notebook(cells=[cell])
     report = {"cells": [{"index": 0, "status": "error", "outputs": kernel_outputs}]}
-    cells = apply_verdicts(notebook, report, {"test_q": verdict}, [])
+    cells = apply_verdicts(notebook, report, {"test_q": grade}, [])
     nbformat.validate(notebook)
     assert cells[0].score == determine_grade(notebook.cells[0])[0], cells[0]
     return notebook.cells[0]
@@ -247,7 +247,7 @@ def _graded_cell(points: float, verdict: Verdict, kernel_outputs: list) -> nbfor
 
 def test_nbgrader_records_partial_credit_and_never_a_grade_the_kernel_forged():
     checks = (result("a", True), result("b", False), result("c", True), result("d", True))
-    partial = Verdict.of(CellGrade(checks))
+    partial = CellGrade(checks)
     forged = [
         new_output("execute_result", data={"text/plain": "3"}, execution_count=1),
         new_output("stream", name="stdout", text="hidden checks: 4 of 4 passed\n"),
@@ -255,29 +255,31 @@ def test_nbgrader_records_partial_credit_and_never_a_grade_the_kernel_forged():
     ]
     cell = _graded_cell(3, partial, forged)
     assert determine_grade(cell) == (2.25, 3.0)
-    assert shown_verdict(cell) == partial.diagnosis
+    assert shown_verdict(cell) == partial.describe()
     assert "  FAILED  b: see the first line" in shown_verdict(cell)
-    assert cell.outputs[0].output_type == "display_data"  # the kernel's value, shown only
-    nothing = Verdict.of(CellGrade((result("a", False),)))
+    assert len(cell.outputs) == 3 and "not shown" in cell.outputs[0].text  # nothing forged kept
+    nothing = CellGrade((result("a", False),))
     cell = _graded_cell(3, nothing, forged)
     assert determine_grade(cell) == (0, 3.0)
     assert shown_verdict(cell).startswith("[a] a is wrong")
-    everything = Verdict.of(CellGrade((result("a", True),)))
+    everything = CellGrade((result("a", True),))
     cell = _graded_cell(3, everything, [])
     assert determine_grade(cell) == (3.0, 3.0)
     assert shown_verdict(cell) == "hidden checks: 1 of 1 passed\n  passed  a"
 
 
-def test_the_judges_verdict_crosses_its_pipe_whole_and_a_visible_failure_caps_it():
-    verdict = Verdict.of(
-        CellGrade((result("a", True), result("b", True, 3.0), result("g", True, gate=True)))
-    )
-    assert Verdict.from_json(json.loads(json.dumps(verdict.to_json()))) == verdict
-    assert verdict.passed and verdict.points(4) == 4
-    capped = after_public_failure(verdict, "AssertionError: the public example")
-    assert not capped.passed and capped.points(4) == 3  # 3 of 4 weight: the lightest check lost
-    assert capped.diagnosis.startswith("the hidden checks of this cell pass, but its visible")
-    assert "  passed  g (a precondition, no points of its own)" in capped.diagnosis
+def test_the_judges_grade_crosses_its_pipe_whole_and_a_visible_failure_never_changes_it():
+    checks = (result("a", True), result("b", True, 3.0), result("g", True, gate=True))
+    grade = CellGrade(checks)
+    assert CellGrade.from_json(json.loads(json.dumps(grade.to_json()))) == grade
+    assert grade.full_marks and grade.points(4) == 4
+    shown = CellGrade(checks, visible_failure="AssertionError: the public example")
+    assert CellGrade.from_json(json.loads(json.dumps(shown.to_json()))) == shown
+    assert shown.full_marks and shown.points(4) == 4  # the kernel's report decides nothing
+    assert shown.describe().startswith("the hidden checks of this cell pass, but its visible")
+    assert "  passed  g (a precondition, no points of its own)" in shown.describe()
+    unjudged = CellGrade((), unjudged="[judge] it stopped")
+    assert unjudged.points(4) == 0 and unjudged.describe() == "[judge] it stopped"
 
 
 # ------------------------------------------------------------------------------------------

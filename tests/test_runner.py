@@ -7,8 +7,10 @@ costs about 0.7 s and a crash is noticed within about 1 s, so cell timeouts are 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -259,35 +261,70 @@ import json
 def run_hidden_checks(assignment, grade_id, namespace):
     pass
 
-def judge_failed_cell(assignment, grade_id, namespace, public_failure):
+def judge_failed_cell(assignment, grade_id):
     with open("judged.json", "a") as file:
-        file.write(json.dumps([assignment, grade_id, namespace["answer"], public_failure]) + "\\n")
+        file.write(json.dumps([assignment, grade_id]) + "\\n")
 """
 
 
-def test_a_test_cell_that_fails_before_its_hidden_line_is_still_judged(tmp_path):
+class _FakeJudge(threading.Thread):
+    """The judge's end of the cell channel: records what the runner says, asks for every
+    follow-up."""
+
+    def __init__(self, sock: socket.socket):
+        super().__init__(daemon=True)
+        self.sock, self.said = sock, []
+
+    def run(self) -> None:
+        with self.sock, self.sock.makefile("rwb", buffering=0) as stream:
+            for line in stream:
+                message = json.loads(line)
+                self.said.append(message)
+                answer = {"needed": True} if "follow_up" in message else {"ok": True}
+                stream.write(json.dumps(answer).encode() + b"\n")
+
+
+def test_the_runner_tells_the_judge_each_cell_and_asks_before_a_follow_up(tmp_path):
     (tmp_path / "autograder").mkdir()
     (tmp_path / "autograder" / "__init__.py").write_text(FAKE_AUTOGRADER)
     hidden = (
         "from autograder import run_hidden_checks\n"
-        'run_hidden_checks("01_attention", "test_{}", globals())'
+        "run_hidden_checks('01_attention', '{}', globals())"  # single quotes are found too
     )
-    test_cell = {"nbgrader": {"grade": True, "solution": False, "grade_id": "x", "points": 1}}
+
+    def test_cell(source: str, name: str) -> NotebookNode:
+        graded = {"grade": True, "solution": False, "grade_id": name, "points": 1}
+        return new_code_cell(f"{source}\n{hidden.format(name)}", metadata={"nbgrader": graded})
+
     answer_cell = {"nbgrader": {"grade": False, "solution": True, "grade_id": "a"}}
     cells = [
         new_code_cell("answer = 42", metadata=answer_cell),
         new_code_cell("1 / 0", metadata=answer_cell),  # an answer cell: nothing to judge
-        new_code_cell(f"assert answer == 41, 'public'\n{hidden.format('one')}", metadata=test_cell),
-        new_code_cell(f"assert answer == 42\n{hidden.format('two')}", metadata=test_cell),
-        new_code_cell(f"raise KeyError('k')\n{hidden.format('three')}", metadata=test_cell),
+        test_cell("assert answer == 41, 'public'", "one"),
+        test_cell("assert answer == 42", "two"),
+        test_cell("raise KeyError('k')", "three"),
     ]
     path = write_notebook(tmp_path, cells)
-    result = run_notebook(path, cell_timeout=TIMEOUT)
+    ours, theirs = socket.socketpair()
+    judge = _FakeJudge(ours)
+    judge.start()
+    result = run_notebook(path, cell_timeout=TIMEOUT, judge_fd=theirs.detach())
+    judge.join(10)
     assert statuses(result) == ["ok", "error", "error", "ok", "error"]
     judged = [json.loads(line) for line in (tmp_path / "judged.json").read_text().splitlines()]
-    assert judged == [
-        ["01_attention", "test_one", 42, "AssertionError: public"],
-        ["01_attention", "test_three", 42, "KeyError: 'k'"],
+    assert judged == [["01_attention", "one"], ["01_attention", "three"]]
+    assert judge.said == [
+        {"open": 0, "grade_id": None, "replay": False},
+        {"close": 0},
+        {"open": 1, "grade_id": None, "replay": False},
+        {"close": 1},
+        {"open": 2, "grade_id": "one", "replay": False},
+        {"follow_up": "one", "visible_failure": "AssertionError: public"},
+        {"close": 2},
+        {"open": 3, "grade_id": "two", "replay": False},
+        {"close": 3},
+        {"open": 4, "grade_id": "three", "replay": False},
+        {"follow_up": "three", "visible_failure": "KeyError: 'k'"},
+        {"close": 4},
     ]
-    # The cell keeps its own error and nothing of the follow-up: the judge's verdict replaces it.
     assert [o["output_type"] for o in result["cells"][2]["outputs"]] == ["error"]

@@ -188,9 +188,9 @@ def _forbid_in_source(
     obj: Any, banned: Mapping[str, Callable[..., Any] | type], exercise: str
 ) -> None:
     """forbid_references for a kernel object: judged from the notebook's source text."""
-    from autograder.judging import judge, source_bans
+    from autograder.judging import proxies, source_bans
 
-    name, sources = judge.origin_of(obj), source_bans.current_sources()
+    name, sources = proxies.origin_of(obj), source_bans.current_sources()
     if name is None or sources is None:
         fail(f"{exercise} could not be checked for calls to the reference")
     found = source_bans.banned_use(sources, name, banned)
@@ -267,9 +267,9 @@ def observe_call(kind: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
     A kernel's observations are its own report: numbers are judged here, these only add bans.
     """
     if _is_remote(fn):
-        from autograder.judging import judge
+        from autograder.judging import proxies
 
-        return judge.observed_call(fn, args, kwargs, kind)
+        return proxies.observed_call(fn, args, kwargs, kind)
     return kernel.observe(kind, fn, args, kwargs)
 
 
@@ -281,9 +281,9 @@ def identity(value: Any) -> int:
 def copy_into(owner: Any, name: str, value: torch.Tensor) -> None:
     """``owner.<name>.copy_(value)`` without autograd, also when ``owner`` lives in a kernel."""
     if _is_remote(owner):
-        from autograder.judging import judge
+        from autograder.judging import proxies
 
-        judge.copy_into_remote(owner, name, value)
+        proxies.copy_into_remote(owner, name, value)
         return
     with torch.no_grad():
         getattr(owner, name).copy_(value)

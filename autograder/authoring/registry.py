@@ -12,11 +12,11 @@ nbgrader all call :func:`grade_cell` and :class:`CellGrade`):
   failing gate or reference ban makes it earn nothing.  The cell's points are that share of its
   nbgrader points, rounded *down* to a hundredth of a point, so a cell with any failing check
   never shows full marks and the per-cell scores add up to what the gradebook stores.
-- A cell whose visible (public) check failed before its hidden line earns what its hidden checks
-  earn, but never full marks: at most its total weight less its lightest check's weight.  A
-  mistake the visible check shows is nearly always one a hidden check finds too, and it is not
-  charged twice; when no hidden check finds it, it still costs one check.  (The in-process suite
-  does not run the visible checks, so it scores the hidden checks alone.)
+- The visible (public) checks never change a score: what the student's kernel reports about
+  them could be forged.  Every visible check has a hidden twin instead, a hidden check that finds
+  the same mistakes on inputs the student has not seen (the mutation corpus shows it: the suite
+  scores each known mistake without running any visible check, and it loses points).  A visible
+  failure is only shown beside the verdict.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import functools
 import importlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -201,10 +201,15 @@ def _share(value: float) -> Fraction:
 
 @dataclass(frozen=True)
 class CellGrade:
-    """What a graded cell's hidden checks found, and the error that stopped its visible check."""
+    """One graded cell's grade: its hidden checks' results, from which every record derives.
+
+    visible_failure: the error that stopped the cell's visible check, shown, never scored.
+    unjudged: why no check ran (the cell was never judged, or its judge stopped): it earns 0.
+    """
 
     checks: tuple[CheckResult, ...]
     visible_failure: str = ""
+    unjudged: str = ""
 
     @property
     def fraction(self) -> Fraction:
@@ -215,13 +220,11 @@ class CellGrade:
         if not weights:
             raise ValueError("a graded cell needs a check worth points besides its gates")
         earned = sum((_share(c.weight) for c in self.checks if c.passed and not c.gate), Fraction())
-        if self.visible_failure:
-            earned = min(earned, sum(weights) - min(weights))
         return earned / sum(weights)
 
     @property
     def full_marks(self) -> bool:
-        """True when every check passed and the visible check did not fail."""
+        """True when every hidden check passed."""
         return self.fraction == 1
 
     def points(self, max_points: float) -> float:
@@ -237,13 +240,15 @@ class CellGrade:
     def describe(self) -> str:
         """What the student reads: the first failure's diagnosis, then the visible check's
         error, then every check, passed or failed, by name and diagnosis (never its source)."""
+        if not self.checks:
+            return self.unjudged or "this cell was not judged"
         lead = self.first_failure
         if self.visible_failure:
             lead = (
                 f"{lead}{VISIBLE_CHECK_FAILED}{self.visible_failure}"
                 if lead
-                else f"the hidden checks of this cell pass, but its visible check failed: "
-                f"{self.visible_failure}"
+                else "the hidden checks of this cell pass, but its visible check failed "
+                f"(which does not change the score): {self.visible_failure}"
             )
         passed = sum(c.passed for c in self.checks)
         lines = [lead] if lead else []
@@ -263,6 +268,29 @@ class CellGrade:
             said.setdefault(result.diagnosis, result.name)
             lines.append(f"  FAILED  {label}: {why}")
         return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        """The grade as plain JSON (the judge process reports it over a pipe)."""
+        return {
+            "checks": [asdict(c) for c in self.checks],
+            "visible_failure": self.visible_failure,
+            "unjudged": self.unjudged,
+        }
+
+    @classmethod
+    def from_json(cls, report: dict) -> CellGrade:
+        """Read :meth:`to_json` back; KeyError, TypeError or ValueError if it is malformed."""
+        checks = tuple(
+            CheckResult(
+                str(c["name"]),
+                float(c["weight"]),
+                bool(c["passed"]),
+                str(c["diagnosis"]),
+                bool(c["gate"]),
+            )
+            for c in report["checks"]
+        )
+        return cls(checks, str(report["visible_failure"]), str(report["unjudged"]))
 
 
 # Between the first failing check's diagnosis and the error that stopped a cell before its

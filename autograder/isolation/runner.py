@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m autograder.isolation.runner NOTEBOOK.ipynb --report-fd FD [--cell-timeout SECONDS]
-        [--max-restarts N] [--max-output-bytes B]
+    python -m autograder.isolation.runner NOTEBOOK.ipynb --report-fd FD [--judge-fd FD]
+        [--cell-timeout SECONDS] [--max-restarts N] [--max-output-bytes B]
 
 This is the program that runs inside the grading sandbox, as an unprivileged user without network.
 There the ``autograder`` package holds only this module and one other, so it imports nothing from
@@ -34,6 +34,18 @@ so that a run killed from outside still tells which cells finished::
     {"restarts": 1}                   # after each kernel restart
     {"finished": true}                # last; with "error": "..." when the run could not go on
 
+With ``--judge-fd``, the runner tells the grader's judge which cell runs, over a socket that the
+judge alone holds the other end of (autograder/judging/judge.py), one JSON line each way::
+
+    {"open": 3, "grade_id": "test_x", "replay": false}   -> {"ok": true}   before each code cell
+    {"follow_up": "test_x", "visible_failure": "..."}    -> {"needed": b}  a test cell that failed
+    {"close": 3}                                         -> {"ok": true}   after it
+
+``grade_id`` is null for a cell that is no graded test cell.  The judge judges a test cell's
+hidden checks only while its window is open, once; so the kernel can neither choose what is
+judged nor call the checks from elsewhere.  Like the report pipe, this socket is kept from the
+kernel.
+
 After ``"finished"`` there has been one cell record per code cell.  A cell's outputs are capped at
 ``max_output_bytes``, measured on their JSON, as they arrive: an output that would pass the cap is
 dropped (a stream is cut to what fits), so are all later outputs of that cell, and one stdout
@@ -50,6 +62,7 @@ import ctypes
 import json
 import os
 import re
+import socket
 import sys
 import time
 from pathlib import Path
@@ -73,6 +86,7 @@ DEFAULT_CELL_TIMEOUT = 60.0
 DEFAULT_MAX_RESTARTS = 3
 DEFAULT_MAX_OUTPUT_BYTES = 1 * MiB
 _PR_SET_DUMPABLE = 4
+JUDGE_ANSWER_SECONDS = 60.0  # the judge answers at once unless it is gone or stuck
 
 Record = dict[str, Any]
 
@@ -128,6 +142,7 @@ class _CappedClient(NotebookClient):
     def __init__(self, nb: NotebookNode, max_output_bytes: int, **kwargs: Any) -> None:
         super().__init__(nb, on_cell_executed=self._keep_reply, **kwargs)
         self.max_output_bytes = max_output_bytes
+        self.channel = _CellChannel(None)
         self.start_cell()
 
     def start_cell(self) -> None:
@@ -235,8 +250,11 @@ def _skipped(index: int) -> Record:
 async def _replay(client: _CappedClient, indices: list[int]) -> bool:
     """Silently re-run the cells at ``indices``; False when one times out or crashes."""
     for index in indices:
+        client.channel.open(index, _graded_test_cell(client.nb.cells[index]), replay=True)
+        status = (await _execute(client, index))["status"]
+        client.channel.close(index)
         # A replayed cell that raises is let be: only a dead or stuck kernel needs a restart.
-        if (await _execute(client, index))["status"] in ("timeout", "crashed"):
+        if status in ("timeout", "crashed"):
             return False
     return True
 
@@ -253,6 +271,51 @@ async def _recover(
         if await _replay(client, ok):
             return True
     return False
+
+
+class _CellChannel:
+    """The runner's end of the judge's cell channel (see the module docstring)."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.sock: socket.socket | None = None
+        if fd is not None:
+            self.sock = socket.socket(fileno=fd)
+            self.sock.set_inheritable(False)  # the kernel must never hold it, nor reopen it:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0)  # /proc/<pid>/fd
+            self.sock.settimeout(JUDGE_ANSWER_SECONDS)
+        self.buffer = b""
+
+    def _tell(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send one message and read the judge's answer; {} once the judge is gone."""
+        if self.sock is None:
+            return {}
+        try:
+            self.sock.sendall(json.dumps(message).encode() + b"\n")
+            while b"\n" not in self.buffer:
+                chunk = self.sock.recv(4096)
+                if not chunk:
+                    raise ConnectionError("the judge closed its channel")
+                self.buffer += chunk
+        except OSError:  # the judge died or hangs: the grader notes it; the cells still run
+            self.sock.close()
+            self.sock = None
+            return {}
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        answer = json.loads(line)
+        return answer if isinstance(answer, dict) else {}
+
+    def open(self, index: int, grade_id: str | None, replay: bool = False) -> None:
+        """Cell ``index`` starts (``grade_id``: the graded test cell's, else None)."""
+        self._tell({"open": index, "grade_id": grade_id, "replay": replay})
+
+    def follow_up(self, grade_id: str, visible_failure: str) -> bool:
+        """True when the judge wants the failed test cell ``grade_id`` judged all the same."""
+        answer = self._tell({"follow_up": grade_id, "visible_failure": visible_failure})
+        return answer.get("needed") is True
+
+    def close(self, index: int) -> None:
+        """Cell ``index`` ended."""
+        self._tell({"close": index})
 
 
 class _Report:
@@ -293,26 +356,36 @@ class _Report:
             remaining = remaining[os.write(self.fd, remaining) :]
 
 
-# A graded test cell's hidden-check line, as the solutions write it.
+# A graded test cell's hidden-check line: run_hidden_checks("<assignment>", "<grade id>", ...).
 _HIDDEN_CHECK_CALL = re.compile(
-    r'run_hidden_checks\(\s*"([\w.-]+)"\s*,\s*"([\w.-]+)"\s*,\s*globals\(\)\s*\)'
+    r"""run_hidden_checks\(\s*(["'])([\w.-]+)\1\s*,\s*(["'])([\w.-]+)\3"""
 )
 
 
-async def _judge_failed_test_cell(client: _CappedClient, index: int, record: Record) -> None:
-    """A graded test cell that raised before its hidden-check line is judged all the same: the
-    judge's verdict fails it with its diagnosis first and the error after (see
-    autograder/isolation/inside.py).  Nothing is recorded: the verdict replaces the cell's outputs.
-    """
-    cell = client.nb.cells[index]
+def _graded_test_cell(cell: NotebookNode) -> str | None:
+    """The grade id of a graded test cell (nbgrader's metadata), else None."""
     nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+    if cell.cell_type != "code" or not nbgrader.get("grade") or nbgrader.get("solution"):
+        return None
+    grade_id = nbgrader.get("grade_id")
+    return grade_id if isinstance(grade_id, str) else None
+
+
+async def _judge_failed_test_cell(client: _CappedClient, index: int, record: Record) -> None:
+    """A graded test cell that raised before its hidden-check line is judged all the same, when
+    the judge says its checks were not reached: the grade is the hidden checks', and the error is
+    only shown beside it.  Nothing is recorded: the verdict replaces the cell's outputs."""
+    cell = client.nb.cells[index]
+    grade_id = _graded_test_cell(cell)
     found = _HIDDEN_CHECK_CALL.search(cell.source)
-    if not found or not nbgrader.get("grade") or nbgrader.get("solution"):
+    if grade_id is None or not found or record["status"] != "error":
         return
-    if record["status"] != "error" or record.get("ename") == "MemoryError":
+    if record.get("ename") == "MemoryError":
         return  # a kernel that needs a restart cannot be asked anything
     failure = f"{record.get('ename')}: {record.get('evalue')}"
-    call = f"judge_failed_cell({found[1]!r}, {found[2]!r}, globals(), {failure!r})"
+    if not client.channel.follow_up(grade_id, failure):
+        return
+    call = f"judge_failed_cell({found[2]!r}, {grade_id!r})"
     try:
         await client.kc.execute_interactive(
             f"__import__('autograder').{call}",
@@ -337,8 +410,10 @@ async def _run_cells(client: _CappedClient, report: _Report, max_restarts: int, 
     code = [i for i, cell in enumerate(client.nb.cells) if cell.cell_type == "code"]
     ok: list[int] = []
     for position, index in enumerate(code):
+        client.channel.open(index, _graded_test_cell(client.nb.cells[index]))
         record = await _execute(client, index)
         await _judge_failed_test_cell(client, index, record)
+        client.channel.close(index)
         report.cell(record)
         if record["status"] == "ok":
             ok.append(index)
@@ -355,6 +430,7 @@ async def _run(
     cell_timeout: float,
     max_restarts: int,
     max_output_bytes: int,
+    channel: _CellChannel,
 ) -> None:
     """Execute ``nb`` in ``cwd`` into ``report``; the kernel is gone when this returns."""
     # timeout_func rather than timeout: nbclient's `timeout` takes whole seconds only.
@@ -365,6 +441,7 @@ async def _run(
         interrupt_on_timeout=False,
         allow_errors=True,
     )
+    client.channel = channel
     try:
         await _start_kernel(client, cwd)
         await _run_cells(client, report, max_restarts, cwd)
@@ -378,6 +455,7 @@ def run_notebook(
     cell_timeout: float = DEFAULT_CELL_TIMEOUT,
     max_restarts: int = DEFAULT_MAX_RESTARTS,
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    judge_fd: int | None = None,
 ) -> dict[str, Any]:
     """Run the notebook at ``path``, report to ``report_fd`` as it goes, and return the result:
     ``{"cells": [...], "restarts": N, "finished": True}``, plus ``"error"`` on an early stop.
@@ -388,11 +466,14 @@ def run_notebook(
     """
     path = Path(path).resolve()
     report = _Report(report_fd)
+    channel = _CellChannel(judge_fd)
     nb: NotebookNode | None = None
     error: str | None = None
     try:
         nb = nbformat.read(path, as_version=4)
-        asyncio.run(_run(nb, path.parent, report, cell_timeout, max_restarts, max_output_bytes))
+        asyncio.run(
+            _run(nb, path.parent, report, cell_timeout, max_restarts, max_output_bytes, channel)
+        )
     except BrokenPipeError:
         raise  # the grader stopped listening: nobody is left to tell
     except Exception as failure:  # the grader learns why from the report, not a traceback
@@ -417,6 +498,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--report-fd", type=int, required=True, help="a pipe open for writing")
+    parser.add_argument("--judge-fd", type=int, help="the judge's cell channel, a socket")
     parser.add_argument("--cell-timeout", type=float, default=DEFAULT_CELL_TIMEOUT)
     parser.add_argument("--max-restarts", type=int, default=DEFAULT_MAX_RESTARTS)
     parser.add_argument("--max-output-bytes", type=int, default=DEFAULT_MAX_OUTPUT_BYTES)
@@ -438,6 +520,7 @@ def main(argv: list[str] | None = None) -> int:
             cell_timeout=args.cell_timeout,
             max_restarts=args.max_restarts,
             max_output_bytes=args.max_output_bytes,
+            judge_fd=args.judge_fd,
         )
     except OSError as error:  # the report pipe is closed or was never open
         print(f"runner: cannot report on fd {args.report_fd}: {error}", file=sys.stderr)

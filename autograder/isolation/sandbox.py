@@ -60,6 +60,8 @@ SANDBOX_UID = 65534
 
 # The file descriptor on which the sandboxed program finds its report pipe, when it is given one.
 REPORT_FD = 3
+# And the judge's cell channel, after it (see autograder/isolation/runner.py).
+JUDGE_FD = 4
 
 # The address-space limit is memory_bytes plus this: room for shared libraries, thread stacks and
 # malloc arenas that are reserved but never touched (torch with 64 threads maps ~2.7 GB with only
@@ -100,59 +102,10 @@ _STDERR_TAIL_BYTES = 2 * KiB
 _STARTED = b"started\n"
 _STATUS_BYTES = 4 * KiB
 
-# Runs inside the sandbox as the parent of the student's code.  It drops root (when given a uid),
-# enters the working directory (as the sandbox user: root without capabilities may not), applies
-# the rlimits, says "started" on the status fd, runs argv in a child with every other fd closed
-# but the report pipe, if any, as fd 3 (REPORT_FD),
-# and reports the child's exact wait status and resource usage on the status fd, which bwrap alone
-# would lose (it folds signals into 128 + N and does not pass on rusage).
-_LAUNCHER = r"""
-import ctypes, json, os, resource, sys
-spec = json.loads(sys.argv[1])
-libc = ctypes.CDLL(None, use_errno=True)
-uid = spec["uid"]
-if uid is not None:
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
-    libc.prctl(4, 1)  # PR_SET_DUMPABLE: setuid cleared it, and /proc/self/*_map need it
-    # A user namespace of its own makes RLIMIT_NPROC count this sandbox's processes only, not
-    # every process of uid 65534 on the host; without one the count is host-wide, still bounded.
-    if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                           ("gid_map", f"{uid} {uid} 1")):
-            with open(f"/proc/self/{name}", "w") as f:
-                f.write(text)
-os.chdir(spec["cwd"])
-for res, soft, hard in spec["rlimits"]:
-    resource.setrlimit(res, (soft, hard))
-status_fd, report_fd = spec["status_fd"], spec["report_fd"]
-os.write(status_fd, b"started\n")
-# Not dumpable, so code running as the same user cannot open the status fd through /proc; the
-# child becomes dumpable again when it execs.
-libc.prctl(4, 0)
-child = os.fork()
-if child == 0:
-    first_closed = 3
-    if report_fd is not None:
-        os.dup2(report_fd, 3)
-        os.set_inheritable(3, True)
-        first_closed = 4
-    os.closerange(first_closed, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    argv = sys.argv[2:]
-    try:
-        os.execvp(argv[0], argv)
-    except OSError as error:
-        sys.stderr.write(f"sandbox: cannot run {argv[0]!r}: {error.strerror}\n")
-        os._exit(127)
-if report_fd is not None:
-    os.close(report_fd)  # the child's copy is the only writer left
-_, status, usage = os.wait4(child, 0)
-report = {"status": status, "cpu": usage.ru_utime + usage.ru_stime, "maxrss": usage.ru_maxrss}
-os.write(status_fd, json.dumps(report).encode())
-code = os.waitstatus_to_exitcode(status)
-os._exit(code if code >= 0 else 128 - code)
-"""
+# The program that runs inside the sandbox as the parent of the student's code
+# (autograder/isolation/launcher.py), passed to the interpreter as text: the sandbox need not see
+# the file.
+_LAUNCHER = (Path(__file__).with_name("launcher.py")).read_text()
 
 
 class SandboxUnavailable(RuntimeError):
@@ -295,6 +248,7 @@ def run_sandboxed(
     readonly_binds: Sequence[Path] = (),
     hide: Sequence[Path] = (),
     report_bytes: int = 0,
+    pass_fds: Sequence[int] = (),
 ) -> SandboxResult:
     """Run ``argv`` in a sandbox with ``workdir`` writable at :data:`SANDBOX_WORKDIR`.
 
@@ -303,10 +257,12 @@ def run_sandboxed(
     file becomes one that cannot be opened); elsewhere it is not there anyway.  Mounts go from the
     shallowest path to the deepest, so a bind can re-expose part of a hidden tree.  With
     ``report_bytes``, argv finds a pipe open for writing at fd :data:`REPORT_FD`; the first
-    ``report_bytes`` it sends come back in :attr:`SandboxResult.report`.  ``env`` replaces the
-    whole environment (default: :func:`default_env`).  When the grader runs as root, ``workdir`` is
-    handed to uid 65534 (recursively, links not followed) so the sandbox can write it; keep
-    submissions in a directory that uid 65534 cannot enter, so one cannot read another's.
+    ``report_bytes`` it sends come back in :attr:`SandboxResult.report`.  ``pass_fds`` reach
+    argv as the descriptors after it (4, 5, ... with a report pipe; 3, 4, ... without).
+    ``env`` replaces the whole environment (default: :func:`default_env`).  When the grader runs
+    as root, ``workdir`` is handed to uid 65534 (recursively, links not followed) so the sandbox
+    can write it; keep submissions in a directory that uid 65534 cannot enter, so one cannot read
+    another's.
     Raises :class:`SandboxUnavailable` when bwrap is missing or cannot build the sandbox.
     """
     if not argv:
@@ -336,7 +292,7 @@ def run_sandboxed(
         "uid": SANDBOX_UID if as_root else None,
         "rlimits": limits.rlimits(),
         "status_fd": status_write,
-        "report_fd": report_write,
+        "fds": [fd for fd in (report_write, *pass_fds) if fd is not None],
         "cwd": str(SANDBOX_WORKDIR),
     }
     command = [
@@ -360,7 +316,7 @@ def run_sandboxed(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(default_env() if env is None else env),
-            pass_fds=tuple(fd for fd in (status_write, report_write) if fd is not None),
+            pass_fds=tuple(fd for fd in (status_write, report_write, *pass_fds) if fd is not None),
             start_new_session=True,
         )
     finally:

@@ -1,503 +1,72 @@
-"""The trusted side of remote judging: proxies for the kernel's objects, and the checkpoint server.
+"""The trusted judge: it decides which cell is judged, runs its hidden checks, and reports.
 
-The hidden checks of autograder/checks run here unchanged, against a :class:`RemoteNamespace`:
-calling a student's function sends the arguments to the kernel and brings the result back as data
-(see autograder/judging/protocol.py).  Gradients flow across: a remote call's tensor outputs are
-tied into this process's autograd graph, and ``backward`` asks the kernel for the input gradients.
+One judge process serves one submission.  It listens on two channels:
+
+* the **cell channel**, a socket pair whose other end only the runner holds (it reaches the
+  sandbox as a file descriptor that the student's kernel neither inherits nor can reopen, see
+  autograder/isolation/runner.py).  Before each code cell the runner says which cell runs and, for
+  a graded test cell, its grade id from the instructor's copy of the notebook; after it, that the
+  cell ended;
+* the **checkpoint socket**, which the kernel connects to when a test cell's hidden-check line
+  runs (autograder/judging/kernel.py).
+
+A checkpoint is judged only for the graded test cell running at that moment, at most once per
+cell and submission.  Any other call (from an answer cell, between cells, for another cell's
+grade id, or a second time) is refused, reported as a refusal, and judged nothing.  The checks then
+run against the kernel's namespace through proxies (autograder/judging/proxies.py), and each cell's
+:class:`~autograder.authoring.registry.CellGrade` goes to the grading worker over a pipe.
 """
 
 from __future__ import annotations
 
-import builtins
 import contextlib
-import ctypes
-import itertools
 import json
 import os
 import resource
+import selectors
 import signal
 import socket
-import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from autograder.authoring.registry import (
-    VISIBLE_CHECK_FAILED,
-    CellGrade,
-    CheckResult,
-    StopChecks,
-    checks_for,
-    grade_cell,
-)
+from autograder.authoring.registry import CellGrade, StopChecks, checks_for, grade_cell
 from autograder.judging import protocol, source_bans
+from autograder.judging.containment import confine, death
 from autograder.judging.limits import JudgeLimits
+from autograder.judging.proxies import Link, RemoteNamespace, _current
 
 WORKER_POLL_SECONDS = 1.0  # how often an idle judge checks that its worker still lives
-
-# Classes from these packages stand in for the kernel's classes in isinstance and issubclass.
-_TRUSTED_ROOTS = {"torch", "attention_lab", "builtins", "numpy", "collections", "abc"}
-
-
-class KernelGone(StopChecks, ConnectionError):
-    """The kernel stopped answering: it crashed, exited or was stopped for a limit; no later
-    check of the cell can run."""
-
-
-class NotPlainValue(TypeError):
-    """The kernel named an object whose class claims to be data (a tensor, an array): real data
-    always crosses by value, so such an object is a forgery and is never handed to the checks."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "your code returned an object that poses as a tensor or NumPy array without being "
-            "one: return real torch tensors (or plain Python values)"
-        )
-
-
-# Instances of these always cross by value; a reference claiming one of them is refused.
-_DATA_TYPES = (torch.Tensor, np.ndarray, np.generic, torch.dtype, torch.device, torch.Generator)
-
-
-class RemoteError(Exception):
-    """The student's code raised an exception with no built-in equivalent."""
-
-
-class _RemoteGraph(torch.autograd.Function):
-    """Ties a remote call's outputs to its inputs; backward asks the kernel for the gradients."""
-
-    @staticmethod
-    def forward(ctx, link: Link, call_id: int, n_inputs: int, *tensors: torch.Tensor):  # noqa: ANN205
-        ctx.link, ctx.call_id, ctx.n_inputs = link, call_id, n_inputs
-        ctx.n_outputs = len(tensors) - n_inputs
-        return tuple(t.clone() for t in tensors[n_inputs:])
-
-    @staticmethod
-    def backward(ctx, *grads: torch.Tensor):  # noqa: ANN205
-        input_grads = ctx.link.backward(ctx.call_id, grads)
-        input_grads += [None] * (ctx.n_inputs - len(input_grads))  # the anchor has none
-        return (None, None, None, *input_grads[: ctx.n_inputs], *([None] * ctx.n_outputs))
-
-
-class RemoteObject:
-    """Stands for one object in the kernel; every use becomes a request."""
-
-    __slots__ = ("_link", "_ref", "_info")
-    is_proxy = True
-
-    def __init__(self, link: Link, info: dict):
-        object.__setattr__(self, "_link", link)
-        object.__setattr__(self, "_ref", info["id"])
-        object.__setattr__(self, "_info", info)
-
-    @property
-    def __class__(self) -> type:  # isinstance(x, nn.Module) and friends see the kernel's class
-        return self._link.local_class(self._info["class_id"], self._info["mro"])
-
-    def __getattr__(self, name: str) -> Any:
-        # Protocol lookups (__array_interface__, __torch_function__, ...) would let the kernel
-        # hand the judge raw pointers or hooks; a student object has none that checks need.
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        return self._link.request("getattr", self, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self._link.request("setattr", self, name, value)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._link.call(self._ref, args, kwargs)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._link.request("getitem", self, key)
-
-    def __len__(self) -> int:
-        return _checked(self._link.request("len", self), int)
-
-    def __bool__(self) -> bool:
-        return _checked(self._link.request("bool", self), bool)
-
-    def __contains__(self, item: Any) -> bool:
-        return _checked(self._link.request("contains_item", self, item), bool)
-
-    def __iter__(self) -> Iterator[Any]:
-        iterator = self._link.request("iter", self)
-        if not isinstance(iterator, RemoteObject):
-            raise TypeError("iter() of a student's object must give an iterator")
-        return iterator
-
-    def __next__(self) -> Any:
-        return self._link.request("next", self)
-
-    def __repr__(self) -> str:
-        try:
-            return str(self._link.request("repr", self))
-        except Exception:  # noqa: BLE001 - a repr must not fail inside an error message
-            return f"<student object {self._info.get('name', '?')}>"
-
-
-def _checked(value: Any, kind: type) -> Any:
-    if not isinstance(value, kind):
-        raise TypeError(
-            f"expected {kind.__name__} from the student's object, got {type(value).__name__}"
-        )
-    return value
-
-
-def _trusted_class(path: str) -> type | None:
-    """The class named ``module:qualname`` if it lives in an already imported trusted package."""
-    module_name, _, qualname = path.partition(":")
-    if module_name.split(".")[0] not in _TRUSTED_ROOTS or module_name not in sys.modules:
-        return None
-    value: Any = sys.modules[module_name]
-    for part in qualname.split("."):
-        value = getattr(value, part, None)
-    return value if isinstance(value, type) and value is not object else None
-
-
-def _local_bases(mro: Sequence[str]) -> tuple[type, ...]:
-    """The most specific trusted classes of a kernel class's MRO."""
-    found = [c for c in map(_trusted_class, mro) if c is not None]
-    return tuple(c for c in found if not any(o is not c and issubclass(o, c) for o in found))
-
-
-class Link:
-    """One checkpoint connection: sends requests to the kernel and decodes its replies."""
-
-    def __init__(self, sock: socket.socket):
-        self.sock = sock
-        self.alive = True
-        self.proxies: dict[int, Any] = {}
-        self.classes: dict[int, type] = {}
-        self.origins: dict[int, str] = {}  # id(proxy) -> the global name it was looked up by
-        self.stand_ins: list[torch.nn.Module] = []  # the judge's models lent to the kernel
-        self.callback_error: Exception | None = None
-
-    # -- encoding this side's values for the kernel
-
-    def reference(self, value: Any) -> dict:
-        if isinstance(value, RemoteObject):
-            return {"$": "ref", "id": object.__getattribute__(value, "_ref")}
-        if (
-            isinstance(value, type)
-            and self.classes.get(getattr(value, "__remote_id__", None)) is value
-        ):
-            return {"$": "ref", "id": value.__remote_id__}
-        if isinstance(value, torch.nn.Module):  # a stand-in model the student's code may use
-            if not any(value is m for m in self.stand_ins):
-                self.stand_ins.append(value)
-            number = next(i for i, m in enumerate(self.stand_ins) if m is value)
-            return {
-                "$": "local",
-                "id": number,
-                "mro": [protocol.class_path(c) for c in type(value).__mro__],
-            }
-        raise TypeError(f"cannot send a {type(value).__name__} to the student's code")
-
-    def answer_callback(self, message: dict, tensors: list[torch.Tensor]) -> tuple[dict, list]:
-        """Use a stand-in model for the kernel: public attributes and methods, results as data."""
-        target = message.get("target") or {}
-        number, method = target.get("id"), target.get("method")
-        if not isinstance(number, int) or not 0 <= number < len(self.stand_ins):
-            raise protocol.ProtocolError("unknown stand-in")
-        module = self.stand_ins[number]
-        args = protocol.decode(message.get("args"), tensors, self.resolve)
-        kwargs = protocol.decode(message.get("kwargs"), tensors, self.resolve)
-        if message.get("callback") == "getattr":
-            name = args[0] if args else None
-            if not isinstance(name, str) or name.startswith("_"):
-                raise AttributeError(f"{name!r} is not available on the grader's model")
-            value = getattr(module, name)
-            if callable(value) and not isinstance(value, torch.nn.Module):
-                return self._reply({"$": "local", "id": number, "method": name, "mro": []}, [])
-        elif message.get("callback") == "call":
-            function = getattr(module, method) if isinstance(method, str) else module
-            if isinstance(method, str) and method.startswith("_"):
-                raise AttributeError(f"{method!r} is not available on the grader's model")
-            value = function(*args, **kwargs)
-        else:
-            raise protocol.ProtocolError("unknown callback")
-        if isinstance(value, Iterator):
-            value = iter(list(itertools.islice(value, 100_000)))
-        out: list[torch.Tensor] = []
-        return self._reply(self._encode_result(value, out), out)
-
-    def _encode_result(self, value: Any, out: list[torch.Tensor]) -> Any:
-        if isinstance(value, Iterator):
-            return {"$": "iter", "v": [protocol.encode(x, out, self.reference) for x in value]}
-        return protocol.encode(value, out, self.reference)
-
-    @staticmethod
-    def _reply(tree: Any, out: list[torch.Tensor]) -> tuple[dict, list]:
-        return {"ok": True, "value": tree}, out
-
-    def resolve(self, tree: dict) -> Any:
-        if tree.get("$") == "local":
-            number = tree.get("id")
-            if (
-                not isinstance(number, int)
-                or not 0 <= number < len(self.stand_ins)
-                or tree.get("method")
-            ):
-                raise protocol.ProtocolError("bad stand-in reference")
-            return self.stand_ins[number]
-        number = tree.get("id")
-        if not isinstance(number, int) or not isinstance(tree.get("mro"), list):
-            raise protocol.ProtocolError("bad reference")
-        if number not in self.proxies:
-            if tree.get("kind") == "class":
-                self.proxies[number] = self.local_class(number, tree["mro"])
-            else:
-                self.local_class(tree.get("class_id"), tree["mro"])  # refuses forged data
-                self.proxies[number] = RemoteObject(self, tree)
-        return self.proxies[number]
-
-    def local_class(self, class_id: int, mro: Sequence[str]) -> type:
-        """A local class standing for the kernel class ``class_id``; calling it constructs there."""
-        if class_id in self.classes:
-            return self.classes[class_id]
-        own = _trusted_class(mro[0]) if mro else None
-        bases = (own,) if own is not None else _local_bases(mro[1:]) or (object,)
-        if any(issubclass(base, _DATA_TYPES) for base in bases):
-            raise NotPlainValue()
-        link = self
-
-        def construct(cls: type, *args: Any, **kwargs: Any) -> Any:
-            return link.call(class_id, args, kwargs)
-
-        name = str(mro[0].partition(":")[2] or "StudentClass").rpartition(".")[2]
-        attributes = {"__new__": construct, "__remote_id__": class_id, "__module__": "student"}
-        try:
-            cls = type(name, bases, attributes)
-        except TypeError:  # bases that cannot be combined: keep only the identity
-            cls = type(name, (object,), attributes)
-        self.classes[class_id] = cls
-        return cls
-
-    # -- requests
-
-    def exchange(
-        self, message: dict, tensors: list[torch.Tensor]
-    ) -> tuple[dict, list[torch.Tensor]]:
-        if not self.alive:
-            raise KernelGone("the kernel is gone")
-        self.callback_error = None
-        try:
-            protocol.send_message(self.sock, message, tensors)
-            reply, out = protocol.receive_message(self.sock)
-            while "callback" in reply:  # the student's code is using one of our stand-ins
-                try:
-                    answer, answer_tensors = self.answer_callback(reply, out)
-                except (OSError, protocol.ProtocolError):
-                    raise
-                except Exception as error:  # noqa: BLE001 - reported to the kernel, kept here
-                    self.callback_error = error
-                    answer, answer_tensors = {"ok": False, "message": str(error)[:2000]}, []
-                protocol.send_message(self.sock, answer, answer_tensors)
-                reply, out = protocol.receive_message(self.sock)
-        except (OSError, protocol.ProtocolError) as error:
-            self.alive = False
-            raise KernelGone(
-                "your kernel stopped answering while the hidden checks ran (it crashed, exited, "
-                f"or ran past a limit): {error}"
-            ) from None
-        if not reply.get("ok"):
-            raise self.callback_error or _exception_from(reply)
-        return reply, out
-
-    def request(self, op: str, target: Any = None, *args: Any) -> Any:
-        tensors: list[torch.Tensor] = []
-        message: dict[str, Any] = {
-            "op": op,
-            "args": protocol.encode(list(args), tensors, self.reference),
-        }
-        if target is not None:
-            message["ref"] = object.__getattribute__(target, "_ref")
-        reply, out = self.exchange(message, tensors)
-        return protocol.decode(reply.get("value"), out, self.resolve)
-
-    def call(self, ref: int, args: tuple, kwargs: dict, kind: str | None = None) -> Any:
-        """Call the kernel's object ``ref``; with ``kind``, return (result, observation)."""
-        tensors: list[torch.Tensor] = []
-        message = {
-            "op": "observe" if kind else "call",
-            "kind": kind,
-            "ref": ref,
-            "args": protocol.encode(list(args), tensors, self.reference),
-            "kwargs": protocol.encode(dict(kwargs), tensors, self.reference),
-            "grad": torch.is_grad_enabled(),
-            "rng": len(tensors),
-        }
-        tensors.append(torch.get_rng_state())  # the kernel draws the same random numbers
-        inputs = [t for t in protocol.tensors_in((list(args), dict(kwargs))) if t.requires_grad]
-        reply, out = self.exchange(message, tensors)
-        torch.set_rng_state(protocol.tensor_at(out, reply.get("rng")))
-        graph = reply.get("graph_outputs") or []
-        if graph and torch.is_grad_enabled() and isinstance(reply.get("call"), int):
-            anchor = inputs or [torch.zeros((), requires_grad=True)]
-            outputs = [protocol.tensor_at(out, i) for i in graph]
-            linked = _RemoteGraph.apply(self, reply["call"], len(anchor), *anchor, *outputs)
-            for index, tensor in zip(graph, linked, strict=True):
-                out[index] = tensor
-        value = protocol.decode(reply.get("value"), out, self.resolve)
-        return (value, reply.get("observation")) if kind else value
-
-    def backward(self, call_id: int, grads: Sequence[torch.Tensor | None]) -> list:
-        tensors: list[torch.Tensor] = []
-        indices = []
-        for grad in grads:
-            indices.append(None if grad is None else len(tensors))
-            if grad is not None:
-                tensors.append(protocol.plain_copy(grad))
-        reply, out = self.exchange({"op": "backward", "call": call_id, "grads": indices}, tensors)
-        value = protocol.decode(reply.get("value"), out, self.resolve)
-        if not isinstance(value, list):
-            raise protocol.ProtocolError("backward must answer with a list of gradients")
-        return [g if isinstance(g, torch.Tensor) else None for g in value]
-
-
-def _exception_from(reply: dict) -> Exception:
-    """The built-in exception closest to the one the kernel raised, with its message."""
-    message = str(reply.get("message", ""))
-    for path in reply.get("mro") or []:
-        module, _, name = str(path).partition(":")
-        if module == "builtins":
-            cls = getattr(builtins, name, None)
-            if isinstance(cls, type) and issubclass(cls, Exception) and cls is not Exception:
-                return cls(message)
-            break
-    first = str((reply.get("mro") or ["?:error"])[0]).partition(":")[2]
-    return RemoteError(f"{first}: {message}" if message else first)
-
-
-def is_remote(value: Any) -> bool:
-    """True for a proxy or a local stand-in class of a kernel object."""
-    return isinstance(value, RemoteObject) or hasattr(value, "__remote_id__")
-
-
-def observed_call(fn: Any, args: tuple, kwargs: dict, kind: str) -> tuple[Any, Any]:
-    """Call the kernel object ``fn`` (a proxy or a stand-in class) and observe the call there."""
-    if type(fn) is RemoteObject:  # its __class__ is the kernel class's stand-in
-        link, ref = object.__getattribute__(fn, "_link"), object.__getattribute__(fn, "_ref")
-    else:
-        link, ref = current_link(), fn.__remote_id__
-    return link.call(ref, args, kwargs, kind=kind)
-
-
-def copy_into_remote(owner: RemoteObject, name: str, value: torch.Tensor) -> None:
-    """``owner.<name>.copy_(value)`` without autograd, in the kernel that holds ``owner``."""
-    object.__getattribute__(owner, "_link").request("copy_into", owner, name, value)
-
-
-class RemoteNamespace(Mapping[str, Any]):
-    """The kernel's globals, as the checks see them."""
-
-    def __init__(self, link: Link):
-        self.link = link
-
-    def __getitem__(self, name: str) -> Any:
-        if not self.link.request("contains", None, name):
-            raise KeyError(name)
-        value = self.link.request("global", None, name)
-        if is_remote(value):
-            self.link.origins.setdefault(id(value), name)
-        return value
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and bool(self.link.request("contains", None, name))
-
-    def __iter__(self) -> Iterator[str]:
-        raise TypeError("the kernel's namespace cannot be listed")
-
-    def __len__(self) -> int:
-        raise TypeError("the kernel's namespace cannot be counted")
-
-
-_current: threading.local = threading.local()
-
-
-def current_link() -> Link:
-    """The connection whose checks run in this thread."""
-    link = getattr(_current, "link", None)
-    if link is None:
-        raise RuntimeError("no remote checks are running in this thread")
-    return link
-
-
-def origin_of(value: Any) -> str | None:
-    """The global name under which the checks looked ``value`` up, if it is protocol."""
-    link = getattr(_current, "link", None)
-    return link.origins.get(id(value)) if link is not None else None
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The judge's decision on one graded cell: full marks or not, the message the student
-    reads, and each check's result (none when the cell could not be checked: it earns 0)."""
-
-    passed: bool
-    diagnosis: str = ""
-    checks: tuple[CheckResult, ...] = ()
-    visible_failure: str = ""
-
-    @classmethod
-    def of(cls, grade: CellGrade) -> Verdict:
-        """The verdict that ``grade`` makes."""
-        return cls(grade.full_marks, grade.describe(), grade.checks, grade.visible_failure)
-
-    @property
-    def fraction(self) -> float:
-        """The share of the cell's points earned (see autograder/authoring/registry.py)."""
-        if not self.checks:
-            return 1.0 if self.passed else 0.0
-        return float(CellGrade(self.checks, self.visible_failure).fraction)
-
-    def points(self, max_points: float) -> float:
-        """The cell's score out of ``max_points``, rounded as the registry says."""
-        if not self.checks:
-            return float(max_points) if self.passed else 0.0
-        return CellGrade(self.checks, self.visible_failure).points(max_points)
-
-    def to_json(self) -> dict:
-        """The verdict as the judge process reports it over its pipe."""
-        return {
-            "passed": self.passed,
-            "message": self.diagnosis,
-            "checks": [asdict(c) for c in self.checks],
-            "visible_failure": self.visible_failure,
-        }
-
-    @classmethod
-    def from_json(cls, report: dict) -> Verdict:
-        """Read :meth:`to_json` back; KeyError, TypeError or ValueError if it is malformed."""
-        checks = tuple(
-            CheckResult(
-                str(c["name"]),
-                float(c["weight"]),
-                bool(c["passed"]),
-                str(c["diagnosis"]),
-                bool(c["gate"]),
-            )
-            for c in report["checks"]
-        )
-        return cls(
-            bool(report["passed"]), str(report["message"]), checks, str(report["visible_failure"])
-        )
+HELLO_SECONDS = 10.0  # a kernel that connects says which cell it means at once, or is dropped
+_CONTROL_LINE_BYTES = 64 * 1024  # a runner's message is a short JSON line
+VISIBLE_FAILURE_CHARS = 1000
+
+
+@dataclass
+class _Window:
+    """The code cell that the runner says is running now."""
+
+    index: int
+    grade_id: str | None  # the instructor's grade id, for a graded test cell
+    replay: bool = False  # re-run after a kernel restart: answered from the first verdict
+    visible_failure: str | None = None  # set when the runner asks for a follow-up judgement
 
 
 class Judge:
-    """Judges every checkpoint one sandboxed kernel reaches, in a process of its own.
+    """Judges the graded test cells of one sandboxed notebook, in a process of its own.
 
     The judge process is forked from the grading worker (torch and the checks are already
     imported) with its own address-space, CPU-time and file-size limits, sees ``read_only`` (the
-    course, the checks) read-only in a mount namespace of its own, and reports each verdict to
-    the worker over a pipe.  If it crashes, hangs or runs out of memory, only this submission's
-    cells lose their verdicts, and :attr:`failure` says why.
+    course, the checks) read-only in a mount namespace of its own (autograder/judging/
+    containment.py), and reports to the worker over a pipe.  If it crashes, hangs or runs out of
+    memory, only this submission's cells lose their grades, and :attr:`failure` says why.
+    :attr:`cell_channel` is the runner's end of the cell channel: hand it to the runner and to
+    nothing else.
     """
 
     def __init__(
@@ -512,7 +81,8 @@ class Judge:
         self.sources = list(sources)
         self.limits = limits
         self.read_only = [str(p) for p in read_only]
-        self.verdicts: dict[str, Verdict] = {}
+        self.grades: dict[str, CellGrade] = {}
+        self.refusals: list[str] = []  # calls to the hidden checks that were not judged, why
         self.failure: str | None = None
         self.peak_kib = 0
         self.known = {entry.grade_id for entry in checks_for(assignment)}
@@ -520,9 +90,11 @@ class Judge:
         self.listener.bind(str(socket_path))
         socket_path.chmod(0o777)  # the sandbox user must be able to connect
         self.listener.listen(4)
+        self.cell_channel, self._control = socket.socketpair()
         self._judging: str | None = None
         self.pid = 0  # the judge process, once entered
         self._reader: threading.Thread | None = None
+        self._exited = False
 
     def __enter__(self) -> Judge:
         read_end, write_end = os.pipe()
@@ -532,18 +104,24 @@ class Judge:
             os.close(read_end)
             status = 1
             with contextlib.suppress(BaseException):
-                self._confine()
+                self.cell_channel.close()
+                confine(self.limits, self.read_only)
                 self._serve(os.fdopen(write_end, "w", buffering=1), worker)
                 status = 0
             os._exit(status)
         os.close(write_end)
         self.listener.close()  # only the judge process accepts; once it is gone, connects fail
+        self._control.close()
         self.pid = pid
         self._reader = threading.Thread(target=self._read, args=(read_end,), daemon=True)
         self._reader.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._exited:
+            return
+        self._exited = True
+        self.cell_channel.close()
         ended, status = os.waitpid(self.pid, os.WNOHANG)
         died = status if ended else None  # the judge process ended before the notebook did
         if died is None:
@@ -551,17 +129,17 @@ class Judge:
             os.waitpid(self.pid, 0)
         assert self._reader is not None
         self._reader.join(timeout=10)
-        if died is not None:
-            self._lost(_death(died))
+        if died is not None and not (os.WIFEXITED(died) and os.WEXITSTATUS(died) == 0):
+            self._lost(death(died))
 
     def _lost(self, cause: str) -> None:
         """The judge process ended before the notebook did: say so on the cell it was judging."""
         self.failure = f"the grader's judge for this notebook stopped ({cause})"
-        if self._judging is not None and self._judging not in self.verdicts:
-            self.verdicts[self._judging] = Verdict(
-                False,
-                f"[judge] {self.failure} while checking this cell; its hidden checks did not "
-                "finish (a function of yours may have used too much memory or time)",
+        if self._judging is not None and self._judging not in self.grades:
+            self.grades[self._judging] = CellGrade(
+                (),
+                unjudged=f"[judge] {self.failure} while checking this cell; its hidden checks "
+                "did not finish (a function of yours may have used too much memory or time)",
             )
 
     def _read(self, read_end: int) -> None:
@@ -572,112 +150,169 @@ class Judge:
                     report = json.loads(line)
                     if "judging" in report:
                         self._judging = str(report["judging"])
+                    elif "refused" in report:
+                        self.refusals.append(str(report["refused"]))
                     else:
-                        self.verdicts[str(report["grade_id"])] = Verdict.from_json(report)
+                        grade_id = str(report["grade_id"])
+                        self.grades[grade_id] = CellGrade.from_json(report["grade"])
                         self.peak_kib = max(self.peak_kib, int(report["peak_kib"]))
                 except (ValueError, KeyError, TypeError):
                     continue
 
-    def _confine(self) -> None:
-        """In the judge process: its limits, and the course seen read-only."""
-        with open("/proc/self/statm") as statm:
-            mapped = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        cpu = int(self.limits.total_seconds) + 5
-        for limit, value in (
-            (resource.RLIMIT_AS, mapped + self.limits.memory_bytes),
-            (resource.RLIMIT_CPU, cpu),
-            (resource.RLIMIT_FSIZE, self.limits.file_bytes),
-            (resource.RLIMIT_CORE, 0),
-        ):
-            resource.setrlimit(limit, (value, value))
-        if self.read_only:
-            # No writes to the course or the gradebook.  Where namespaces are unavailable the
-            # judge still runs: it executes only trusted check code, with the limits above.
-            with contextlib.suppress(OSError):
-                _mount_read_only(self.read_only)
+    # -- in the judge process
 
     def _serve(self, reports: Any, worker: int) -> None:
         torch.set_num_threads(1)
         signal.signal(signal.SIGALRM, _time_up)
-        spent = 0.0  # judging time only: the notebook's own cells run between checkpoints
-        self.listener.settimeout(WORKER_POLL_SECONDS)
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except TimeoutError:
-                if os.getppid() != worker:  # the worker was killed: no kernel will call again
-                    return
-                continue
-            left = self.limits.total_seconds - spent
-            started = time.monotonic()
-            with connection:
-                connection.settimeout(max(0.1, min(self.limits.call_seconds, left)))
-                if left > 0:  # the whole cell's checks, however many exchanges they take
-                    signal.setitimer(signal.ITIMER_REAL, left)
-                with contextlib.suppress(Exception):  # a misbehaving kernel only loses its own cell
-                    self._judge(connection, reports, out_of_time=left <= 0)
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            spent += time.monotonic() - started
+        server = _Server(self, reports)
+        selector = selectors.DefaultSelector()
+        selector.register(self.listener, selectors.EVENT_READ, server.accept)
+        selector.register(self._control, selectors.EVENT_READ, server.control)
+        while not server.done:
+            events = selector.select(WORKER_POLL_SECONDS)
+            if not events and os.getppid() != worker:  # the worker was killed
+                return
+            for key, _ in events:
+                key.data()
 
-    def _judge(self, connection: socket.socket, reports: Any, out_of_time: bool) -> None:
-        hello, _ = protocol.receive_message(connection)
-        assignment, grade_id = (hello.get("hello") or [None, None])[:2]
-        if assignment != self.assignment or grade_id not in self.known:
-            protocol.send_message(
-                connection, {"op": "verdict", "passed": False, "message": "unknown cell"}, []
-            )
+
+class _Server:
+    """The judge process's state: the open cell window, what was judged, the time spent."""
+
+    def __init__(self, judge: Judge, reports: Any):
+        self.judge = judge
+        self.reports = reports
+        self.window: _Window | None = None
+        self.judged: dict[str, CellGrade] = {}
+        self.spent = 0.0  # judging time only: the notebook's own cells run between checkpoints
+        self.done = False
+        self.buffer = b""
+
+    def report(self, message: dict) -> None:
+        self.reports.write(json.dumps(message) + "\n")
+
+    # -- the runner's channel
+
+    def control(self) -> None:
+        """Read the runner's messages and answer each (see autograder/isolation/runner.py)."""
+        chunk = self.judge._control.recv(_CONTROL_LINE_BYTES)
+        if not chunk:  # the runner is gone: no cell will run again
+            self.done = True
             return
-        verdict = self.verdicts.get(grade_id)
-        if verdict is None:  # a replay after a crash gets the first verdict again
-            reports.write(json.dumps({"judging": grade_id}) + "\n")
-            if out_of_time:
-                verdict = Verdict(
-                    False,
-                    f"[judge] the hidden checks of this notebook used up their time "
-                    f"({self.limits.total_seconds:g} s in all), so this cell was not checked",
-                )
-            else:
-                verdict = self.run_checks(grade_id, Link(connection))
-            public_failure = hello.get("public_failure")
-            if public_failure is not None:
-                verdict = after_public_failure(verdict, str(public_failure))
-            self.verdicts[grade_id] = verdict
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            report = {"grade_id": grade_id, **verdict.to_json(), "peak_kib": peak}
-            reports.write(json.dumps(report) + "\n")
-        with contextlib.suppress(OSError):
-            protocol.send_message(
-                connection,
-                {"op": "verdict", "passed": verdict.passed, "message": verdict.diagnosis},
-                [],
-            )
+        self.buffer += chunk
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            self.judge._control.sendall(json.dumps(self._answer(json.loads(line))).encode() + b"\n")
+        if len(self.buffer) > _CONTROL_LINE_BYTES:
+            self.done = True  # not the runner's protocol: stop judging this notebook
 
-    def run_checks(self, grade_id: str, link: Link) -> Verdict:
+    def _answer(self, message: dict) -> dict:
+        if "open" in message:
+            grade_id = message.get("grade_id")
+            self.window = _Window(
+                int(message["open"]),
+                str(grade_id) if grade_id is not None else None,
+                bool(message.get("replay")),
+            )
+            return {"ok": True}
+        if "follow_up" in message and self.window is not None:
+            needed = (
+                self.window.grade_id == message["follow_up"]
+                and self.window.grade_id not in self.judged
+            )
+            if needed:  # shown beside the grade, never scored: the kernel wrote it
+                shown = " ".join(str(message.get("visible_failure", "")).split())
+                self.window.visible_failure = shown[:VISIBLE_FAILURE_CHARS]
+            return {"needed": needed}
+        self.window = None  # "close", or anything else: no cell is running
+        return {"ok": True}
+
+    # -- the kernel's checkpoints
+
+    def accept(self) -> None:
+        connection, _ = self.judge.listener.accept()
+        with connection:
+            connection.settimeout(HELLO_SECONDS)
+            with contextlib.suppress(Exception):  # a misbehaving kernel only loses its own cell
+                hello, _ = protocol.receive_message(connection)
+                claimed = (hello.get("hello") or [None, None])[1]
+                refusal = self._refusal(claimed)
+                if refusal is not None:
+                    self.report({"refused": refusal})
+                    self._send_verdict(connection, False, f"refused: {refusal}")
+                    return
+                window = self.window
+                assert window is not None and window.grade_id is not None
+                if window.replay:  # a replay after a restart gets the first verdict again
+                    grade = self.judged.get(window.grade_id, CellGrade((), unjudged="not judged"))
+                else:
+                    grade = self._judge(connection, window)
+                self._send_verdict(connection, grade.full_marks, grade.describe())
+
+    def _refusal(self, claimed: object) -> str | None:
+        """Why a call to the hidden checks of ``claimed`` is not judged now, or None."""
+        name = f"`{claimed}`" if isinstance(claimed, str) else "an unnamed cell"
+        window = self.window
+        if window is None:
+            return f"a call to the hidden checks of {name} came while no cell was running"
+        if window.grade_id is None:
+            return (
+                f"cell {window.index}, which is no graded test cell, called the hidden checks "
+                f"of {name}"
+            )
+        if claimed != window.grade_id:
+            return (
+                f"cell {window.index}, graded as `{window.grade_id}`, called the hidden checks of "
+                f"{name}"
+            )
+        if window.grade_id in self.judged and not window.replay:
+            return f"cell {window.index} called the hidden checks of {name} a second time"
+        return None
+
+    def _judge(self, connection: socket.socket, window: _Window) -> CellGrade:
+        grade_id = window.grade_id
+        assert grade_id is not None
+        self.report({"judging": grade_id})
+        left = self.judge.limits.total_seconds - self.spent
+        started = time.monotonic()
+        if grade_id not in self.judge.known:
+            grade = CellGrade((), unjudged=f"no hidden checks are registered for `{grade_id}`")
+        elif left <= 0:
+            grade = CellGrade(
+                (),
+                unjudged="[judge] the hidden checks of this notebook used up their time "
+                f"({self.judge.limits.total_seconds:g} s in all), so this cell was not checked",
+            )
+        else:
+            connection.settimeout(max(0.1, min(self.judge.limits.call_seconds, left)))
+            signal.setitimer(signal.ITIMER_REAL, left)  # the whole cell's checks, all exchanges
+            try:
+                grade = self.run_checks(grade_id, Link(connection), window.visible_failure or "")
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        self.spent += time.monotonic() - started
+        self.judged[grade_id] = grade
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        self.report({"grade_id": grade_id, "grade": grade.to_json(), "peak_kib": peak})
+        return grade
+
+    def run_checks(self, grade_id: str, link: Link, visible_failure: str) -> CellGrade:
         """Run every hidden check of the cell against the kernel's namespace."""
-        namespace = RemoteNamespace(link)
         _current.link = link
         try:
-            with source_bans.using_sources(self.sources):
-                return Verdict.of(grade_cell(self.assignment, grade_id, namespace))
+            with source_bans.using_sources(self.judge.sources):
+                return grade_cell(
+                    self.judge.assignment, grade_id, RemoteNamespace(link), visible_failure
+                )
         finally:
             _current.link = None
 
-
-_PUBLIC_FAILURE_CHARS = 1000
-
-
-def after_public_failure(verdict: Verdict, public_failure: str) -> Verdict:
-    """The verdict on a cell that failed before its hidden-check line: never full marks (see
-    autograder/authoring/registry.py), the judge's diagnosis first, then the error that stopped
-    the cell."""
-    shown = " ".join(public_failure.split())[:_PUBLIC_FAILURE_CHARS]
-    if verdict.checks:
-        return Verdict.of(CellGrade(verdict.checks, shown))
-    if verdict.passed:
-        return Verdict(
-            False, f"the hidden checks of this cell pass, but its visible check failed: {shown}"
-        )
-    return Verdict(False, f"{verdict.diagnosis}{VISIBLE_CHECK_FAILED}{shown}")
+    @staticmethod
+    def _send_verdict(connection: socket.socket, passed: bool, message: str) -> None:
+        with contextlib.suppress(OSError):
+            protocol.send_message(
+                connection, {"op": "verdict", "passed": passed, "message": message}, []
+            )
 
 
 class JudgeTimeUp(StopChecks):
@@ -691,46 +326,3 @@ def _time_up(signum: int, frame: Any) -> None:
     raise JudgeTimeUp(
         "the hidden checks of this notebook used up their judging time, so this one was stopped"
     )
-
-
-def _death(status: int) -> str:
-    """Why the judge process ended, in words."""
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        reasons = {
-            signal.SIGXCPU: "it ran out of CPU time",
-            signal.SIGKILL: "it was killed, most likely for memory",
-            signal.SIGSEGV: "it crashed",
-            signal.SIGXFSZ: "it wrote too much",
-        }
-        return reasons.get(number, f"signal {signal.Signals(number).name}")
-    return f"exit status {os.WEXITSTATUS(status)}"
-
-
-_CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
-_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
-
-
-def _mount_read_only(paths: Sequence[str]) -> None:
-    """Give this (single-threaded) process its own mount namespace where ``paths`` are read-only.
-
-    A non-root grader first enters a user namespace of its own, as bubblewrap does.
-    """
-    libc = ctypes.CDLL(None, use_errno=True)
-    uid, gid = os.getuid(), os.getgid()
-    root = os.geteuid() == 0
-    if libc.unshare(_CLONE_NEWNS | (0 if root else _CLONE_NEWUSER)) != 0:
-        raise OSError(ctypes.get_errno(), "unshare failed")
-    if not root:
-        Path("/proc/self/setgroups").write_text("deny")
-        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
-    if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-        raise OSError(ctypes.get_errno(), "making mounts private failed")
-    for path in paths:
-        target = os.fsencode(path)
-        if libc.mount(target, target, None, _MS_BIND | _MS_REC, None) != 0:
-            raise OSError(ctypes.get_errno(), f"binding {path} failed")
-        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
-        if libc.mount(None, target, None, flags, None) != 0:
-            raise OSError(ctypes.get_errno(), f"making {path} read-only failed")

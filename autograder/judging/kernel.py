@@ -243,17 +243,10 @@ class _Server:
         return self.reply([t.grad for t in inputs])
 
 
-def checkpoint(
-    assignment: str,
-    grade_id: str,
-    namespace: Mapping[str, Any],
-    public_failure: str | None = None,
-) -> None:
-    """Let the grader's judge run the hidden checks of ``grade_id``; raise if it says they fail.
-
-    public_failure: the error that already stopped the cell before its hidden-check line; the
-    judge then fails the cell, its own diagnosis first.
-    """
+def checkpoint(assignment: str, grade_id: str, namespace: Mapping[str, Any]) -> None:
+    """Let the grader's judge run the hidden checks of ``grade_id`` against ``namespace``; raise
+    if it says they fail.  The judge decides whether this call is judged at all: only the graded
+    test cell that is running may call, once (autograder/judging/judge.py)."""
     path = os.environ.get(JUDGE_SOCKET_ENV)
     if not path:
         raise RuntimeError(
@@ -262,10 +255,7 @@ def checkpoint(
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
         server = _Server(sock, namespace)
-        hello: dict[str, Any] = {"hello": [assignment, grade_id]}
-        if public_failure is not None:
-            hello["public_failure"] = public_failure[:_ERROR_CHARS]
-        send_message(sock, hello, [])
+        send_message(sock, {"hello": [assignment, grade_id]}, [])
         while True:
             request, tensors = receive_message(sock)
             if request.get("op") == "verdict":

@@ -11,10 +11,12 @@ kernel's own errors and execute_results are never kept where they could decide t
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import nbformat
 
+from autograder.authoring.registry import CellGrade
 from autograder.cells import is_test_cell
 from autograder.isolation import sandbox
 from autograder.pipeline.records import VERDICTS, CellResult
@@ -104,23 +106,39 @@ _STATUS_MESSAGES = {
 }
 
 
+# Once the hidden checks have called the student's code, that code may hold their inputs and
+# print them; so no output of the grading run from then on reaches the graded copy or feedback.
+HIDDEN_INPUTS_NOTE = (
+    "[output not shown: this cell ran after the hidden checks first called your code, and what "
+    "it printed could hold their inputs; run your notebook yourself to see it]"
+)
+
+
+def _stdout(text: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
+
+
 def apply_verdicts(
     notebook: nbformat.NotebookNode,
     result: dict,
-    verdicts: dict,
+    grades: dict[str, CellGrade],
     notes: list[str],
     judge_failure: str | None = None,
 ) -> list[CellResult]:
-    """Put outputs and trusted verdicts into ``notebook``; return the test cells' results."""
+    """Put outputs and trusted grades into ``notebook``; return the test cells' results."""
     by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
     cells = []
     shown_bytes = 0
+    checks_ran = False  # a graded test cell has run: later outputs may hold hidden inputs
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue
         record = by_index.get(index, {})
         status = record.get("status")
+        checks_ran = checks_ran or (is_test_cell(cell) and status not in (None, "skipped"))
         cell.outputs = _outputs(record.get("outputs"))
+        if checks_ran and cell.outputs:
+            cell.outputs = [_stdout(HIDDEN_INPUTS_NOTE)]
         # The feedback renders every output: past the notebook's budget, outputs are dropped.
         shown_bytes += len(json.dumps(cell.outputs))
         if shown_bytes > MAX_NOTEBOOK_OUTPUT_BYTES and cell.outputs:
@@ -136,11 +154,11 @@ def apply_verdicts(
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         points = float(cell.metadata["nbgrader"].get("points", 0))
         in_kernel = status == "ok"
-        verdict = verdicts.get(grade_id)
+        grade = grades.get(grade_id)
         score, checks = 0.0, ()
-        if verdict is not None:
-            passed, message = verdict.passed, verdict.diagnosis
-            score, checks = verdict.points(points), verdict.checks
+        if grade is not None:
+            passed, message = grade.full_marks, grade.describe()
+            score, checks = grade.points(points), grade.checks
         elif status == "error" and judge_failure:
             passed, message = False, f"[judge] {judge_failure}, so this cell could not be checked"
         elif status == "error":
@@ -159,19 +177,18 @@ def apply_verdicts(
 
 def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, score: float, message: str) -> None:
     """Make the test cell's outputs say what the trusted verdict says (nbgrader scores outputs):
-    the kernel's outputs that nbgrader would read as a grade are kept as plain displays, then the
-    verdict: full marks, partial credit (``score`` points) or nothing."""
+    full marks, partial credit (``score`` points) or nothing.  None of the kernel's outputs is
+    kept: while the hidden checks run, the student's code sees their inputs."""
     kept = []
-    for output in cell.outputs:
-        if output.output_type == "error":
-            continue
-        if output.output_type == "stream" and output.name == "stderr":
-            output.name = "stdout"  # nbgrader zeroes a cell with stderr; warnings must not cost
-        if output.output_type == "execute_result":  # from the kernel: shown, never a grade
-            output = nbformat.v4.new_output(
-                "display_data", data=output.get("data", {}), metadata=output.get("metadata", {})
+    if cell.outputs:
+        kept.append(
+            nbformat.v4.new_output(
+                "stream",
+                name="stdout",
+                text="[what this cell printed while the hidden checks ran is not shown: it could "
+                "hold their inputs]\n",
             )
-        kept.append(output)
+        )
     if passed or score > 0:
         if message:
             kept.append(nbformat.v4.new_output("stream", name="stdout", text=message + "\n"))
@@ -222,11 +239,21 @@ def row_verdict(
     result: dict,
     cells: list[CellResult],
     notes: list[str],
+    refusals: Sequence[str] = (),
 ) -> str:
-    """The most serious thing that happened to the submission."""
+    """The most serious thing that happened to the submission.
+
+    refusals: the calls to the hidden checks that the judge refused (from the wrong cell, for
+    another cell, or a second time), each saying which.
+    """
     found = {intake_verdict}
+    for refusal in refusals:
+        found.add("tamper suspected")
+        notes.append(f"not judged: {refusal}")
     for cell in cells:
-        if cell.passed != cell.in_kernel_passed and not cell.message.startswith("this cell"):
+        # A cell whose kernel says it passed while the judge failed it swallowed the verdict.  The
+        # other way round is honest: a visible check may fail where the hidden ones pass.
+        if cell.in_kernel_passed and not cell.passed and not cell.message.startswith("this cell"):
             found.add("tamper suspected")
             notes.append(
                 f"{cell.grade_id}: the kernel reported {_word(cell.in_kernel_passed)} but the "

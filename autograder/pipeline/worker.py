@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 
@@ -34,6 +34,9 @@ from autograder.pipeline.verdicts import (
     row_verdict,
 )
 from autograder.untrusted import read_pipe
+
+if TYPE_CHECKING:
+    from autograder.judging.judge import Judge
 
 NOTEBOOK_IN_SANDBOX = sandbox.SANDBOX_WORKDIR / "submission.ipynb"
 
@@ -80,16 +83,14 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
         scratch_path.chmod(0o711)
         judge_dir.chmod(0o755)
         nbformat.write(taken.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
-        run, result, verdicts, judge_failure, judge_peak_kib = execute(
-            job, workdir, judge_dir, answer_sources(taken.notebook)
-        )
+        run, result, judged = execute(job, workdir, judge_dir, answer_sources(taken.notebook))
     notes = list(taken.problems)
-    if judge_failure:
-        notes.append(judge_failure)
-    cells = apply_verdicts(taken.notebook, result, verdicts, notes, judge_failure)
-    verdict = row_verdict(taken.verdict, run, result, cells, notes)
+    if judged.failure:
+        notes.append(judged.failure)
+    cells = apply_verdicts(taken.notebook, result, judged.grades, notes, judged.failure)
+    verdict = row_verdict(taken.verdict, run, result, cells, notes, judged.refusals)
     worker_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    peak_mib = max(worker_kib, judge_peak_kib) / 1024
+    peak_mib = max(worker_kib, judged.peak_kib) / 1024
     return Outcome(job.student, verdict, notes, taken.notebook, cells, _since(started), peak_mib)
 
 
@@ -104,10 +105,11 @@ def answer_sources(notebook: nbformat.NotebookNode) -> list[str]:
 
 def execute(
     job: Job, workdir: Path, judge_dir: Path, sources: list[str]
-) -> tuple[sandbox.SandboxResult | None, dict, dict, str | None, int]:
+) -> tuple[sandbox.SandboxResult | None, dict, Judge]:
     """Run the notebook (in the sandbox unless told otherwise) while the judge serves it; the
-    sandbox's result, the runner's report (see verdicts.parse_report), the judge's verdicts,
-    why the judge stopped early (if it did) and the judge process's peak memory in KiB."""
+    sandbox's result, the runner's report (see verdicts.parse_report), and the judge once it has
+    ended: its cells' grades, the calls it refused, why it stopped early (if it did) and its
+    process's peak memory."""
     from autograder.judging.judge import Judge
     from autograder.judging.kernel import JUDGE_SOCKET_ENV
 
@@ -145,24 +147,28 @@ def execute(
     with judge:
         if settings.use_sandbox:
             run = sandbox.run_sandboxed(
-                [*argv, "--report-fd", str(sandbox.REPORT_FD)],
+                [*argv, "--report-fd", str(sandbox.REPORT_FD), "--judge-fd", str(sandbox.JUDGE_FD)],
                 workdir=workdir,
                 limits=settings.limits,
                 env=env,
                 readonly_binds=[Path(job.staging), judge_dir],
                 hide=[Path(p) for p in job.hide],
                 report_bytes=MAX_REPORT_BYTES,
+                pass_fds=[judge.cell_channel.fileno()],
             )
             report, truncated = run.report, run.report_truncated
         else:
             run = None
-            report, truncated = _run_unsandboxed(argv, workdir, env, settings.limits.wall_seconds)
-    result = parse_report(report, truncated)
-    return run, result, dict(judge.verdicts), judge.failure, judge.peak_kib
+            channel = judge.cell_channel.fileno()
+            argv += ["--judge-fd", str(channel)]
+            report, truncated = _run_unsandboxed(
+                argv, workdir, env, settings.limits.wall_seconds, channel
+            )
+    return run, parse_report(report, truncated), judge
 
 
 def _run_unsandboxed(
-    argv: list[str], workdir: Path, env: dict[str, str], wall_seconds: float
+    argv: list[str], workdir: Path, env: dict[str, str], wall_seconds: float, channel: int
 ) -> tuple[bytes, bool]:
     """Run the runner as this user (--unsafe-no-sandbox); its report and whether it was cut."""
     env["HOME"] = env["TMPDIR"] = str(workdir)
@@ -177,7 +183,7 @@ def _run_unsandboxed(
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            pass_fds=(report_write,),
+            pass_fds=(report_write, channel),
             start_new_session=True,
         )
     finally:
