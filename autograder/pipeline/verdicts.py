@@ -180,7 +180,7 @@ def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, score: float, me
     full marks, partial credit (``score`` points) or nothing.  None of the kernel's outputs is
     kept: while the hidden checks run, the student's code sees their inputs."""
     kept = []
-    if cell.outputs:
+    if any(output.output_type != "error" for output in cell.outputs):  # the error is replaced
         kept.append(
             nbformat.v4.new_output(
                 "stream",
@@ -229,6 +229,9 @@ def fail_every_test(notebook: nbformat.NotebookNode, message: str) -> list[CellR
     return cells
 
 
+_REFUSALS_SHOWN = 5  # a kernel may call thousands of times; the notes name the first few
+
+
 def _word(passed: bool) -> str:
     return "pass" if passed else "fail"
 
@@ -247,9 +250,12 @@ def row_verdict(
     another cell, or a second time), each saying which.
     """
     found = {intake_verdict}
-    for refusal in refusals:
+    distinct = list(dict.fromkeys(refusals))
+    if distinct:
         found.add("tamper suspected")
-        notes.append(f"not judged: {refusal}")
+    notes += [f"not judged: {refusal}" for refusal in distinct[:_REFUSALS_SHOWN]]
+    if len(refusals) > _REFUSALS_SHOWN:
+        notes.append(f"not judged: {len(refusals) - _REFUSALS_SHOWN} more calls like these")
     for cell in cells:
         # A cell whose kernel says it passed while the judge failed it swallowed the verdict.  The
         # other way round is honest: a visible check may fail where the hidden ones pass.
