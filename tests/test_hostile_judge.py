@@ -9,7 +9,7 @@ Each attack prints ``ATTACK SENT`` into the cell it attacks, so the test knows i
 One batch grades them all beside an honest correct and an honest wrong submission, which must get
 exactly what they get when graded alone.  Every attacked cell must fail with a message that says
 why (the judge's refusal, its time budget), no grading process may grow past ``PEAK_MIB`` (an
-accepted inflating reply alone would take the judge past it), and the batch must end within
+accepted claiming frame alone would take the judge past it), and the batch must end within
 ``BATCH_SECONDS``.
 """
 
@@ -47,8 +47,7 @@ SETTINGS = Settings(
 BATCH_SECONDS = 400
 SLEEPER_SECONDS = 200
 # What any grading worker or judge process may hold (ru_maxrss).  Honest grading measured
-# 200-240 MiB; without the judge's checks the inflating reply alone takes its judge past 700 MiB
-# (+512 MiB), the stride-0 view past 2.5 GiB.
+# 200-240 MiB; a reader that believed the claiming frame would allocate 2.5 GB.
 PEAK_MIB = 600
 
 NUMPY_CELL = "test_attention_numpy"
@@ -108,94 +107,41 @@ POINTER_RETURN = """print("ATTACK SENT: objects with an __array_interface__ at a
 return Pointer(), Pointer()
 """
 
-# 3. A reply whose torch.save archive is re-compressed with ZIP_DEFLATED, with one more storage
-# of 512 MiB of zeros that compresses to ~0.5 MB.  The pickle claims the storage's full size, so
-# torch.load would inflate it; the kernel streams the zeros and never holds them.
-INFLATING_SEND = """
-import io
-import pickletools
+# 3. Raw frames whose tensor header claims far more than the frame holds: 2.5e9 uint8 elements
+# (past the element cap), then 2**26 float64 (512 MiB) over 8 bytes of data.  A reader that
+# trusted the header would allocate what it claims.
+CLAIMING_SEND = """
+import json
 import struct
-import zipfile
 
-import torch
-
-BOMB_BYTES = 512 << 20
 armed = []
 honest_send = judge_client.send_message
+CLAIMS = [("U8", [50_000, 50_000]), ("F64", [2**13, 2**13])]
 
 
-def inflating_payload(message, tensors):
-    buffer = io.BytesIO()
-    torch.save({"message": message, "tensors": [*tensors, torch.zeros(1, dtype=torch.uint8)]},
-               buffer)
-    honest = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
-    names = [entry.filename for entry in honest.infolist()]
-    pickled = next(name for name in names if name.endswith("/data.pkl"))
-    program = honest.read(pickled)
-    ops = list(pickletools.genops(program))
-    # The last storage's persistent id ends (..., numel) TUPLE [BINPUT] BINPERSID: make numel
-    # the bomb's size.
-    last = max(i for i, (op, _, _) in enumerate(ops) if op.name == "BINPERSID")
-    close = max(i for i in range(last) if ops[i][0].name == "TUPLE")
-    op, numel, start = ops[close - 1]
-    assert op.name == "BININT1" and numel == 1, (op.name, numel)
-    program = program[:start] + b"J" + struct.pack("<i", BOMB_BYTES) + program[ops[close][2]:]
-    key = max(int(name.rpartition("/")[2]) for name in names if "/data/" in name)
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bomb:
-        for name in names:
-            if name == pickled:
-                bomb.writestr(name, program)
-            elif name.endswith(f"/data/{key}"):
-                with bomb.open(name, "w") as entry:
-                    zeros = bytes(1 << 20)
-                    for _ in range(BOMB_BYTES >> 20):
-                        entry.write(zeros)
-            else:
-                bomb.writestr(name, honest.read(name))
-    return out.getvalue()
+def claiming_payload(message):
+    dtype, shape = CLAIMS[0] if len(CLAIMS) == 2 else CLAIMS[-1]
+    if len(CLAIMS) == 2:
+        CLAIMS.pop(0)
+    size = 1 if dtype == "U8" else 8
+    header = json.dumps({"0": {"dtype": dtype, "shape": shape, "data_offsets": [0, size]}})
+    blob = struct.pack("<Q", len(header)) + header.encode() + bytes(size)
+    tree = json.dumps(message).encode()
+    return struct.pack("!QQ", len(tree), len(blob)) + tree + blob, shape
 
 
-def inflating_send(sock, message, tensors):
+def claiming_send(sock, message, tensors):
     if not armed:
         return honest_send(sock, message, tensors)
     armed.clear()
-    payload = inflating_payload(message, tensors)
-    print(f"ATTACK SENT: {len(payload)} deflated bytes that inflate past {BOMB_BYTES}")
-    sock.sendall(struct.pack("!Q", len(payload)) + payload)
+    payload, shape = claiming_payload(message)
+    print(f"ATTACK SENT: {len(payload)} bytes claiming a tensor of shape {shape}")
+    sock.sendall(payload)
 
 
-judge_client.send_message = inflating_send
+judge_client.send_message = claiming_send
 """
-INFLATING_RETURN = """armed.append(True)  # the reply to this call is the bomb
-"""
-
-# 4. Stride-0 views: 2.5e9 uint8 over one byte of storage (past the element cap), then 2**26
-# float64 over one element (512 MiB claimed over 8 bytes).  plain_copy would compact them.
-STRIDE_ZERO = """
-import torch
-
-honest_copy = wire.plain_copy
-forged = {}
-
-
-def passing_copy(tensor):
-    return tensor if id(tensor) in forged else honest_copy(tensor)
-
-
-wire.plain_copy = passing_copy
-
-
-def stride_zero_view():
-    if not forged:
-        view = torch.zeros((), dtype=torch.uint8).expand(50_000, 50_000)
-    else:
-        view = torch.zeros((), dtype=torch.float64).expand(2**13, 2**13)
-    forged[id(view)] = view  # kept alive, so its id stays its own
-    print(f"ATTACK SENT: a view of {view.numel()} elements, strides {view.stride()}")
-    return view
-"""
-STRIDE_ZERO_RETURN = """return out, stride_zero_view()
+CLAIMING_RETURN = """armed.append(True)  # the reply to this call is the forged frame
 """
 
 # 5. A NumPy scalar of a 2 GB void dtype: decoding it, np.dtype("V2000000000").type(2_000_000_000)
@@ -223,53 +169,35 @@ wire.encode = judge_client.encode = forging_encode
 VOID_RETURN = """return out, VOID
 """
 
-# 6. A 0.5 MB reply whose pickle builds 500,000 empty lists (one byte each: EMPTY_LIST).
+# 6. Small replies whose JSON tree builds 500,000 empty lists (1.5 MB), then nests 100,000 deep
+# (which would exhaust a recursive reader's stack).
 MANY_LISTS = """
-import io
+import json
 import struct
-import zipfile
 
-import torch
-
-LISTS = 500_000
 armed = []
+sent = []
 honest_send = judge_client.send_message
-
-
-def text(value):
-    data = value.encode()
-    return b"X" + struct.pack("<I", len(data)) + data
-
-
-def many_lists_payload():
-    buffer = io.BytesIO()
-    torch.save({"message": {"ok": True}, "tensors": []}, buffer)
-    honest = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))
-    lists = b"](" + b"]" * LISTS + b"e"  # EMPTY_LIST MARK, the lists, APPENDS
-    program = (
-        b"\\x80\\x02}(" + text("message") + b"}(" + text("ok") + b"\\x88" + text("value")
-        + lists + b"u" + text("tensors") + b"]u."
-    )
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
-        for entry in honest.infolist():
-            data = program if entry.filename.endswith("/data.pkl") else honest.read(entry)
-            archive.writestr(entry.filename, data)
-    return out.getvalue()
+LISTS = 500_000
 
 
 def many_lists_send(sock, message, tensors):
     if not armed:
         return honest_send(sock, message, tensors)
     armed.clear()
-    payload = many_lists_payload()
-    print(f"ATTACK SENT: {len(payload)} bytes that build {LISTS} lists")
-    sock.sendall(struct.pack("!Q", len(payload)) + payload)
+    if not sent:
+        value = '{"$": "list", "v": [' + ",".join(["[]"] * LISTS) + "]}"
+    else:
+        value = "[" * 100_000 + "]" * 100_000
+    sent.append(True)
+    tree = ('{"ok": true, "value": ' + value + "}").encode()
+    print(f"ATTACK SENT: {len(tree)} bytes of JSON that build {LISTS} lists or nest deeply")
+    sock.sendall(struct.pack("!QQ", len(tree), 0) + tree)
 
 
 judge_client.send_message = many_lists_send
 """
-MANY_LISTS_RETURN = INFLATING_RETURN
+MANY_LISTS_RETURN = CLAIMING_RETURN
 
 # 7. Correct for the notebook, asleep for the judge.
 SLEEPER = """
@@ -331,8 +259,8 @@ def _attacks() -> list[Attack]:
     def hostile(student: str, extra: str, **answers: str) -> Sample:
         return Sample(student, "hostile", "ok", False, answers=answers, extra=COMMON + extra)
 
-    strider_reasons = _refused_in_every_attacked_cell("claims more elements than its storage")
-    strider_reasons[ATTENTION_CELLS[0]] = "2500000000 elements exceeds"
+    claimer_reasons = _refused_in_every_attacked_cell("that the message does not hold")
+    claimer_reasons[ATTENTION_CELLS[0]] = "2500000000 elements exceeds"
     return [
         Attack(
             hostile("forger", FORGED_TENSOR, attention=_attention(FORGED_RETURN)),
@@ -352,15 +280,9 @@ def _attacks() -> list[Attack]:
             (MASK_CELL,),
         ),
         Attack(
-            hostile("inflater", INFLATING_SEND, attention=_attention(INFLATING_RETURN)),
+            hostile("claimer", CLAIMING_SEND, attention=_attention(CLAIMING_RETURN)),
             ATTENTION_CELLS,
-            _refused_in_every_attacked_cell("must hold only stored entries"),
-            (NUMPY_CELL, MASK_CELL),
-        ),
-        Attack(
-            hostile("strider", STRIDE_ZERO, attention=_attention(STRIDE_ZERO_RETURN)),
-            ATTENTION_CELLS,
-            strider_reasons,
+            claimer_reasons,
             (NUMPY_CELL, MASK_CELL),
         ),
         Attack(
@@ -372,7 +294,7 @@ def _attacks() -> list[Attack]:
         Attack(
             hostile("lister", MANY_LISTS, attention=_attention(MANY_LISTS_RETURN)),
             ATTENTION_CELLS,
-            _refused_in_every_attacked_cell("pickle builds too many objects"),
+            _refused_in_every_attacked_cell("too large or nested too deeply"),
             (NUMPY_CELL, MASK_CELL),
         ),
         Attack(

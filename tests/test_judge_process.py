@@ -58,7 +58,47 @@ def test_a_judge_killed_mid_check_fails_that_cell_with_a_note(monkeypatch):
     assert kernel_said, "the kernel's checkpoint should fail once its judge is gone"
     assert judge.failure is not None and "killed" in judge.failure, judge.failure
     grade = judge.grades[CELL]
-    assert grade.points(1) == 0 and grade.describe().startswith("[judge]"), grade
+    assert grade.points(1) == 0 and "[judge] the grader's judge" in grade.describe(), grade
+
+
+def test_a_judge_killed_mid_cell_keeps_the_checks_that_had_passed(monkeypatch):
+    """test_attention_parity has two checks: the judge dies during the second."""
+    answer = solution_answers(ASSIGNMENT)["attention"]
+    namespace: dict = {"math": math, "torch": torch, "Tensor": torch.Tensor}
+    exec(answer, namespace)
+    correct = namespace["attention"]
+    namespace["attention"] = lambda *a, **k: (time.sleep(0.2), correct(*a, **k))[1]
+    folder = Path(tempfile.mkdtemp())
+    folder.chmod(0o755)
+    socket_path = folder / "judge.sock"
+    monkeypatch.setenv(kernel.JUDGE_SOCKET_ENV, str(socket_path))
+    judge = Judge(ASSIGNMENT, socket_path, [answer], JudgeLimits(call_seconds=30))
+    cell = "test_attention_parity"
+    with judge:
+        _CellChannel(os.dup(judge.cell_channel.fileno())).open(3, cell)
+        thread = threading.Thread(
+            target=_swallowing(kernel.checkpoint), args=(ASSIGNMENT, cell, namespace)
+        )
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not judge.checked.get(cell) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(judge.pid, signal.SIGKILL)
+        thread.join(60)
+    grade = judge.grades[cell]
+    first, second = grade.checks
+    assert first.passed and not second.passed and "[judge]" in second.diagnosis, grade
+    assert 0 < grade.points(2) < 2
+
+
+def _swallowing(function):  # noqa: ANN001, ANN202
+    def call(*args):  # noqa: ANN002, ANN202
+        try:
+            function(*args)
+        except BaseException:  # noqa: BLE001, S110 - the kernel's cell would show it
+            pass
+
+    return call
 
 
 def test_a_judge_ends_when_its_worker_is_killed(tmp_path: Path):

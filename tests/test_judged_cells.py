@@ -4,7 +4,8 @@ calls, graded end to end in the sandbox (one batch of 01_attention).
 - A scratch cell that calls the hidden checks itself, with correct objects, then empties the real
   test cells: nothing is judged, every cell earns nothing, and the row is ``tamper suspected``.
 - A transformer that strips the visible checks from the test cells: exactly the score of the same
-  answers without it (the visible checks never change a score).
+  answers without it, for a wrong answer and for visible checks that fail whatever the answer
+  (the visible checks never change a score).
 - Functions that record what the judge passes them and print it in later cells: the graded copy
   and the feedback hold none of it.
 """
@@ -78,8 +79,13 @@ def _strip(lines):
     return [l for l in lines if "run_hidden_checks" in l or l.startswith(("from ", "import "))]
 get_ipython().input_transformers_cleanup.append(_strip)
 """
+# Makes every visible check fail, right or wrong: only the kernel says so.
+BREAK_VISIBLE = """
+def check_close(*args, **kwargs):
+    raise AssertionError("the visible check failed")
+"""
 # Wraps every answer the moment it is defined; prints what it was called with, then and later.
-RECORDER = f"""
+RECORDER = """
 import functools
 from IPython import get_ipython
 _seen = []
@@ -122,6 +128,8 @@ CLASS = (
         answers={"attention": UNSCALED},
         extra=STRIP_VISIBLE,
     ),
+    Sample("visible-fails", "hostile", "ok", True, extra=BREAK_VISIBLE),
+    Sample("visible-fails-stripped", "hostile", "ok", True, extra=BREAK_VISIBLE + STRIP_VISIBLE),
     Sample("recorder", "hostile", "ok", True, extra=RECORDER),
 )
 
@@ -165,6 +173,11 @@ def test_calls_from_a_scratch_cell_earn_nothing_and_are_flagged(graded: Path):
 def test_stripping_the_visible_checks_changes_no_score(graded: Path):
     plain, stripped = (recorded(_graded(graded, s)) for s in ("unscaled", "unscaled-stripped"))
     assert plain == stripped and sum(plain.values()) < 13, (plain, stripped)
+    # Visible checks that fail for a right answer cost nothing either.
+    failing, stripped = (
+        recorded(_graded(graded, s)) for s in ("visible-fails", "visible-fails-stripped")
+    )
+    assert failing == stripped and sum(failing.values()) == 13, (failing, stripped)
 
 
 def test_inputs_the_judge_passed_reach_neither_the_graded_copy_nor_the_feedback(graded: Path):

@@ -305,37 +305,46 @@ def _weight_note(result: CheckResult) -> str:
 
 
 def grade_cell(
-    assignment: str, grade_id: str, namespace: Namespace, visible_failure: str = ""
+    assignment: str,
+    grade_id: str,
+    namespace: Namespace,
+    visible_failure: str = "",
+    on_check: Callable[[CheckResult], None] | None = None,
 ) -> CellGrade:
     """Run every hidden check of a graded cell against the names in ``namespace``.
 
     A failing gate or reference ban (see :func:`autograder.authoring.helpers.ban`: a precondition
     of every check that uses the answer) or a :class:`StopChecks` ends the run: the checks left
-    are reported failed, as following from it.
+    are reported failed, as following from it.  ``on_check`` hears each check's result as soon as
+    it is known (the judge reports them, so a judge that dies later keeps them).
     """
     results: list[CheckResult] = []
+
+    def finished(result: CheckResult) -> None:
+        results.append(result)
+        if on_check is not None:
+            on_check(result)
+
     entries = checks_for(assignment, grade_id)
     for position, entry in enumerate(entries):
         later = entries[position + 1 :]
         try:
             run_check(entry, namespace)
         except StopChecks as stop:
-            results.append(CheckResult(entry.name, entry.weight, False, str(stop), entry.gate))
+            finished(CheckResult(entry.name, entry.weight, False, str(stop), entry.gate))
             why = f"not run: the checks stopped at {entry.name}"
         except CheckFailed as failure:
             name = failure.check_name
             if name != entry.name:  # a reference ban, named as declared: it voids the cell
-                results.append(CheckResult(name, 0.0, False, failure.diagnosis, gate=True))
+                finished(CheckResult(name, 0.0, False, failure.diagnosis, gate=True))
                 later = entries[position:]
             else:
-                results.append(
-                    CheckResult(name, entry.weight, False, failure.diagnosis, entry.gate)
-                )
+                finished(CheckResult(name, entry.weight, False, failure.diagnosis, entry.gate))
                 if not entry.gate:
                     continue
             why = f"not run: {name} failed first"
         else:
-            results.append(CheckResult(entry.name, entry.weight, True, "", entry.gate))
+            finished(CheckResult(entry.name, entry.weight, True, "", entry.gate))
             continue
         results += [CheckResult(e.name, e.weight, False, why, e.gate) for e in later]
         break

@@ -29,13 +29,19 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from autograder.authoring.registry import CellGrade, StopChecks, checks_for, grade_cell
+from autograder.authoring.registry import (
+    CellGrade,
+    CheckResult,
+    StopChecks,
+    checks_for,
+    grade_cell,
+)
 from autograder.judging import protocol, source_bans
 from autograder.judging.containment import confine, death
 from autograder.judging.limits import JudgeLimits
@@ -45,6 +51,7 @@ WORKER_POLL_SECONDS = 1.0  # how often an idle judge checks that its worker stil
 HELLO_SECONDS = 10.0  # a kernel that connects says which cell it means at once, or is dropped
 _CONTROL_LINE_BYTES = 64 * 1024  # a runner's message is a short JSON line
 VISIBLE_FAILURE_CHARS = 1000
+_NONE = {"visible_failure": "", "unjudged": ""}  # a report's grade fields besides its checks
 
 
 @dataclass
@@ -82,6 +89,7 @@ class Judge:
         self.limits = limits
         self.read_only = [str(p) for p in read_only]
         self.grades: dict[str, CellGrade] = {}
+        self.checked: dict[str, list[CheckResult]] = {}  # each check's result, as it finished
         self.refusals: list[str] = []  # calls to the hidden checks that were not judged, why
         self.failure: str | None = None
         self.peak_kib = 0
@@ -133,14 +141,25 @@ class Judge:
             self._lost(death(died))
 
     def _lost(self, cause: str) -> None:
-        """The judge process ended before the notebook did: say so on the cell it was judging."""
+        """The judge process ended before the notebook did: the cell it was judging keeps the
+        checks that had finished, fails the one that was running, and lists the rest as not
+        run."""
         self.failure = f"the grader's judge for this notebook stopped ({cause})"
-        if self._judging is not None and self._judging not in self.grades:
-            self.grades[self._judging] = CellGrade(
-                (),
-                unjudged=f"[judge] {self.failure} while checking this cell; its hidden checks "
-                "did not finish (a function of yours may have used too much memory or time)",
-            )
+        grade_id = self._judging
+        if grade_id is None or grade_id in self.grades:
+            return
+        done = list(self.checked.get(grade_id, ()))
+        names = {result.name for result in done}
+        left = [e for e in checks_for(self.assignment, grade_id) if e.name not in names]
+        why = (
+            f"[judge] {self.failure} while this check ran (a function of yours may have used too "
+            "much memory or time)"
+        )
+        if left:
+            done.append(CheckResult(left[0].name, left[0].weight, False, why, left[0].gate))
+            stopped = f"not run: the judge stopped during {left[0].name}"
+            done += [CheckResult(e.name, e.weight, False, stopped, e.gate) for e in left[1:]]
+        self.grades[grade_id] = CellGrade(tuple(done), unjudged="" if done else why)
 
     def _read(self, read_end: int) -> None:
         """In the worker: collect the judge process's reports, one JSON line each."""
@@ -150,6 +169,9 @@ class Judge:
                     report = json.loads(line)
                     if "judging" in report:
                         self._judging = str(report["judging"])
+                    elif "checked" in report:
+                        result = CellGrade.from_json({**_NONE, "checks": [report["check"]]})
+                        self.checked.setdefault(str(report["checked"]), []).extend(result.checks)
                     elif "refused" in report:
                         self.refusals.append(str(report["refused"]))
                     else:
@@ -297,12 +319,21 @@ class _Server:
         return grade
 
     def run_checks(self, grade_id: str, link: Link, visible_failure: str) -> CellGrade:
-        """Run every hidden check of the cell against the kernel's namespace."""
+        """Run every hidden check of the cell against the kernel's namespace, reporting each
+        result as it is known."""
+
+        def checked(result: CheckResult) -> None:
+            self.report({"checked": grade_id, "check": asdict(result)})
+
         _current.link = link
         try:
             with source_bans.using_sources(self.judge.sources):
                 return grade_cell(
-                    self.judge.assignment, grade_id, RemoteNamespace(link), visible_failure
+                    self.judge.assignment,
+                    grade_id,
+                    RemoteNamespace(link),
+                    visible_failure,
+                    on_check=checked,
                 )
         finally:
             _current.link = None

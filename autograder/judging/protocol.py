@@ -1,32 +1,35 @@
 """The wire between the student's kernel and the judge: framing and the value codec.
 
-Every value crosses as data: tensors are saved with ``torch.save`` and read back with
-``torch.load(weights_only=True)``; anything else stays on its side and is named by a reference
-number.  Both sides use this module; it is copied into the sandbox, so it imports only the
-standard library, NumPy and torch.
+Every value crosses as data, and nothing on the wire is a pickle: a message is a JSON tree of
+plain values, and the tensors it refers to by index travel beside it in the safetensors format
+(a JSON header, then raw little-endian bytes), which can express no code, no object and no
+strided view.  Anything else stays on its side and is named by a reference number.  Both sides
+use this module; it is copied into the sandbox, so it imports only the standard library, NumPy,
+torch and safetensors.
+
+A frame is ``!QQ`` (the tree's bytes, the tensors' bytes), the tree, then the tensors.
 """
 
 from __future__ import annotations
 
-import io
-import pickletools
+import json
 import socket
 import struct
-import zipfile
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import safetensors.torch
 import torch
 
 # Bounds checked before anything a message describes is built: the kernel controls every byte.
-MAX_MESSAGE_BYTES = 256 * 2**20
-MAX_PICKLE_BYTES = 8 * 2**20
-MAX_PICKLE_OPCODES = 200_000
+MAX_MESSAGE_BYTES = 256 * 2**20  # the tensors of one message
+MAX_TREE_BYTES = 8 * 2**20  # its JSON tree
+MAX_TENSORS = 10_000
 MAX_DEPTH = 64
 MAX_NODES = 200_000
 MAX_ELEMENTS = 2**26  # per tensor: 64 Mi elements, 512 MiB of float64
-# The dtypes a value may carry: numbers and booleans, never void, object or structured ones.
+# The dtypes a value may carry: numbers and booleans (complex128 has no safetensors name).
 TENSOR_DTYPES = frozenset(
     {
         torch.bool,
@@ -40,9 +43,22 @@ TENSOR_DTYPES = frozenset(
         torch.float32,
         torch.float64,
         torch.complex64,
-        torch.complex128,
     }
 )
+# The same, as safetensors names them in a header, with each element's size in bytes.
+_WIRE_DTYPES = {
+    "BOOL": 1,
+    "U8": 1,
+    "I8": 1,
+    "I16": 2,
+    "I32": 4,
+    "I64": 8,
+    "F16": 2,
+    "BF16": 2,
+    "F32": 4,
+    "F64": 8,
+    "C64": 8,
+}
 NUMPY_DTYPES = frozenset(
     {
         "bool",
@@ -61,7 +77,8 @@ NUMPY_DTYPES = frozenset(
         "complex128",
     }
 )
-_HEADER = struct.Struct("!Q")
+_HEADER = struct.Struct("!QQ")
+_TENSORS_HEADER = struct.Struct("<Q")  # safetensors: the length of its JSON header
 
 
 class ProtocolError(RuntimeError):
@@ -70,12 +87,17 @@ class ProtocolError(RuntimeError):
 
 def send_message(sock: socket.socket, message: dict[str, Any], tensors: list[torch.Tensor]) -> None:
     """Send one message: a tree of plain values plus the tensors it refers to by index."""
-    buffer = io.BytesIO()
-    torch.save({"message": message, "tensors": tensors}, buffer)
-    payload = buffer.getvalue()
-    if len(payload) > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"a message of {len(payload)} bytes exceeds {MAX_MESSAGE_BYTES}")
-    sock.sendall(_HEADER.pack(len(payload)) + payload)
+    for tensor in tensors:
+        if tensor.dtype not in TENSOR_DTYPES:
+            raise ProtocolError(f"a tensor of dtype {tensor.dtype} cannot cross")
+    tree = json.dumps(message, separators=(",", ":")).encode()
+    blob = safetensors.torch.save({str(i): t for i, t in enumerate(tensors)}) if tensors else b""
+    if len(tree) > MAX_TREE_BYTES or len(blob) > MAX_MESSAGE_BYTES:
+        raise ProtocolError(
+            f"a message of {len(tree)} + {len(blob)} bytes exceeds {MAX_TREE_BYTES} + "
+            f"{MAX_MESSAGE_BYTES}"
+        )
+    sock.sendall(_HEADER.pack(len(tree), len(blob)) + tree + blob)
 
 
 def _receive_exactly(sock: socket.socket, count: int) -> bytes:
@@ -90,25 +112,25 @@ def _receive_exactly(sock: socket.socket, count: int) -> bytes:
 
 
 def receive_message(sock: socket.socket) -> tuple[dict[str, Any], list[torch.Tensor]]:
-    """Receive one message; only plain containers, numbers, strings and tensors can be loaded."""
-    (length,) = _HEADER.unpack(_receive_exactly(sock, _HEADER.size))
-    if length > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"a message of {length} bytes exceeds {MAX_MESSAGE_BYTES}")
-    payload = _receive_exactly(sock, length)
-    _check_archive(payload)
+    """Receive one message; only plain values and tensors of numbers can be built from it."""
+    tree_bytes, blob_bytes = _HEADER.unpack(_receive_exactly(sock, _HEADER.size))
+    if tree_bytes > MAX_TREE_BYTES or blob_bytes > MAX_MESSAGE_BYTES:
+        raise ProtocolError(
+            f"a message of {tree_bytes} + {blob_bytes} bytes exceeds {MAX_TREE_BYTES} + "
+            f"{MAX_MESSAGE_BYTES}"
+        )
+    tree = _receive_exactly(sock, tree_bytes)
+    blob = _receive_exactly(sock, blob_bytes)
     try:
-        data = torch.load(io.BytesIO(payload), weights_only=True, map_location="cpu")
-    except Exception as error:
-        raise ProtocolError(f"unreadable message: {error}") from None
-    if not (isinstance(data, dict) and isinstance(data.get("message"), dict)):
-        raise ProtocolError("a message must be a dict with a 'message' dict")
-    tensors = data.get("tensors")
-    if not (isinstance(tensors, list) and all(type(t) is torch.Tensor for t in tensors)):
-        raise ProtocolError("a message's tensors must be a list of plain tensors")
-    for tensor in tensors:
-        _check_tensor(tensor)
-    _check_tree(data["message"])
-    return data["message"], tensors
+        message = json.loads(tree)
+    except (ValueError, RecursionError):
+        raise ProtocolError(
+            "a message's value is unreadable, too large or nested too deeply"
+        ) from None
+    if not isinstance(message, dict):
+        raise ProtocolError("a message must be a JSON object")
+    _check_tree(message)
+    return message, _tensors_from(blob)
 
 
 def _check_tree(tree: Any) -> None:
@@ -118,55 +140,84 @@ def _check_tree(tree: Any) -> None:
         value, depth = pending.pop()
         nodes += 1
         if nodes > MAX_NODES or depth > MAX_DEPTH:
-            raise ProtocolError("a message's value is too large or nested too deeply")
+            raise ProtocolError("a message's value is unreadable, too large or nested too deeply")
         if isinstance(value, dict):
             pending.extend((v, depth + 1) for v in value.values())
-        elif isinstance(value, list | tuple):
+        elif isinstance(value, list):
             pending.extend((v, depth + 1) for v in value)
 
 
-def _check_archive(payload: bytes) -> None:
-    """Refuse a torch.save archive that would inflate, or whose pickle builds too much."""
+def _tensors_from(blob: bytes) -> list[torch.Tensor]:
+    """The tensors of a safetensors blob, named 0, 1, ..., each checked before it is built."""
+    if not blob:
+        return []
+    header = _tensors_header(blob)
+    entries = {k: v for k, v in header.items() if k != "__metadata__"}
+    if set(entries) != {str(i) for i in range(len(entries))} or len(entries) > MAX_TENSORS:
+        raise ProtocolError("a message's tensors must be named 0, 1, ... (at most 10,000)")
+    data_bytes = len(blob) - _TENSORS_HEADER.size - _TENSORS_HEADER.unpack_from(blob)[0]
+    for entry in entries.values():
+        _check_entry(entry, data_bytes)
     try:
-        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-            entries = archive.infolist()
-            for entry in entries:
-                if entry.compress_type != zipfile.ZIP_STORED or entry.file_size > len(payload):
-                    raise ProtocolError("a message's archive must hold only stored entries")
-            pickles = [e for e in entries if e.filename.endswith(".pkl")]
-            if len(pickles) != 1 or pickles[0].file_size > MAX_PICKLE_BYTES:
-                raise ProtocolError("a message must hold one pickle of bounded size")
-            program = archive.read(pickles[0])
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
-        raise ProtocolError(f"unreadable message: {error}") from None
-    depth = 0
+        loaded = safetensors.torch.load(blob)
+    except Exception as error:  # noqa: BLE001 - whatever the parser refuses, we refuse
+        raise ProtocolError(f"unreadable tensors: {error}") from None
+    tensors = [loaded[str(i)] for i in range(len(entries))]
+    for tensor in tensors:
+        _check_tensor(tensor)
+    return tensors
+
+
+def _tensors_header(blob: bytes) -> dict[str, Any]:
+    if len(blob) < _TENSORS_HEADER.size:
+        raise ProtocolError("unreadable tensors: the blob is shorter than its header")
+    (length,) = _TENSORS_HEADER.unpack_from(blob)
+    if length > min(len(blob) - _TENSORS_HEADER.size, MAX_TREE_BYTES):
+        raise ProtocolError(f"unreadable tensors: a header of {length} bytes")
     try:
-        for count, (opcode, _, _) in enumerate(pickletools.genops(program)):
-            if count > MAX_PICKLE_OPCODES:
-                raise ProtocolError("a message's pickle builds too many objects")
-            if opcode.name == "MARK":
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise ProtocolError("a message's pickle nests too deeply")
-            elif opcode.name in ("TUPLE", "LIST", "DICT", "APPENDS", "SETITEMS", "POP_MARK"):
-                depth -= 1
-    except ValueError as error:  # genops on a malformed pickle
-        raise ProtocolError(f"unreadable message: {error}") from None
+        header = json.loads(blob[_TENSORS_HEADER.size : _TENSORS_HEADER.size + length])
+    except (ValueError, RecursionError):
+        raise ProtocolError("unreadable tensors: the header is not JSON") from None
+    if not isinstance(header, dict):
+        raise ProtocolError("unreadable tensors: the header is not a JSON object")
+    return header
+
+
+def _check_entry(entry: Any, data_bytes: int) -> None:
+    """One header entry: a known dtype, a bounded shape, and the bytes it claims really sent."""
+    dtype = entry.get("dtype") if isinstance(entry, dict) else None
+    if dtype not in _WIRE_DTYPES:
+        raise ProtocolError(f"a tensor of dtype {dtype!r} cannot cross")
+    shape, offsets = entry.get("shape"), entry.get("data_offsets")
+    if not (isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape)):
+        raise ProtocolError("unreadable tensors: a shape that is not a list of sizes")
+    if len(shape) > MAX_DEPTH:
+        raise ProtocolError(f"a tensor of {len(shape)} dimensions cannot cross")
+    elements = 1
+    for size in shape:
+        elements *= size
+    if elements > MAX_ELEMENTS:
+        raise ProtocolError(f"a tensor of {elements} elements exceeds {MAX_ELEMENTS}")
+    claimed = elements * _WIRE_DTYPES[entry["dtype"]]
+    if not (
+        isinstance(offsets, list)
+        and len(offsets) == 2
+        and all(type(n) is int for n in offsets)
+        and 0 <= offsets[0] <= offsets[1] <= data_bytes
+        and offsets[1] - offsets[0] == claimed
+    ):
+        raise ProtocolError(
+            f"a tensor of shape {tuple(shape)} claims {claimed} bytes that the message does not "
+            "hold"
+        )
 
 
 def _check_tensor(tensor: torch.Tensor) -> None:
-    """A tensor must be a bounded array of numbers, no larger than the storage it came with."""
+    """A tensor must be a bounded array of numbers."""
     if tensor.dtype not in TENSOR_DTYPES:
         raise ProtocolError(f"a tensor of dtype {tensor.dtype} cannot cross")
     if tensor.numel() > MAX_ELEMENTS:
         raise ProtocolError(f"a tensor of {tensor.numel()} elements exceeds {MAX_ELEMENTS}")
-    # A stride-0 or overlapping view claims more elements than its storage holds; computing on
-    # it would allocate them all.
-    if tensor.numel() * tensor.element_size() > tensor.untyped_storage().nbytes():
-        raise ProtocolError(
-            f"a tensor of shape {tuple(tensor.shape)} and strides {tensor.stride()} claims more "
-            f"elements than its storage of {tensor.untyped_storage().nbytes()} bytes holds"
-        )
 
 
 _PLAIN = (type(None), bool, int, float, str)
