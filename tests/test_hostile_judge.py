@@ -4,7 +4,9 @@ Every attack here is a student's notebook.  Its code runs in the sandboxed kerne
 replace what the kernel's side of judging (``autograder.judging.kernel`` and ``.protocol``) sends,
 and it attacks only when the judge calls it: the notebook's own public checks see an honest
 ``attention``, so each cell reaches its hidden checks and the judge gets the malicious reply.
-Each attack prints ``ATTACK SENT`` into the cell it attacks, so the test knows it fired.
+What a kernel prints while the checks run is never shown (it could hold their inputs), so the
+witness that an attack fired is each attacked cell's grade: the honest function it wraps passes,
+and the judge's refusal names what it refused.
 
 One batch grades them all beside an honest correct and an honest wrong submission, which must get
 exactly what they get when graded alone.  Every attacked cell must fail with a message that says
@@ -59,7 +61,6 @@ ATTENTION_CELLS = (
     "test_attention_parity",
     "test_causal_weights",
 )
-FIRED = "ATTACK SENT"
 
 # -------------------------------------------------------------------------------------------
 # The attacks, as the student's cells.  COMMON opens every attack's own cell (placed after the
@@ -100,7 +101,7 @@ RAW_POINTER = """
 class Pointer:
     @property
     def __array_interface__(self):
-        print("POINTER HANDED OUT")
+        raise AttributeError("POINTER HANDED OUT")
         return {"data": (16, False), "shape": (10**9,), "typestr": "<f8", "version": 3}
 """
 POINTER_RETURN = """print("ATTACK SENT: objects with an __array_interface__ at address 16")
@@ -243,7 +244,6 @@ class Attack:
     attacked: tuple[str, ...]  # the graded cells its attack reaches: each must fail
     reasons: dict[str, str]  # grade_id -> what that cell's message must say
     untouched: tuple[str, ...] = ()  # graded cells that must still pass
-    fired_in: tuple[str, ...] | None = None  # cells it prints FIRED into (None: every attacked)
 
 
 def _refused_in_every_attacked_cell(
@@ -309,8 +309,6 @@ def _attacks() -> list[Attack]:
             ATTENTION_CELLS,
             {ATTENTION_CELLS[0]: "timed out"},  # the judge's per-call bound, not the cell's
             (NUMPY_CELL,),
-            # Its first judged call sleeps; by the later ones the judge's total time may be spent.
-            fired_in=ATTENTION_CELLS[:1],
         ),
         Attack(
             Sample(
@@ -325,7 +323,6 @@ def _attacks() -> list[Attack]:
                 f"a cell may hold at most {intake.MAX_CELL_CHARS}",
                 (NUMPY_CELL, MASK_CELL, *ATTENTION_CELLS),
             ),
-            fired_in=(),
         ),
         Attack(
             Sample("manycells", "hostile", "invalid notebook", False),  # cells added after
@@ -334,7 +331,6 @@ def _attacks() -> list[Attack]:
                 f"at most {intake.MAX_CELLS} can be graded",
                 (NUMPY_CELL, MASK_CELL, *ATTENTION_CELLS),
             ),
-            fired_in=(),
         ),
     ]
 
@@ -370,17 +366,6 @@ def _cells(outcome: Outcome) -> dict[str, tuple[bool, str]]:
     return {cell.grade_id: (cell.passed, cell.message) for cell in outcome.cells}
 
 
-def _printed(outcome: Outcome) -> dict[str, str]:
-    """grade_id -> what the graded cell printed (the kernel's stdout and stderr)."""
-    printed = {}
-    for cell in (outcome.notebook or {}).get("cells", []):
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id:
-            streams = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream"]
-            printed[grade_id] = "".join("".join(o.get("text", "")) for o in streams)
-    return printed
-
-
 def _summary(outcomes: dict[str, Outcome]) -> str:
     lines = []
     for student, outcome in sorted(outcomes.items()):
@@ -388,10 +373,8 @@ def _summary(outcomes: dict[str, Outcome]) -> str:
             f"{student}: {outcome.verdict}, {outcome.grader_peak_mib:.0f} MiB, "
             f"{outcome.seconds:.0f} s, notes {outcome.notes}"
         )
-        printed = _printed(outcome)
         for cell in outcome.cells:
-            fired = "fired" if FIRED in printed.get(cell.grade_id, "") else ""
-            lines.append(f"    {cell.grade_id}: {cell.passed} {fired} {cell.message[:300]!r}")
+            lines.append(f"    {cell.grade_id}: {cell.passed}  {cell.message[:300]!r}")
     return "\n".join(lines)
 
 
@@ -423,7 +406,7 @@ def test_attacks_on_the_judge_cost_only_their_own_cells(tmp_path: Path):
 
     for attack in attacks:
         outcome = outcomes[attack.sample.student]
-        cells, printed = _cells(outcome), _printed(outcome)
+        cells = _cells(outcome)
         context = f"{attack.sample.student}\n{summary}"
         assert outcome.verdict == attack.sample.expected, context
         assert not any("judge for this notebook stopped" in note for note in outcome.notes), context
@@ -431,15 +414,14 @@ def test_attacks_on_the_judge_cost_only_their_own_cells(tmp_path: Path):
             passed, message = cells[grade_id]
             assert not passed, (grade_id, context)  # the attack never earns the points
             assert "judge for this notebook stopped" not in message, (grade_id, context)
-        for grade_id in attack.attacked if attack.fired_in is None else attack.fired_in:
-            assert FIRED in printed[grade_id], (grade_id, printed[grade_id], context)
         for grade_id, reason in attack.reasons.items():
             assert reason in cells[grade_id][1], (grade_id, context)
         for grade_id in attack.untouched:
             assert cells[grade_id][0], (grade_id, context)
 
-    # The judge never asked the pointer attack's objects for their __array_interface__.
-    assert not any("POINTER HANDED OUT" in text for text in _printed(outcomes["pointer"]).values())
+    # The judge never asked the pointer attack's objects for their __array_interface__ (asking
+    # raises, and the check would quote the error).
+    assert not any("POINTER HANDED OUT" in c.message for c in outcomes["pointer"].cells)
     # The sleeper hit both time bounds of the judge: one call, then its notebook's total; its
     # cells' timeouts ended the sleeps, not the sandbox's wall limit.
     sleeper = outcomes["sleeper"]

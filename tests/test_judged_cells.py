@@ -84,6 +84,32 @@ BREAK_VISIBLE = """
 def check_close(*args, **kwargs):
     raise AssertionError("the visible check failed")
 """
+# Looks for the runner's pipe and the judge's cell channel: in this process, and through /proc
+# in every other process it can see (the runner's, the launcher's).  Prints what it could open.
+FD_PROBE = """
+import os, stat
+_reached = []
+for _pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    try:
+        _fds = os.listdir(f"/proc/{_pid}/fd")
+    except OSError:
+        continue
+    for _fd in _fds:
+        _path = f"/proc/{_pid}/fd/{_fd}"
+        try:
+            _mode = os.stat(_path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISSOCK(_mode) or stat.S_ISFIFO(_mode):
+            if _pid == str(os.getpid()) or _pid == "self":
+                continue  # the kernel's own sockets: ZeroMQ's
+            try:
+                os.close(os.open(_path, os.O_WRONLY))
+                _reached.append(_path)
+            except OSError:
+                pass
+print("fds reached:", _reached)
+"""
 # Wraps every answer the moment it is defined; prints what it was called with, then and later.
 RECORDER = """
 import functools
@@ -131,6 +157,7 @@ CLASS = (
     Sample("visible-fails", "hostile", "ok", True, extra=BREAK_VISIBLE),
     Sample("visible-fails-stripped", "hostile", "ok", True, extra=BREAK_VISIBLE + STRIP_VISIBLE),
     Sample("recorder", "hostile", "ok", True, extra=RECORDER),
+    Sample("fd-prober", "hostile", "ok", True, extra=FD_PROBE),
 )
 
 
@@ -187,3 +214,13 @@ def test_inputs_the_judge_passed_reach_neither_the_graded_copy_nor_the_feedback(
     assert MARK not in feedback.read_text()
     assert "could hold their inputs" in feedback.read_text()
     assert set(recorded(_graded(graded, "recorder")).values()) != {0}
+
+
+def test_the_kernel_reaches_neither_the_report_pipe_nor_the_cell_channel(graded: Path):
+    said = [
+        output.get("text", "")
+        for cell in _graded(graded, "fd-prober").cells
+        for output in cell.get("outputs", [])
+        if "fds reached:" in output.get("text", "")
+    ]
+    assert said == ["fds reached: []\n"], said
