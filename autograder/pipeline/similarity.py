@@ -63,6 +63,7 @@ MIN_FINGERPRINTS = 20  # fewer in a cell: too short to tell copying from a commo
 # The name the reference answers are compared and shown under: no student folder can hold a "/".
 REFERENCE = "/reference"
 REPORT_PAIRS = 200  # the report shows at most this many flagged pairs, highest first
+MAX_CELL_CHARS = 20_000  # compared of a cell's canonical code (the longest reference: 1,554)
 MAX_NOTEBOOK_BYTES = 64 * 2**20  # an autograded notebook read back from disk (outputs included)
 
 
@@ -98,10 +99,10 @@ def _boilerplate(code: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Cell:
-    """One answer cell as compared: copydetect's fingerprint of its canonical code, and the
+    """One answer cell as compared: its canonical code (at most ``MAX_CELL_CHARS``) and the
     fingerprints of its own (boilerplate removed)."""
 
-    fingerprint: CodeFingerprint
+    code: str
     hashes: frozenset[int]
 
 
@@ -109,9 +110,10 @@ def fingerprint_answers(answers: Mapping[str, str], boilerplate: np.ndarray) -> 
     """grade_id -> the cell, for every answer with at least ``MIN_FINGERPRINTS`` of its own."""
     cells = {}
     for grade_id, source in answers.items():
-        printed = _fingerprint(canonical(source), boilerplate)
-        if len(printed.hashes) >= MIN_FINGERPRINTS:
-            cells[grade_id] = Cell(printed, frozenset(int(h) for h in printed.hashes))
+        code = canonical(source)[:MAX_CELL_CHARS]
+        hashes = _fingerprint(code, boilerplate).hashes
+        if len(hashes) >= MIN_FINGERPRINTS:
+            cells[grade_id] = Cell(code, frozenset(int(h) for h in hashes))
     return cells
 
 
@@ -157,7 +159,7 @@ class Comparison:
 
     threshold: float
     cells: dict[str, dict[str, Cell]]  # name (REFERENCE too) -> grade_id -> cell
-    stub_lines: frozenset[str]  # the released notebook's lines, canonical and stripped
+    stub: str  # the released notebook's code, canonical: the boilerplate
     best: dict[str, Pair] = field(default_factory=dict)  # student -> their highest-scoring pair
     flagged: list[Pair] = field(default_factory=list)  # score >= threshold, highest first
     problems: dict[str, str] = field(default_factory=dict)  # student -> why left out
@@ -175,7 +177,7 @@ def compare_class(
     stub = "\n".join(canonical(c.source) for c in release.cells if c.cell_type == "code")
     boilerplate = _boilerplate(stub)
     exercises = answer_cells(release).keys()
-    comparison = Comparison(threshold, {}, frozenset(line.strip() for line in stub.splitlines()))
+    comparison = Comparison(threshold, {}, stub)
     for name, answers in [(REFERENCE, reference), *sorted(submissions.items())]:
         try:
             own = {g: s for g, s in answers.items() if g in exercises}
@@ -211,28 +213,29 @@ def partner(pair: Pair, student: str) -> str:
     return pair.second if pair.first == student else pair.first
 
 
-def matched_lines(first: Cell, second: Cell) -> tuple[set[int], set[int]]:
-    """The lines (0-based) of each cell's canonical code that hold matching code."""
+def matched_lines(first: str, second: str, stub: str) -> tuple[set[int], set[int]]:
+    """The lines (0-based) of each code that hold code matching the other's (copydetect's
+    matching slices), the lines of the released stub ``stub`` excepted."""
     from copydetect import compare_files
 
-    _, _, (first_spans, second_spans) = compare_files(first.fingerprint, second.fingerprint)
-    return (
-        _lines_of(first.fingerprint.raw_code, first_spans),
-        _lines_of(second.fingerprint.raw_code, second_spans),
-    )
+    boilerplate = _boilerplate(stub)
+    printed = _fingerprint(first, boilerplate), _fingerprint(second, boilerplate)
+    _, _, (first_spans, second_spans) = compare_files(*printed)
+    stub_lines = {line.strip() for line in stub.splitlines()}
+    return _lines_of(first, first_spans, stub_lines), _lines_of(second, second_spans, stub_lines)
 
 
-def _lines_of(code: str, spans: Any) -> set[int]:
-    """The lines that the character spans (copydetect's 2xN starts and ends) touch."""
+def _lines_of(code: str, spans: Any, stub_lines: set[str]) -> set[int]:
+    """The lines that the character spans (copydetect's 2xN starts and ends) touch, but for
+    the lines of the stub."""
+    rows = code.split("\n")
     lines: set[int] = set()
-    if len(spans) == 0 or not code:
-        return lines
-    for start, end in zip(spans[0], spans[1], strict=True):
+    for start, end in zip(*spans, strict=True) if len(spans) else ():
         start, end = max(0, int(start)), min(len(code), int(end))
         if end > start:
             first = code.count("\n", 0, start)
             lines.update(range(first, first + code.count("\n", start, end - 1) + 1))
-    return lines
+    return {n for n in lines if rows[n].strip() not in stub_lines}
 
 
 _STYLE = """
@@ -251,14 +254,11 @@ def _esc(text: str) -> str:
     return html.escape(shown(text), quote=True)
 
 
-def _code(cell: Cell, lines: set[int], stub_lines: frozenset[str]) -> str:
-    """The cell's canonical code, its matching lines marked (not those of the released stub)."""
-    rows = cell.fingerprint.raw_code.split("\n")
+def _code(code: str, lines: set[int]) -> str:
+    """``code`` for a <pre>, its matching lines marked."""
     return "".join(
-        f'<span class="match">{_esc(r) or " "}</span>'
-        if i in lines and r.strip() not in stub_lines
-        else _esc(r) + "\n"
-        for i, r in enumerate(rows)
+        f'<span class="match">{_esc(row) or " "}</span>' if number in lines else _esc(row) + "\n"
+        for number, row in enumerate(code.split("\n"))
     )
 
 
@@ -303,15 +303,14 @@ def report_html(comparison: Comparison, assignment: str) -> str:
         for cell in sorted(pair.cells, key=lambda c: (-c.shared / c.either, c.grade_id)):
             first = comparison.cells[pair.first][cell.grade_id]
             second = comparison.cells[pair.second][cell.grade_id]
-            first_lines, second_lines = matched_lines(first, second)
+            first_lines, second_lines = matched_lines(first.code, second.code, comparison.stub)
             parts.append(
                 f"<h3>{_esc(cell.grade_id)}: {cell.shared / cell.either:.3f} "
                 f"({cell.shared} of {cell.either} fingerprints in common)</h3>"
                 f"<table class='code'><tr><th>{_esc(pair.first)}</th>"
                 f"<th>{_esc(pair.second)}</th></tr><tr>"
-                f"<td><pre>{_code(first, first_lines, comparison.stub_lines)}</pre></td>"
-                f"<td><pre>{_code(second, second_lines, comparison.stub_lines)}</pre></td>"
-                "</tr></table>"
+                f"<td><pre>{_code(first.code, first_lines)}</pre></td>"
+                f"<td><pre>{_code(second.code, second_lines)}</pre></td></tr></table>"
             )
     parts.append("</body></html>\n")
     return "\n".join(parts)
