@@ -17,11 +17,13 @@ What is compared, and why this unit:
   short exercise that everyone solves alike cannot flag a pair.  A cell with fewer than
   ``MIN_FINGERPRINTS`` fingerprints of its own (a one-line answer) is left out: such answers are
   alike because they are short, not because they were copied.
-- Not whole notebooks: a notebook's score would be diluted by every exercise a student wrote alone,
-  and answers that differ from the reference in one cell would look like copies of it wherever
-  they kept the reference's other cells.  tests/test_similarity.py calibrates THRESHOLD on the
-  mutation corpus (tests/mutants) this way: each correct alternative holds only the cells it
-  writes itself, the others left as the released stub.
+- Not whole notebooks: those would also match one exercise's code against another's and count
+  the exercises only one side wrote, so a student who copied the one answer they wrote would
+  hide behind the stubs.  tests/test_similarity.py calibrates THRESHOLD on the mutation corpus
+  (tests/mutants) by the same unit: each correct alternative holds only the cells it writes
+  itself, the others left as the released stub, because where a mutant does not patch the
+  solution its text is the reference, not the alternative's work (compared whole, an
+  alternative that changes one line of one cell is a copy of the reference).
 
 copydetect (pinned) does the tokenizing, fingerprinting and boilerplate removal, and finds the
 matching code for the report; its own HTML report is not used (it needs files on disk, renders file
@@ -218,11 +220,21 @@ def matched_lines(first: str, second: str, stub: str) -> tuple[set[int], set[int
     matching slices), the lines of the released stub ``stub`` excepted."""
     from copydetect import compare_files
 
-    boilerplate = _boilerplate(stub)
-    printed = _fingerprint(first, boilerplate), _fingerprint(second, boilerplate)
-    _, _, (first_spans, second_spans) = compare_files(*printed)
+    _, _, (first_spans, second_spans) = compare_files(_printed(first, stub), _printed(second, stub))
     stub_lines = {line.strip() for line in stub.splitlines()}
     return _lines_of(first, first_spans, stub_lines), _lines_of(second, second_spans, stub_lines)
+
+
+@functools.lru_cache(maxsize=1024)
+def _printed(code: str, stub: str) -> CodeFingerprint:
+    """copydetect's fingerprint of ``code``, the stub's removed (a flagged student's cell is in
+    each of their pairs: made once).
+
+    With boilerplate removed, copydetect 0.5.0 keeps only the last place of a fingerprint that a
+    cell repeats (``np.intersect1d(..., assume_unique=True)`` on hashes with repeats), so the
+    report may leave an earlier repeat unmarked; the set of fingerprints, which scores, is exact.
+    """
+    return _fingerprint(code, _boilerplate(stub))
 
 
 def _lines_of(code: str, spans: Any, stub_lines: set[str]) -> set[int]:
@@ -404,7 +416,7 @@ def summary(comparison: Comparison, where: str, lines: Sequence[str] = ()) -> st
     head = (
         f"\nSimilar answers (for human review, never deducted): {len(flagged)} of "
         f"{len(comparison.cells) - (REFERENCE in comparison.cells)} submissions at or above "
-        f"{comparison.threshold:.2f}, {len(comparison.flagged)} pairs; {where}"
+        f"{comparison.threshold:.2f} (pairs flagged: {len(comparison.flagged)}); {where}"
     )
     rows = [["student", "similarity", "most similar to"]]
     rows += [[shown(s), f"{p.score:.3f}", shown(partner(p, s))] for s, p in flagged.items()]
