@@ -41,6 +41,7 @@ import html
 import io
 import itertools
 import os
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,18 +197,14 @@ def compare_class(
             continue
         comparison.pairs_compared += 1
         pair = Pair(first, second, matches)
-        score = pair.score
         for student in (first, second):
-            if student != REFERENCE and score > _score(comparison.best.get(student)):
+            best = comparison.best.get(student)
+            if student != REFERENCE and (best is None or pair.score > best.score):
                 comparison.best[student] = pair
-        if score >= threshold:
+        if pair.score >= threshold:
             comparison.flagged.append(pair)
     comparison.flagged.sort(key=lambda p: (-p.score, p.first, p.second))
     return comparison
-
-
-def _score(pair: Pair | None) -> float:
-    return -1.0 if pair is None else pair.score
 
 
 def partner(pair: Pair, student: str) -> str:
@@ -350,6 +347,7 @@ def check_class(
 def _check_class(
     course: Course, assignment: str, outcomes: Sequence[Outcome], release: nbformat.NotebookNode
 ) -> ClassCheck:
+    """:func:`check_class`, raising what it fails on."""
     from autograder.pipeline.grade_record import grading_folder
 
     lines = []
@@ -403,11 +401,16 @@ def _recorded(
 
 
 def _write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one rename, readable by its owner only."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.chmod(0o600)
-    partial.replace(path)
+    """Replace ``path`` with ``text`` in one rename (graders finishing together each write a
+    whole file), readable by its owner only."""
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:  # mkstemp: mode 0600
+            handle.write(text)
+        os.replace(partial, path)
+    except BaseException:
+        os.unlink(partial)
+        raise
 
 
 def summary(comparison: Comparison, where: str, lines: Sequence[str] = ()) -> str:
