@@ -16,6 +16,8 @@ from autograder.examples import DEMO_CLASS
 from autograder.pipeline.course import tool_env
 from autograder.pipeline.feedback import PLACEHOLDER
 from autograder.pipeline.grade_record import COLUMNS
+from autograder.pipeline.report import SIMILARITY
+from autograder.pipeline.similarity import REFERENCE
 
 pytestmark = pytest.mark.usefixtures("sandbox_required")
 
@@ -96,7 +98,7 @@ def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path)
         graded_cells = [
             k
             for k in row
-            if k not in ("student", "verdict", "score", "max_score", *COLUMNS, "notes")
+            if k not in ("student", "verdict", "score", "max_score", *COLUMNS, *SIMILARITY, "notes")
         ]
         failed_cells = [k for k in graded_cells if float(row[k]) == 0]
         shown = re.findall(r"CheckFailed: (.*)", text)
@@ -112,3 +114,15 @@ def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path)
             assert shown and any(MISTAKES[student] in d for d in recorded), (student, recorded)
         else:
             assert "CheckFailed" not in text, (student, shown)
+
+    # Similarity is for the instructor: the report sits beside the CSV in the grading folder,
+    # and nothing of it reaches the feedback.  ada handed in the reference answers.
+    assert (csv_rows["ada"]["similarity"], csv_rows["ada"]["most_similar_to"]) == ("1.0", REFERENCE)
+    assert "Similar answers (for human review, never deducted)" in done.stdout
+    report = (course / "grading" / "01_attention_similarity.html").read_text()
+    assert "<td>ada</td>" in report and "fingerprints in common" in report
+    for path in feedback.rglob("*"):
+        assert "similar" not in path.name.lower(), path
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert "fingerprints in common" not in text and "Similar answers" not in text, path

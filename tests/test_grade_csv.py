@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, refresh_csv, totals_of
 from autograder.pipeline.records import CellResult, Outcome
-from autograder.pipeline.report import write_csv
+from autograder.pipeline.report import SIMILARITY, write_csv
 
 POINTS = {"q1": 2.0, "q2": 1.0}
 
@@ -32,8 +32,8 @@ def test_rows_hold_scores_per_question_and_totals(tmp_path: Path):
     path = tmp_path / "grades.csv"
     write_csv([outcome("bo", {"q1": True, "q2": False}, "timeout")], path, POINTS)
     assert read(path) == [
-        ["student", "verdict", "score", "max_score", *COLUMNS, "q1", "q2", "notes"],
-        ["bo", "timeout", "2.0", "3.0", "", "", "", "", "2.0", "0.0", ""],
+        ["student", "verdict", "score", "max_score", *COLUMNS, *SIMILARITY, "q1", "q2", "notes"],
+        ["bo", "timeout", "2.0", "3.0", "", "", "", "", "", "", "2.0", "0.0", ""],
     ]
 
 
@@ -71,6 +71,15 @@ def test_merge_replaces_the_regraded_and_keeps_the_others(tmp_path: Path):
     assert rows[1][2] == rows[2][2] == "3.0"
     write_csv([outcome("al", {"q1": False})], path, POINTS)  # no merge: this batch only
     assert [r[0] for r in read(path)[1:]] == ["al"]
+
+
+def test_similarity_is_a_sortable_number_and_a_name_refreshed_for_the_whole_class(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    write_csv([outcome("cy", {"q1": True}), outcome("al", {"q1": True})], path, POINTS)
+    similar = {"al": (0.91234, "=cy"), "cy": (0.5, "/reference"), "=cy": (0.91234, "al")}
+    write_csv([outcome("=cy", {"q1": True})], path, POINTS, merge=True, similarity=similar)
+    rows = {row[0]: row[8:10] for row in read(path)[1:]}
+    assert rows == {"al": ["0.912", "'=cy"], "cy": ["0.5", "/reference"], "'=cy": ["0.912", "al"]}
 
 
 def test_merge_drops_rows_written_for_other_questions(tmp_path: Path):

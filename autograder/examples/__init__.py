@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import functools
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -27,10 +26,10 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.cells import answer_cells
+
 ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "01_attention"
-
-_SOLUTION = re.compile(r"[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?")
 
 
 @dataclass(frozen=True)
@@ -251,13 +250,7 @@ def honest_class(size: int) -> list[Sample]:
 
 def solution_answers(assignment: str = ASSIGNMENT) -> dict[str, str]:
     """grade_id -> the instructor's answer of every answer cell, markers removed."""
-    notebook = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
-    answers = {}
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("solution") and not meta.get("grade") and cell.cell_type == "code":
-            answers[meta["grade_id"]] = _SOLUTION.sub("", cell.source)
-    return answers
+    return answer_cells(nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4))
 
 
 def find_outside(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
 from autograder.judging.limits import JudgeLimits
-from autograder.pipeline import batch, report
+from autograder.pipeline import batch, report, similarity
 from autograder.pipeline import release as release_mod
 from autograder.pipeline.course import (
     Course,
@@ -222,7 +222,11 @@ def run_grade(
         f"{assignment}_grades.csv"
     )
     record = read_record(course.coursedir.db_url, course.coursedir.course_id, assignment)
-    report.write_csv(outcomes, csv_path, max_points, merge=bool(students), record=record)
+    progress.stage("comparing the answers with the reference and with each other")
+    similar = similarity.check_class(course, assignment, outcomes, release)
+    report.write_csv(
+        outcomes, csv_path, max_points, merge=bool(students), record=record, similarity=similar.best
+    )
     problems = []
     if feedback:
         graded = [o.student for o in outcomes if o.notebook is not None]
@@ -231,6 +235,7 @@ def run_grade(
         except GradingError as error:  # the grades are in; say so after the table
             problems.append(str(error))
     print(report.format_table(outcomes, max_points))
+    print(similar.summary)
     elapsed = time.monotonic() - started
     written = f", feedback under {course.coursedir.feedback_directory}/"
     print(

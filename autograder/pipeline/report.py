@@ -6,7 +6,7 @@ import csv
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -48,6 +48,10 @@ def max_points_of(release: dict) -> dict[str, float]:
     return points
 
 
+# The CSV's similarity columns (autograder/pipeline/similarity.py): a flag for human review.
+SIMILARITY = ("similarity", "most_similar_to")
+
+
 def write_csv(
     outcomes: Sequence[Outcome],
     path: Path,
@@ -55,9 +59,11 @@ def write_csv(
     *,
     merge: bool = False,
     record: GradeRecord | None = None,
+    similarity: Mapping[str, tuple[float, str]] | None = None,
 ) -> None:
     """One row per student: verdict, the autograded score, the gradebook's manual points, late
-    penalty and total (as ``nbgrader export``), each graded cell's score, and the notes.
+    penalty and total (as ``nbgrader export``), the highest similarity and with whom, each graded
+    cell's score, and the notes.
 
     Without ``record`` (or for a student it lacks: nothing recorded), the score is the verdicts'
     and the other gradebook columns are empty.
@@ -66,7 +72,16 @@ def write_csv(
     Graders that finish together take turns: the file is read and rewritten under a lock on
     ``.<name>.lock`` beside it, and replaced in one rename, so a reader never sees half of it.
     """
-    header = ["student", "verdict", "score", "max_score", *COLUMNS, *max_points, "notes"]
+    header = [
+        "student",
+        "verdict",
+        "score",
+        "max_score",
+        *COLUMNS,
+        *SIMILARITY,
+        *max_points,
+        "notes",
+    ]
     total_max = record.max_score if record else ""
     with locked(path):
         rows = {}
@@ -86,9 +101,19 @@ def write_csv(
                 sum(max_points.values()),
                 *(totals.cells() if totals else ["", "", ""]),
                 total_max,
+                "",
+                "",
                 *(scores.get(g, 0) for g in max_points),
                 spreadsheet_safe(" | ".join(outcome.notes)),
             ]
+        if similarity is not None:  # the whole class was compared: kept rows are refreshed too
+            at = header.index(SIMILARITY[0])
+            found = {spreadsheet_safe(s): match for s, match in similarity.items()}
+            for student, row in rows.items():
+                match = found.get(student)
+                row[at : at + 2] = (
+                    [round(match[0], 3), spreadsheet_safe(match[1])] if match else ["", ""]
+                )
         replace_csv(path, [header, *(rows[student] for student in sorted(rows))])
 
 
