@@ -22,6 +22,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from autograder.cells import is_test_cell
 from autograder.examples import Sample, build_course, read_probe
 from autograder.isolation import sandbox
 from autograder.isolation.staging import AUTOGRADER, build_staging
@@ -87,9 +88,12 @@ def test_a_planted_copy_of_the_secrets_is_out_of_reach_and_honest_work_keeps_ful
     row = _rows(course)["planter"]
     assert probe_reports(course, ("planter",)) == {"planter": []}
     assert float(row["score"]) == float(row["max_score"]) and row["verdict"] == "ok", row
-    # matplotlib works from the allow-list alone: every figure the notebook shows is a PNG.
+    # matplotlib works from the allow-list alone: every figure shown before the first graded
+    # test cell is a PNG (later outputs are withheld: they could hold hidden inputs).
     graded = course / "grading" / "autograded" / "planter" / "01_attention" / "01_attention.ipynb"
-    plots = [c for c in nbformat.read(graded, 4).cells if c.source.endswith("plt.show()")]
+    cells = nbformat.read(graded, 4).cells
+    first_test = next(i for i, c in enumerate(cells) if is_test_cell(c))
+    plots = [c for c in cells[:first_test] if c.source.endswith("plt.show()")]
     assert plots and all(
         any("image/png" in output.get("data", {}) for output in cell.outputs) for cell in plots
     )
