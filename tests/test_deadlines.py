@@ -3,6 +3,7 @@ course's plugin, each submission's timestamp, the gradebook's due date and exten
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -89,9 +90,11 @@ def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course)
         f"late penalty {0.5 * score:g} points"
     ]
     assert results["unstamped"][1] == 0
-    assert results["unstamped"][2] == [
-        "no timestamp.txt: lateness unknown, no late penalty applied"
-    ]
+    assert len(results["unstamped"][2]) == 1
+    assert results["unstamped"][2][0].startswith(
+        "no timestamp.txt, and no copy in nbgrader's exchange shows when it was handed in: "
+        "lateness unknown, no late penalty applied; the grader's copy was made at "
+    )
 
     # An extension granted after a first grading: grading again lifts the penalty.
     assert results["extended"][1] > 0
@@ -108,10 +111,10 @@ def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course)
     assert results["garbled"][1] > 0
     score, penalty, notes = _graded(course, "garbled", "next tuesday, probably")
     assert penalty == 0
-    assert notes == [
-        "timestamp.txt is not a date: the submission is recorded without a timestamp "
-        "(no late penalty)"
-    ]
+    assert len(notes) == 1 and notes[0].startswith(
+        "timestamp.txt 'next tuesday, probably' is refused: it is not written as nbgrader's "
+    ), notes
+    assert "lateness unknown, no late penalty applied" in notes[0]
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         assert gb.find_submission(ASSIGNMENT, "garbled").timestamp is None
 
@@ -187,3 +190,85 @@ def test_fraction_per_day_counts_days_started_and_caps():
     assert plugin.late_submission_penalty("s", 10.0, 86401) == pytest.approx(2.0)
     assert plugin.late_submission_penalty("s", 10.0, 4 * 86400) == 10.0  # past max_days
     assert FractionPerDayLate(fraction_per_day=0.5).late_submission_penalty("s", 4, 9e6) == 4
+
+
+# What a late student may write in timestamp.txt to look on time (issue 24), and a future time.
+FORGED = {
+    "earlier": "{due_minus_hour:%Y-%m-%d %H:%M:%S}.000000 UTC",
+    "numeric_zone": "{now:%Y-%m-%d %H:%M:%S} 86340",
+    "etc_zone": "{now:%Y-%m-%d %H:%M:%S} Etc/GMT-14",
+    "day_first": "{due:%m/%d/%Y}",
+    "future": "{future:%Y-%m-%d %H:%M:%S}.000000 UTC",
+    "missing": None,
+}
+
+
+@pytest.fixture
+def exchange_course(tmp_path: Path) -> tuple[Course, Path]:
+    """A course whose students handed in through nbgrader's exchange, due 25 hours ago."""
+    root, exchange = tmp_path / "course", tmp_path / "exchange"
+    build_course(root, [])
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write(
+            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
+            'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
+            f"c.Exchange.root = {str(exchange)!r}\n"
+            'c.CourseDirectory.course_id = "attention_lab"\n'
+        )
+    inbound = exchange / "attention_lab" / "inbound"
+    inbound.mkdir(parents=True)
+    return Course.load(root), inbound
+
+
+def _hand_in(course: Course, inbound: Path, student: str, stamp: str | None) -> Outcome:
+    """What nbgrader submit then collect leave: the notebook in the exchange (its ctime is now,
+    whatever timestamp.txt says) and the collected copy with the student's timestamp.txt."""
+    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    received = inbound / f"{student}+{ASSIGNMENT}+2020-01-01 00:00:00.000000 UTC+abc"
+    received.mkdir()
+    (received / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())
+    outcome = _submit(course, student, stamp)
+    if stamp is not None:
+        (received / "timestamp.txt").write_text(stamp)
+    return outcome
+
+
+@pytest.mark.slow
+def test_a_forged_timestamp_pays_what_the_exchange_says(exchange_course):
+    course, inbound = exchange_course
+    started = time.monotonic()
+    now = datetime.utcnow()
+    due = now - timedelta(hours=25)  # the honest late student: two days started
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
+    values = {
+        "now": now,
+        "due": due,
+        "due_minus_hour": due - timedelta(hours=1),
+        "future": now + timedelta(days=3),
+    }
+    stamps = {"honest": f"{now:%Y-%m-%d %H:%M:%S.%f} UTC"}
+    stamps |= {s: None if f is None else f.format(**values) for s, f in FORGED.items()}
+    results = {}
+    for student, stamp in stamps.items():
+        outcome = _hand_in(course, inbound, student, stamp)
+        record(course, ASSIGNMENT, outcome)
+        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+            submission = gb.find_submission(ASSIGNMENT, student)
+            results[student] = (submission.score, submission.late_submission_penalty)
+        results[student] += (outcome.notes,)
+
+    score, penalty, notes = results["honest"]
+    assert penalty == pytest.approx(0.5 * score) and penalty > 0, results["honest"]
+    assert len(notes) == 1 and "after the due date" in notes[0], notes
+    for student in FORGED:
+        assert results[student][:2] == results["honest"][:2], (student, results[student])
+        why = results[student][2]
+        assert len(why) == 2 and "a time the student cannot set" in why[0], (student, why)
+    assert "earlier than the exchange received" in results["earlier"][2][0]
+    assert "later than the exchange received" in results["future"][2][0]
+    assert "Etc/GMT zones read their sign backwards" in results["etc_zone"][2][0]
+    assert "is refused: 86340 is not a time zone name" in results["numeric_zone"][2][0]
+    assert "is refused: it is not written as" in results["day_first"][2][0]
+    assert results["missing"][2][0].startswith("no timestamp.txt: the time the exchange received")
+    assert time.monotonic() - started < 60  # seven recordings (about 0.5 s each here)
