@@ -3,6 +3,10 @@ course's plugin, each submission's timestamp, the gradebook's due date and exten
 
 from __future__ import annotations
 
+import csv
+import json
+import subprocess
+import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,9 +23,12 @@ from autograder.pipeline.course import (
     check_pending_extensions,
     due_date_notice,
     record,
+    tool_env,
 )
 from autograder.pipeline.deadlines import FractionPerDayLate
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.grade_record import read_record
+from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.report import format_table, max_points_of, write_csv
 
 ASSIGNMENT = "01_attention"
 DUE = datetime(2026, 11, 20, 12, 0)
@@ -272,3 +279,72 @@ def test_a_forged_timestamp_pays_what_the_exchange_says(exchange_course):
     assert "is refused: it is not written as" in results["day_first"][2][0]
     assert results["missing"][2][0].startswith("no timestamp.txt: the time the exchange received")
     assert time.monotonic() - started < 60  # seven recordings (about 0.5 s each here)
+
+
+@pytest.mark.slow
+def test_an_honestly_late_submission_reads_the_same_in_every_record(exchange_course):
+    """The gradebook, the grade CSV, the terminal table, results.json and the Canvas CSV give
+    one total after the late penalty, after grading and again after nbgrader export."""
+    course, _ = exchange_course
+    started = time.monotonic()
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    outcome = _submit(course, "late", STAMPS["late"])  # 25 h late: half the score
+    points = max_points_of(outcome.notebook)
+    outcome.cells = [CellResult(g, True, "passed", True, p) for g, p in points.items()]
+    record(course, ASSIGNMENT, outcome)
+    grading = course.root / "grading"
+    grades_csv = grading / f"{ASSIGNMENT}_grades.csv"
+    results_json = grading / "gradescope" / "late" / ASSIGNMENT / "results.json"
+    (grading / "roster.csv").write_text("student,canvas_id,sis_login_id,name\nlate,7,,Late\n")
+
+    def every_record() -> dict[str, float]:
+        graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
+        write_csv([outcome], grades_csv, points, merge=True, record=graded)
+        table = format_table([outcome], points, graded).splitlines()[2].split()
+        with grades_csv.open(newline="") as handle:
+            row = next(csv.DictReader(handle))
+        canvas = _nbgrader_export(
+            course, "--exporter", "autograder.pipeline.exports.CanvasExportPlugin"
+        )
+        with canvas.open(newline="") as handle:
+            canvas_row = list(csv.reader(handle))[2]
+        return {
+            "gradebook": graded.totals["late"].total,
+            "grade CSV": float(row["total"]),
+            "table": float(table[-2].split("/")[0]),
+            "results.json": json.loads(results_json.read_text())["score"],
+            "Canvas CSV": float(canvas_row[5]),
+        }
+
+    first = every_record()
+    total = first["gradebook"]
+    assert 0 < total < float(sum(points.values())), first  # a penalty was taken
+    assert first == dict.fromkeys(first, total), first
+    # A grade entered by hand (extra credit), then nbgrader export: every record follows it.
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        grade = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "late").grades[0]
+        grade.extra_credit = 2
+        gb.db.commit()
+    _nbgrader_export(course)
+    second = every_record()
+    assert second == dict.fromkeys(second, second["gradebook"]), second
+    assert second["gradebook"] > total
+    results = json.loads(results_json.read_text())
+    assert results["extra_data"]["late_penalty"] > 0 and results["extra_data"]["manual"] == 2
+    assert time.monotonic() - started < 240  # three nbgrader exports (about 20 s each here)
+
+
+def _nbgrader_export(course: Course, *args: str) -> Path:
+    """Run nbgrader export in the course; the CSV it wrote."""
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export", *args],
+        cwd=course.root,
+        env=tool_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    grading = course.root / "grading"
+    return grading / ("canvas_grades.csv" if args else "grades.csv")

@@ -230,7 +230,7 @@ def run_grade(
             generate_feedback(course, assignment, graded if students else ())
         except GradingError as error:  # the grades are in; say so after the table
             problems.append(str(error))
-    print(report.format_table(outcomes, max_points))
+    print(report.format_table(outcomes, max_points, record))
     elapsed = time.monotonic() - started
     written = f", feedback under {course.coursedir.feedback_directory}/"
     print(

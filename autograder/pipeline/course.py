@@ -124,7 +124,7 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
 
     from autograder.pipeline.deadlines import assign_late_penalty
     from autograder.pipeline.extensions import take_pending
-    from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline.grade_record import grading_folder, totals_of
     from autograder.pipeline.gradescope import write_results
     from autograder.pipeline.report import max_points_of
     from autograder.pipeline.submission_time import inbound_folder, submission_time
@@ -155,11 +155,12 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
         submitted = gb.find_submission_notebook(assignment, assignment, student)
         submitted.flagged = outcome.verdict == "tamper suspected"
         gb.db.commit()
+        totals = totals_of(gb.find_submission(assignment, student))
     nbformat.write(notebook, destination / f"{assignment}.ipynb")
     if when.counted is not None:  # the time that counts, in nbgrader's own format
         (destination / "timestamp.txt").write_text(f"{when.counted:%Y-%m-%d %H:%M:%S.%f} UTC\n")
     results = grading_folder(course.coursedir) / "gradescope" / student / assignment
-    write_results(outcome, max_points_of(outcome.notebook), results / "results.json")
+    write_results(outcome, max_points_of(outcome.notebook), results / "results.json", totals)
 
 
 def due_date_notice(course: Course, assignment: str) -> str | None:

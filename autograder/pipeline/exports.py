@@ -10,6 +10,7 @@ from nbgrader.plugins import CsvExportPlugin, ExportPlugin
 from traitlets import Dict, Unicode
 
 from autograder.pipeline.grade_record import grading_folder, record_of, refresh_csv
+from autograder.pipeline.gradescope import refresh_results
 from autograder.pipeline.report import spreadsheet_safe
 from autograder.pipeline.roster import RosterError, read_roster
 
@@ -25,9 +26,15 @@ class GradeRecordExport(CsvExportPlugin):
         super().export(gradebook)
         for assignment in gradebook.assignments:
             path = folder / f"{assignment.name}_grades.csv"
-            if path.exists() and (not self.assignment or assignment.name in self.assignment):
-                changed = refresh_csv(path, record_of(gradebook, assignment.name))
+            if self.assignment and assignment.name not in self.assignment:
+                continue
+            record = record_of(gradebook, assignment.name)
+            if path.exists():
+                changed = refresh_csv(path, record)
                 self.log.info("Updated %d rows of %s from the gradebook", changed, path)
+            for student, totals in record.totals.items():
+                results = folder / "gradescope" / student / assignment.name / "results.json"
+                refresh_results(results, totals)
 
 
 class CanvasExportPlugin(ExportPlugin):
