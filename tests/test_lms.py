@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import shutil
@@ -177,3 +178,37 @@ def test_gradescope_results_follow_the_documented_schema():
     for broken in ({"tests": [{"score": 1, "status": "ok"}]}, {"tests": [{"name": "q"}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema)
+
+
+def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path, monkeypatch):
+    from types import SimpleNamespace
+
+    from autograder.pipeline.course import tool_env
+
+    monkeypatch.setenv("PATH", tool_env()["PATH"])  # a new gradebook runs alembic
+
+    from nbgrader.api import Gradebook
+    from traitlets.config import Configurable
+
+    from autograder.pipeline.exports import CanvasExportPlugin
+
+    roster = _roster(
+        tmp_path,
+        "student,canvas_id,sis_login_id,name,section\n"
+        'ada,101,"=HYPERLINK(""http://x"",""y"")",@Ada,+S1\n',
+    )
+    parent = Configurable()
+    parent.coursedir = SimpleNamespace(
+        autograded_directory="autograded",
+        format_path=lambda *parts: str(tmp_path / "grading" / "autograded" / "x"),
+    )
+    dest = tmp_path / "canvas.csv"
+    plugin = CanvasExportPlugin(parent=parent, roster=str(roster), to=str(dest))
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        gb.update_or_create_assignment(ASSIGNMENT)
+        gb.update_or_create_student("ada")
+        gb.update_or_create_submission(ASSIGNMENT, "ada")
+        plugin.export(gb)
+    with dest.open(newline="") as handle:
+        row = list(csv.reader(handle))[2]
+    assert row[:5] == ["'@Ada", "101", "", '\'=HYPERLINK("http://x","y")', "'+S1"], row

@@ -86,8 +86,8 @@ class CanvasExportPlugin(ExportPlugin):
                     continue
                 totals = [records[n].totals.get(m.student) for n in names]
                 writer.writerow(
-                    [spreadsheet_safe(m.name or m.student), m.canvas_id, "", m.sis_login_id]
-                    + [spreadsheet_safe(m.section)]
+                    [spreadsheet_safe(m.name or m.student), spreadsheet_safe(m.canvas_id), ""]
+                    + [spreadsheet_safe(m.sis_login_id), spreadsheet_safe(m.section)]
                     + ["" if t is None else t.total for t in totals]
                 )
         self.log.info("Canvas gradebook CSV for %d students: %s", len(members), dest)

@@ -27,9 +27,14 @@ def shown(text: str) -> str:
 
 
 def spreadsheet_safe(text: str) -> str:
-    """``text`` shown escaped, and never read as a formula by a spreadsheet (=, +, -, @)."""
+    """``text`` shown escaped, and never read as a formula by a spreadsheet (=, +, -, @).
+
+    A text that starts with the guard's own apostrophe is guarded too, so two texts never give
+    one cell (``'alice`` is not ``alice``).  A cell is matched back by writing the name again
+    and comparing, never by stripping the guard.
+    """
     text = shown(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "'") else text
 
 
 def scores_of(outcome: Outcome, max_points: dict[str, float]) -> dict[str, float]:
