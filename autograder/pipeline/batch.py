@@ -35,6 +35,7 @@ from autograder.pipeline.worker_processes import (
     lifeline,
     preloaded_forkserver,
 )
+from autograder.untrusted import valid_text
 
 
 def grade(
@@ -82,9 +83,9 @@ def grade(
         )
     with contextlib.closing(graded):  # stopped on any error here, its workers ended at once
         for outcome in graded:  # each recorded before the next is taken
-            outcomes.append(_recorded(course, assignment, outcome))
+            outcomes.append(recorded := _recorded(course, assignment, outcome))
             if progress is not None:
-                progress(outcome)
+                progress(recorded)
     outcomes.sort(key=lambda o: o.student)
     return outcomes
 
@@ -248,7 +249,11 @@ def _refused_name(student: str) -> Outcome:
 
 
 def _recorded(course: Course, assignment: str, outcome: Outcome) -> Outcome:
-    """Record ``outcome`` in the gradebook; a failure there is this student's, not the batch's."""
+    """Record ``outcome`` in the gradebook; a failure there is this student's, not the batch's.
+
+    Every text in it is made valid UTF-8 first: what the student's code printed reaches the
+    graded copy, the CSV, results.json and the feedback."""
+    outcome = valid_text(outcome)
     if outcome.notebook is None:
         return outcome
     try:

@@ -156,7 +156,10 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
         submitted.flagged = outcome.verdict == "tamper suspected"
         gb.db.commit()
         totals = totals_of(gb.find_submission(assignment, student))
-    nbformat.write(notebook, destination / f"{assignment}.ipynb")
+    # Written whole or not at all: a failure never leaves an empty graded copy behind.
+    partial = destination / f".{assignment}.ipynb.partial"
+    nbformat.write(notebook, partial)
+    partial.replace(destination / f"{assignment}.ipynb")
     if when.counted is not None:  # the time that counts, in nbgrader's own format
         (destination / "timestamp.txt").write_text(f"{when.counted:%Y-%m-%d %H:%M:%S.%f} UTC\n")
     results = grading_folder(course.coursedir) / "gradescope" / student / assignment
