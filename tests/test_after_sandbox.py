@@ -14,7 +14,7 @@ import pytest
 
 from autograder.examples import build_course
 from autograder.pipeline.batch import _recorded
-from autograder.pipeline.course import Course
+from autograder.pipeline.course import Course, GradingError
 from autograder.pipeline.feedback import generate_feedback
 from autograder.pipeline.records import CellResult, Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
@@ -65,3 +65,20 @@ def test_a_lone_surrogate_costs_nothing_and_leaves_every_record_whole(tmp_path: 
         page = tmp_path / "grading" / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
         assert page.stat().st_size > 0, student
     assert time.monotonic() - started < 180
+
+
+@pytest.mark.slow
+def test_one_students_broken_graded_copy_costs_only_her_feedback(tmp_path: Path):
+    build_course(tmp_path, [])
+    course = Course.load(tmp_path)
+    for student in ("ada", "broken"):
+        _recorded(course, ASSIGNMENT, _outcome(course, student, "fine"))
+    graded = tmp_path / "grading" / "autograded" / "broken" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    graded.write_text("")  # what the old grader left after a lone surrogate
+    started = time.monotonic()
+    with pytest.raises(GradingError) as caught:
+        generate_feedback(course, ASSIGNMENT)
+    assert "--student broken failed" in str(caught.value) and "ada" not in str(caught.value)
+    page = tmp_path / "grading" / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    assert page.stat().st_size > 0
+    assert time.monotonic() - started < 240  # the class's run, then each student's
