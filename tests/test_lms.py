@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from autograder.pipeline.course import Course, GradingError
+from autograder.pipeline.grade_record import Totals
 from autograder.pipeline.gradescope import SCHEMA, results_of
 from autograder.pipeline.intake import MAX_BYTES
 from autograder.pipeline.records import CellResult, Outcome
@@ -195,6 +196,11 @@ def test_gradescope_results_follow_the_documented_schema():
         ("test_parity", 1.5, 3.0, "failed"),  # partial credit: not full marks
     ]
     assert [t["output"] for t in results["tests"][1:]] == [cells[1].message, cells[2].message]
+    # Recorded: the top-level score is the gradebook's total, after the late penalty.
+    recorded = results_of(outcome, points, Totals(3.5, 1.0, 2.25, 2.25))
+    jsonschema.validate(recorded, schema)
+    assert recorded["score"] == 2.25 and recorded["extra_data"]["late_penalty"] == 2.25
+    assert "late penalty 2.25 = 2.25" in recorded["output"]
     # The schema can fail: an undocumented status, a test without a score.
     for broken in ({"tests": [{"score": 1, "status": "ok"}]}, {"tests": [{"name": "q"}]}):
         with pytest.raises(jsonschema.ValidationError):
