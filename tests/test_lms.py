@@ -207,35 +207,64 @@ def test_gradescope_results_follow_the_documented_schema():
             jsonschema.validate(broken, schema)
 
 
-def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path, monkeypatch):
+def _canvas_export(tmp_path: Path, roster: str, students: list[str], monkeypatch) -> Path:
+    """CanvasExportPlugin in this process over a gradebook where ``students`` handed in."""
     from types import SimpleNamespace
-
-    from autograder.pipeline.course import tool_env
-
-    monkeypatch.setenv("PATH", tool_env()["PATH"])  # a new gradebook runs alembic
 
     from nbgrader.api import Gradebook
     from traitlets.config import Configurable
 
+    from autograder.pipeline.course import tool_env
     from autograder.pipeline.exports import CanvasExportPlugin
 
-    roster = _roster(
-        tmp_path,
-        "student,canvas_id,sis_login_id,name,section\n"
-        'ada,101,"=HYPERLINK(""http://x"",""y"")",@Ada,+S1\n',
-    )
+    monkeypatch.setenv("PATH", tool_env()["PATH"])  # a new gradebook runs alembic
     parent = Configurable()
     parent.coursedir = SimpleNamespace(
         autograded_directory="autograded",
         format_path=lambda *parts: str(tmp_path / "grading" / "autograded" / "x"),
     )
     dest = tmp_path / "canvas.csv"
-    plugin = CanvasExportPlugin(parent=parent, roster=str(roster), to=str(dest))
+    plugin = CanvasExportPlugin(parent=parent, roster=str(_roster(tmp_path, roster)), to=str(dest))
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
         gb.update_or_create_assignment(ASSIGNMENT)
-        gb.update_or_create_student("ada")
-        gb.update_or_create_submission(ASSIGNMENT, "ada")
+        for student in students:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(ASSIGNMENT, student)
         plugin.export(gb)
-    with dest.open(newline="") as handle:
-        row = list(csv.reader(handle))[2]
+    return dest
+
+
+def _canvas_rows(path: Path) -> list[list[str]]:
+    with path.open(newline="") as handle:
+        return list(csv.reader(handle))[2:]
+
+
+def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path, monkeypatch):
+    roster = (
+        "student,canvas_id,sis_login_id,name,section\n"
+        'ada,101,"=HYPERLINK(""http://x"",""y"")",@Ada,+S1\n'
+    )
+    dest = _canvas_export(tmp_path, roster, ["ada"], monkeypatch)
+    row = _canvas_rows(dest)[0]
     assert row[:5] == ["'@Ada", "101", "", '\'=HYPERLINK("http://x","y")', "'+S1"], row
+
+
+def test_the_canvas_export_serves_everyone_but_an_odd_name(tmp_path: Path, monkeypatch):
+    composed = "zo\u00eb"
+    decomposed = "zoe\u0308"
+    roster = f"student,canvas_id\nada,101\n{composed},102\nkim,103\n"
+    # jo handed in under a decomposed-Unicode name, the roster composes it: still her row.
+    first = tmp_path / "composed"
+    first.mkdir()
+    dest = _canvas_export(first, roster.replace("kim", "j\u00f6"), ["ada", "jo\u0308"], monkeypatch)
+    assert [row[5] for row in _canvas_rows(dest)] == ["0.0", "", "0.0"]
+    (tmp_path / "twins").mkdir()
+    with pytest.raises(SystemExit) as caught:
+        _canvas_export(
+            tmp_path / "twins", roster, ["ada", composed, decomposed, "ghost"], monkeypatch
+        )
+    said = str(caught.value)
+    assert "lacks students who have grades: ghost" in said, said
+    assert "'zoe\\u0308' and 'zo\\xeb', which are one name written two ways" in said, said
+    rows = _canvas_rows(tmp_path / "twins" / "canvas.csv")  # and everyone else is there
+    assert [(row[1], row[5]) for row in rows] == [("101", "0.0"), ("102", ""), ("103", "")]
