@@ -43,3 +43,14 @@ def test_the_newer_of_two_names_that_print_alike_is_refused(tmp_path: Path):
     assert {s for s, _ in kept} == {"ada", "alan", decomposed, "kim1"}
     assert {o.student for o in refused} == {composed, "kim\uff11"}
     assert os.path.exists(second[1])  # nothing is moved or deleted
+
+
+def test_a_name_typed_composed_finds_the_folder_written_decomposed(tmp_path: Path):
+    from autograder.examples import build_course
+    from autograder.pipeline.course import Course, find_submissions
+
+    build_course(tmp_path, [])
+    decomposed = "zoe\u0308"
+    _hand_in(tmp_path / "grading" / "submitted", decomposed)
+    found = find_submissions(Course.load(tmp_path), ASSIGNMENT, ["zo\u00eb"])
+    assert [student for student, _ in found] == [decomposed]

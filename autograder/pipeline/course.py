@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import unicodedata
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -95,13 +96,18 @@ def _without(error: Exception, course: Course) -> str:
 def find_submissions(
     course: Course, assignment: str, students: Sequence[str]
 ) -> list[tuple[str, Path]]:
+    """The students' folders that hold ``assignment`` (of ``students`` only, when given, compared
+    as NFC text: a name typed composed finds a folder written decomposed)."""
     submitted_root = course.path(course.coursedir.submitted_directory, ".", ".")
-    found = []
+    wanted = {unicodedata.normalize("NFC", s): s for s in students}
+    found, seen = [], set()
     for folder in sorted(submitted_root.glob("*")):
-        if not (folder / assignment).is_dir() or (students and folder.name not in students):
+        key = unicodedata.normalize("NFC", folder.name)
+        if not (folder / assignment).is_dir() or (students and key not in wanted):
             continue
         found.append((folder.name, folder / assignment / f"{assignment}.ipynb"))
-    missing = set(students) - {s for s, _ in found}
+        seen.add(wanted.get(key))
+    missing = set(students) - seen
     if missing:
         raise GradingError(f"no submission of {assignment} for: {', '.join(sorted(missing))}")
     return found
