@@ -80,13 +80,36 @@ def test_only_the_students_own_copy_with_the_same_bytes_is_evidence(tmp_path: Pa
         return inbound / folder / "a1.ipynb"
 
     assert exchange_receipt(inbound, "ann", "a1", content) is None  # no exchange at all
-    hand_in("ann+a1+2026-01-01 00:00:00 UTC+x", b'{"cells": [1]}')  # other bytes
     hand_in("anna+a1+2026-01-01 00:00:00 UTC+x", content)  # a classmate whose name starts alike
+    assert exchange_receipt(inbound, "ann", "a1", content) is None
+    other = hand_in("ann+a1+2026-01-01 00:00:00 UTC+x", b'{"cells": [1]}')  # other bytes
     (inbound / "ann+a1+link").mkdir()
     os.symlink(tmp_path / "elsewhere.ipynb", inbound / "ann+a1+link" / "a1.ipynb")
     (tmp_path / "elsewhere.ipynb").write_bytes(content)
-    assert exchange_receipt(inbound, "ann", "a1", content) is None
+    unmatched = exchange_receipt(inbound, "ann", "a1", content)  # her copies, none of these bytes
+    assert unmatched is not None and not unmatched.matched
+    assert unmatched.time >= datetime.utcfromtimestamp(os.lstat(other).st_ctime) - timedelta(
+        seconds=1
+    )
     own = hand_in("ann+a1+2026-01-02 00:00:00 UTC+y", content)
     received = exchange_receipt(inbound, "ann", "a1", content)
     ctime = datetime.utcfromtimestamp(os.lstat(own).st_ctime)
-    assert received is not None and abs(received - ctime) < timedelta(seconds=1)
+    assert received.matched and abs(received.time - ctime) < timedelta(seconds=1)
+
+
+def test_copies_too_many_to_read_make_the_latest_change_count(tmp_path: Path):
+    """Padding the exchange with same-size copies cannot hide the real one and leave the claim."""
+    inbound = tmp_path / "inbound"
+    content = b'{"cells": [0]}'
+    for number in range(60):
+        folder = inbound / f"ann+a1+2026-01-{number:02d}+pad"
+        folder.mkdir(parents=True)
+        (folder / "a1.ipynb").write_bytes(content if number == 0 else b'{"cells": [9]}')
+    received = exchange_receipt(inbound, "ann", "a1", content)
+    assert received is not None and not received.matched
+    last = inbound / "ann+a1+2026-01-59+pad" / "a1.ipynb"
+    assert received.time >= datetime.utcfromtimestamp(os.lstat(last).st_ctime) - timedelta(
+        seconds=1
+    )
+    said = decide("2020-01-01 00:00:00 UTC", None, received, None)
+    assert said.counted == received.time and "too many to read" in said.notes[0]

@@ -17,7 +17,9 @@ without one.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import os
 import re
 import stat
@@ -29,7 +31,7 @@ from typing import Any
 from autograder.untrusted import TooLarge, UntrustedFile, read_regular_file
 
 TOLERANCE = timedelta(minutes=2)
-# What the grader looks at in the exchange, whatever a student puts there.
+# The most copies of a student's notebook the grader reads from the exchange.
 MAX_INBOUND_COPIES = 50
 MAX_NOTEBOOK_BYTES = 50_000_000
 ACCEPTED = (
@@ -125,40 +127,66 @@ def _ctime(stat_result: os.stat_result) -> datetime:
     return datetime.fromtimestamp(stat_result.st_ctime, UTC).replace(tzinfo=None)
 
 
+@dataclass(frozen=True)
+class Receipt:
+    """What the exchange shows: when it received the collected bytes (``matched``), or, when no
+    copy of them could be found among the student's own, the latest change to those copies."""
+
+    time: datetime
+    matched: bool
+
+
 def exchange_receipt(
     inbound: Path, student: str, assignment: str, content: bytes
-) -> datetime | None:
+) -> Receipt | None:
     """The earliest ctime of a notebook in ``inbound`` handed in by ``student`` for
-    ``assignment`` with exactly ``content``; None when there is none (or no exchange).
+    ``assignment`` with exactly ``content``; None when the student has nothing there.
 
-    At most :data:`MAX_INBOUND_COPIES` of the student's folders are read, newest name last, and
-    no link is followed, so what a student leaves there bounds the grader's work.
+    No link is followed, and at most :data:`MAX_INBOUND_COPIES` copies of the same size are
+    read.  When none matches (or the student's copies are too many to read), the latest ctime
+    of any of them counts: clutter in the exchange can only make a submission later.
     """
     prefix = f"{student}+{assignment}+"
     try:
-        with os.scandir(inbound) as entries:
-            folders = sorted(
-                entry.name
-                for entry in entries
-                if entry.name.startswith(prefix) and entry.is_dir(follow_symlinks=False)
-            )
+        listing = _listing(str(inbound), os.stat(inbound).st_mtime_ns)
     except OSError:
         return None
-    earliest = None
-    for folder in folders[-MAX_INBOUND_COPIES:]:
+    start = bisect.bisect_left(listing, prefix)
+    folders = itertools.takewhile(
+        lambda name: name.startswith(prefix), itertools.islice(listing, start, None)
+    )
+    earliest = latest = None
+    reads = 0
+    for folder in folders:
         path = inbound / folder / f"{assignment}.ipynb"
+        try:
+            changed = max(_ctime(os.lstat(inbound / folder)), _ctime(os.lstat(path)))
+        except OSError:
+            continue
+        latest = changed if latest is None else max(latest, changed)
         try:
             status = os.lstat(path)
             if not stat.S_ISREG(status.st_mode) or status.st_size != len(content):
                 continue
-            if read_regular_file(path, MAX_NOTEBOOK_BYTES) != content:
+            reads += 1
+            if reads > MAX_INBOUND_COPIES or read_regular_file(path, MAX_NOTEBOOK_BYTES) != content:
                 continue
             # The ctime after the read: a write during it would only make it later.
             received = _ctime(os.lstat(path))
         except (OSError, TooLarge, UntrustedFile):
             continue
         earliest = received if earliest is None else min(earliest, received)
-    return earliest
+    if earliest is not None and reads <= MAX_INBOUND_COPIES:
+        return Receipt(earliest, True)
+    return None if latest is None else Receipt(latest, False)
+
+
+@functools.lru_cache(maxsize=1)
+def _listing(inbound: str, modified_ns: int) -> tuple[str, ...]:
+    """The names in ``inbound``, sorted; read once per batch (again only when it changes), so a
+    folder full of one student's entries costs the class one listing, not one each."""
+    with os.scandir(inbound) as entries:
+        return tuple(sorted(entry.name for entry in entries))
 
 
 def inbound_folder(config: Any, course_id: str) -> Path | None:
@@ -172,7 +200,7 @@ def inbound_folder(config: Any, course_id: str) -> Path | None:
 def decide(
     claim_text: str | None,
     claim_problem: str | None,
-    received: datetime | None,
+    received: datetime | Receipt | None,
     collected: datetime | None,
 ) -> SubmissionTime:
     """The time that counts for one submission, and why.
@@ -182,6 +210,13 @@ def decide(
     copy (it was on the grader's disk by then).
     """
     notes: list[str] = []
+    if isinstance(received, Receipt) and not received.matched:
+        notes.append(
+            "no copy of this notebook was found among the student's copies in nbgrader's "
+            "exchange (or they were too many to read): the latest change to them counts"
+        )
+    if isinstance(received, Receipt):
+        received = received.time
     claim = None
     if claim_text is not None and claim_problem is None:
         try:
@@ -191,7 +226,7 @@ def decide(
     elif claim_text is None and claim_problem is None:
         claim_problem = "no timestamp.txt"
     if received is not None:
-        if claim is not None and abs(claim - received) <= TOLERANCE:
+        if claim is not None and abs(claim - received) <= TOLERANCE and not notes:
             return SubmissionTime(claim, claim_text, ())
         if claim is not None:
             direction = "earlier" if claim < received else "later"
