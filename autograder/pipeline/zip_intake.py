@@ -149,8 +149,9 @@ def _bounded(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
 
 def collect_from_zip(
     course: Course, assignment: str, zip_path: Path, roster: Path | None
-) -> list[str]:
-    """``grade --from-zip``: unpack the download and say what it held; the students to grade."""
+) -> Collected:
+    """``grade --from-zip``: unpack the download and say what it held (its ``students`` are the
+    ones to grade)."""
     roster = roster or grading_folder(course.coursedir) / "roster.csv"
     collected = unpack_canvas_zip(course, assignment, zip_path, roster)
     print(f"{zip_path}: {len(collected.students)} notebooks collected", file=sys.stderr)
@@ -166,4 +167,4 @@ def collect_from_zip(
             "each one's timestamp.txt beside the notebook and grade again",
             file=sys.stderr,
         )
-    return collected.students
+    return collected
