@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import codecs
+import dataclasses
 import errno
+import json
 import os
 import selectors
 import stat
@@ -59,3 +62,38 @@ def read_pipe(fd: int, max_bytes: int, seconds: float) -> tuple[bytes, bool]:
             kept += room
             truncated = truncated or len(room) < len(chunk)
     return bytes(kept), truncated
+
+
+def _escaped_in_json(error: UnicodeError) -> tuple[str, int]:
+    """A codec error handler: characters UTF-8 cannot hold, as JSON escapes of their escapes."""
+    bad = error.object[error.start : error.end]  # type: ignore[attr-defined]
+    return "".join(f"\\\\u{ord(c):04x}" for c in bad), error.end  # type: ignore[attr-defined]
+
+
+codecs.register_error("autograder.escaped_in_json", _escaped_in_json)
+
+
+def valid_text(value: object) -> object:
+    """``value`` with every string made valid UTF-8 (in lists, dataclasses and JSON-like dicts
+    too): a lone surrogate, which a kernel's error message can hold, becomes its escape
+    ``\\udcff``, so writing it (a notebook, a CSV, JSON) cannot fail half-way or be refused by a
+    reader.  A dict goes through JSON text, so its depth costs no Python recursion."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        text = json.dumps(value, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return type(value)(json.loads(text.encode("utf-8", "autograder.escaped_in_json")))
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(valid_text(item) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: valid_text(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)
+    return value

@@ -104,6 +104,8 @@ def test_a_canvas_class_from_download_to_gradebook_csv(tmp_path: Path, capsys):
     for student in ("ada", "alan"):
         assert float(grades[student]["late_penalty"]) == 0
         assert "lateness unknown, no late penalty applied" in grades[student]["notes"]
+    assert "Canvas marks this submission late" in grades["ada"]["notes"]  # its only evidence
+    assert "Canvas marks" not in grades["alan"]["notes"]
 
     # nbgrader export writes under grading/, and agrees; so it does after grading by hand.
     assert _export(root).returncode == 0

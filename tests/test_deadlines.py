@@ -3,6 +3,11 @@ course's plugin, each submission's timestamp, the gradebook's due date and exten
 
 from __future__ import annotations
 
+import csv
+import json
+import subprocess
+import sys
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -18,9 +23,12 @@ from autograder.pipeline.course import (
     check_pending_extensions,
     due_date_notice,
     record,
+    tool_env,
 )
 from autograder.pipeline.deadlines import FractionPerDayLate
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.grade_record import read_record
+from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.report import format_table, max_points_of, write_csv
 
 ASSIGNMENT = "01_attention"
 DUE = datetime(2026, 11, 20, 12, 0)
@@ -89,9 +97,11 @@ def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course)
         f"late penalty {0.5 * score:g} points"
     ]
     assert results["unstamped"][1] == 0
-    assert results["unstamped"][2] == [
-        "no timestamp.txt: lateness unknown, no late penalty applied"
-    ]
+    assert len(results["unstamped"][2]) == 1
+    assert results["unstamped"][2][0].startswith(
+        "no timestamp.txt, and no copy in nbgrader's exchange shows when it was handed in: "
+        "lateness unknown, no late penalty applied; the grader's copy was made at "
+    )
 
     # An extension granted after a first grading: grading again lifts the penalty.
     assert results["extended"][1] > 0
@@ -108,10 +118,10 @@ def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course)
     assert results["garbled"][1] > 0
     score, penalty, notes = _graded(course, "garbled", "next tuesday, probably")
     assert penalty == 0
-    assert notes == [
-        "timestamp.txt is not a date: the submission is recorded without a timestamp "
-        "(no late penalty)"
-    ]
+    assert len(notes) == 1 and notes[0].startswith(
+        "timestamp.txt 'next tuesday, probably' is refused: it is not written as nbgrader's "
+    ), notes
+    assert "lateness unknown, no late penalty applied" in notes[0]
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         assert gb.find_submission(ASSIGNMENT, "garbled").timestamp is None
 
@@ -187,3 +197,154 @@ def test_fraction_per_day_counts_days_started_and_caps():
     assert plugin.late_submission_penalty("s", 10.0, 86401) == pytest.approx(2.0)
     assert plugin.late_submission_penalty("s", 10.0, 4 * 86400) == 10.0  # past max_days
     assert FractionPerDayLate(fraction_per_day=0.5).late_submission_penalty("s", 4, 9e6) == 4
+
+
+# What a late student may write in timestamp.txt to look on time (issue 24), and a future time.
+FORGED = {
+    "earlier": "{due_minus_hour:%Y-%m-%d %H:%M:%S}.000000 UTC",
+    "numeric_zone": "{now:%Y-%m-%d %H:%M:%S} 86340",
+    "etc_zone": "{now:%Y-%m-%d %H:%M:%S} Etc/GMT-14",
+    "day_first": "{due:%m/%d/%Y}",
+    "future": "{future:%Y-%m-%d %H:%M:%S}.000000 UTC",
+    "missing": None,
+}
+
+
+@pytest.fixture
+def exchange_course(tmp_path: Path) -> tuple[Course, Path]:
+    """A course whose students handed in through nbgrader's exchange, due 25 hours ago."""
+    root, exchange = tmp_path / "course", tmp_path / "exchange"
+    build_course(root, [])
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write(
+            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
+            'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
+            f"c.Exchange.root = {str(exchange)!r}\n"
+            'c.CourseDirectory.course_id = "attention_lab"\n'
+        )
+    inbound = exchange / "attention_lab" / "inbound"
+    inbound.mkdir(parents=True)
+    return Course.load(root), inbound
+
+
+def _hand_in(course: Course, inbound: Path, student: str, stamp: str | None) -> Outcome:
+    """What nbgrader submit then collect leave: the notebook in the exchange (its ctime is now,
+    whatever timestamp.txt says) and the collected copy with the student's timestamp.txt."""
+    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    received = inbound / f"{student}+{ASSIGNMENT}+2020-01-01 00:00:00.000000 UTC+abc"
+    received.mkdir()
+    (received / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())
+    outcome = _submit(course, student, stamp)
+    if stamp is not None:
+        (received / "timestamp.txt").write_text(stamp)
+    return outcome
+
+
+@pytest.mark.slow
+def test_a_forged_timestamp_pays_what_the_exchange_says(exchange_course):
+    course, inbound = exchange_course
+    started = time.monotonic()
+    now = datetime.utcnow()
+    due = now - timedelta(hours=25)  # the honest late student: two days started
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
+    values = {
+        "now": now,
+        "due": due,
+        "due_minus_hour": due - timedelta(hours=1),
+        "future": now + timedelta(days=3),
+    }
+    stamps = {"honest": f"{now:%Y-%m-%d %H:%M:%S.%f} UTC"}
+    stamps |= {s: None if f is None else f.format(**values) for s, f in FORGED.items()}
+    results = {}
+    for student, stamp in stamps.items():
+        outcome = _hand_in(course, inbound, student, stamp)
+        record(course, ASSIGNMENT, outcome)
+        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+            submission = gb.find_submission(ASSIGNMENT, student)
+            results[student] = (submission.score, submission.late_submission_penalty)
+        results[student] += (outcome.notes,)
+
+    score, penalty, notes = results["honest"]
+    assert penalty == pytest.approx(0.5 * score) and penalty > 0, results["honest"]
+    assert len(notes) == 1 and "after the due date" in notes[0], notes
+    for student in FORGED:
+        assert results[student][:2] == results["honest"][:2], (student, results[student])
+        why = results[student][2]
+        assert len(why) == 2 and "a time the student cannot set" in why[0], (student, why)
+    assert "earlier than the exchange received" in results["earlier"][2][0]
+    assert "later than the exchange received" in results["future"][2][0]
+    assert "Etc/GMT zones read their sign backwards" in results["etc_zone"][2][0]
+    assert "is refused: 86340 is not a time zone name" in results["numeric_zone"][2][0]
+    assert "is refused: it is not written as" in results["day_first"][2][0]
+    assert results["missing"][2][0].startswith("no timestamp.txt: the time the exchange received")
+    assert time.monotonic() - started < 60  # seven recordings (about 0.5 s each here)
+
+
+@pytest.mark.slow
+def test_an_honestly_late_submission_reads_the_same_in_every_record(exchange_course):
+    """The gradebook, the grade CSV, the terminal table, results.json and the Canvas CSV give
+    one total after the late penalty, after grading and again after nbgrader export."""
+    course, _ = exchange_course
+    started = time.monotonic()
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    outcome = _submit(course, "late", STAMPS["late"])  # 25 h late: half the score
+    points = max_points_of(outcome.notebook)
+    outcome.cells = [CellResult(g, True, "passed", True, p) for g, p in points.items()]
+    record(course, ASSIGNMENT, outcome)
+    grading = course.root / "grading"
+    grades_csv = grading / f"{ASSIGNMENT}_grades.csv"
+    results_json = grading / "gradescope" / "late" / ASSIGNMENT / "results.json"
+    (grading / "roster.csv").write_text("student,canvas_id,sis_login_id,name\nlate,7,,Late\n")
+
+    def every_record() -> dict[str, float]:
+        graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
+        write_csv([outcome], grades_csv, points, merge=True, record=graded)
+        table = format_table([outcome], points, graded).splitlines()[2].split()
+        with grades_csv.open(newline="") as handle:
+            row = next(csv.DictReader(handle))
+        canvas = _nbgrader_export(
+            course, "--exporter", "autograder.pipeline.exports.CanvasExportPlugin"
+        )
+        with canvas.open(newline="") as handle:
+            canvas_row = list(csv.reader(handle))[2]
+        return {
+            "gradebook": graded.totals["late"].total,
+            "grade CSV": float(row["total"]),
+            "table": float(table[-2].split("/")[0]),
+            "results.json": json.loads(results_json.read_text())["score"],
+            "Canvas CSV": float(canvas_row[5]),
+        }
+
+    first = every_record()
+    total = first["gradebook"]
+    assert 0 < total < float(sum(points.values())), first  # a penalty was taken
+    assert first == dict.fromkeys(first, total), first
+    # A grade entered by hand (extra credit), then nbgrader export: every record follows it.
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        grade = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "late").grades[0]
+        grade.extra_credit = 2
+        gb.db.commit()
+    _nbgrader_export(course)
+    second = every_record()
+    assert second == dict.fromkeys(second, second["gradebook"]), second
+    assert second["gradebook"] > total
+    results = json.loads(results_json.read_text())
+    assert results["extra_data"]["late_penalty"] > 0 and results["extra_data"]["manual"] == 2
+    assert time.monotonic() - started < 240  # three nbgrader exports (about 20 s each here)
+
+
+def _nbgrader_export(course: Course, *args: str) -> Path:
+    """Run nbgrader export in the course; the CSV it wrote."""
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export", *args],
+        cwd=course.root,
+        env=tool_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    grading = course.root / "grading"
+    return grading / ("canvas_grades.csv" if args else "grades.csv")

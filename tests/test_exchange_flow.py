@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -66,6 +67,12 @@ def test_release_fetch_submit_collect_then_grade(tmp_path: Path):
         release = nbformat.read(fetched, 4)
         fetched.write_bytes(build_submission(sample, release, answers))
         _nbgrader(home, "submit", ASSIGNMENT, f"--student={sample.student}", *student_flags)
+    # alan then backdates his claim (his own process writes it); the exchange's ctime stands.
+    (forged,) = (exchange / COURSE / "inbound").glob(f"alan+{ASSIGNMENT}+*/timestamp.txt")
+    forged.write_text("2020-01-01 00:00:00.000000 UTC")
+    due = datetime.utcnow() - timedelta(hours=1)
+    with Gradebook(f"sqlite:///{root / 'grading' / 'gradebook.db'}", COURSE) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
     # One OS user plays every student here, so nbgrader's owner check would only warn.
     _nbgrader(root, "collect", ASSIGNMENT, "--CollectApp.check_owner=False")
     for sample in STUDENTS:
@@ -80,7 +87,10 @@ def test_release_fetch_submit_collect_then_grade(tmp_path: Path):
     assert rows["ada"]["score"] == rows["ada"]["max_score"] and rows["ada"]["verdict"] == "ok"
     assert float(rows["alan"]["score"]) < float(rows["alan"]["max_score"])
     with Gradebook(f"sqlite:///{root / 'grading' / 'gradebook.db'}", COURSE) as gb:
-        assert all(gb.find_submission(ASSIGNMENT, s.student).timestamp for s in STUDENTS)
+        stamps = {s.student: gb.find_submission(ASSIGNMENT, s.student).timestamp for s in STUDENTS}
+    assert all(stamp > due for stamp in stamps.values()), stamps  # both handed in after it
+    assert "a time the student cannot set" in rows["alan"]["notes"], rows["alan"]["notes"]
+    assert "after the due date" in rows["ada"]["notes"] and "claims" not in rows["ada"]["notes"]
 
 
 def test_students_jupyterlab_can_lose_the_instructor_tools(tmp_path: Path):

@@ -127,3 +127,16 @@ def test_graders_merging_at_once_lose_no_row(tmp_path: Path):
     expected = sorted(f"{prefix}{n:03d}" for prefix in graders for n in range(count))
     assert students == expected, f"{len(expected) - len(students)} rows lost"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".grades.csv.lock", "grades.csv"]
+
+
+def test_a_guarded_name_keeps_its_own_row_when_the_gradebook_is_read_back(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    students = ["alice", "'alice", "=alice", "'=alice"]  # no two may share a cell
+    write_csv([outcome(s, {"q1": True}) for s in students], path, POINTS)
+    cells = [row[0] for row in read(path)[1:]]
+    assert len(set(cells)) == len(students), cells
+    totals = {s: Totals(float(n), 0.0, 0.0, float(n)) for n, s in enumerate(students, start=1)}
+    assert refresh_csv(path, GradeRecord(totals, 3.0)) == len(students)
+    header, *rows = read(path)
+    got = {row[0]: float(row[header.index("total")]) for row in rows}
+    assert got == {"alice": 1.0, "''alice": 2.0, "'=alice": 3.0, "''=alice": 4.0}

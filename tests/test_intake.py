@@ -306,6 +306,26 @@ def test_markdown_answer_keeps_the_students_text_and_valid_attachments():
     assert kept.source == answer.source and kept.attachments == answer.attachments
 
 
+def test_an_attachment_referenced_thousands_of_times_is_left_out_of_the_page():
+    """100 kB referenced 3,000 times would inline 300 MB into the feedback page."""
+    notebook = student()
+    answer = cell_of(notebook, "why_sqrt_dk")
+    answer.source = "Because the variance grows. " + "![p](attachment:p.png)" * 3000
+    answer.attachments = {"p.png": {"image/png": "A" * 100_000}}
+    scratch = new_markdown_cell(
+        "![q](attachment:q.png) once", attachments={"q.png": {"image/png": "iVBORw0KGgo="}}
+    )
+    notebook.cells.append(scratch)
+    result = take(notebook)
+    assert result.verdict == "restored"
+    assert any("would take 300.1 MB on the feedback page" in p for p in result.problems), (
+        result.problems
+    )
+    assert "attachments" not in cell_of(result.notebook, "why_sqrt_dk")
+    assert cell_of(result.notebook, "why_sqrt_dk").source == answer.source  # the text is kept
+    assert result.notebook.cells[-1].attachments == scratch.attachments  # within the budget
+
+
 def test_edited_locked_and_test_cells_are_restored():
     notebook = student()
     cell_of(notebook, "cell-01_attention-001").source += "\nimport os"

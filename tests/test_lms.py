@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import shutil
@@ -13,6 +14,7 @@ import jsonschema
 import pytest
 
 from autograder.pipeline.course import Course, GradingError
+from autograder.pipeline.grade_record import Totals
 from autograder.pipeline.gradescope import SCHEMA, results_of
 from autograder.pipeline.intake import MAX_BYTES
 from autograder.pipeline.records import CellResult, Outcome
@@ -39,6 +41,7 @@ def _roster(tmp_path: Path, text: str = ROSTER) -> Path:
         ("student,canvas_id\nada,1\nada,2\n", "student 'ada' occurs 2 times"),
         ("student,canvas_id\nada,7\nalan,7\n", "canvas_id '7' occurs 2 times"),
         ("student,canvas_id\nada,A17\n", "canvas_id 'A17' is not a number"),
+        ("student,canvas_id\nada,\uff11\uff17\n", "is not a number"),  # full-width digits
         ("student,canvas_id,sis_login_id\nada,,\n", "has no canvas_id or sis_login_id"),
         ("student,canvas_id\n../ada,1\n", "cannot be a folder name"),
         ("student,canvas_id\nada,1,extra\n", "line 2 has 3 cells, the header 2"),
@@ -110,19 +113,13 @@ def test_a_canvas_download_is_collected_through_the_roster(course: Course, tmp_p
 @pytest.mark.parametrize(
     ("entries", "links", "says"),
     [
-        ({"hopper_103_1_01_attention.ipynb": b"x"}, (), "Canvas user 103 is not in the roster"),
         ({"README.txt": b"x"}, (), "'README.txt' is not named <name>_<canvas id>"),
         ({"sub/lovelaceada_101_1_a.ipynb": b"x"}, (), "is not named"),
         ({"../lovelaceada_101_1_a.ipynb": b"x"}, (), "climbs out of the zip"),
         ({}, ("lovelaceada_101_1_01_attention.ipynb",), "a link"),
-        (
-            {"lovelaceada_101_1_a.ipynb": b"1", "lovelaceada_101_1_b.ipynb": b"2"},
-            (),
-            "ada handed in 2 notebooks",
-        ),
     ],
 )
-def test_an_unexpected_download_is_refused_whole(
+def test_a_download_canvas_cannot_have_made_is_refused_whole(
     course: Course, tmp_path: Path, entries: dict, links: tuple, says: str
 ):
     good = {"turingalan_102_9002_01_attention.ipynb": b"alan's"}
@@ -131,6 +128,32 @@ def test_an_unexpected_download_is_refused_whole(
         unpack_canvas_zip(course, ASSIGNMENT, download, _roster(tmp_path))
     assert says in str(caught.value)
     assert _submitted(course) == {}  # not even the good entry
+
+
+def test_an_entry_that_names_no_one_or_two_students_is_refused_alone(
+    course: Course, tmp_path: Path, capsys
+):
+    """Canvas scrubs a sortable name of _<digits>_ and then of non-word characters, so a name
+    can still read x_1001_77_ (from x_1001._77._); full-width digits are word characters."""
+    roster = ROSTER + "grace,1001,,Grace H\nzoe,104,,Zo\u00eb\nkim,105,,Kim\n"
+    entries = {
+        "x_1001_77__102_9002_01_attention.ipynb": b"forged as grace's",  # alan's, or grace's?
+        "hopperg_1001_9003_01_attention.ipynb": b"grace's",
+        "\uff58_\uff11\uff10\uff11_\uff12_104_9004_01_attention.ipynb": b"zoe's",  # full width
+        "hopper_103_1_01_attention.ipynb": b"a stranger's",
+        "kimk_105_9005_a.ipynb": b"1",
+        "kimk_105_9006_b.ipynb": b"2",
+        "lovelaceada_late_101_9001_01_attention.ipynb": b"ada's",
+    }
+    download = _zip(tmp_path / "submissions.zip", entries)
+    collected = unpack_canvas_zip(course, ASSIGNMENT, download, _roster(tmp_path, roster))
+    assert collected.students == ["ada", "grace", "zoe"] and collected.late == ["ada"]
+    assert _submitted(course) == {"ada": b"ada's", "grace": b"grace's", "zoe": b"zoe's"}
+    refused = " | ".join(collected.refused)
+    assert "reads as a submission of alan or of grace" in refused, refused
+    assert "Canvas user 1, 103 is not in the roster" in refused, refused
+    assert "kim handed in 2 notebooks" in refused, refused
+    assert len(collected.refused) == 3
 
 
 def test_an_empty_download_a_non_zip_or_a_bad_roster_is_an_error(course: Course, tmp_path: Path):
@@ -173,7 +196,75 @@ def test_gradescope_results_follow_the_documented_schema():
         ("test_parity", 1.5, 3.0, "failed"),  # partial credit: not full marks
     ]
     assert [t["output"] for t in results["tests"][1:]] == [cells[1].message, cells[2].message]
+    # Recorded: the top-level score is the gradebook's total, after the late penalty.
+    recorded = results_of(outcome, points, Totals(3.5, 1.0, 2.25, 2.25))
+    jsonschema.validate(recorded, schema)
+    assert recorded["score"] == 2.25 and recorded["extra_data"]["late_penalty"] == 2.25
+    assert "late penalty 2.25 = 2.25" in recorded["output"]
     # The schema can fail: an undocumented status, a test without a score.
     for broken in ({"tests": [{"score": 1, "status": "ok"}]}, {"tests": [{"name": "q"}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema)
+
+
+def _canvas_export(tmp_path: Path, roster: str, students: list[str], monkeypatch) -> Path:
+    """CanvasExportPlugin in this process over a gradebook where ``students`` handed in."""
+    from types import SimpleNamespace
+
+    from nbgrader.api import Gradebook
+    from traitlets.config import Configurable
+
+    from autograder.pipeline.course import tool_env
+    from autograder.pipeline.exports import CanvasExportPlugin
+
+    monkeypatch.setenv("PATH", tool_env()["PATH"])  # a new gradebook runs alembic
+    parent = Configurable()
+    parent.coursedir = SimpleNamespace(
+        autograded_directory="autograded",
+        format_path=lambda *parts: str(tmp_path / "grading" / "autograded" / "x"),
+    )
+    dest = tmp_path / "canvas.csv"
+    plugin = CanvasExportPlugin(parent=parent, roster=str(_roster(tmp_path, roster)), to=str(dest))
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        gb.update_or_create_assignment(ASSIGNMENT)
+        for student in students:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(ASSIGNMENT, student)
+        plugin.export(gb)
+    return dest
+
+
+def _canvas_rows(path: Path) -> list[list[str]]:
+    with path.open(newline="") as handle:
+        return list(csv.reader(handle))[2:]
+
+
+def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path, monkeypatch):
+    roster = (
+        "student,canvas_id,sis_login_id,name,section\n"
+        'ada,101,"=HYPERLINK(""http://x"",""y"")",@Ada,+S1\n'
+    )
+    dest = _canvas_export(tmp_path, roster, ["ada"], monkeypatch)
+    row = _canvas_rows(dest)[0]
+    assert row[:5] == ["'@Ada", "101", "", '\'=HYPERLINK("http://x","y")', "'+S1"], row
+
+
+def test_the_canvas_export_serves_everyone_but_an_odd_name(tmp_path: Path, monkeypatch):
+    composed = "zo\u00eb"
+    decomposed = "zoe\u0308"
+    roster = f"student,canvas_id\nada,101\n{composed},102\nkim,103\n"
+    # jo handed in under a decomposed-Unicode name, the roster composes it: still her row.
+    first = tmp_path / "composed"
+    first.mkdir()
+    dest = _canvas_export(first, roster.replace("kim", "j\u00f6"), ["ada", "jo\u0308"], monkeypatch)
+    assert [row[5] for row in _canvas_rows(dest)] == ["0.0", "", "0.0"]
+    (tmp_path / "twins").mkdir()
+    with pytest.raises(SystemExit) as caught:
+        _canvas_export(
+            tmp_path / "twins", roster, ["ada", composed, decomposed, "ghost"], monkeypatch
+        )
+    said = str(caught.value)
+    assert "lacks students who have grades: ghost" in said, said
+    assert "'zoe\\u0308' and 'zo\\xeb', which are one name written two ways" in said, said
+    rows = _canvas_rows(tmp_path / "twins" / "canvas.csv")  # and everyone else is there
+    assert [(row[1], row[5]) for row in rows] == [("101", "0.0"), ("102", ""), ("103", "")]

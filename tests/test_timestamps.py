@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -32,11 +33,15 @@ def test_fifo_and_garbled_timestamps_are_notes_and_a_valid_one_is_recorded(tmp_p
     (submitted / "alan" / ASSIGNMENT / "timestamp.txt").write_text("next tuesday, probably")
     (submitted / "grace" / ASSIGNMENT / "timestamp.txt").write_text("2026-11-20 10:00:00 UTC")
     course = Course.load(tmp_path)
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=datetime(2026, 11, 21))  # time matters
     outcomes = {o.student: o for o in grade(ASSIGNMENT, course, workers=2, settings=Settings())}
     assert {s: o.verdict for s, o in outcomes.items()} == dict.fromkeys(students, "ok")
     assert all(c.passed for o in outcomes.values() for c in o.cells)
     assert any("not a regular file" in n for n in outcomes["ada"].notes), outcomes["ada"].notes
-    assert any("not a date" in n for n in outcomes["alan"].notes), outcomes["alan"].notes
+    assert any("is refused: it is not written as" in n for n in outcomes["alan"].notes), outcomes[
+        "alan"
+    ].notes
     assert not outcomes["grace"].notes
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         stamps = {s: gb.find_submission(ASSIGNMENT, s).timestamp for s in students}

@@ -60,3 +60,28 @@ def test_a_report_with_escape_sequences_reaches_the_notes_escaped_by_the_table()
     row_verdict("ok", None, {"cells": [], "error": "forged\x1b[2J\nalice  13/13  ok"}, [], notes)
     table = format_table([Outcome("bob", "crashed", notes, None, [], 0.0)], {"q": 1.0})
     assert "\x1b" not in table and "\nalice  13/13" not in table
+
+
+def test_a_flood_of_empty_outputs_is_read_in_bounded_time_and_said():
+    import time
+
+    from autograder.pipeline.verdicts import MAX_NOTEBOOK_OUTPUTS
+
+    notebook = new_notebook(cells=[new_code_cell("flood()"), new_code_cell("print(1)")])
+    empty = {"output_type": "display_data", "data": {}, "metadata": {}}
+    stream = {"output_type": "stream", "name": "stdout", "text": "1\n"}
+    result = {
+        "cells": [
+            {"index": 0, "status": "ok", "execution_count": 1, "outputs": [empty] * 100_000},
+            {"index": 1, "status": "ok", "execution_count": 2, "outputs": [stream]},
+        ]
+    }
+    notes: list[str] = []
+    started = time.monotonic()
+    apply_verdicts(notebook, result, {}, notes)
+    assert time.monotonic() - started < 10  # measured: about 1 s; 100,000 one by one took 130 s
+    assert len(notebook.cells[0].outputs) == MAX_NOTEBOOK_OUTPUTS + 1  # and a line saying so
+    assert "outputs left out" in notebook.cells[0].outputs[-1].text
+    assert "outputs left out" in notebook.cells[1].outputs[-1].text  # the budget is spent
+    assert any("more than 2000 outputs" in note for note in notes), notes
+    nbformat.validate(notebook)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -34,6 +35,7 @@ from autograder.pipeline.worker_processes import (
     lifeline,
     preloaded_forkserver,
 )
+from autograder.untrusted import valid_text
 
 
 def grade(
@@ -64,10 +66,12 @@ def grade(
     release, sources = instructor_side(course, assignment)
     submitted = find_submissions(course, assignment, students)
     outcomes = [_refused_name(s) for s, _ in submitted if not _usable_name(s)]
+    submitted = [(s, path) for s, path in submitted if _usable_name(s)]
+    submitted, twins = without_twins(submitted, _recorded_students(course, assignment))
+    outcomes += twins
     for outcome in outcomes:
         if progress is not None:
             progress(outcome)
-    submitted = [(s, path) for s, path in submitted if _usable_name(s)]
     instructor = (assignment, release, sources)
     if cluster is None:
         graded = _pooled(instructor, course, submitted, workers, settings, stage, on_start)
@@ -79,9 +83,9 @@ def grade(
         )
     with contextlib.closing(graded):  # stopped on any error here, its workers ended at once
         for outcome in graded:  # each recorded before the next is taken
-            outcomes.append(_recorded(course, assignment, outcome))
+            outcomes.append(recorded := _recorded(course, assignment, outcome))
             if progress is not None:
-                progress(outcome)
+                progress(recorded)
     outcomes.sort(key=lambda o: o.student)
     return outcomes
 
@@ -189,6 +193,53 @@ def _usable_name(student: str) -> bool:
     return student.isprintable() and student.strip() == student and bool(student)
 
 
+def without_twins(
+    submitted: Sequence[tuple[str, Path]], recorded: set[str]
+) -> tuple[list[tuple[str, Path]], list[Outcome]]:
+    """The submissions whose names no other prints alike, and a refusal for each newer twin.
+
+    Two folder names that are equal after Unicode normalisation (NFKC: ``zoë`` composed or as
+    ``e`` plus a combining diaeresis, full-width digits) would give two rows that read as one
+    student.  The name already in the gradebook keeps it, else the older folder; the other is
+    not graded, so it can neither take nor split that student's row.
+    """
+    groups: dict[str, list[tuple[str, Path]]] = {}
+    for student, path in submitted:
+        groups.setdefault(unicodedata.normalize("NFKC", student), []).append((student, path))
+    kept, refused = [], []
+    for group in groups.values():
+        group.sort(key=lambda item: (item[0] not in recorded, _folder_age(item[1]), item[0]))
+        kept.append(group[0])
+        for student, _ in group[1:]:
+            note = (
+                f"the folder name {ascii(student)} prints like {ascii(group[0][0])}, which is "
+                "graded (the same after Unicode normalisation): it is not graded, so that it "
+                "cannot take that student's row; rename the folder and grade again"
+            )
+            refused.append(Outcome(student, "invalid name", [note], None, [], 0.0))
+    kept.sort()
+    return kept, refused
+
+
+def _folder_age(notebook: Path) -> float:
+    """When the student's folder was made or last changed (the inode change time)."""
+    try:
+        return notebook.parent.parent.lstat().st_ctime
+    except OSError:
+        return float("inf")
+
+
+def _recorded_students(course: Course, assignment: str) -> set[str]:
+    """The students with a submission of ``assignment`` in the gradebook."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        try:
+            return {s.student.id for s in gb.find_assignment(assignment).submissions}
+        except MissingEntry:
+            return set()
+
+
 def _refused_name(student: str) -> Outcome:
     note = (
         f"the folder name {shown(student)} is not printable UTF-8 text, so it cannot be a "
@@ -198,7 +249,11 @@ def _refused_name(student: str) -> Outcome:
 
 
 def _recorded(course: Course, assignment: str, outcome: Outcome) -> Outcome:
-    """Record ``outcome`` in the gradebook; a failure there is this student's, not the batch's."""
+    """Record ``outcome`` in the gradebook; a failure there is this student's, not the batch's.
+
+    Every text in it is made valid UTF-8 first: what the student's code printed reaches the
+    graded copy, the CSV, results.json and the feedback."""
+    outcome = valid_text(outcome)
     if outcome.notebook is None:
         return outcome
     try:

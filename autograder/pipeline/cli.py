@@ -8,7 +8,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -195,8 +195,12 @@ def run_grade(
     args: argparse.Namespace,
     students: Sequence[str] = (),
     feedback: bool = True,
+    canvas_late: Collection[str] = frozenset(),
 ) -> int:
-    """Grade, record, export and report; the exit status the command should end with."""
+    """Grade, record, export and report; the exit status the command should end with.
+
+    canvas_late: the students whose submission a Canvas download marks late (the only evidence
+    of time it holds), shown in their rows."""
     settings = _settings(args)
     release, _ = instructor_side(course, assignment)
     max_points = report.max_points_of(release)
@@ -218,6 +222,12 @@ def run_grade(
         on_start=progress.start,
         cluster=_cluster(args),
     )
+    for outcome in outcomes:
+        if outcome.student in canvas_late:
+            outcome.notes.append(
+                "Canvas marks this submission late; its download holds no times, so no late "
+                "penalty was applied here (Canvas's late policy applies)"
+            )
     csv_path = course.path(course.coursedir.autograded_directory, ".", ".").parent / (
         f"{assignment}_grades.csv"
     )
@@ -234,7 +244,7 @@ def run_grade(
             generate_feedback(course, assignment, graded if students else ())
         except GradingError as error:  # the grades are in; say so after the table
             problems.append(str(error))
-    print(report.format_table(outcomes, max_points))
+    print(report.format_table(outcomes, max_points, record))
     print(similar.summary)
     elapsed = time.monotonic() - started
     written = f", feedback under {course.coursedir.feedback_directory}/"
@@ -266,9 +276,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             course = Course.load(args.course, args.db)
             if args.from_zip:
                 zipped = collect_from_zip(course, args.assignment, args.from_zip, args.roster)
-                args.student += zipped
+                args.student += zipped.students
+                canvas_late = set(zipped.late)
             return run_grade(
-                args.assignment, course, args, args.student, feedback=not args.no_feedback
+                args.assignment,
+                course,
+                args,
+                args.student,
+                feedback=not args.no_feedback,
+                canvas_late=canvas_late if args.from_zip else frozenset(),
             )
         from autograder.examples import build_demo_course
 

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import os
 import sys
+import unicodedata
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
 from autograder.pipeline.records import Outcome
-from autograder.untrusted import UntrustedFile, read_regular_file
 
 
 @dataclass
@@ -97,13 +96,18 @@ def _without(error: Exception, course: Course) -> str:
 def find_submissions(
     course: Course, assignment: str, students: Sequence[str]
 ) -> list[tuple[str, Path]]:
+    """The students' folders that hold ``assignment`` (of ``students`` only, when given, compared
+    as NFC text: a name typed composed finds a folder written decomposed)."""
     submitted_root = course.path(course.coursedir.submitted_directory, ".", ".")
-    found = []
+    wanted = {unicodedata.normalize("NFC", s): s for s in students}
+    found, seen = [], set()
     for folder in sorted(submitted_root.glob("*")):
-        if not (folder / assignment).is_dir() or (students and folder.name not in students):
+        key = unicodedata.normalize("NFC", folder.name)
+        if not (folder / assignment).is_dir() or (students and key not in wanted):
             continue
         found.append((folder.name, folder / assignment / f"{assignment}.ipynb"))
-    missing = set(students) - {s for s, _ in found}
+        seen.add(wanted.get(key))
+    missing = set(students) - seen
     if missing:
         raise GradingError(f"no submission of {assignment} for: {', '.join(sorted(missing))}")
     return found
@@ -126,21 +130,22 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
 
     from autograder.pipeline.deadlines import assign_late_penalty
     from autograder.pipeline.extensions import take_pending
-    from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline.grade_record import grading_folder, totals_of
     from autograder.pipeline.gradescope import write_results
     from autograder.pipeline.report import max_points_of
+    from autograder.pipeline.submission_time import inbound_folder, submission_time
 
     student = outcome.student
     source = course.path(course.coursedir.submitted_directory, student, assignment)
     destination = course.path(course.coursedir.autograded_directory, student, assignment)
     destination.mkdir(parents=True, exist_ok=True)
     notebook = nbformat.from_dict(outcome.notebook)
-    noted = len(outcome.notes)
-    timestamp, stamp_text = _timestamp(source / "timestamp.txt", outcome.notes)
+    inbound = inbound_folder(course.coursedir.config, course.coursedir.course_id)
+    when = submission_time(source, assignment, student, inbound)
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
-        # No valid timestamp now: none is kept from an earlier grading, so no penalty is invented.
-        gb.update_or_create_submission(assignment, student, timestamp=timestamp)
+        # No time known now: none is kept from an earlier grading, so no penalty is invented.
+        gb.update_or_create_submission(assignment, student, timestamp=when.counted)
         take_pending(gb, grading_folder(course.coursedir), assignment, student)
     resources = {
         "nbgrader": {
@@ -151,18 +156,20 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
         }
     }
     SaveAutoGrades().preprocess(notebook, resources)
-    assign_late_penalty(
-        course.coursedir.config, resources, notebook, outcome.notes, len(outcome.notes) > noted
-    )
+    assign_late_penalty(course.coursedir.config, resources, notebook, outcome.notes, when.notes)
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         submitted = gb.find_submission_notebook(assignment, assignment, student)
         submitted.flagged = outcome.verdict == "tamper suspected"
         gb.db.commit()
-    nbformat.write(notebook, destination / f"{assignment}.ipynb")
-    if stamp_text is not None:
-        (destination / "timestamp.txt").write_text(stamp_text)
+        totals = totals_of(gb.find_submission(assignment, student))
+    # Written whole or not at all: a failure never leaves an empty graded copy behind.
+    partial = destination / f".{assignment}.ipynb.partial"
+    nbformat.write(notebook, partial)
+    partial.replace(destination / f"{assignment}.ipynb")
+    if when.counted is not None:  # the time that counts, in nbgrader's own format
+        (destination / "timestamp.txt").write_text(f"{when.counted:%Y-%m-%d %H:%M:%S.%f} UTC\n")
     results = grading_folder(course.coursedir) / "gradescope" / student / assignment
-    write_results(outcome, max_points_of(outcome.notebook), results / "results.json")
+    write_results(outcome, max_points_of(outcome.notebook), results / "results.json", totals)
 
 
 def due_date_notice(course: Course, assignment: str) -> str | None:
@@ -186,24 +193,6 @@ def check_pending_extensions(course: Course) -> None:
         read_pending(pending_path(grading_folder(course.coursedir)))
     except ExtensionError as error:
         raise GradingError(str(error)) from None
-
-
-def _timestamp(path: Path, notes: list[str]) -> tuple[datetime | None, str | None]:
-    """The submission's time from its timestamp.txt, read as untrusted data; a file that is
-    missing, not a regular file or not a date gives none, and a note when it was there."""
-    from nbgrader.utils import parse_utc
-
-    if not os.path.lexists(path):
-        return None, None
-    try:
-        text = read_regular_file(path, 1024).decode("utf-8").strip()
-        return parse_utc(text), text
-    except (UntrustedFile, UnicodeDecodeError) as error:
-        why = str(error)
-    except Exception:  # noqa: BLE001 - nbgrader's parser raises anything for a non-date
-        why = "timestamp.txt is not a date"
-    notes.append(f"{why}: the submission is recorded without a timestamp (no late penalty)")
-    return None, None
 
 
 def tool_env(**extra: str) -> dict[str, str]:

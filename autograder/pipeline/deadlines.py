@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -62,11 +63,12 @@ def due_date_notice(config: Any, db_url: str, course_id: str, assignment: str) -
 
 
 def assign_late_penalty(
-    config: Any, resources: dict, notebook: Any, notes: list[str], stamp_note: bool
+    config: Any, resources: dict, notebook: Any, notes: list[str], time_notes: Sequence[str]
 ) -> None:
     """Run nbgrader's late-penalty step on one recorded submission; a note says what it did.
 
-    stamp_note: the submission's timestamp was unreadable (its note is already there).
+    time_notes: why the submission's time is the one recorded (see ``submission_time``); they
+    matter, and are added, only when the assignment has a due date.
     """
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import AssignLatePenalties
@@ -79,12 +81,11 @@ def assign_late_penalty(
         due = submission.duedate
         if due is None:
             return  # said once for the whole batch
+        notes.extend(time_notes)
         extension = submission.extension
         granted = f" (with an extension of {_span(extension)})" if extension else ""
         if submission.timestamp is None:
-            if not stamp_note:
-                notes.append("no timestamp.txt: lateness unknown, no late penalty applied")
-            return
+            return  # a time note says why
         late = submission.total_seconds_late
         if late <= 0:
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from nbgrader.plugins import CsvExportPlugin, ExportPlugin
 from traitlets import Dict, Unicode
 
 from autograder.pipeline.grade_record import grading_folder, record_of, refresh_csv
+from autograder.pipeline.gradescope import refresh_results
 from autograder.pipeline.report import spreadsheet_safe
 from autograder.pipeline.roster import RosterError, read_roster
 
@@ -25,9 +27,15 @@ class GradeRecordExport(CsvExportPlugin):
         super().export(gradebook)
         for assignment in gradebook.assignments:
             path = folder / f"{assignment.name}_grades.csv"
-            if path.exists() and (not self.assignment or assignment.name in self.assignment):
-                changed = refresh_csv(path, record_of(gradebook, assignment.name))
+            if self.assignment and assignment.name not in self.assignment:
+                continue
+            record = record_of(gradebook, assignment.name)
+            if path.exists():
+                changed = refresh_csv(path, record)
                 self.log.info("Updated %d rows of %s from the gradebook", changed, path)
+            for student, totals in record.totals.items():
+                results = folder / "gradescope" / student / assignment.name / "results.json"
+                refresh_results(results, totals)
 
 
 class CanvasExportPlugin(ExportPlugin):
@@ -56,14 +64,15 @@ class CanvasExportPlugin(ExportPlugin):
         names = [a.name for a in gradebook.assignments]
         names = [n for n in names if not self.assignment or n in self.assignment]
         records = {name: record_of(gradebook, name) for name in names}
-        known = {m.student for m in members}
-        missing = sorted({s for r in records.values() for s in r.totals} - known)
-        if missing:
-            raise SystemExit(
-                f"error: roster {roster_path} lacks students who have grades: "
-                f"{', '.join(missing)}; add them (student, canvas_id or sis_login_id), "
-                "or their grades would not reach Canvas"
-            )
+        # Ids are compared as Unicode text (NFC): a roster's "zoë" is the gradebook's, however
+        # composed; two gradebook ids that are one name would give one row two grades.
+        graded: dict[str, set[str]] = {}
+        for record in records.values():
+            for student in record.totals:
+                graded.setdefault(unicodedata.normalize("NFC", student), set()).add(student)
+        known = {unicodedata.normalize("NFC", m.student) for m in members}
+        missing = sorted(s for key, ids in graded.items() if key not in known for s in ids)
+        twins = {key: sorted(ids) for key, ids in graded.items() if len(ids) > 1}
         dest = Path(self.to) if self.to else folder / "canvas_grades.csv"
         with dest.open("w", newline="") as handle:
             writer = csv.writer(handle)
@@ -77,10 +86,29 @@ class CanvasExportPlugin(ExportPlugin):
             for m in members:
                 if self.student and m.student not in self.student:
                     continue
-                totals = [records[n].totals.get(m.student) for n in names]
+                key = unicodedata.normalize("NFC", m.student)
+                ids = sorted(graded.get(key, ())) if key not in twins else []
+                totals = [
+                    next((records[n].totals[s] for s in ids if s in records[n].totals), None)
+                    for n in names
+                ]
                 writer.writerow(
-                    [spreadsheet_safe(m.name or m.student), m.canvas_id, "", m.sis_login_id]
-                    + [spreadsheet_safe(m.section)]
+                    [spreadsheet_safe(m.name or m.student), spreadsheet_safe(m.canvas_id), ""]
+                    + [spreadsheet_safe(m.sis_login_id), spreadsheet_safe(m.section)]
                     + ["" if t is None else t.total for t in totals]
                 )
+        problems = []
+        if missing:
+            problems.append(
+                f"roster {roster_path} lacks students who have grades: "
+                f"{', '.join(ascii(s) if not s.isascii() else s for s in missing)}; add them "
+                "(student, canvas_id or sis_login_id), or their grades would not reach Canvas"
+            )
+        problems += [
+            f"the gradebook holds {' and '.join(ascii(s) for s in ids)}, which are one name "
+            "written two ways: that student's cells were left blank"
+            for ids in twins.values()
+        ]
+        if problems:
+            raise SystemExit(f"error: {'; '.join(problems)} ({dest} holds everyone else)")
         self.log.info("Canvas gradebook CSV for %d students: %s", len(members), dest)

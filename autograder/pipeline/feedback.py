@@ -8,8 +8,10 @@ region and cuts error tracebacks down to their last line: "CheckFailed: [check] 
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 
 from nbconvert.preprocessors import Preprocessor
@@ -76,9 +78,19 @@ class FitFigures(Preprocessor):
         return nb, resources
 
 
+# Each feedback run is bounded: the whole class's run and, when it fails, each student's own.
+SECONDS_PER_STUDENT = 120.0
+MEMORY_BYTES = 4 * 2**30  # address space of one nbgrader process
+
+
 def generate_feedback(course: Course, assignment: str, students: Sequence[str] = ()) -> None:
     """nbgrader generate_feedback for every student, or only ``students``; hidden checks redacted
-    by the course's config (RedactHiddenTests above)."""
+    by the course's config (RedactHiddenTests above).
+
+    The class runs in one process, bounded in time and memory; if it fails, each student runs
+    alone, bounded the same way, so one submission's feedback cannot cost the others theirs.
+    :class:`GradingError` names the students whose feedback could not be made.
+    """
     command = [
         sys.executable,
         "-m",
@@ -88,16 +100,59 @@ def generate_feedback(course: Course, assignment: str, students: Sequence[str] =
         "--force",
         f"--CourseDirectory.db_url={course.coursedir.db_url}",  # --db may differ from the config
     ]
-    for extra in [["--student", s] for s in students] or [[]]:
+    graded = course.path(course.coursedir.autograded_directory, ".", ".")
+    wanted = list(students) or sorted(p.parent.name for p in graded.glob(f"*/{assignment}"))
+    started = time.time() - 1  # a page older than this was not made by this run
+    seen: dict[str, str] = {}
+    if not students:
+        why = _failure(course, command, [], SECONDS_PER_STUDENT * max(len(wanted), 1))
+        if why is None and all(_made(course, assignment, s, started) for s in wanted):
+            return
+    for student in wanted:
+        if students or not _made(course, assignment, student, started):
+            why = _failure(course, command, ["--student", student], SECONDS_PER_STUDENT)
+            if why is None and not _made(course, assignment, student, started):
+                why = "wrote no feedback page"
+            if why is not None:
+                seen[student] = why
+    if seen:
+        raise GradingError(
+            "; ".join(
+                f"nbgrader generate_feedback {assignment} --student {s} {why}"
+                for s, why in seen.items()
+            )
+            + "; the grades are recorded (and the others' feedback written), rerun it to get "
+            "the feedback"
+        )
+
+
+def _made(course: Course, assignment: str, student: str, since: float) -> bool:
+    """Whether ``student``'s feedback page was written at ``since`` or later."""
+    folder = course.path(course.coursedir.feedback_directory, student, assignment)
+    try:
+        return (folder / f"{assignment}.html").stat().st_mtime >= since
+    except OSError:
+        return False
+
+
+def _failure(course: Course, command: list[str], extra: list[str], seconds: float) -> str | None:
+    """Run one bounded feedback command; None when it worked, else what was seen."""
+    try:
         done = subprocess.run(
             [*command, *extra, "--log-level", "ERROR"],
             cwd=course.root,
             env=tool_env(),
             check=False,
             stdout=subprocess.DEVNULL,
+            timeout=seconds,
+            preexec_fn=_bounded_memory,
         )
-        if done.returncode != 0:
-            raise GradingError(
-                f"nbgrader generate_feedback {assignment} {' '.join(extra)} failed (exit "
-                f"{done.returncode}); the grades are recorded, rerun it to get the feedback"
-            )
+    except subprocess.TimeoutExpired:
+        return f"failed (stopped after {seconds:g} s)"
+    return None if done.returncode == 0 else f"failed (exit {done.returncode})"
+
+
+def _bounded_memory() -> None:
+    """In the feedback process, before nbgrader starts: at most MEMORY_BYTES of address space
+    (``resource`` is imported by the parent: the forked child takes no import lock)."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))

@@ -97,9 +97,13 @@ def _refreshed(path: Path, record: GradeRecord) -> int:
     if not rows or not set(names) <= set(rows[0]):
         return 0
     where = [rows[0].index(name) for name in names]
+    from autograder.pipeline.report import spreadsheet_safe
+
+    # The cells as write_csv wrote them: a guard is never stripped to match a row back.
+    by_cell = {spreadsheet_safe(student): totals for student, totals in record.totals.items()}
     changed = 0
     for row in rows[1:]:
-        totals = record.totals.get(row[0].removeprefix("'"))  # write_csv's formula guard
+        totals = by_cell.get(row[0]) if row else None
         if totals is None:
             continue
         values = [totals.autograded, *totals.cells(), record.max_score]

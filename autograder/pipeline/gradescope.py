@@ -8,6 +8,12 @@ is the one Gradescope's autograder specification documents
 (``schemas/gradescope_results.schema.json``);
 a Gradescope autograder that grades one submission with ``python -m autograder grade`` copies
 this file to ``/autograder/results/results.json``.
+
+The top-level ``score`` is the gradebook's total after the late penalty (Gradescope documents it
+as overriding the sum of the tests), the same number as every other record
+(:func:`autograder.pipeline.grade_record.totals_of`); ``output`` and ``extra_data`` break it down
+into autograded points, manual points and late penalty.  ``nbgrader export`` brings them up to
+date after grading by hand (:func:`refresh_results`).
 """
 
 from __future__ import annotations
@@ -15,13 +21,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from autograder.pipeline.grade_record import Totals
 from autograder.pipeline.records import Outcome
 
 SCHEMA = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"
 
 
-def results_of(outcome: Outcome, max_points: dict[str, float]) -> dict:
-    """The results.json object of ``outcome``; ``max_points``: grade id -> points."""
+def results_of(
+    outcome: Outcome, max_points: dict[str, float], totals: Totals | None = None
+) -> dict:
+    """The results.json object of ``outcome``; ``max_points``: grade id -> points; ``totals``:
+    the gradebook's points for the submission (the top-level score), when recorded."""
     tests = []
     for number, cell in enumerate(outcome.cells, start=1):
         points = float(max_points.get(cell.grade_id, 0.0))
@@ -36,14 +46,48 @@ def results_of(outcome: Outcome, max_points: dict[str, float]) -> dict:
                 "visibility": "visible",
             }
         )
-    return {
+    results = {
         "output": f"verdict: {outcome.verdict}",
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+    if totals is not None:
+        _set_totals(results, totals)
+    return results
 
 
-def write_results(outcome: Outcome, max_points: dict[str, float], path: Path) -> None:
+def _set_totals(results: dict, totals: Totals) -> None:
+    """Put the gradebook's total, and what it is made of, into ``results``."""
+    verdict = str(results.get("output", "")).split("\n", 1)[0]
+    results["score"] = totals.total
+    results["output"] = (
+        f"{verdict}\nautograded {totals.autograded:g} + manual {totals.manual:g} "
+        f"- late penalty {totals.late_penalty:g} = {totals.total:g}"
+    )
+    results["extra_data"] = {
+        "autograded": totals.autograded,
+        "manual": totals.manual,
+        "late_penalty": totals.late_penalty,
+        "total": totals.total,
+    }
+
+
+def write_results(
+    outcome: Outcome, max_points: dict[str, float], path: Path, totals: Totals | None = None
+) -> None:
     """Write :func:`results_of` to ``path`` (its folders made)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results_of(outcome, max_points), indent=1) + "\n")
+    path.write_text(json.dumps(results_of(outcome, max_points, totals), indent=1) + "\n")
+
+
+def refresh_results(path: Path, totals: Totals) -> bool:
+    """Bring an existing results.json's total up to date; False when there is none to update."""
+    try:
+        results = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(results, dict):
+        return False
+    _set_totals(results, totals)
+    path.write_text(json.dumps(results, indent=1) + "\n")
+    return True

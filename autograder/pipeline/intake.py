@@ -11,6 +11,7 @@ this against the gradebook; this is the same idea as a pure function over notebo
 
 from __future__ import annotations
 
+import collections
 import copy
 import json
 import os
@@ -30,6 +31,10 @@ MAX_BYTES = 50_000_000
 MAX_CELLS = 2_000
 MAX_CELL_CHARS = 100_000
 MAX_SOURCE_CHARS = 1_000_000
+# The feedback page inlines an attachment at every reference to it: what the attachments cost
+# there (each one's size times its references in its cell) is bounded like the rest.
+MAX_RENDERED_ATTACHMENT_BYTES = 20_000_000
+ATTACHMENT_REFERENCE = re.compile(r"attachment:([^\s)\"'<>]+)")
 CELL_TYPES = ("code", "markdown", "raw")
 # nbformat 4.5's rule for cell ids.
 CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -102,6 +107,7 @@ def take_in(
     except _Invalid as reason:
         return Intake(None, "invalid notebook", [str(reason)])
     problems: list[str] = []
+    _bound_attachments(cells, problems)
     _assign_roles(cells, expected, problems)
     notebook = _rebuild(cells, release, expected, instructor_sources, problems)
     problems = list(dict.fromkeys(problems))
@@ -237,6 +243,29 @@ def _submitted_cell(number: int, raw: Any) -> _Submitted:
         # Malformed metadata or attachments would make the whole rebuilt notebook invalid.
         attachments=attachments if _valid_attachments(attachments) else None,
     )
+
+
+def _bound_attachments(cells: list[_Submitted], problems: list[str]) -> None:
+    """Drop the attachments of the cells past :data:`MAX_RENDERED_ATTACHMENT_BYTES`, counted as
+    the feedback page renders them: each attachment's size times its references in its cell."""
+    spent = 0
+    for cell in cells:
+        if not cell.attachments:
+            continue
+        references = collections.Counter(ATTACHMENT_REFERENCE.findall(cell.source))
+        cost = sum(
+            len(json.dumps(value)) * max(1, references.get(name, 0))
+            for name, value in cell.attachments.items()
+        )
+        spent += cost
+        if spent > MAX_RENDERED_ATTACHMENT_BYTES:
+            problems.append(
+                f"the attachments of cell {cell.number} would take {cost / 1e6:.1f} MB on the "
+                f"feedback page (each is inlined at every reference to it), past the "
+                f"notebook's {MAX_RENDERED_ATTACHMENT_BYTES / 1e6:g} MB; they were left out"
+            )
+            spent -= cost
+            cell.attachments = None
 
 
 def _valid_attachments(attachments: Any) -> bool:

@@ -27,9 +27,14 @@ def shown(text: str) -> str:
 
 
 def spreadsheet_safe(text: str) -> str:
-    """``text`` shown escaped, and never read as a formula by a spreadsheet (=, +, -, @)."""
+    """``text`` shown escaped, and never read as a formula by a spreadsheet (=, +, -, @).
+
+    A text that starts with the guard's own apostrophe is guarded too, so two texts never give
+    one cell (``'alice`` is not ``alice``).  A cell is matched back by writing the name again
+    and comparing, never by stripping the guard.
+    """
     text = shown(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "'") else text
 
 
 def scores_of(outcome: Outcome, max_points: dict[str, float]) -> dict[str, float]:
@@ -169,20 +174,34 @@ class Progress:
             self.stream.flush()
 
 
-def format_table(outcomes: Sequence[Outcome], max_points: dict[str, float]) -> str:
-    """Score per student and question, total and verdict; notes below the table."""
+def format_table(
+    outcomes: Sequence[Outcome], max_points: dict[str, float], record: GradeRecord | None = None
+) -> str:
+    """Score per student and question, total and verdict; notes below the table.
+
+    With ``record``, the manual points, late penalty and total are the gradebook's (as in every
+    other record); a student it lacks shows the verdicts' sum, as without one.
+    """
     questions = list(max_points)
     short = [f"Q{i + 1}" for i in range(len(questions))]
-    header = ["student", *short, "total", "verdict"]
+    extra = ["manual", "late"] if record else []
+    header = ["student", *short, *extra, "total", "verdict"]
     rows = []
     for outcome in outcomes:
         scores = scores_of(outcome, max_points)
-        total = sum(scores.values())
+        totals = record.totals.get(outcome.student) if record else None
+        if totals is None:
+            parts = [""] * len(extra)
+            total = f"{sum(scores.values()):g}/{sum(max_points.values()):g}"
+        else:
+            parts = [f"{totals.manual:g}", f"-{totals.late_penalty:g}"]
+            total = f"{totals.total:g}/{record.max_score:g}"
         rows.append(
             [
                 shown(outcome.student),
                 *(f"{scores.get(q, 0):g}" for q in questions),
-                f"{total:g}/{sum(max_points.values()):g}",
+                *parts,
+                total,
                 outcome.verdict,
             ]
         )

@@ -67,7 +67,7 @@ def read_roster(path: Path) -> list[Member]:
             problems.append(f"line {line}: student id {member.student!r} cannot be a folder name")
         elif not member.canvas_id and not member.sis_login_id:
             problems.append(f"line {line} ({member.student}) has no canvas_id or sis_login_id")
-        elif member.canvas_id and not member.canvas_id.isdigit():
+        elif member.canvas_id and not (member.canvas_id.isascii() and member.canvas_id.isdigit()):
             problems.append(
                 f"line {line} ({member.student}): canvas_id {member.canvas_id!r} is not a number"
             )

@@ -27,6 +27,13 @@ _OUTPUT_DROPPED_NOTE = (
     "in all, so later outputs are not kept]"
 )
 _OUTPUT_DROPPED = nbformat.v4.new_output("stream", name="stdout", text=_OUTPUT_DROPPED_NOTE)
+# Each output is checked against nbformat's schema: past this many in a notebook, the rest are
+# left out unread, so a flood of tiny outputs costs the grader a bounded time.
+MAX_NOTEBOOK_OUTPUTS = 2_000
+_OUTPUTS_LEFT_OUT_NOTE = (
+    f"[outputs left out: the notebook's code cells made more than {MAX_NOTEBOOK_OUTPUTS} "
+    "outputs in all, so later outputs are not kept]"
+)
 
 
 # The most of the runner's report that is kept (each cell's outputs are capped at 1 MiB).
@@ -81,20 +88,22 @@ def _take_message(line: bytes, result: dict) -> bool:
 _OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error"}
 
 
-def _outputs(raw: Any) -> list[nbformat.NotebookNode]:
-    """Valid nbformat outputs only; anything else the sandbox reported is dropped."""
+def _outputs(raw: Any, room: int = MAX_NOTEBOOK_OUTPUTS) -> list[nbformat.NotebookNode]:
+    """Valid nbformat outputs only, of the first ``room``; anything else the sandbox reported is
+    dropped (past ``room``, for a line that says so)."""
+    raw = raw if isinstance(raw, list) else []
     kept = []
-    for output in raw if isinstance(raw, list) else []:
+    for output in raw[: max(room, 0)]:
         if not isinstance(output, dict) or output.get("output_type") not in _OUTPUT_TYPES:
             continue
         node = nbformat.from_dict(output)
         try:
-            nbformat.validate(
-                nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[node])])
-            )
+            nbformat.validate(node, ref="output", version=4)  # the schema of one output
         except Exception:  # noqa: BLE001 - an invalid output is simply not shown
             continue
         kept.append(node)
+    if len(raw) > room:
+        kept.append(nbformat.v4.new_output("stream", name="stdout", text=_OUTPUTS_LEFT_OUT_NOTE))
     return kept
 
 
@@ -128,17 +137,23 @@ def apply_verdicts(
     """Put outputs and trusted grades into ``notebook``; return the test cells' results."""
     by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
     cells = []
-    shown_bytes = 0
+    shown_bytes = outputs_read = 0
     checks_ran = False  # a graded test cell has run: later outputs may hold hidden inputs
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue
         record = by_index.get(index, {})
         status = record.get("status")
+        raw = record.get("outputs") if isinstance(record.get("outputs"), list) else []
+        printed = any(not isinstance(o, dict) or o.get("output_type") != "error" for o in raw)
         checks_ran = checks_ran or (is_test_cell(cell) and status not in (None, "skipped"))
-        cell.outputs = _outputs(record.get("outputs"))
-        if checks_ran and cell.outputs:
-            cell.outputs = [_stdout(HIDDEN_INPUTS_NOTE)]
+        if checks_ran:  # withheld unread, whatever they hold
+            cell.outputs = [_stdout(HIDDEN_INPUTS_NOTE)] if raw and not is_test_cell(cell) else []
+        else:
+            cell.outputs = _outputs(raw, MAX_NOTEBOOK_OUTPUTS - outputs_read)
+            outputs_read += len(raw)
+            if outputs_read > MAX_NOTEBOOK_OUTPUTS and _OUTPUTS_LEFT_OUT_NOTE not in notes:
+                notes.append(_OUTPUTS_LEFT_OUT_NOTE)
         # The feedback renders every output: past the notebook's budget, outputs are dropped.
         shown_bytes += len(json.dumps(cell.outputs))
         if shown_bytes > MAX_NOTEBOOK_OUTPUT_BYTES and cell.outputs:
@@ -170,17 +185,20 @@ def apply_verdicts(
             passed, message = False, _STATUS_MESSAGES.get(status, _STATUS_MESSAGES[None])
         if passed:
             score = points
-        _rewrite_outputs(cell, passed, score, message)
+        _rewrite_outputs(cell, passed, score, message, printed)
         cells.append(CellResult(grade_id, passed, message, in_kernel, score, checks))
     return cells
 
 
-def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, score: float, message: str) -> None:
+def _rewrite_outputs(
+    cell: nbformat.NotebookNode, passed: bool, score: float, message: str, printed: bool = False
+) -> None:
     """Make the test cell's outputs say what the trusted verdict says (nbgrader scores outputs):
     full marks, partial credit (``score`` points) or nothing.  None of the kernel's outputs is
-    kept: while the hidden checks run, the student's code sees their inputs."""
+    kept: while the hidden checks run, the student's code sees their inputs.  ``printed``: the
+    kernel wrote more than an error there, which the cell then says it does not show."""
     kept = []
-    if any(output.output_type != "error" for output in cell.outputs):  # the error is replaced
+    if printed:
         kept.append(
             nbformat.v4.new_output(
                 "stream",

@@ -1,0 +1,56 @@
+"""Names that print alike are one identity: the newer twin is refused, the class goes on."""
+
+from __future__ import annotations
+
+import os
+import time
+import unicodedata
+from pathlib import Path
+
+from autograder.pipeline.batch import without_twins
+
+ASSIGNMENT = "01_attention"
+
+
+def _hand_in(root: Path, student: str) -> tuple[str, Path]:
+    folder = root / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / f"{ASSIGNMENT}.ipynb").write_text("{}")
+    return student, folder / f"{ASSIGNMENT}.ipynb"
+
+
+def test_the_newer_of_two_names_that_print_alike_is_refused(tmp_path: Path):
+    composed = unicodedata.normalize("NFC", "zo\u00eb")
+    decomposed = unicodedata.normalize("NFD", composed)  # zoe + combining diaeresis
+    assert composed != decomposed
+    first = _hand_in(tmp_path, composed)
+    time.sleep(0.05)  # the inode change times differ
+    second = _hand_in(tmp_path, decomposed)
+    wide = _hand_in(tmp_path, "kim\uff11")  # full-width 1 beside kim1
+    plain = _hand_in(tmp_path, "kim1")
+    others = [_hand_in(tmp_path, name) for name in ("ada", "alan")]
+    submitted = sorted([first, second, wide, plain, *others])
+
+    kept, refused = without_twins(submitted, recorded=set())
+    assert [s for s, _ in kept] == ["ada", "alan", "kim\uff11", composed]
+    assert {o.student for o in refused} == {decomposed, "kim1"}
+    assert all(o.verdict == "invalid name" and o.notebook is None for o in refused)
+    note = next(o.notes[0] for o in refused if o.student == decomposed)
+    assert "'zoe\\u0308' prints like 'zo\\xeb'" in note, note
+
+    # The name already in the gradebook keeps it, whichever folder is older.
+    kept, refused = without_twins(submitted, recorded={decomposed, "kim1"})
+    assert {s for s, _ in kept} == {"ada", "alan", decomposed, "kim1"}
+    assert {o.student for o in refused} == {composed, "kim\uff11"}
+    assert os.path.exists(second[1])  # nothing is moved or deleted
+
+
+def test_a_name_typed_composed_finds_the_folder_written_decomposed(tmp_path: Path):
+    from autograder.examples import build_course
+    from autograder.pipeline.course import Course, find_submissions
+
+    build_course(tmp_path, [])
+    decomposed = "zoe\u0308"
+    _hand_in(tmp_path / "grading" / "submitted", decomposed)
+    found = find_submissions(Course.load(tmp_path), ASSIGNMENT, ["zo\u00eb"])
+    assert [student for student, _ in found] == [decomposed]

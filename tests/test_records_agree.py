@@ -1,0 +1,180 @@
+"""Property: over random classes (hostile names, lateness, extensions, grades by hand), every
+record of a grade shows the gradebook's total, after grading and after ``nbgrader export``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import nbformat
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from nbgrader.api import Gradebook
+from traitlets.config import Configurable
+
+from autograder.examples import build_course
+from autograder.pipeline.course import Course, record, tool_env
+from autograder.pipeline.exports import CanvasExportPlugin, GradeRecordExport
+from autograder.pipeline.extensions import grant
+from autograder.pipeline.grade_record import grading_folder, read_record
+from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.report import format_table, max_points_of, write_csv
+
+ASSIGNMENT = "01_attention"
+DUE = datetime(2026, 11, 20, 12, 0)
+# Spreadsheet formula starts, the guard's own apostrophe, and a letter outside ASCII.
+NAMES = st.text(alphabet="ab'=+-@\u00eb", min_size=1, max_size=4)
+STUDENT = st.fixed_dictionaries(
+    {
+        "hours_late": st.integers(-30, 80),
+        "extension_hours": st.sampled_from([0, 0, 5, 48]),
+        "passed": st.lists(st.booleans(), min_size=3, max_size=3),
+        "extra_credit": st.sampled_from([None, 0.5, 2.0]),
+    }
+)
+CLASSES = st.dictionaries(NAMES, STUDENT, min_size=1, max_size=4)
+ON_TIME = {"hours_late": -1, "extension_hours": 0, "passed": [True] * 3, "extra_credit": 2.0}
+HONEST_LATE = {
+    "hours_late": 25,
+    "extension_hours": 0,
+    "passed": [True, False, True],
+    "extra_credit": None,
+}
+
+
+def _outcome(course: Course, student: str, passed: list[bool], stamp: str) -> Outcome:
+    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    folder = course.root / "grading" / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())
+    (folder / "timestamp.txt").write_text(stamp)
+    notebook = nbformat.read(release, 4)
+    points = max_points_of(dict(notebook))
+    cells, failing = [], dict(zip(points, [not p for p in passed], strict=False))
+    for cell in notebook.cells:  # a failing test cell shows an error, as nbgrader scores it
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if failing.get(grade_id):
+            cell.outputs = [nbformat.v4.new_output("error", ename="E", evalue="", traceback=[])]
+    for grade_id, value in points.items():
+        full = not failing.get(grade_id)
+        cells.append(CellResult(grade_id, full, "", full, value if full else 0.0))
+    return Outcome(student, "ok", [], dict(notebook), cells, 0.0)
+
+
+def _export(course: Course, plugin_class: type, to: Path) -> None:
+    parent = Configurable()
+    parent.coursedir = course.coursedir
+    plugin = plugin_class(parent=parent, to=str(to))
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        plugin.export(gb)
+
+
+def _records(course: Course, students: list[str]) -> dict[str, dict[str, float]]:
+    """Each record's total per student, beside the gradebook's."""
+    grading = grading_folder(course.coursedir)
+    graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
+    _export(course, GradeRecordExport, grading / "grades.csv")
+    _export(course, CanvasExportPlugin, grading / "canvas_grades.csv")
+    with (grading / f"{ASSIGNMENT}_grades.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    with (grading / "canvas_grades.csv").open(newline="") as handle:
+        canvas = list(csv.reader(handle))[2:]  # after the header and points possible
+    found = {}
+    for position, student in enumerate(students):  # the roster's order
+        results = grading / "gradescope" / student / ASSIGNMENT / "results.json"
+        found[student] = {
+            "gradebook": graded.totals[student].total,
+            "results.json": json.loads(results.read_text())["score"],
+            "Canvas CSV": float(canvas[position][5]),
+        }
+    by_cell = {row["student"]: float(row["total"]) for row in rows}
+    assert len(by_cell) == len(students)  # no two names share a row
+    for student in students:
+        found[student]["grade CSV"] = by_cell[_cell(student)]
+    return found
+
+
+def _cell(student: str) -> str:
+    from autograder.pipeline.report import spreadsheet_safe
+
+    return spreadsheet_safe(student)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A course with its (empty) gradebook, copied for each example: a new one costs alembic."""
+    root = tmp_path_factory.mktemp("records") / "course"
+    build_course(root, [])
+    with (root / "nbgrader_config.py").open("a") as config:
+        config.write(
+            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
+            'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
+        )
+    course = Course.load(root)
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    return root
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=6,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(klass=CLASSES)
+@example(klass={"'a": HONEST_LATE, "a": ON_TIME})  # the guard's apostrophe beside the name
+@example(klass={"=a": ON_TIME, "'=a": HONEST_LATE, "-": ON_TIME})
+def test_every_record_shows_the_gradebooks_total(template: Path, klass: dict, monkeypatch):
+    monkeypatch.setenv("PATH", tool_env()["PATH"])
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder) / "course"
+        shutil.copytree(template, root)
+        course = Course.load(root)
+        students = sorted(klass)
+        roster = ["student,canvas_id,sis_login_id,name"]
+        roster += [f'"{s}",{100 + n},,"{s}"' for n, s in enumerate(students)]
+        (root / "grading" / "roster.csv").write_text("\n".join(roster) + "\n")
+        outcomes = []
+        for student in students:
+            drawn = klass[student]
+            stamp = DUE + timedelta(hours=drawn["hours_late"])
+            outcome = _outcome(course, student, drawn["passed"], f"{stamp:%Y-%m-%d %H:%M:%S} UTC")
+            if drawn["extension_hours"]:
+                with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+                    span = timedelta(hours=drawn["extension_hours"])
+                    grant(gb, root / "grading", ASSIGNMENT, student, span)
+            record(course, ASSIGNMENT, outcome)
+            outcomes.append(outcome)
+        points = max_points_of(outcomes[0].notebook)
+        graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
+        csv_path = root / "grading" / f"{ASSIGNMENT}_grades.csv"
+        write_csv(outcomes, csv_path, points, record=graded)
+        table = format_table(outcomes, points, graded).splitlines()[2 : 2 + len(students)]
+        for outcome, line in zip(outcomes, table, strict=True):  # the table at grading time
+            shown_total = float(line.split()[-2].split("/")[0])
+            assert shown_total == graded.totals[outcome.student].total, line
+
+        after_grading = _records(course, students)
+        for student, found in after_grading.items():
+            assert len(set(found.values())) == 1, (student, found)
+
+        # Grades by hand (extra credit), then nbgrader export: every record follows.
+        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+            for student in students:
+                extra = klass[student]["extra_credit"]
+                if extra is not None:
+                    notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+                    notebook.grades[0].extra_credit = extra
+            gb.db.commit()
+        for student, found in _records(course, students).items():
+            assert len(set(found.values())) == 1, (student, found)
+    assert time.monotonic() - started < 60
