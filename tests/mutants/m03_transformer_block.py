@@ -355,7 +355,7 @@ WRONG = [
         {
             # The mistake is the whole cell: the class is the package's, not the student's.
             "encoder_block": Rewrite("""
-from attention_lab.encoder import EncoderBlock as _Block
+from attention_lab.reference.a03_transformer_block import EncoderBlock as _Block
 
 
 class EncoderBlock(_Block):

@@ -7,8 +7,10 @@ import copy
 import torch
 from torch import Tensor, nn
 
-import attention_lab.encoder as reference
-from attention_lab.attention import causal_mask, load_into_torch_mha
+import attention_lab.reference.a03_transformer_block as reference
+from attention_lab.reference.a01_attention import causal_mask
+from attention_lab.reference.a04_depth import TransformerEncoder
+from attention_lab.torch_mha import load_into_torch_mha
 from autograder.authoring.helpers import (
     ban,
     diagnose,
@@ -24,7 +26,7 @@ from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
 BLOCK_BANNED = {
     "attention_lab's EncoderBlock": reference.EncoderBlock,
-    "attention_lab's TransformerEncoder": reference.TransformerEncoder,
+    "attention_lab's TransformerEncoder": TransformerEncoder,
     "nn.TransformerEncoderLayer": nn.TransformerEncoderLayer,
     "nn.TransformerEncoder": nn.TransformerEncoder,
 }
