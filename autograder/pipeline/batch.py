@@ -105,7 +105,7 @@ def _pooled(
     with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
         stage("staging what the sandbox may import (attention_lab, the runner, the judge client)")
         Path(folder).chmod(0o755)
-        staging = build_staging(Path(folder) / "site")
+        staging = build_staging(Path(folder) / "site", assignment)
         jobs = [
             Job(student, assignment, str(path), str(staging), hide, settings)
             for student, path in submitted
