@@ -38,7 +38,15 @@ WRONG = [
     Mutant(
         "clean: calls WordTokenizer.clean",
         A,
-        {"clean": Body("clean", "return WordTokenizer.clean(text)")},
+        {
+            "clean": (
+                Replace(
+                    "def clean",
+                    "from attention_lab.reference.a03_transformer_block import WordTokenizer\n\n\ndef clean",
+                ),
+                Body("clean", "return WordTokenizer.clean(text)"),
+            )
+        },
         {"test_clean": "calls attention_lab's WordTokenizer instead of implementing it"},
     ),
     # build_vocab
@@ -156,8 +164,12 @@ WRONG = [
         "pe: calls sinusoidal_table",
         A,
         {
-            "sinusoidal_encoding": Body(
-                "sinusoidal_encoding", "return sinusoidal_table(max_len, d_model).clone()"
+            "sinusoidal_encoding": (
+                Replace(
+                    "def sinusoidal_encoding",
+                    "from attention_lab.reference.a03_transformer_block import sinusoidal_table\n\n\ndef sinusoidal_encoding",
+                ),
+                Body("sinusoidal_encoding", "return sinusoidal_table(max_len, d_model).clone()"),
             )
         },
         {
@@ -599,6 +611,9 @@ WRONG += [
         A,
         {
             "feed_forward": Rewrite("""
+from attention_lab.reference.a03_transformer_block import FeedForward
+
+
 class PositionwiseFeedForward(FeedForward):
     pass
 """)
