@@ -5,12 +5,14 @@ defines is defined by the package, and importing a reference of N or later fails
 
 The bundles here are assembled from the committed notebooks/ (which tests/test_notebooks.py proves
 equal to what nbgrader generates) and the release's own package copy, so no nbgrader run is
-needed; tests/test_student_bundle.py builds real bundles and runs their notebooks.
+needed; tests/test_student_bundle.py builds real bundles and runs their notebooks, and
+tests/test_sandbox_mounts.py imports the references inside the sandbox.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 import subprocess
 import sys
@@ -88,32 +90,81 @@ def test_no_name_an_answer_defines_is_defined_in_the_package_of_its_assignment(
         assert not found, f"{module.relative_to(tmp_path)} defines answers of {assignment}: {found}"
 
 
-@pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_a_reference_of_this_or_a_later_assignment_cannot_be_imported_in_its_staging(
-    assignment, tmp_path
-):
-    staging = build_staging(tmp_path / "site", assignment)
-    # -S: the staging folder alone, not the editable checkout that site-packages points to.
-    probe = (
-        "import importlib.util, sys\n"
-        f"sys.path.insert(0, {str(staging)!r})\n"
-        "for name in sys.argv[1:]:\n"
-        "    try:\n"
-        "        found = importlib.util.find_spec(f'attention_lab.reference.{name}') is not None\n"
-        "    except ModuleNotFoundError:\n"
-        "        found = False\n"
-        "    print(name, found)\n"
-    )
-    shown = subprocess.run(
-        [sys.executable, "-S", "-c", probe, *REFERENCES],
+# Where the answers were importable before the package was split: (module, name, assignment).
+OLD_PATHS = [
+    ("attention", "scaled_dot_product_attention", "01_attention"),
+    ("attention", "causal_mask", "01_attention"),
+    ("attention", "MultiHeadAttention", "02_multi_head"),
+    ("tokenizer", "WordTokenizer", "03_transformer_block"),
+    ("encoder", "sinusoidal_table", "03_transformer_block"),
+    ("encoder", "SinusoidalPositionalEncoding", "03_transformer_block"),
+    ("encoder", "LayerNorm", "03_transformer_block"),
+    ("encoder", "FeedForward", "03_transformer_block"),
+    ("encoder", "EncoderBlock", "03_transformer_block"),
+    ("encoder", "TransformerEncoder", "04_depth"),
+    ("encoder", "SentimentClassifier", "05_sentiment"),
+    ("training", "make_optimizer", "05_sentiment"),
+    ("training", "train_step", "05_sentiment"),
+    ("training", "train_classifier", "05_sentiment"),
+    ("data", "make_lm_blocks", "06_char_lm"),
+    ("encoder", "CausalLM", "06_char_lm"),
+    ("training", "train_language_model", "06_char_lm"),
+]
+# One process (torch imported once) tries each staging folder in turn, forgetting attention_lab
+# in between; the staging folder comes first on sys.path, before the editable checkout.
+PROBE = """
+import json, sys
+results = {}
+for staging, attempts in json.loads(sys.argv[1]).items():
+    sys.path.insert(0, staging)
+    for name in [m for m in sys.modules if m.split(".")[0] == "attention_lab"]:
+        del sys.modules[name]
+    for module, name in attempts:
+        try:
+            exec(f"from {module} import {name}" if name else f"import {module}", {})
+            outcome = "imported"
+        except ImportError as error:
+            outcome = f"{type(error).__name__}: {error}"
+        results[f"{staging} {module} {name}"] = outcome
+    assert sys.modules["attention_lab"].__file__.startswith(staging)
+    sys.path.remove(staging)
+print(json.dumps(results))
+"""
+
+
+@pytest.mark.slow
+def test_an_answer_of_this_or_a_later_assignment_cannot_be_imported_in_its_staging(tmp_path):
+    """A pasted ``from attention_lab... import <reference>``, by the old path or the new one, fails
+    in the staging for N for every answer of N or later; the earlier references import."""
+    attempts = {}
+    for assignment in ASSIGNMENTS:
+        staging = build_staging(tmp_path / assignment, assignment)
+        old = [(f"attention_lab.{module}", name) for module, name, _ in OLD_PATHS]
+        new = [(f"attention_lab.reference.{name}", "") for name in REFERENCES]
+        attempts[str(staging)] = old + new
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(attempts)],
         capture_output=True,
         text=True,
-        check=True,
-        timeout=60,
-    ).stdout.split("\n")
-    for name in REFERENCES:
-        expected = name[1:] < assignment
-        assert f"{name} {expected}" in shown, f"{assignment}: {name} importable is not {expected}"
+        timeout=300,
+    )
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    results = json.loads(probe.stdout.splitlines()[-1])
+    for assignment in ASSIGNMENTS:
+        staging = tmp_path / assignment
+        for module, name, answers in OLD_PATHS:
+            if answers >= assignment:
+                outcome = results[f"{staging} attention_lab.{module} {name}"]
+                assert outcome.startswith("ImportError: cannot import name") or outcome.startswith(
+                    f"ModuleNotFoundError: No module named 'attention_lab.{module}'"
+                ), f"{assignment}: attention_lab.{module}.{name} gave {outcome}"
+        for name in REFERENCES:
+            outcome = results[f"{staging} attention_lab.reference.{name} "]
+            if name[1:] < assignment:
+                assert outcome == "imported", f"{assignment}: {name} {outcome}"
+            else:
+                missing = f"ModuleNotFoundError: No module named 'attention_lab.reference.{name}'"
+                assert outcome == missing, f"{assignment}: {name} {outcome}"
 
 
 def test_the_instructors_checkout_keeps_every_reference():
