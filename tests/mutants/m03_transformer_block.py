@@ -600,12 +600,8 @@ WRONG += [
         },
         {"test_feed_forward": "in eval mode dropout must do nothing"},
     ),
-    Mutant(
-        "ffn: dropout never applied",
-        A,
-        {"feed_forward": Replace(FFN_RETURN, "return self.linear2(torch.relu(self.linear1(x)))")},
-        {"test_feed_forward": "dropout is never applied"},
-    ),
+    # Not the last wrong one, which judge parity grades in the sandbox: there, as a student of 03
+    # has it, attention_lab holds no reference of 03 and the import fails (test_package_split.py).
     Mutant(
         "ffn: subclasses attention_lab's FeedForward",
         A,
@@ -619,6 +615,12 @@ class PositionwiseFeedForward(FeedForward):
 """)
         },
         {"test_feed_forward": "subclasses attention_lab's FeedForward instead of implementing it"},
+    ),
+    Mutant(
+        "ffn: dropout never applied",
+        A,
+        {"feed_forward": Replace(FFN_RETURN, "return self.linear2(torch.relu(self.linear1(x)))")},
+        {"test_feed_forward": "dropout is never applied"},
     ),
 ]
 CORRECT += [
