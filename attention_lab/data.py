@@ -336,7 +336,7 @@ def load_char_corpus(name: str = "fables") -> str:
     return corpora.joinpath(f"{name}.txt").read_text(encoding="utf-8")
 
 
-def _check_token_ids(ids: torch.Tensor, block_size: int) -> None:
+def check_lm_ids(ids: torch.Tensor, block_size: int) -> None:
     """Require a 1-D integer tensor with at least one (block, next-token) window."""
     if not isinstance(ids, torch.Tensor):
         raise TypeError(f"expected ids to be a torch.Tensor, got {type(ids).__name__}")
@@ -358,20 +358,11 @@ def _check_token_ids(ids: torch.Tensor, block_size: int) -> None:
         )
 
 
-def make_lm_blocks(ids: torch.Tensor, block_size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cut `ids` into non-overlapping (N, block_size) inputs and their next-token targets."""
-    _check_token_ids(ids, block_size)
-    n_blocks = (len(ids) - 1) // block_size  # the last target needs one id beyond its block
-    x = ids[: n_blocks * block_size].reshape(n_blocks, block_size)
-    y = ids[1 : n_blocks * block_size + 1].reshape(n_blocks, block_size)
-    return x, y
-
-
 def sample_lm_batch(
     ids: torch.Tensor, block_size: int, batch_size: int, generator: torch.Generator | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """`batch_size` windows at random starts: inputs (B, block_size), targets shifted by one."""
-    _check_token_ids(ids, block_size)
+    check_lm_ids(ids, block_size)
     _check_positive_int("batch_size", batch_size)
     starts = torch.randint(len(ids) - block_size, (batch_size,), generator=generator)
     positions = starts.unsqueeze(1) + torch.arange(block_size)  # (B, block_size)

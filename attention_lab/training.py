@@ -1,12 +1,12 @@
-"""Seeded training and evaluation loops; CUDA when present, the CPU otherwise.
+"""Training tools: the device, seeds, loaders, warm-up, word dropout, length-bucketed batches,
+evaluation and prediction; CUDA when present, the CPU otherwise.
 
-`train_step` is the one reference of a training step (AdamW, clipping, optional warm-up) that
-notebook 05 asks students to write; `train_classifier` and `train_language_model` loop over it.
+The training step that notebook 05 asks students to write, and the loops built on it, are
+reference answers: see `attention_lab.reference.a05_sentiment` and `a06_char_lm`.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 import random
 from collections.abc import Iterable, Iterator
@@ -15,12 +15,9 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
-from torch.optim import AdamW
-from torch.optim.lr_scheduler import LambdaLR, LRScheduler
+from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader, TensorDataset
-from tqdm.auto import tqdm
 
-from attention_lab.data import make_lm_blocks, sample_lm_batch
 from attention_lab.tokenizer import SPECIAL_TOKENS, UNK
 
 
@@ -80,11 +77,6 @@ def evaluate_classifier(
     return total_loss / count, correct / count
 
 
-def make_optimizer(model: nn.Module, lr: float = 3e-3, weight_decay: float = 0.01) -> AdamW:
-    """AdamW over every parameter of ``model``: Adam, with weight decay kept out of the moments."""
-    return AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-
-
 def linear_warmup(optimizer: torch.optim.Optimizer, warmup_steps: int) -> LambdaLR:
     """Scale the learning rate by step/warmup_steps for the first steps, then keep it.
 
@@ -94,31 +86,6 @@ def linear_warmup(optimizer: torch.optim.Optimizer, warmup_steps: int) -> Lambda
     if not isinstance(warmup_steps, int) or isinstance(warmup_steps, bool) or warmup_steps < 1:
         raise ValueError(f"expected warmup_steps to be a positive int, got {warmup_steps!r}")
     return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup_steps))
-
-
-def train_step(
-    model: nn.Module,
-    inputs: Tensor,
-    labels: Tensor,
-    optimizer: torch.optim.Optimizer,
-    max_grad_norm: float | None = 1.0,
-    scheduler: LRScheduler | None = None,
-) -> float:
-    """One update on inputs (B, L) and labels (B,); returns the batch's loss before the update.
-
-    Train mode (dropout on), fresh gradients, the gradient's global norm clipped to
-    ``max_grad_norm`` (None: no clipping) before the step, then the scheduler's step.
-    """
-    model.train()
-    loss = F.cross_entropy(model(inputs), labels)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    if max_grad_norm is not None:
-        nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
-    optimizer.step()
-    if scheduler is not None:
-        scheduler.step()
-    return loss.item()
 
 
 def word_dropout(
@@ -182,66 +149,6 @@ class LengthBucketedBatches:
             yield self.token_ids[rows, :width], self.labels[rows]
 
 
-def train_classifier(
-    model: nn.Module,
-    train_loader: Iterable[tuple[Tensor, Tensor]],
-    val_loader: Iterable[tuple[Tensor, Tensor]] | None = None,
-    *,
-    epochs: int = 5,
-    lr: float = 3e-3,
-    weight_decay: float = 0.01,
-    max_grad_norm: float | None = 1.0,
-    warmup_steps: int = 0,
-    unk_rate: float = 0.02,
-    restore_best: bool = True,
-    seed: int = 0,
-    device: torch.device | None = None,
-    progress: bool = True,
-) -> dict[str, list[float]]:
-    """Train with `train_step` over ``epochs``; returns the per-epoch train loss (and val metrics).
-
-    ``unk_rate``: word dropout (`word_dropout`) on WordTokenizer ids, so UNK gets trained.
-    With ``val_loader`` and ``restore_best``, the model ends with the weights of the epoch of
-    best validation accuracy (ties: lower loss), recorded as history["best_epoch"] = [epoch].
-    """
-    seed_everything(seed)
-    device = device or pick_device()
-    model.to(device)
-    optimizer = make_optimizer(model, lr=lr, weight_decay=weight_decay)
-    scheduler = linear_warmup(optimizer, warmup_steps) if warmup_steps else None
-    generator = torch.Generator().manual_seed(seed)
-    history: dict[str, list[float]] = {"train_loss": []}
-    if val_loader is not None:
-        history.update(val_loss=[], val_accuracy=[])
-    best: tuple[float, float] | None = None
-    best_state: dict[str, Tensor] | None = None
-    for epoch in tqdm(range(1, epochs + 1), desc="epochs", disable=not progress):
-        total_loss, count = 0.0, 0
-        batches = tqdm(train_loader, desc=f"epoch {epoch}", leave=False, disable=not progress)
-        for inputs, labels in batches:
-            inputs = word_dropout(inputs, unk_rate, generator).to(device)
-            labels = labels.to(device)
-            total_loss += train_step(
-                model, inputs, labels, optimizer, max_grad_norm, scheduler
-            ) * len(labels)
-            count += len(labels)
-        if count == 0:
-            raise ValueError("cannot train on an empty loader")
-        history["train_loss"].append(total_loss / count)  # the mean over the epoch, dropout on
-        if val_loader is None:
-            continue
-        val_loss, val_accuracy = evaluate_classifier(model, val_loader, device)
-        history["val_loss"].append(val_loss)
-        history["val_accuracy"].append(val_accuracy)
-        if restore_best and (best is None or (val_accuracy, -val_loss) > best):
-            best = (val_accuracy, -val_loss)
-            best_state = copy.deepcopy(model.state_dict())
-            history["best_epoch"] = [epoch]
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    return history
-
-
 @torch.no_grad()
 def predict(model: nn.Module, token_ids: Tensor, batch_size: int = 256) -> Tensor:
     """Predicted class ids (N,) for token_ids (N, L)."""
@@ -251,67 +158,3 @@ def predict(model: nn.Module, token_ids: Tensor, batch_size: int = 256) -> Tenso
         model(chunk.to(device)).argmax(dim=-1).cpu() for chunk in token_ids.split(batch_size)
     ]
     return torch.cat(batches)
-
-
-def train_language_model(
-    model: nn.Module,
-    train_ids: Tensor,
-    val_ids: Tensor | None = None,
-    *,
-    steps: int = 500,
-    batch_size: int = 32,
-    lr: float = 3e-3,
-    eval_every: int = 100,
-    seed: int = 0,
-    device: torch.device | None = None,
-    progress: bool = True,
-) -> dict[str, list[float]]:
-    """Train a next-token model on random blocks of a 1-D id tensor.
-
-    ``model.block_size`` sets the block length; the model maps (B, L) ids to (B, L, V) logits.
-    Returns "step", "train_loss" and, with val_ids, "val_loss" every ``eval_every`` steps.
-    """
-    seed_everything(seed)
-    device = device or pick_device()
-    model.to(device)
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    history: dict[str, list[float]] = {"step": [], "train_loss": []}
-    if val_ids is not None:
-        history["val_loss"] = []
-    running, seen = 0.0, 0
-    for step in tqdm(range(1, steps + 1), desc="steps", disable=not progress):
-        model.train()
-        x, y = sample_lm_batch(train_ids, model.block_size, batch_size, generator)
-        x, y = x.to(device), y.to(device)
-        logits = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        running, seen = running + loss.item(), seen + 1
-        if step % eval_every == 0 or step == steps:
-            history["step"].append(step)
-            history["train_loss"].append(running / seen)
-            running, seen = 0.0, 0
-            if val_ids is not None:
-                history["val_loss"].append(evaluate_language_model(model, val_ids, device=device))
-    return history
-
-
-@torch.no_grad()
-def evaluate_language_model(
-    model: nn.Module, ids: Tensor, batch_size: int = 64, device: torch.device | None = None
-) -> float:
-    """Mean next-token cross-entropy over all non-overlapping blocks of ``ids``."""
-    device = device or next(model.parameters()).device
-    model.eval()
-    x, y = make_lm_blocks(ids, model.block_size)
-    total, count = 0.0, 0
-    for xb, yb in zip(x.split(batch_size), y.split(batch_size), strict=True):
-        logits = model(xb.to(device))
-        total += F.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), yb.to(device).reshape(-1), reduction="sum"
-        ).item()
-        count += yb.numel()
-    return total / count

@@ -17,7 +17,7 @@ import torch
 from torch.nn import functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from attention_lab.attention import causal_mask, scaled_dot_product_attention
+from attention_lab.reference.a01_attention import causal_mask, scaled_dot_product_attention
 
 
 def ours(q, k, v, mask):

@@ -17,13 +17,8 @@ import time
 
 import torch
 
-from attention_lab.encoder import SentimentClassifier
-from attention_lab.training import (
-    LengthBucketedBatches,
-    make_loader,
-    make_optimizer,
-    train_step,
-)
+from attention_lab.reference.a05_sentiment import SentimentClassifier, make_optimizer, train_step
+from attention_lab.training import LengthBucketedBatches, make_loader
 
 PAD_ID, VOCAB = 0, 5000
 

@@ -10,14 +10,14 @@ from torch import nn
 from torch.nn import functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from attention_lab.attention import (
-    MultiHeadAttention,
+from attention_lab.reference.a01_attention import (
     as_bool_mask,
     causal_mask,
-    load_into_torch_mha,
     padding_mask,
     scaled_dot_product_attention,
 )
+from attention_lab.reference.a02_multi_head import MultiHeadAttention
+from attention_lab.torch_mha import load_into_torch_mha
 
 # All sizes differ, so a transposed axis cannot pass by accident.
 B, H, L_Q, L_K, D_K, D_V = 2, 3, 5, 7, 4, 6

@@ -20,10 +20,10 @@ from attention_lab.data import (
     SentimentSplits,
     load_char_corpus,
     load_sst2_tsv,
-    make_lm_blocks,
     make_sentiment_corpus,
     sample_lm_batch,
 )
+from attention_lab.reference.a06_char_lm import make_lm_blocks
 
 ADJECTIVES = set(POSITIVE_ADJECTIVES) | set(NEGATIVE_ADJECTIVES)
 

@@ -8,19 +8,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from attention_lab.attention import load_into_torch_mha
-from attention_lab.encoder import (
-    CausalLM,
+from attention_lab.embedding import LearnedPositionalEmbedding, TokenEmbedding
+from attention_lab.reference.a03_transformer_block import (
     EncoderBlock,
     FeedForward,
     LayerNorm,
-    LearnedPositionalEmbedding,
-    SentimentClassifier,
     SinusoidalPositionalEncoding,
-    TokenEmbedding,
-    TransformerEncoder,
     sinusoidal_table,
 )
+from attention_lab.reference.a04_depth import TransformerEncoder
+from attention_lab.reference.a05_sentiment import SentimentClassifier
+from attention_lab.reference.a06_char_lm import CausalLM
+from attention_lab.torch_mha import load_into_torch_mha
 
 ATOL = 1e-5
 

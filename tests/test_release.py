@@ -9,9 +9,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.pipeline.cli import main
 from autograder.pipeline.course import GradingError
 from autograder.pipeline.release import (
     ROOT,
+    assignments,
     build_bundle,
     leaks,
     secret_lines,
@@ -20,15 +22,17 @@ from autograder.pipeline.release import (
 )
 
 
-def _copy_of_notebooks(tmp_path: Path) -> Path:
+def _copy_of_notebooks(tmp_path: Path, assignment: str) -> Path:
+    """The committed notebooks that the release of ``assignment`` holds."""
     bundle = tmp_path / "bundle"
-    shutil.copytree(ROOT / "notebooks", bundle / "notebooks")
+    for name in assignments()[: assignments().index(assignment) + 1]:
+        shutil.copytree(ROOT / "notebooks" / name, bundle / "notebooks" / name)
     return bundle
 
 
 def test_a_secret_line_anywhere_in_a_bundle_is_found(tmp_path: Path):
-    bundle = _copy_of_notebooks(tmp_path)
-    assert leaks(bundle) == []
+    bundle = _copy_of_notebooks(tmp_path, "02_multi_head")
+    assert leaks(bundle, "01_attention") == []
     solution = nbformat.read(ROOT / "solutions" / "01_attention" / "01_attention.ipynb", 4)
     secret = sorted(secret_lines(solution))[0]
     path = bundle / "notebooks" / "02_multi_head" / "02_multi_head.ipynb"
@@ -36,13 +40,13 @@ def test_a_secret_line_anywhere_in_a_bundle_is_found(tmp_path: Path):
     notebook.cells[-1].source += f"\n    {secret}"
     nbformat.write(notebook, path)
     (bundle / "notes.md").write_text("### BEGIN HIDDEN TESTS\n")
-    found = leaks(bundle)
+    found = leaks(bundle, "01_attention")
     assert f"notebooks/02_multi_head/02_multi_head.ipynb: {secret}" in found
     assert "notes.md: BEGIN HIDDEN TESTS" in found
 
 
 def test_a_stale_notebook_is_named(tmp_path: Path):
-    bundle = _copy_of_notebooks(tmp_path)
+    bundle = _copy_of_notebooks(tmp_path, "07_attention_at_scale")
     assert stale_notebooks(bundle) == []
     path = bundle / "notebooks" / "04_depth" / "04_depth.ipynb"
     notebook = nbformat.read(path, 4)
@@ -63,7 +67,25 @@ def test_student_pins_are_the_locks_and_leave_the_grader_out():
 def test_the_bundle_never_replaces_a_folder_that_is_not_one(tmp_path: Path):
     (tmp_path / "thesis.tex").write_text("years of work")
     with pytest.raises(GradingError, match="is not empty and is not a bundle"):
-        build_bundle(tmp_path)
+        build_bundle(tmp_path, "01_attention")
     with pytest.raises(GradingError, match="holds the repository"):
-        build_bundle(ROOT.parent)
+        build_bundle(ROOT.parent, "01_attention")
     assert (tmp_path / "thesis.tex").read_text() == "years of work"
+
+
+def test_a_release_names_one_known_assignment(tmp_path: Path, capsys):
+    assert main(["release", "--out", str(tmp_path / "bundle")]) == 2
+    assert f"one of {', '.join(assignments())}" in capsys.readouterr().err
+    with pytest.raises(GradingError, match="unknown assignment '08_moe'; expected one of: 01_"):
+        build_bundle(tmp_path / "bundle", "08_moe")
+    assert not (tmp_path / "bundle").exists()
+
+
+def test_only_this_and_later_assignments_answers_are_secret(tmp_path: Path):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    solution = nbformat.read(ROOT / "solutions" / "02_multi_head" / "02_multi_head.ipynb", 4)
+    secret = sorted(secret_lines(solution))[0]
+    (bundle / "earlier.py").write_text(f"{secret}\n")
+    assert leaks(bundle, "03_transformer_block") == []  # 02's deadline is past
+    assert leaks(bundle, "02_multi_head") == [f"earlier.py: {secret}"]

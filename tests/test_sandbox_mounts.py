@@ -99,10 +99,12 @@ def test_a_planted_copy_of_the_secrets_is_out_of_reach_and_honest_work_keeps_ful
     )
 
 
-def _run_in_sandbox(tmp_path: Path, code: str, **options) -> sandbox.SandboxResult:
-    """Run ``code`` in tmp_path/work with the staging folder on PYTHONPATH, as the grader runs
-    the runner."""
-    staging = build_staging(tmp_path / "site")
+def _run_in_sandbox(
+    tmp_path: Path, code: str, assignment: str = "01_attention", **options
+) -> sandbox.SandboxResult:
+    """Run ``code`` in tmp_path/work with the staging folder of ``assignment`` on PYTHONPATH, as
+    the grader runs the runner."""
+    staging = build_staging(tmp_path / "site", assignment)
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
     env = {**sandbox.default_env(), "PYTHONPATH": str(staging)}
@@ -130,6 +132,30 @@ def test_attention_lab_comes_from_the_staging_folder_and_the_checks_from_nowhere
     assert package == str(tmp_path / "site" / "attention_lab" / "__init__.py")
     assert checks == "None"
     assert autograder_path == repr([str(tmp_path / "site" / "autograder")])
+
+
+@pytest.mark.parametrize(
+    "assignment", ["01_attention", "03_transformer_block", "07_attention_at_scale"]
+)
+def test_a_submission_cannot_import_the_reference_of_its_own_assignment(tmp_path, assignment):
+    """The old paste: import the answer from the package. In the sandbox grading N, the modules
+    of N and later are not there; the earlier ones are, for the notebook's own imports."""
+    references = sorted(p.stem for p in (REPO / "attention_lab" / "reference").glob("a*.py"))
+    code = f"""
+        import importlib
+        for name in {references!r}:
+            try:
+                importlib.import_module(f"attention_lab.reference.{{name}}")
+                print(name, "imported")
+            except ModuleNotFoundError as error:
+                print(name, type(error).__name__, error.name)
+        """
+    result = _run_in_sandbox(tmp_path, code, assignment)
+    assert result.verdict == "ok", result.stderr
+    for name in references:
+        module = f"attention_lab.reference.{name}"
+        expected = "imported" if name[1:] < assignment else f"ModuleNotFoundError {module}"
+        assert f"{name} {expected}" in result.stdout.splitlines(), result.stdout
 
 
 FORGE = """

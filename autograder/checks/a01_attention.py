@@ -9,7 +9,8 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-import attention_lab.attention as reference
+import attention_lab.reference.a01_attention as reference
+from attention_lab.reference.a02_multi_head import MultiHeadAttention
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     SQUEEZED,
@@ -29,7 +30,7 @@ BANNED = {
     "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
     "attention_lab's scaled_dot_product_attention": reference.scaled_dot_product_attention,
     "nn.MultiheadAttention": torch.nn.MultiheadAttention,
-    "attention_lab's MultiHeadAttention": reference.MultiHeadAttention,
+    "attention_lab's MultiHeadAttention": MultiHeadAttention,
 }
 
 

@@ -9,8 +9,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-import attention_lab.encoder as reference
-from attention_lab.attention import causal_mask
+import attention_lab.reference.a04_depth as reference
+from attention_lab.reference.a01_attention import causal_mask
+from attention_lab.reference.a03_transformer_block import EncoderBlock
 from autograder.authoring.helpers import (
     SQUEEZED,
     ban,
@@ -247,7 +248,7 @@ def check_structure(stack: nn.Module, num_layers: int, num_heads: int) -> list[n
     if len(layers) != num_layers:
         fail(f"DepthStack({num_layers}, ...) must hold {num_layers} layers, found {len(layers)}")
     for layer in layers:
-        if not isinstance(layer, reference.EncoderBlock):
+        if not isinstance(layer, EncoderBlock):
             fail(f"every layer must be an EncoderBlock, found {type(layer).__name__}")
         if layer.self_attn.num_heads != num_heads:
             fail(
@@ -342,7 +343,7 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
             fail(SAME_BLOCK)
         layers = check_structure(stack, num_layers, num_heads)
         with torch.random.fork_rng(devices=[]):
-            block = reference.EncoderBlock(d_model, num_heads, d_ff)
+            block = EncoderBlock(d_model, num_heads, d_ff)
             one = sum(p.numel() for p in block.parameters())
         count = sum(p.numel() for p in stack.parameters())
         if count != num_layers * one:

@@ -10,11 +10,12 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-import attention_lab.encoder as reference
-import attention_lab.training as training_reference
-from attention_lab.attention import padding_mask
+import attention_lab.reference.a05_sentiment as reference
 from attention_lab.baseline import fit_baseline
 from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
+from attention_lab.embedding import TokenEmbedding
+from attention_lab.reference.a01_attention import padding_mask
+from attention_lab.reference.a03_transformer_block import SinusoidalPositionalEncoding
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     ban,
@@ -385,12 +386,12 @@ def sentiment_model_matches_its_parts(ns: Namespace) -> None:
     for name in ("embed", "position", "encoder"):
         if not isinstance(getattr(model, name, None), nn.Module):
             fail(f"keep the submodule name `self.{name}` (a check reads model.{name})")
-    if not isinstance(model.embed, reference.TokenEmbedding):
+    if not isinstance(model.embed, TokenEmbedding):
         fail(
             "self.embed must be attention_lab's TokenEmbedding(vocab_size, d_model, padding_idx=pad_id): "
             "it scales the vectors to about unit size, on a par with the positions"
         )
-    if not isinstance(model.position, reference.SinusoidalPositionalEncoding):
+    if not isinstance(model.position, SinusoidalPositionalEncoding):
         fail("self.position must be SinusoidalPositionalEncoding(d_model, max_len, dropout)")
     with torch.no_grad():
         scale = model.embed(torch.arange(config["vocab_size"])).std().item()
@@ -627,8 +628,8 @@ STEP_MISTAKES = (
     SCHEDULER_IGNORED,
 )
 STEP_BANNED = {
-    "attention_lab's train_step": training_reference.train_step,
-    "attention_lab's make_optimizer": training_reference.make_optimizer,
+    "attention_lab's train_step": reference.train_step,
+    "attention_lab's make_optimizer": reference.make_optimizer,
 }
 
 
@@ -685,7 +686,7 @@ def simulated_steps(
 def require_own(ns: Namespace, name: str) -> Any:
     """The submission's ``name``, failing if it is the package's reference itself."""
     value = require(ns, name)
-    if value is getattr(training_reference, name):
+    if value is getattr(reference, name):
         fail(
             f"`{name}` is attention_lab's own {name}, imported: write it yourself (no credit for "
             "calling the reference)"

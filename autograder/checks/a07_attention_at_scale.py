@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-import attention_lab.attention as reference
+import attention_lab.reference.a01_attention as reference
 from autograder.authoring.helpers import (
     ban,
     diagnose,

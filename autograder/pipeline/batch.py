@@ -107,9 +107,12 @@ def _pooled(
     assignment, release, sources = instructor
     hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
     with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
-        stage("staging what the sandbox may import (attention_lab, the runner, the judge client)")
+        stage(
+            f"staging what the sandbox may import (attention_lab as students of {assignment} have "
+            "it, the runner, the judge client)"
+        )
         Path(folder).chmod(0o755)
-        staging = build_staging(Path(folder) / "site")
+        staging = build_staging(Path(folder) / "site", assignment)
         jobs = [
             Job(student, assignment, str(path), str(staging), hide, settings)
             for student, path in submitted

@@ -144,8 +144,20 @@ def _parser() -> argparse.ArgumentParser:
     _add_limits(demo)
     _add_engine(demo)
     demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
-    release = commands.add_parser("release", help="build the student bundle (no grader inside)")
-    release.add_argument("--out", type=Path, help=f"bundle folder (default {release_mod.DEFAULT})")
+    release = commands.add_parser(
+        "release", help="build the student bundle of one assignment (no grader inside)"
+    )
+    release.add_argument(
+        "assignment",
+        nargs="?",
+        help="the assignment released now: the bundle holds it, the earlier ones, and the "
+        "reference answers of the earlier ones only (required)",
+    )
+    release.add_argument(
+        "--out",
+        type=Path,
+        help=f"bundle folder (default {release_mod.DEFAULT}/attention-lab-ASSIGNMENT)",
+    )
     extend = commands.add_parser(
         "extend", help="grant STUDENT an extension on ASSIGNMENT (before grading too)"
     )
@@ -263,7 +275,7 @@ def run_grade(
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "release":
-        return release_mod.main(args.out)
+        return release_mod.main(args.assignment, args.out)
     if args.command == "extend":
         return run_extend(args)
     print(

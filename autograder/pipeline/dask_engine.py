@@ -122,7 +122,7 @@ class GradingSetup(WorkerPlugin):
             scratch = getattr(worker, "local_directory", None) or tempfile.gettempdir()
             folder = Path(tempfile.mkdtemp(prefix="attention-lab-staging-", dir=scratch))
             folder.chmod(0o755)
-            staging = build_staging(folder / "site")
+            staging = build_staging(folder / "site", self.assignment)
             hide = tuple(sorted(str(p) for p in secret_paths()))
         except Exception as error:
             _PREPARED[self.name] = f"{where} cannot grade: {error}"

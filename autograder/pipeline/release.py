@@ -1,14 +1,15 @@
 """The student bundle: what students receive, and nothing of the grader.
 
-``python -m autograder release`` regenerates every assignment from ``solutions/`` with nbgrader
-(so the bundle never depends on a stale ``notebooks/``), refuses to write a bundle in which any
-line of a solution or hidden-test region survives, and writes::
+``python -m autograder release NN_name`` makes the bundle of one assignment: it regenerates that
+assignment and the earlier ones from ``solutions/`` with nbgrader (so the bundle never depends on
+a stale ``notebooks/``), refuses to write a bundle in which any line of a solution or hidden-test
+region of that assignment or a later one survives, and writes::
 
     <out>/README.md          two commands: install, then jupyter lab
     <out>/requirements.txt   the lock's pins of what the notebooks need, then the package (.)
     <out>/pyproject.toml     the attention_lab package alone
-    <out>/attention_lab/     the shared package
-    <out>/notebooks/NN_name/NN_name.ipynb
+    <out>/attention_lab/     the tools, and the reference answers of the earlier assignments only
+    <out>/notebooks/NN_name/NN_name.ipynb   this assignment's and the earlier ones
 
 No ``solutions/``, no ``autograder/``, no ``nbgrader_config.py``: a JupyterLab started in the
 bundle loads no instructor configuration, and nbgrader is not installed (students do not need
@@ -28,10 +29,11 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.isolation.staging import copy_package
 from autograder.pipeline.course import GradingError, tool_env
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT = Path("dist") / "attention-lab-student"  # under the repository root, git-ignored
+DEFAULT = Path("dist")  # under the repository root, git-ignored: dist/attention-lab-<assignment>
 PACKAGE = "attention_lab"
 # Secret regions of a solution notebook, as nbgrader marks them.
 REGIONS = (("BEGIN SOLUTION", "END SOLUTION"), ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"))
@@ -40,7 +42,7 @@ SHORTEST_SECRET = 26
 
 README = """# Attention Lab: student copy
 
-Seven Jupyter assignments on attention and transformers, from scratch in PyTorch.
+Jupyter assignments on attention and transformers, from scratch in PyTorch.
 You need Python 3.11 or newer; a fresh virtual environment is best
 (`python -m venv .venv && source .venv/bin/activate`). In this folder:
 
@@ -49,7 +51,7 @@ python -m pip install -r requirements.txt
 jupyter lab notebooks/
 ```
 
-Open the assignments in order (`01_attention` ... `07_attention_at_scale`). Replace every
+Open the assignments in order ({names}). Replace every
 `raise NotImplementedError()` with your code, then run the check cell below it: its message
 tells you what is wrong and what to look at. Passing the public checks is necessary, not
 sufficient: hidden tests run the same properties on sizes and seeds you have not seen.
@@ -103,10 +105,19 @@ def assignments(root: Path = ROOT) -> list[str]:
     )
 
 
-def generate(root: Path, destination: Path) -> list[str]:
-    """Run nbgrader's generate_assignment on every assignment into ``destination``, in a
-    scratch course (the instructor's gradebook and notebooks/ are left alone)."""
+def released_with(assignment: str, root: Path = ROOT) -> list[str]:
+    """The assignments a release of ``assignment`` holds: it and the earlier ones, in order."""
     names = assignments(root)
+    if assignment not in names:
+        raise GradingError(
+            f"unknown assignment {assignment!r}; expected one of: {', '.join(names)}"
+        )
+    return names[: names.index(assignment) + 1]
+
+
+def generate(root: Path, destination: Path, names: list[str]) -> None:
+    """Run nbgrader's generate_assignment on the assignments ``names`` into ``destination``, in a
+    scratch course (the instructor's gradebook and notebooks/ are left alone)."""
     path = os.environ.get("PATH")
     os.environ["PATH"] = tool_env()["PATH"]  # nbgrader runs this interpreter's alembic
     try:
@@ -116,7 +127,6 @@ def generate(root: Path, destination: Path) -> list[str]:
             del os.environ["PATH"]
         else:
             os.environ["PATH"] = path
-    return names
 
 
 def _generate(root: Path, destination: Path, names: list[str]) -> None:
@@ -154,17 +164,13 @@ def secret_lines(solution: nbformat.NotebookNode) -> set[str]:
     return found
 
 
-def leaks(bundle: Path, root: Path = ROOT) -> list[str]:
-    """``file: line`` for every secret line (or region marker) found in any bundle file.
-
-    Lines that the shipped attention_lab package itself holds are not secrets: students get
-    the reference package by design, and each exercise's reference ban forbids calling it.
-    """
+def leaks(bundle: Path, assignment: str, root: Path = ROOT) -> list[str]:
+    """``file: line`` for every secret line of ``assignment`` or a later one (or a region marker)
+    found in any file under ``bundle``: a student bundle, or the sandbox's staging folder."""
+    names = assignments(root)
     secrets = set()
-    for name in assignments(root):
+    for name in names[names.index(assignment) :]:
         secrets |= secret_lines(nbformat.read(root / "solutions" / name / f"{name}.ipynb", 4))
-    for source in (root / PACKAGE).rglob("*.py"):
-        secrets -= {line.strip() for line in source.read_text().splitlines()}
     markers = [marker for region in REGIONS for marker in region]
     found = []
     for path in sorted(p for p in bundle.rglob("*") if p.is_file()):
@@ -178,8 +184,9 @@ def leaks(bundle: Path, root: Path = ROOT) -> list[str]:
     return found
 
 
-def build_bundle(out: Path, root: Path = ROOT) -> list[str]:
-    """Write the student bundle to ``out`` (replacing it); the assignments it holds."""
+def build_bundle(out: Path, assignment: str, root: Path = ROOT) -> list[str]:
+    """Write the bundle of ``assignment`` to ``out`` (replacing it); the assignments it holds."""
+    names = released_with(assignment, root)
     out = out.resolve()
     if out == root.resolve() or root.resolve().is_relative_to(out):
         raise GradingError(f"{out} holds the repository: choose an empty or new folder")
@@ -188,13 +195,11 @@ def build_bundle(out: Path, root: Path = ROOT) -> list[str]:
             raise GradingError(f"{out} is not empty and is not a bundle: choose another folder")
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    names = generate(root, out / "notebooks")
+    generate(root, out / "notebooks", names)
     for stray in (out / "notebooks").rglob("*"):  # nbgrader may leave checkpoints behind
         if stray.is_dir() and stray.name == ".ipynb_checkpoints":
             shutil.rmtree(stray)
-    shutil.copytree(
-        root / PACKAGE, out / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
+    copy_package(assignment, out / PACKAGE, root / PACKAGE)
     (out / "pyproject.toml").write_text(_package_pyproject(root))
     pins = student_requirements(root)
     (out / "requirements.txt").write_text(
@@ -202,8 +207,8 @@ def build_bundle(out: Path, root: Path = ROOT) -> list[str]:
         + "\n".join(pins)
         + "\n.\n"
     )
-    (out / "README.md").write_text(README)
-    found = leaks(out, root)
+    (out / "README.md").write_text(README.format(names=", ".join(f"`{n}`" for n in names)))
+    found = leaks(out, assignment, root)
     if found:
         shutil.rmtree(out)
         raise GradingError("the bundle would leak, so none was written:\n  " + "\n  ".join(found))
@@ -213,7 +218,7 @@ def build_bundle(out: Path, root: Path = ROOT) -> list[str]:
 def stale_notebooks(bundle: Path, root: Path = ROOT) -> list[str]:
     """Assignments whose committed notebooks/ copy differs from the bundle's fresh one."""
     stale = []
-    for name in assignments(root):
+    for name in sorted(p.name for p in (bundle / "notebooks").iterdir()):
         committed = root / "notebooks" / name / f"{name}.ipynb"
         fresh = nbformat.read(bundle / "notebooks" / name / f"{name}.ipynb", 4)
         if not committed.exists() or nbformat.read(committed, 4) != fresh:
@@ -221,11 +226,22 @@ def stale_notebooks(bundle: Path, root: Path = ROOT) -> list[str]:
     return stale
 
 
-def main(out: Path | None) -> int:
-    """``python -m autograder release``: build the bundle and its zip; the exit status."""
-    out = out or ROOT / DEFAULT
+def main(assignment: str | None, out: Path | None) -> int:
+    """``python -m autograder release ASSIGNMENT``: build its bundle and zip; the exit status.
+
+    With no assignment it refuses: a release is always made for one assignment, so that no
+    student gets a later assignment's reference answers by default.
+    """
+    if assignment is None:
+        print(
+            "error: name the assignment to release (the bundle holds it and the earlier ones): "
+            f"one of {', '.join(assignments())}",
+            file=sys.stderr,
+        )
+        return 2
+    out = out or ROOT / DEFAULT / f"attention-lab-{assignment}"
     try:
-        names = build_bundle(out)
+        names = build_bundle(out, assignment)
     except GradingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -106,7 +106,7 @@ return out, weights
         {
             # The mistake is the whole cell: the class is the package's, not the student's.
             "multi_head_attention": Rewrite("""
-from attention_lab.attention import MultiHeadAttention as _Reference
+from attention_lab.reference.a02_multi_head import MultiHeadAttention as _Reference
 
 
 class MultiHeadAttention(_Reference):

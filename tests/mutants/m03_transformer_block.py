@@ -38,7 +38,15 @@ WRONG = [
     Mutant(
         "clean: calls WordTokenizer.clean",
         A,
-        {"clean": Body("clean", "return WordTokenizer.clean(text)")},
+        {
+            "clean": (
+                Replace(
+                    "def clean",
+                    "from attention_lab.reference.a03_transformer_block import WordTokenizer\n\n\ndef clean",
+                ),
+                Body("clean", "return WordTokenizer.clean(text)"),
+            )
+        },
         {"test_clean": "calls attention_lab's WordTokenizer instead of implementing it"},
     ),
     # build_vocab
@@ -156,8 +164,12 @@ WRONG = [
         "pe: calls sinusoidal_table",
         A,
         {
-            "sinusoidal_encoding": Body(
-                "sinusoidal_encoding", "return sinusoidal_table(max_len, d_model).clone()"
+            "sinusoidal_encoding": (
+                Replace(
+                    "def sinusoidal_encoding",
+                    "from attention_lab.reference.a03_transformer_block import sinusoidal_table\n\n\ndef sinusoidal_encoding",
+                ),
+                Body("sinusoidal_encoding", "return sinusoidal_table(max_len, d_model).clone()"),
             )
         },
         {
@@ -355,7 +367,7 @@ WRONG = [
         {
             # The mistake is the whole cell: the class is the package's, not the student's.
             "encoder_block": Rewrite("""
-from attention_lab.encoder import EncoderBlock as _Block
+from attention_lab.reference.a03_transformer_block import EncoderBlock as _Block
 
 
 class EncoderBlock(_Block):
@@ -588,22 +600,27 @@ WRONG += [
         },
         {"test_feed_forward": "in eval mode dropout must do nothing"},
     ),
-    Mutant(
-        "ffn: dropout never applied",
-        A,
-        {"feed_forward": Replace(FFN_RETURN, "return self.linear2(torch.relu(self.linear1(x)))")},
-        {"test_feed_forward": "dropout is never applied"},
-    ),
+    # Not the last wrong one, which judge parity grades in the sandbox: there, as a student of 03
+    # has it, attention_lab holds no reference of 03 and the import fails (test_package_split.py).
     Mutant(
         "ffn: subclasses attention_lab's FeedForward",
         A,
         {
             "feed_forward": Rewrite("""
+from attention_lab.reference.a03_transformer_block import FeedForward
+
+
 class PositionwiseFeedForward(FeedForward):
     pass
 """)
         },
         {"test_feed_forward": "subclasses attention_lab's FeedForward instead of implementing it"},
+    ),
+    Mutant(
+        "ffn: dropout never applied",
+        A,
+        {"feed_forward": Replace(FFN_RETURN, "return self.linear2(torch.relu(self.linear1(x)))")},
+        {"test_feed_forward": "dropout is never applied"},
     ),
 ]
 CORRECT += [

@@ -130,7 +130,7 @@ WRONG = [
             "depth_stack": (
                 Replace(
                     "class DepthStack",
-                    "from attention_lab.encoder import TransformerEncoder\n\n\nclass DepthStack",
+                    "from attention_lab.reference.a04_depth import TransformerEncoder\n\n\nclass DepthStack",
                 ),
                 Replace(
                     LAYERS,

@@ -7,8 +7,8 @@ import math
 import torch
 from torch import Tensor, nn
 
-import attention_lab.attention as reference
-from attention_lab.attention import load_into_torch_mha
+import attention_lab.reference.a01_attention as reference
+from attention_lab.torch_mha import load_into_torch_mha
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import diagnose, hidden_generator, require
 from autograder.authoring.registry import Namespace, check

@@ -6,7 +6,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-import attention_lab.attention as reference
+import attention_lab.reference.a02_multi_head as reference
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     SQUEEZED,

@@ -8,7 +8,8 @@ from typing import Any
 
 import torch
 
-from attention_lab.tokenizer import SPECIAL_TOKENS, WordTokenizer
+from attention_lab.reference.a03_transformer_block import WordTokenizer
+from attention_lab.tokenizer import SPECIAL_TOKENS
 from autograder.authoring.helpers import ban, fail, hidden_generator, require
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a03_transformer_block.shared import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from attention_lab.tokenizer import WordTokenizer
+from attention_lab.reference.a03_transformer_block import WordTokenizer
 from autograder.authoring.helpers import ban, fail, hidden_generator, require
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a03_transformer_block.shared import (

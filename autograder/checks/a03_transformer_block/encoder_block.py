@@ -7,8 +7,11 @@ import copy
 import torch
 from torch import Tensor, nn
 
-import attention_lab.encoder as reference
-from attention_lab.attention import causal_mask, load_into_torch_mha
+import attention_lab.reference.a03_transformer_block as reference
+from attention_lab.reference.a01_attention import causal_mask
+from attention_lab.reference.a04_depth import TransformerEncoder
+from attention_lab.torch_mha import load_into_torch_mha
+from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     ban,
     diagnose,
@@ -22,9 +25,12 @@ from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
+# The block is built on the student's PositionwiseFeedForward: students of 03 have no other.
+depends_on(ASSIGNMENT, ["test_encoder_block"], "feed_forward")
+
 BLOCK_BANNED = {
     "attention_lab's EncoderBlock": reference.EncoderBlock,
-    "attention_lab's TransformerEncoder": reference.TransformerEncoder,
+    "attention_lab's TransformerEncoder": TransformerEncoder,
     "nn.TransformerEncoderLayer": nn.TransformerEncoderLayer,
     "nn.TransformerEncoder": nn.TransformerEncoder,
 }

@@ -6,7 +6,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-import attention_lab.encoder as reference
+import attention_lab.reference.a03_transformer_block as reference
 from autograder.authoring.helpers import (
     ban,
     diagnose,

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from attention_lab.data import SentimentSplits, make_sentiment_corpus
-from attention_lab.tokenizer import WordTokenizer
+from attention_lab.reference.a03_transformer_block import WordTokenizer
 from autograder.authoring.helpers import fail, hidden_generator
 from autograder.authoring.registry import Namespace, reference_data
 

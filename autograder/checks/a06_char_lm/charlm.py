@@ -9,7 +9,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-import attention_lab.encoder as encoder_reference
+import attention_lab.reference.a06_char_lm as reference
+from attention_lab.embedding import LearnedPositionalEmbedding
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     SQUEEZED,
@@ -94,7 +95,7 @@ def expect_logit_shapes(lm: nn.Module, idx: Tensor, vocab: int) -> None:
 ban(
     ASSIGNMENT,
     "CharLM",
-    {"attention_lab's CausalLM": encoder_reference.CausalLM},
+    {"attention_lab's CausalLM": reference.CausalLM},
     check_name="charlm_is_not_the_reference",
     instances=("model",),  # the trained model of test_trained_loss is a CharLM
 )
@@ -114,7 +115,7 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
     embedding = getattr(lm, "token_embedding", None)
     if not isinstance(embedding, nn.Embedding) or tuple(embedding.weight.shape) != (vocab, d_model):
         fail("self.token_embedding must be nn.Embedding(vocab_size, d_model)")
-    if not isinstance(getattr(lm, "position", None), encoder_reference.LearnedPositionalEmbedding):
+    if not isinstance(getattr(lm, "position", None), LearnedPositionalEmbedding):
         fail("self.position must be LearnedPositionalEmbedding(block_size, d_model)")
     blocks = getattr(lm, "blocks", None)
     if not isinstance(blocks, nn.ModuleList) or len(blocks) != config["num_layers"]:

@@ -8,7 +8,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-import attention_lab.data as data_reference
+import attention_lab.reference.a06_char_lm as reference
+from attention_lab.data import sample_lm_batch
 from autograder.authoring.helpers import (
     SQUEEZED,
     ban,
@@ -51,8 +52,8 @@ ban(
     ASSIGNMENT,
     "make_blocks",
     {
-        "attention_lab's make_lm_blocks": data_reference.make_lm_blocks,
-        "attention_lab's sample_lm_batch": data_reference.sample_lm_batch,
+        "attention_lab's make_lm_blocks": reference.make_lm_blocks,
+        "attention_lab's sample_lm_batch": sample_lm_batch,
     },
 )
 

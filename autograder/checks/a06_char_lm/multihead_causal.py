@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from attention_lab.attention import load_into_torch_mha
+from attention_lab.torch_mha import load_into_torch_mha
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     ban,

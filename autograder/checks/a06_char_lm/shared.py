@@ -9,8 +9,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-import attention_lab.attention as attention_reference
-import attention_lab.encoder as encoder_reference
+import attention_lab.reference.a02_multi_head as attention_reference
+import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.helpers import fail, is_close
 from autograder.authoring.student_errors import explain
 

@@ -39,7 +39,8 @@ def trained_model(ns: Namespace) -> tuple[nn.Module, torch.device, int]:
     return model, device, block_size
 
 
-# The trained `model` is the student's CharLM (trained by the package's loop, not lm_loss).
+# The trained `model` is the student's CharLM, trained by the notebook's loop on the student's
+# lm_loss (this cell's own exercise): students of 06 have no reference loop.
 depends_on(ASSIGNMENT, ["test_trained_loss"], "causal_head", "multihead_causal", "charlm")
 
 
