@@ -16,7 +16,7 @@ def test_an_aliased_import_of_the_reference_is_found():
         "    return sdpa(q, k, v)\n"
     )
     found = banned_use([source], "attention", BANNED)
-    assert found is not None and found[0] == "F.scaled_dot_product_attention"
+    assert found is not None and found.reference == "F.scaled_dot_product_attention"
 
 
 def test_a_module_named_in_the_source_is_never_imported_by_the_scan():

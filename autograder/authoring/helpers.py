@@ -194,13 +194,14 @@ def _forbid_in_source(
     if name is None or sources is None:
         fail(f"{exercise} could not be checked for calls to the reference")
     found = source_bans.banned_use(sources, name, banned)
-    if found is not None:
-        label, how = found
-        remedy = "write it yourself" if how == "subclasses" else "write the computation yourself"
-        fail(
-            f"{exercise} {how} {label} instead of implementing it: {remedy} "
-            "(no credit for calling the reference)"
-        )
+    if found is None:
+        return
+    if found.reference is not None:
+        fail(f"{found.seen}: write it yourself (no credit for calling the reference)")
+    fail(
+        f"{found.seen}: bind {exercise} only by its own def or class (no credit for an answer "
+        "the grader cannot check for calls to the reference)"
+    )
 
 
 @dataclass(frozen=True, eq=False)  # one per declaration, compared by identity
