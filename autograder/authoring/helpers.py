@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dis
+import functools
 import hashlib
 import inspect
 import types
@@ -155,12 +156,36 @@ def forbid_references(
     for label, target in banned.items():  # first label wins when two share a name
         by_name.setdefault(getattr(target, "__name__", label), label)
     by_id = {id(target): label for label, target in banned.items()}
+    # The answer's name re-bound to a reference (attention = F.scaled_dot_product_attention).
+    for bound, how in ((obj, "is"), (getattr(obj, "__func__", None), "wraps")):
+        if bound is not None and id(bound) in by_id:
+            fail(
+                f"{exercise} {how} {by_id[id(bound)]} itself: write it yourself "
+                "(no credit for calling the reference)"
+            )
+    if isinstance(obj, functools.partial) and id(obj.func) in by_id:
+        fail(
+            f"{exercise} is a functools.partial of {by_id[id(obj.func)]}: write it yourself "
+            "(no credit for calling the reference)"
+        )
+    # A banned class's own methods, e.g. assigned as MyAttention.forward = Reference.forward.
+    borrowed = {
+        id(function): label
+        for label, target in banned.items()
+        if inspect.isclass(target)
+        for function in _functions_of(target)
+    }
     pending, seen = _functions_of(obj), set()
     while pending:
         function = pending.pop()
         if id(function) in seen:
             continue
         seen.add(id(function))
+        if id(function) in borrowed:
+            fail(
+                f"{exercise} uses {borrowed[id(function)]}'s own {function.__qualname__} instead "
+                "of implementing it: write it yourself (no credit for calling the reference)"
+            )
         for code in _code_objects(function.__code__):
             for instruction in dis.get_instructions(code):
                 label = None
