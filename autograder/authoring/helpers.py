@@ -269,12 +269,17 @@ def bans_of(assignment: str) -> list[ReferenceBan]:
     return list(dict.fromkeys(found))
 
 
+def bans_using(assignment: str, used: str) -> list[ReferenceBan]:
+    """The bans that a check of ``assignment`` brings when it requires ``used``."""
+    return list(_BANS.get((assignment, used), ()))
+
+
 def _enforce_bans(namespace: Namespace, used: str) -> None:
     """Fail the running check if ``used`` brings a ban that its exercise's answer breaks."""
     entry = running_check()
     if entry is None:
         return
-    for reference_ban in _BANS.get((entry.assignment, used), ()):
+    for reference_ban in bans_using(entry.assignment, used):
         if reference_ban.name not in namespace:
             continue  # the check that requires it says it is missing
         try:

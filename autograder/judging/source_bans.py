@@ -128,6 +128,15 @@ def _constant_key(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+@functools.lru_cache(maxsize=256)
+def _parsed(source: str) -> ast.Module | None:
+    """A cell's syntax tree (None if it does not parse), shared by the notebooks that hold it."""
+    try:
+        return ast.parse(to_python(source))
+    except (SyntaxError, ValueError):
+        return None
+
+
 class _Notebook:
     """Every binding of a notebook's module-level names, in cell order, and its dynamic writes."""
 
@@ -137,9 +146,8 @@ class _Notebook:
         self.patches: dict[str, list[_Binding]] = {}  # Cls.attr = value, setattr(Cls, ...)
         self._assigned: dict[int, ast.expr | None] = {}  # id(an attribute target) -> its value
         for cell, source in enumerate(sources):
-            try:
-                tree = ast.parse(to_python(source))
-            except (SyntaxError, ValueError):
+            tree = _parsed(source)
+            if tree is None:
                 continue  # the cell did not run either
             self._block(tree.body, cell)
             for node in ast.walk(tree):
@@ -269,7 +277,7 @@ class _Notebook:
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
             if _is_namespace(node.value):
                 how = f"{ast.unparse(node.value)}[...]"
-                self._dynamic(_constant_key(node.slice), where, how, None)
+                self._dynamic(_constant_key(node.slice), where, how, self._assigned.get(id(node)))
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
             value = self._assigned.get(id(node))
             if _is_module_handle(node.value):
@@ -280,7 +288,8 @@ class _Notebook:
             self._dynamic_call(node, where)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             self._global_declarations(node, cell)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):  # walked before its targets
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            # Walked before its targets: Cls.attr = value and globals()[key] = value know it.
             for target in getattr(node, "targets", None) or [node.target]:
                 self._assigned[id(target)] = node.value
 
