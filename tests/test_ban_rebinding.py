@@ -23,7 +23,7 @@ import pytest
 
 from autograder.authoring import helpers
 from autograder.authoring.helpers import ReferenceBan, bans_of, bans_using
-from autograder.authoring.registry import CHECK_MODULES, checks_for, grade_cell
+from autograder.authoring.registry import CHECK_MODULES, CheckFailed, checks_for, grade_cell
 from autograder.cells import is_test_cell
 from autograder.examples import solution_answers
 from autograder.judging import judge, source_bans
@@ -252,3 +252,22 @@ def test_a_rebound_answer_earns_nothing_where_it_is_used(assignment: str):
                         f"{reference_ban.name}, {trick}, {grade_id}: {grade.describe()}"
                     )
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("assignment", "reference_ban"), every_ban(), ids=lambda v: getattr(v, "name", v)
+)
+def test_the_run_time_gate_sees_an_answer_rebound_to_the_reference(
+    assignment: str, reference_ban: ReferenceBan
+):
+    name, missed = reference_ban.name, []
+    for target in reference_ban.banned.values():
+        for trick in GRADED_TRICKS:
+            namespace: dict[str, Any] = {"__name__": "submission"}
+            exec(compile(tricks(name, target)[trick], f"<{trick}>", "exec"), namespace)
+            try:
+                helpers.forbid_references(namespace[name], reference_ban.banned, f"`{name}`")
+            except CheckFailed:
+                continue
+            missed.append(f"{trick} to {target!r}")
+    assert not missed, f"{assignment}, {name}: not failed by the run-time gate: {missed}"
