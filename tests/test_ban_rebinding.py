@@ -159,17 +159,16 @@ def test_the_source_scan_sees_every_rebinding_of_a_banned_answer(
     sources = submitted_sources(assignment)
     name = reference_ban.name
     assert source_bans.banned_use(sources, name, reference_ban.banned) is None
-    problems = []
-    for target in reference_ban.banned.values():
-        for trick, cell in tricks(name, target).items():
-            found = source_bans.banned_use([*sources, cell], name, reference_ban.banned)
-            if found is None:
-                problems.append(f"{trick} to {target!r}: not flagged")
-            elif f"`{name}`" not in found.seen or f"your code cell {len(sources) + 1}" not in (
-                found.seen
-            ):
-                problems.append(f"{trick}: the message does not say what was seen: {found.seen}")
-    assert not problems, "\n".join(problems)
+    found = {
+        (trick, repr(target)): source_bans.banned_use([*sources, cell], name, reference_ban.banned)
+        for target in reference_ban.banned.values()
+        for trick, cell in tricks(name, target).items()
+    }
+    missed = [f"{trick} to {target}" for (trick, target), seen in found.items() if seen is None]
+    assert not missed, f"not flagged: {missed}"
+    where = f"your code cell {len(sources) + 1}"  # the appended cell
+    untrue = [s.seen for s in found.values() if f"`{name}`" not in s.seen or where not in s.seen]
+    assert not untrue, f"the message does not say what was seen: {untrue}"
 
 
 @pytest.mark.parametrize("assignment", sorted(CHECK_MODULES))
