@@ -232,6 +232,8 @@ def test_a_rebound_answer_earns_nothing_where_it_is_used(assignment: str):
     namespace = load_submission(path, skip_tags=(DEMO_TAG,)).namespace
     sources = submitted_sources(assignment)
     cells = required(assignment)
+    ban_checks = {b.check_name for b in bans_of(assignment)}
+    honest: dict[str, Any] = {}  # grade_id -> the solution's grade, judged the same way
     problems = []
     for reference_ban in bans_of(assignment):
         used = {n for n, bans in _uses(assignment).items() if reference_ban in bans}
@@ -239,14 +241,16 @@ def test_a_rebound_answer_earns_nothing_where_it_is_used(assignment: str):
         assert using, f"no cell of {assignment} uses {reference_ban.name}"
         target = next(iter(reference_ban.banned.values()))
         for grade_id in using:
-            honest = graded_as_judged(assignment, grade_id, namespace, sources)
-            if not honest.full_marks:
-                problems.append(f"{grade_id}, the solution: {honest.describe()}")
+            if grade_id not in honest:
+                honest[grade_id] = graded_as_judged(assignment, grade_id, namespace, sources)
+                if not honest[grade_id].full_marks:
+                    problems.append(f"{grade_id}, the solution: {honest[grade_id].describe()}")
             for trick in GRADED_TRICKS:
                 cell = tricks(reference_ban.name, target)[trick]
                 grade = graded_as_judged(assignment, grade_id, namespace, [*sources, cell])
-                banned = [r for r in grade.checks if r.name == reference_ban.check_name]
-                if grade.fraction != 0 or not banned or banned[0].passed:
+                # A helper re-bound breaks the ban of every answer that uses it, too.
+                failed_bans = [r for r in grade.checks if r.name in ban_checks and not r.passed]
+                if grade.fraction != 0 or not failed_bans:
                     problems.append(
                         f"{reference_ban.name}, {trick}, {grade_id}: {grade.describe()}"
                     )
