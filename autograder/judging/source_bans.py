@@ -21,7 +21,7 @@ import re
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from autograder.cells import to_python
@@ -99,9 +99,11 @@ class _Binding:
     node: ast.AST | None = None
     dotted: str = ""
     how: str = ""
+    order: int = 0  # statements run in this order; a value sees only bindings made before it
 
 
 def _where(cell: int, node: ast.AST) -> str:
+    """Where ``node`` is, in the student's words: their code cells, test cells not counted."""
     return f"your code cell {cell + 1}, line {getattr(node, 'lineno', '?')}"
 
 
@@ -125,6 +127,7 @@ def _is_module_handle(node: ast.expr) -> bool:
 
 
 def _constant_key(node: ast.expr | None) -> str | None:
+    """The string that ``node`` is, if it is a string literal."""
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
@@ -145,6 +148,7 @@ class _Notebook:
         self.dynamic: dict[str | None, list[_Binding]] = {}  # None: a name computed at run time
         self.patches: dict[str, list[_Binding]] = {}  # Cls.attr = value, setattr(Cls, ...)
         self._assigned: dict[int, ast.expr | None] = {}  # id(an attribute target) -> its value
+        self._made = 0  # bindings recorded so far
         for cell, source in enumerate(sources):
             tree = _parsed(source)
             if tree is None:
@@ -156,9 +160,12 @@ class _Notebook:
     # -- module-level bindings, in the order they run
 
     def _bind(self, name: str, binding: _Binding) -> None:
-        self.bindings.setdefault(name, []).append(binding)
+        """Record a binding of ``name``, after those seen before it."""
+        self._made += 1
+        self.bindings.setdefault(name, []).append(replace(binding, order=self._made))
 
     def _block(self, statements: Sequence[ast.stmt], cell: int) -> None:
+        """Record the bindings of module-level ``statements``, in order."""
         for statement in statements:
             self._walruses(statement, cell)
             self._statement(statement, cell)
@@ -180,6 +187,7 @@ class _Notebook:
             pending.extend(ast.iter_child_nodes(node))
 
     def _statement(self, statement: ast.stmt, cell: int) -> None:
+        """Record what one module-level statement binds, and the blocks nested in it."""
         where = _where(cell, statement)
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             self._bind(statement.name, _Binding("definition", where, statement))
@@ -247,6 +255,7 @@ class _Notebook:
             self._target(target.value, None, where)
 
     def _import(self, statement: ast.Import | ast.ImportFrom, where: str) -> None:
+        """Bind each imported name to the dotted name it imports."""
         if isinstance(statement, ast.Import):
             for alias in statement.names:
                 root = alias.name.split(".")[0]  # import a.b binds a
@@ -270,9 +279,11 @@ class _Notebook:
     # -- writes into the module's namespace that no statement shows, anywhere in the code
 
     def _dynamic(self, name: str | None, where: str, how: str, value: ast.AST | None) -> None:
+        """Record a write of ``name`` (None: computed at run time) that no statement shows."""
         self.dynamic.setdefault(name, []).append(_Binding("dynamic", where, value, how=how))
 
     def _dynamic_writes(self, node: ast.AST, cell: int) -> None:
+        """Record ``node`` if it writes a global at run time or patches a global's attribute."""
         where = _where(cell, node)
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
             if _is_namespace(node.value):
@@ -294,11 +305,11 @@ class _Notebook:
                 self._assigned[id(target)] = node.value
 
     def _dynamic_call(self, call: ast.Call, where: str) -> None:
+        """exec/eval/compile, setattr and namespace updates (``globals().update(...)``)."""
         function = call.func
         if isinstance(function, ast.Name) and function.id in _DYNAMIC_CODE:
-            text = " ".join(_constant_key(a) or "" for a in call.args)
-            constant = all(_constant_key(a) is not None for a in call.args)
-            names = set(re.findall(r"[A-Za-z_]\w*", text)) if constant else {None}
+            code = _constant_key(call.args[0]) if call.args else None
+            names = set(re.findall(r"[A-Za-z_]\w*", code)) if code is not None else {None}
             for name in names:
                 self._dynamic(name, where, f"{function.id}(...)", None)
         elif isinstance(function, ast.Name) and function.id == "setattr" and len(call.args) >= 2:
@@ -365,52 +376,62 @@ class _Scan:
         self.followed: set[str] = set()  # globals already judged as helpers
         self.patched: dict[int, str] = {}  # id(a value assigned to Cls.attr) -> where
 
-    def final(self, name: str) -> _Binding | None:
-        """The last module-level binding of ``name`` in the text, if any."""
-        bindings = self.notebook.bindings.get(name)
+    def bindings(self, name: str, before: int | None) -> list[_Binding]:
+        """The module-level bindings of ``name`` made before binding number ``before`` (None:
+        all of them, as a function body sees them when the notebook has run)."""
+        found = self.notebook.bindings.get(name, [])
+        return [b for b in found if before is None or b.order < before]
+
+    def final(self, name: str, before: int | None = None) -> _Binding | None:
+        """The last module-level binding of ``name`` made before ``before``, if any."""
+        bindings = self.bindings(name, before)
         return bindings[-1] if bindings else None
 
-    def obj(self, node: ast.AST | None, depth: int = 0) -> Any:
+    def obj(self, node: ast.AST | None, before: int | None = None, depth: int = 0) -> Any:
         """The importable object that a name or an attribute chain names, if the text says."""
         dotted = _dotted(node) if isinstance(node, ast.expr) else None
         if dotted is None or depth > _MAX_DEPTH:
             return None
         first, _, rest = dotted.partition(".")
-        binding = self.final(first)
+        binding = self.final(first, before)
         if binding is None:
             return _resolve(dotted) if first in _RESOLVABLE_ROOTS else None
         if binding.kind == "import":
             return _resolve(".".join(filter(None, [binding.dotted, rest])))
         if binding.kind != "value":
             return None
-        base = self.obj(binding.node, depth + 1)
+        base = self.obj(binding.node, binding.order, depth + 1)
         for attribute in filter(None, rest.split(".")):
             if attribute.startswith("__"):
                 return None
             base = getattr(base, attribute, None)
         return base
 
-    def label(self, node: ast.AST | None) -> str | None:
+    def label(self, node: ast.AST | None, before: int | None = None) -> str | None:
         """The banned reference that ``node`` names (either branch of ``a if c else b``), if any."""
         if isinstance(node, ast.IfExp):
-            return self.label(node.body) or self.label(node.orelse)
-        target = self.obj(node)
+            return self.label(node.body, before) or self.label(node.orelse, before)
+        target = self.obj(node, before)
         return self.by_id.get(id(target)) if target is not None else None
 
     def answer(self, name: str) -> BrokenBan | None:
         """What was seen that breaks the ban on ``name``, or None."""
-        for how in self.notebook.dynamic.get(name, []) + self.notebook.dynamic.get(None, []):
-            label = self.label(how.node)
-            if label:
-                seen = f"`{name}` is bound dynamically ({how.how}, {how.where}) to {label}"
-                return BrokenBan(seen, label)
-            seen = f"`{name}` may be bound dynamically ({how.how}, {how.where})"
-            return BrokenBan(f"{seen}, so it cannot be checked", None)
-        return self.binding(name, depth=0)
+        dynamic = self.notebook.dynamic.get(name, []) + self.notebook.dynamic.get(None, [])
+        if not dynamic:
+            return self.binding(name, None, depth=0)
+        how, label = dynamic[0], self.label(dynamic[0].node)
+        if label:
+            return BrokenBan(
+                f"`{name}` is bound dynamically ({how.how}, {how.where}) to {label}", label
+            )
+        seen = (
+            f"`{name}` may be bound dynamically ({how.how}, {how.where}), so it cannot be checked"
+        )
+        return BrokenBan(seen, None)
 
-    def binding(self, name: str, depth: int) -> BrokenBan | None:
-        """Judge the last binding of ``name`` and what it leads to."""
-        bindings = self.notebook.bindings.get(name, [])
+    def binding(self, name: str, before: int | None, depth: int) -> BrokenBan | None:
+        """Judge the last binding of ``name`` made before ``before`` and what it leads to."""
+        bindings = self.bindings(name, before)
         if not bindings:
             seen = f"`{name}` is bound nowhere in the notebook's code, so it cannot be checked"
             return BrokenBan(seen, None)
@@ -435,15 +456,15 @@ class _Scan:
 
     def value(self, name: str, last: _Binding, verb: str, depth: int) -> BrokenBan | None:
         """Judge ``name = <expression>``: an alias is followed, anything else cannot be checked."""
-        label = self.label(last.node)
+        label = self.label(last.node, last.order)
         if label:
             return BrokenBan(f"`{name}` is {verb} ({last.where}) to {label}", label)
         node = last.node
         for choice in [node.body, node.orelse] if isinstance(node, ast.IfExp) else [node]:
             if isinstance(choice, ast.Lambda):
                 found = self.code(name, choice)
-            elif isinstance(choice, ast.Name) and choice.id != name and depth < _MAX_DEPTH:
-                found = self.binding(choice.id, depth + 1)
+            elif isinstance(choice, ast.Name) and depth < _MAX_DEPTH:
+                found = self.binding(choice.id, last.order, depth + 1)
                 if found is not None:
                     seen = f"`{name}` is {verb} ({last.where}) to `{choice.id}`, and {found.seen}"
                     return BrokenBan(seen, found.reference)
