@@ -57,6 +57,7 @@ LATER_CELLS = {
         "attention",
         "globals().update(...)",
     ),
+    "exec(\"globals()['attention'] = 1\")": ("attention", "globals()[...]"),
     "import builtins\ndel attention\nbuiltins.attention = F.scaled_dot_product_attention": (
         "attention",
         "builtins.attention =",
@@ -86,6 +87,8 @@ def test_a_later_cell_that_rebinds_the_answer_or_its_helper_is_seen(later: str):
         "expected = F.scaled_dot_product_attention(*[torch.ones(2, 2)] * 3)",  # a comparison
         "for attention in [attention]:\n    pass",
         "print(eval('1 + 1'))",
+        "import sys\nsys.path[0] = sys.path[0]",
+        "class Cache:\n    def __init__(self):\n        self.__dict__['hits'] = 0",
     ],
 )
 def test_a_later_cell_that_keeps_the_students_own_answer_passes(later: str):

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
-import re
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,8 +29,9 @@ from autograder.cells import to_python
 _RESOLVABLE_ROOTS = {"torch", "numpy", "attention_lab", "math", "sklearn"}
 # Calls that return a module's namespace, whose items are the notebook's globals.
 _NAMESPACE_CALLS = {"globals", "vars", "locals"}
-# Names through which code reaches the notebook's module, or the builtins behind its globals.
-_MODULE_HANDLES = {"sys", "__main__", "builtins", "__builtins__", "__import__", "importlib"}
+# How code reaches the notebook's module, or the builtins behind its globals, besides sys.modules.
+_MODULE_NAMES = {"__main__", "builtins", "__builtins__"}
+_MODULE_CALLS = {"__import__", "importlib.import_module", "importlib.reload"}
 _DYNAMIC_CODE = {"exec", "eval", "compile"}
 _MAX_DEPTH = 50  # aliases followed before a chain counts as one that cannot be checked
 
@@ -108,27 +108,39 @@ def _where(cell: int, node: ast.AST) -> str:
 
 
 def _is_namespace(node: ast.expr) -> bool:
-    """``globals()``, ``vars()``, ``locals()``, ``<x>.__dict__`` or a module reached at run time."""
+    """``globals()``, ``vars(...)``, ``locals()``, or a run-time module or its ``__dict__``."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         return node.func.id in _NAMESPACE_CALLS
     if isinstance(node, ast.Attribute) and node.attr == "__dict__":
-        return True
+        return _is_module_handle(node.value)
     return _is_module_handle(node)
 
 
 def _is_module_handle(node: ast.expr) -> bool:
-    """An expression that names a module by run-time means (``sys.modules[...]``, ``__main__``)."""
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name) and child.id in _MODULE_HANDLES:
+    """``sys.modules[...]``, ``__main__``, ``builtins``, ``__import__(...)``, or a part of one."""
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        if _dotted(node) == "sys.modules":
             return True
-        if isinstance(child, ast.Attribute) and child.attr in {"modules", "__dict__"}:
-            return True
-    return False
+        node = node.value
+    if isinstance(node, ast.Call):
+        return _dotted(node.func) in _MODULE_CALLS
+    return isinstance(node, ast.Name) and node.id in _MODULE_NAMES
 
 
 def _constant_key(node: ast.expr | None) -> str | None:
     """The string that ``node`` is, if it is a string literal."""
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _names_bound(node: ast.AST) -> set[str]:
+    """The names that ``node`` itself binds in its scope."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+        return {node.id}
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {a.asname or a.name.split(".")[0] for a in node.names}
+    return set()
 
 
 @functools.lru_cache(maxsize=256)
@@ -282,9 +294,9 @@ class _Notebook:
         """Record a write of ``name`` (None: computed at run time) that no statement shows."""
         self.dynamic.setdefault(name, []).append(_Binding("dynamic", where, value, how=how))
 
-    def _dynamic_writes(self, node: ast.AST, cell: int) -> None:
+    def _dynamic_writes(self, node: ast.AST, cell: int, at: str | None = None) -> None:
         """Record ``node`` if it writes a global at run time or patches a global's attribute."""
-        where = _where(cell, node)
+        where = at or _where(cell, node)  # at: the exec(...) call whose code holds ``node``
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
             if _is_namespace(node.value):
                 how = f"{ast.unparse(node.value)}[...]"
@@ -296,22 +308,28 @@ class _Notebook:
             elif isinstance(node.value, ast.Name):
                 self.patches.setdefault(node.value.id, []).append(_Binding("value", where, value))
         elif isinstance(node, ast.Call):
-            self._dynamic_call(node, where)
+            self._dynamic_call(node, where, cell)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            self._global_declarations(node, cell)
+            self._global_declarations(node, cell, at)
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             # Walked before its targets: Cls.attr = value and globals()[key] = value know it.
             for target in getattr(node, "targets", None) or [node.target]:
                 self._assigned[id(target)] = node.value
 
-    def _dynamic_call(self, call: ast.Call, where: str) -> None:
+    def _dynamic_call(self, call: ast.Call, where: str, cell: int) -> None:
         """exec/eval/compile, setattr and namespace updates (``globals().update(...)``)."""
         function = call.func
         if isinstance(function, ast.Name) and function.id in _DYNAMIC_CODE:
+            how = f"{function.id}(...)"
             code = _constant_key(call.args[0]) if call.args else None
-            names = set(re.findall(r"[A-Za-z_]\w*", code)) if code is not None else {None}
-            for name in names:
-                self._dynamic(name, where, f"{function.id}(...)", None)
+            tree = _parsed(code) if code is not None else None
+            if tree is None:  # code made at run time: it may bind any name
+                self._dynamic(None, where, how, None)
+                return
+            for node in ast.walk(tree):
+                for name in _names_bound(node):
+                    self._dynamic(name, where, how, None)
+                self._dynamic_writes(node, cell, where)
         elif isinstance(function, ast.Name) and function.id == "setattr" and len(call.args) >= 2:
             owner, key = call.args[0], _constant_key(call.args[1])
             value = call.args[2] if len(call.args) > 2 else None
@@ -322,31 +340,30 @@ class _Notebook:
         elif isinstance(function, ast.Attribute) and _is_namespace(function.value):
             if function.attr in {"update", "setdefault", "__setitem__", "pop", "__delitem__"}:
                 how = f"{ast.unparse(function.value)}.{function.attr}(...)"
-                keys = [k.arg for k in call.keywords]
+                # (the name written or None if computed; its value, where the code shows it)
+                writes = [(k.arg, k.value) for k in call.keywords]
                 for argument in call.args[:1]:
                     if isinstance(argument, ast.Dict):
-                        keys += [_constant_key(k) for k in argument.keys]
+                        writes += [
+                            (_constant_key(k), v)
+                            for k, v in zip(argument.keys, argument.values, strict=True)
+                        ]
                     else:
-                        keys.append(_constant_key(argument))
-                for key in keys or [None]:
-                    self._dynamic(key, where, how, None)
+                        second = call.args[1] if len(call.args) > 1 else None
+                        writes.append((_constant_key(argument), second))
+                for key, value in writes or [(None, None)]:
+                    self._dynamic(key, where, how, value)
 
     def _global_declarations(
-        self, function: ast.FunctionDef | ast.AsyncFunctionDef, cell: int
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef, cell: int, at: str | None
     ) -> None:
         """A name declared ``global`` in a function and bound there is bound whenever it runs."""
         declared = {n for s in ast.walk(function) if isinstance(s, ast.Global) for n in s.names}
         for node in ast.walk(function):
-            bound = []
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-                bound = [node.id]
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                bound = [node.name] if node is not function else []
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                bound = [a.asname or a.name.split(".")[0] for a in node.names]
-            for name in set(bound) & declared:
+            bound = _names_bound(node) if node is not function else set()
+            for name in bound & declared:
                 how = f"a `global {name}` in function `{function.name}`"
-                self._dynamic(name, _where(cell, node), how, None)
+                self._dynamic(name, at or _where(cell, node), how, None)
 
 
 @functools.lru_cache(maxsize=2)
