@@ -94,3 +94,10 @@ def test_a_later_cell_that_rebinds_the_answer_or_its_helper_is_seen(later: str):
 def test_a_later_cell_that_keeps_the_students_own_answer_passes(later: str):
     assert banned_use([ANSWER, later], "attention", MORE) is None
     assert banned_use([ANSWER, later], "Attention", MORE) is None
+
+
+def test_an_answer_defined_under_a_cell_magic_is_read_from_its_body():
+    assert banned_use(["%%time\n" + ANSWER], "attention", MORE) is None
+    cheat = "%%time\n" + ANSWER + "attention = F.scaled_dot_product_attention\n"
+    found = banned_use([cheat], "attention", MORE)
+    assert found is not None and found.reference == "F.scaled_dot_product_attention"

@@ -145,11 +145,25 @@ def _names_bound(node: ast.AST) -> set[str]:
 
 @functools.lru_cache(maxsize=256)
 def _parsed(source: str) -> ast.Module | None:
-    """A cell's syntax tree (None if it does not parse), shared by the notebooks that hold it."""
+    """A cell's syntax tree (None if it does not parse), shared by the notebooks that hold it.
+
+    A cell magic (``%%time``) runs its body as the cell, so the body's tree stands for the cell.
+    """
     try:
-        return ast.parse(to_python(source))
+        tree = ast.parse(to_python(source))
     except (SyntaxError, ValueError):
         return None
+    only = tree.body[0] if len(tree.body) == 1 else None
+    call = only.value if isinstance(only, ast.Expr) else None
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "run_cell_magic"
+        and len(call.args) == 3
+        and _constant_key(call.args[2]) is not None
+    ):
+        return _parsed(_constant_key(call.args[2]))
+    return tree
 
 
 class _Notebook:
