@@ -19,6 +19,12 @@ def test_an_aliased_import_of_the_reference_is_found():
     )
     found = banned_use([source], "attention", BANNED)
     assert found is not None and found.reference == "F.scaled_dot_product_attention"
+    # %%timeit runs its body inside a function: a def there does not replace the cheat.
+    hidden = "%%timeit\n" + ANSWER
+    found = banned_use(
+        [ANSWER, "attention = F.scaled_dot_product_attention", hidden], "attention", MORE
+    )
+    assert found is not None and found.reference == "F.scaled_dot_product_attention"
 
 
 def test_a_module_named_in_the_source_is_never_imported_by_the_scan():
@@ -100,4 +106,10 @@ def test_an_answer_defined_under_a_cell_magic_is_read_from_its_body():
     assert banned_use(["%%time\n" + ANSWER], "attention", MORE) is None
     cheat = "%%time\n" + ANSWER + "attention = F.scaled_dot_product_attention\n"
     found = banned_use([cheat], "attention", MORE)
+    assert found is not None and found.reference == "F.scaled_dot_product_attention"
+    # %%timeit runs its body inside a function: a def there does not replace the cheat.
+    hidden = "%%timeit\n" + ANSWER
+    found = banned_use(
+        [ANSWER, "attention = F.scaled_dot_product_attention", hidden], "attention", MORE
+    )
     assert found is not None and found.reference == "F.scaled_dot_product_attention"

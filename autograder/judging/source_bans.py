@@ -33,6 +33,7 @@ _NAMESPACE_CALLS = {"globals", "vars", "locals"}
 _MODULE_NAMES = {"__main__", "builtins", "__builtins__"}
 _MODULE_CALLS = {"__import__", "importlib.import_module", "importlib.reload"}
 _DYNAMIC_CODE = {"exec", "eval", "compile"}
+_CELL_MAGICS_IN_PLACE = {"time", "capture"}  # cell magics that run their body as the cell
 _MAX_DEPTH = 50  # aliases followed before a chain counts as one that cannot be checked
 
 _state = threading.local()
@@ -147,7 +148,8 @@ def _names_bound(node: ast.AST) -> set[str]:
 def _parsed(source: str) -> ast.Module | None:
     """A cell's syntax tree (None if it does not parse), shared by the notebooks that hold it.
 
-    A cell magic (``%%time``) runs its body as the cell, so the body's tree stands for the cell.
+    ``%%time`` and ``%%capture`` run their body as the cell, so the body's tree stands for it
+    (``%%timeit`` runs it inside a function, so what it defines does not stay).
     """
     try:
         tree = ast.parse(to_python(source))
@@ -160,6 +162,7 @@ def _parsed(source: str) -> ast.Module | None:
         and isinstance(call.func, ast.Attribute)
         and call.func.attr == "run_cell_magic"
         and len(call.args) == 3
+        and _constant_key(call.args[0]) in _CELL_MAGICS_IN_PLACE
         and _constant_key(call.args[2]) is not None
     ):
         return _parsed(_constant_key(call.args[2]))
