@@ -30,12 +30,14 @@ BUILT_FROM = {("05_sentiment", "SentimentModel"): "model", ("06_char_lm", "CharL
 def reference_expression(target: Any) -> tuple[str, str]:
     """(module to import, dotted expression) that names the banned ``target`` in code."""
     qualname = getattr(target, "__qualname__", None) or target.__name__
-    for module in ("torch.nn.functional", "torch.nn", "torch", target.__module__):
-        value: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            value = getattr(value, part, None)
-        if value is target:
-            return module, f"{module}.{qualname}"
+    # A C binding's qualname names a private class (torch._VariableFunctionsClass.layer_norm).
+    for name in dict.fromkeys([qualname, target.__name__]):
+        for module in ("torch.nn.functional", "torch.nn", "torch", target.__module__):
+            value: Any = importlib.import_module(module)
+            for part in name.split("."):
+                value = getattr(value, part, None)
+            if value is target:
+                return module, f"{module}.{name}"
     raise AssertionError(f"no importable name for {target!r}")
 
 

@@ -2,7 +2,9 @@
 
 import sys
 
+import pytest
 import torch.nn.functional as F
+from torch import nn
 
 from autograder.judging.source_bans import banned_use
 
@@ -16,7 +18,13 @@ def test_an_aliased_import_of_the_reference_is_found():
         "    return sdpa(q, k, v)\n"
     )
     found = banned_use([source], "attention", BANNED)
-    assert found is not None and found[0] == "F.scaled_dot_product_attention"
+    assert found is not None and found.reference == "F.scaled_dot_product_attention"
+    # %%timeit runs its body inside a function: a def there does not replace the cheat.
+    hidden = "%%timeit\n" + ANSWER
+    found = banned_use(
+        [ANSWER, "attention = F.scaled_dot_product_attention", hidden], "attention", MORE
+    )
+    assert found is not None and found.reference == "F.scaled_dot_product_attention"
 
 
 def test_a_module_named_in_the_source_is_never_imported_by_the_scan():
@@ -31,3 +39,77 @@ def test_a_module_named_in_the_source_is_never_imported_by_the_scan():
     )
     assert banned_use([source], "attention", BANNED) is None
     assert name not in sys.modules and "torch.utils.model_dump" not in sys.modules
+
+
+ANSWER = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "from torch import nn\n"
+    "def attention(q, k, v):\n"
+    "    return torch.softmax(q @ k.transpose(-2, -1), -1) @ v\n"
+    "class Attention(nn.Module):\n"
+    "    def forward(self, q, k, v):\n"
+    "        return attention(q, k, v)\n"
+)
+MORE = {**BANNED, "nn.MultiheadAttention": nn.MultiheadAttention}
+# A later cell that binds the answer's name, or what it uses, to something the scan cannot
+# pass -> (the answer it breaks, a phrase of what the scan must say it saw).
+LATER_CELLS = {
+    "import attention_lab.attention as attention": ("attention", "by an import of"),
+    "import contextlib\nwith contextlib.nullcontext(F.scaled_dot_product_attention) as attention:"
+    "\n    pass": ("attention", "a value the code does not show"),
+    "exec('attention = F.scaled_dot_product_attention')": ("attention", "exec(...)"),
+    "globals().update(attention=F.scaled_dot_product_attention)": (
+        "attention",
+        "globals().update(...)",
+    ),
+    "exec(\"globals()['attention'] = 1\")": ("attention", "globals()[...]"),
+    "import builtins\ndel attention\nbuiltins.attention = F.scaled_dot_product_attention": (
+        "attention",
+        "builtins.attention =",
+    ),
+    "attention = (lambda f: f)(F.scaled_dot_product_attention)": ("attention", "cannot be checked"),
+    "Attention.forward = nn.MultiheadAttention.forward": ("Attention", "is patched"),
+    "setattr(Attention, 'forward', nn.MultiheadAttention.forward)": ("Attention", "is patched"),
+    "globals()['attention'] = F.scaled_dot_product_attention": ("Attention", "`attention`"),
+    "attention = F.scaled_dot_product_attention\nclass Attention(nn.Module):\n"
+    "    forward = staticmethod(attention)": ("Attention", "F.scaled_dot_product_attention"),
+}
+
+
+@pytest.mark.parametrize("later", LATER_CELLS)
+def test_a_later_cell_that_rebinds_the_answer_or_its_helper_is_seen(later: str):
+    name, phrase = LATER_CELLS[later]
+    assert banned_use([ANSWER], name, MORE) is None
+    found = banned_use([ANSWER, later], name, MORE)
+    assert found is not None, f"not flagged: {later!r}"
+    assert phrase in found.seen, found.seen
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "mine = attention\nattention = mine",  # an alias of the student's own def
+        "expected = F.scaled_dot_product_attention(*[torch.ones(2, 2)] * 3)",  # a comparison
+        "for attention in [attention]:\n    pass",
+        "print(eval('1 + 1'))",
+        "import sys\nsys.path[0] = sys.path[0]",
+        "class Cache:\n    def __init__(self):\n        self.__dict__['hits'] = 0",
+    ],
+)
+def test_a_later_cell_that_keeps_the_students_own_answer_passes(later: str):
+    assert banned_use([ANSWER, later], "attention", MORE) is None
+    assert banned_use([ANSWER, later], "Attention", MORE) is None
+
+
+def test_an_answer_defined_under_a_cell_magic_is_read_from_its_body():
+    assert banned_use(["%%time\n" + ANSWER], "attention", MORE) is None
+    cheat = "%%time\n" + ANSWER + "attention = F.scaled_dot_product_attention\n"
+    found = banned_use([cheat], "attention", MORE)
+    assert found is not None and found.reference == "F.scaled_dot_product_attention"
+    # %%timeit runs its body inside a function: a def there does not replace the cheat.
+    hidden = "%%timeit\n" + ANSWER
+    found = banned_use(
+        [ANSWER, "attention = F.scaled_dot_product_attention", hidden], "attention", MORE
+    )
+    assert found is not None and found.reference == "F.scaled_dot_product_attention"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dis
+import functools
 import hashlib
 import inspect
 import types
@@ -155,12 +156,36 @@ def forbid_references(
     for label, target in banned.items():  # first label wins when two share a name
         by_name.setdefault(getattr(target, "__name__", label), label)
     by_id = {id(target): label for label, target in banned.items()}
+    # The answer's name re-bound to a reference (attention = F.scaled_dot_product_attention).
+    for bound, how in ((obj, "is"), (getattr(obj, "__func__", None), "wraps")):
+        if bound is not None and id(bound) in by_id:
+            fail(
+                f"{exercise} {how} {by_id[id(bound)]} itself: write it yourself "
+                "(no credit for calling the reference)"
+            )
+    if isinstance(obj, functools.partial) and id(obj.func) in by_id:
+        fail(
+            f"{exercise} is a functools.partial of {by_id[id(obj.func)]}: write it yourself "
+            "(no credit for calling the reference)"
+        )
+    # A banned class's own methods, e.g. assigned as MyAttention.forward = Reference.forward.
+    borrowed = {
+        id(function): label
+        for label, target in banned.items()
+        if inspect.isclass(target)
+        for function in _functions_of(target)
+    }
     pending, seen = _functions_of(obj), set()
     while pending:
         function = pending.pop()
         if id(function) in seen:
             continue
         seen.add(id(function))
+        if id(function) in borrowed:
+            fail(
+                f"{exercise} uses {borrowed[id(function)]}'s own {function.__qualname__} instead "
+                "of implementing it: write it yourself (no credit for calling the reference)"
+            )
         for code in _code_objects(function.__code__):
             for instruction in dis.get_instructions(code):
                 label = None
@@ -194,13 +219,14 @@ def _forbid_in_source(
     if name is None or sources is None:
         fail(f"{exercise} could not be checked for calls to the reference")
     found = source_bans.banned_use(sources, name, banned)
-    if found is not None:
-        label, how = found
-        remedy = "write it yourself" if how == "subclasses" else "write the computation yourself"
-        fail(
-            f"{exercise} {how} {label} instead of implementing it: {remedy} "
-            "(no credit for calling the reference)"
-        )
+    if found is None:
+        return
+    if found.reference is not None:
+        fail(f"{found.seen}: write it yourself (no credit for calling the reference)")
+    fail(
+        f"{found.seen}: bind {exercise} only by its own def or class (no credit for an answer "
+        "the grader cannot check for calls to the reference)"
+    )
 
 
 @dataclass(frozen=True, eq=False)  # one per declaration, compared by identity
@@ -243,12 +269,17 @@ def bans_of(assignment: str) -> list[ReferenceBan]:
     return list(dict.fromkeys(found))
 
 
+def bans_using(assignment: str, used: str) -> list[ReferenceBan]:
+    """The bans that a check of ``assignment`` brings when it requires ``used``."""
+    return list(_BANS.get((assignment, used), ()))
+
+
 def _enforce_bans(namespace: Namespace, used: str) -> None:
     """Fail the running check if ``used`` brings a ban that its exercise's answer breaks."""
     entry = running_check()
     if entry is None:
         return
-    for reference_ban in _BANS.get((entry.assignment, used), ()):
+    for reference_ban in bans_using(entry.assignment, used):
         if reference_ban.name not in namespace:
             continue  # the check that requires it says it is missing
         try:

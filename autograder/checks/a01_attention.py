@@ -80,6 +80,10 @@ def call_attention(attention, *args, **kwargs) -> tuple[Tensor, Tensor]:
     return result
 
 
+# The NumPy answer could hand its arrays to torch: the same references are banned.
+ban(ASSIGNMENT, "attention_numpy", BANNED)
+
+
 @check(ASSIGNMENT, "test_attention_numpy")
 def numpy_attention_matches_reference(ns: Namespace) -> None:
     attention_numpy = require(ns, "attention_numpy")
@@ -259,6 +263,18 @@ def large_scores_do_not_overflow(ns: Namespace) -> None:
         {},
         "weights differ from softmax(q kᵀ / √d_k) for scores in the hundreds",
     )
+
+
+ban(
+    ASSIGNMENT,
+    "causal_mask",
+    {
+        "attention_lab's causal_mask": reference.causal_mask,
+        "nn.Transformer.generate_square_subsequent_mask": (
+            torch.nn.Transformer.generate_square_subsequent_mask
+        ),
+    },
+)
 
 
 @check(ASSIGNMENT, "test_causal_mask")

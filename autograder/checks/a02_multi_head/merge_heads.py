@@ -8,7 +8,15 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from autograder.authoring.helpers import diagnose, fail, hidden_generator, random_sizes, require
+import attention_lab.attention as reference
+from autograder.authoring.helpers import (
+    ban,
+    diagnose,
+    fail,
+    hidden_generator,
+    random_sizes,
+    require,
+)
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_merge, oracle_split
 
@@ -19,6 +27,15 @@ MERGE_NO_TRANSPOSE = (
 MERGE_INTERLEAVED = (
     "the heads' features are interleaved (head h at h, h+H, ...): transpose(1, 2) to (B, L, H, d_k) "
     "before flattening, not permute to (B, L, d_k, H)"
+)
+
+ban(
+    ASSIGNMENT,
+    "merge_heads",
+    {
+        "attention_lab's MultiHeadAttention.merge_heads": reference.MultiHeadAttention.merge_heads,
+        "attention_lab's MultiHeadAttention": reference.MultiHeadAttention,
+    },
 )
 
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from autograder.authoring.helpers import diagnose, fail, hidden_generator, random_sizes, require
+import attention_lab.attention as reference
+from autograder.authoring.helpers import (
+    ban,
+    diagnose,
+    fail,
+    hidden_generator,
+    random_sizes,
+    require,
+)
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_split
 
@@ -20,6 +28,15 @@ SPLIT_INTERLEAVED = (
 SPLIT_TRANSPOSE_FIRST = (
     "transposed before viewing: x.transpose(1, 2) then reshape cuts the wrong axis; "
     "view(B, L, H, d_k) first, then transpose(1, 2)"
+)
+
+ban(
+    ASSIGNMENT,
+    "split_heads",
+    {
+        "attention_lab's MultiHeadAttention.split_heads": reference.MultiHeadAttention.split_heads,
+        "attention_lab's MultiHeadAttention": reference.MultiHeadAttention,
+    },
 )
 
 

@@ -8,9 +8,20 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from autograder.authoring.helpers import diagnose, fail, hidden_generator, random_sizes, require
+import attention_lab.encoder as encoder_reference
+from autograder.authoring.helpers import (
+    ban,
+    diagnose,
+    fail,
+    hidden_generator,
+    random_sizes,
+    require,
+)
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
+
+# F.cross_entropy is the tool the exercise asks for; the package's language-model loss is not.
+ban(ASSIGNMENT, "lm_loss", {"attention_lab's CausalLM.loss": encoder_reference.CausalLM.loss})
 
 
 @check(ASSIGNMENT, "test_lm_loss")
