@@ -55,7 +55,7 @@ MORE = {**BANNED, "nn.MultiheadAttention": nn.MultiheadAttention}
 # A later cell that binds the answer's name, or what it uses, to something the scan cannot
 # pass -> (the answer it breaks, a phrase of what the scan must say it saw).
 LATER_CELLS = {
-    "import attention_lab.attention as attention": ("attention", "by an import of"),
+    "import attention_lab.reference.a01_attention as attention": ("attention", "by an import of"),
     "import contextlib\nwith contextlib.nullcontext(F.scaled_dot_product_attention) as attention:"
     "\n    pass": ("attention", "a value the code does not show"),
     "exec('attention = F.scaled_dot_product_attention')": ("attention", "exec(...)"),

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-import attention_lab.attention as reference
+import attention_lab.reference.a02_multi_head as reference
 from autograder.authoring.helpers import (
     ban,
     diagnose,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-import attention_lab.attention as reference
+import attention_lab.reference.a02_multi_head as reference
 from autograder.authoring.helpers import (
     ban,
     diagnose,

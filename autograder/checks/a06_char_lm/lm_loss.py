@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-import attention_lab.encoder as encoder_reference
+import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.helpers import (
     ban,
     diagnose,
