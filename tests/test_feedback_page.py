@@ -159,6 +159,8 @@ def test_scores_read_in_words_and_ungraded_answers_read_pending(page: str, parse
     assert "pending (2 points, graded by hand)" in spans, spans
     assert "Score:" not in page and "0 of 2 points" not in spans
     assert parsed.text["h4"][0].strip().startswith("01_attention: 1.5 of 4 points; 2 more points")
+    # On a cell's blue heading, brown "pending" on blue was unreadable: a light pill behind it.
+    assert ".panel-heading .score { background: #fff;" in page
 
 
 def test_a_students_markup_stays_text(page: str, parsed: _Page):
