@@ -7,10 +7,14 @@ everything produced while grading lives under the git-ignored grading/ folder.
 import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbconvert.preprocessors.sanitize import SanitizeHTML
-from nbgrader.preprocessors import GetGrades
 
-from autograder.pipeline.feedback import FitFigures, RedactHiddenTests
+from autograder.pipeline.feedback import (
+    FitFigures,
+    GetGradesOrPending,
+    OfflineFeedbackExporter,
+    RedactHiddenTests,
+    SanitizeOutputs,
+)
 
 c = get_config()  # noqa: F821  (nbgrader injects get_config)
 
@@ -35,17 +39,20 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # Training cells take a few seconds on a laptop; leave generous headroom over the 30 s default.
 c.ExecutePreprocessor.timeout = 120
 
-# Feedback shows hidden checks by name and message, never their source.
-# SanitizeHTML: a student's markdown and HTML outputs are data, never script in a reader's browser
-# (scripts, event handlers, SVG dropped; PNG and JPEG figures kept).
+# Feedback shows hidden checks by name and message, never their source; scores in words, and
+# "pending" for answers not graded by hand yet (GetGradesOrPending).
+# SanitizeOutputs: a student's HTML outputs are data, never script in a reader's browser
+# (scripts, event handlers, SVG dropped; PNG and JPEG figures kept); OfflineFeedbackExporter
+# sanitises markdown after rendering it, and writes maths as MathML: the page loads no script.
 c.GenerateFeedback.preprocessors = [
-    GetGrades,
+    GetGradesOrPending,
     CSSHTMLHeaderPreprocessor,
     FitFigures,
     RedactHiddenTests,
-    SanitizeHTML,
+    SanitizeOutputs,
 ]
-c.SanitizeHTML.enabled = True  # nbconvert's own preprocessors are off unless enabled
+c.SanitizeOutputs.enabled = True  # nbconvert's own preprocessors are off unless enabled
+c.GenerateFeedback.exporter_class = OfflineFeedbackExporter
 
 # `nbgrader export`: nbgrader's CSV to grading/grades.csv (not the repository root), then each
 # grading/<assignment>_grades.csv brought up to date from the gradebook (manual points too).

@@ -18,9 +18,15 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
 ALLOWED_STUDENT_ERRORS = {"NotImplementedError", "NameError"}
+# The Python the notebooks are committed with: the oldest the course supports (pyproject's
+# requires-python). A notebook's language_info.version is compared by major.minor only, so that
+# the fast tier passes on any Python the course supports (3.11, 3.12, 3.13), whatever its patch.
+COURSE_PYTHON = "3.11"
 # What JupyterLab writes into a notebook it opens with this course's python3 kernel: the kernel
-# spec, and the language_info of the kernel's kernel_info reply. Committed as is, so that opening a
-# notebook leaves git clean; nbgrader generate_assignment copies it from solutions/ to notebooks/.
+# spec, and the language_info of the kernel's kernel_info reply (its version checked apart, see
+# COURSE_PYTHON). Committed as is, so that opening a notebook on the course's Python leaves git
+# clean but for the patch number; nbgrader generate_assignment copies it from solutions/ to
+# notebooks/.
 JUPYTERLAB_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
     "language_info": {
@@ -30,9 +36,26 @@ JUPYTERLAB_METADATA = {
         "name": "python",
         "nbconvert_exporter": "python",
         "pygments_lexer": "ipython3",
-        "version": f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}",
     },
 }
+
+
+def major_minor(version: str) -> str:
+    """ "3.11.7" -> "3.11"."""
+    return ".".join(version.split(".")[:2])
+
+
+def without_version(metadata: dict) -> dict:
+    """The metadata with language_info's version left out (it is compared by major_minor)."""
+    info = {k: v for k, v in metadata.get("language_info", {}).items() if k != "version"}
+    return {**metadata, "language_info": info}
+
+
+def test_the_course_python_is_the_oldest_supported():
+    import tomllib
+
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert requires == f">={COURSE_PYTHON}", requires
 
 
 def notebook_path(folder: str, assignment: str) -> Path:
@@ -74,15 +97,17 @@ def test_committed_notebooks_carry_no_outputs(folder):
 
 @pytest.mark.parametrize("folder", ["solutions", "notebooks"])
 def test_committed_notebooks_carry_the_metadata_jupyterlab_writes(folder):
-    stale = [
-        path.parent.name
-        for path in sorted((ROOT / folder).glob("*/*.ipynb"))
-        if nbformat.read(path, as_version=4).metadata != JUPYTERLAB_METADATA
-    ]
+    stale = []
+    for path in sorted((ROOT / folder).glob("*/*.ipynb")):
+        metadata = nbformat.read(path, as_version=4).metadata
+        version = major_minor(metadata.get("language_info", {}).get("version", ""))
+        if without_version(metadata) != JUPYTERLAB_METADATA or version != COURSE_PYTHON:
+            stale.append(path.parent.name)
     assert not stale, (
         f"{folder}/ {stale}: opening these in JupyterLab rewrites their metadata and dirties git; "
-        f"set each notebook's metadata to {json.dumps(JUPYTERLAB_METADATA)} in solutions/, then "
-        "regenerate the student copy with `nbgrader generate_assignment <assignment> --force`"
+        f"set each notebook's metadata to {json.dumps(JUPYTERLAB_METADATA)} in solutions/, with "
+        f'language_info.version "{COURSE_PYTHON}.x", then regenerate the student copy with '
+        "`nbgrader generate_assignment <assignment> --force`"
     )
 
 
@@ -95,7 +120,9 @@ def test_the_kernel_reports_the_committed_language_info():
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
-    assert reply["content"]["language_info"] == JUPYTERLAB_METADATA["language_info"]
+    info = reply["content"]["language_info"]
+    assert without_version({"language_info": info}) == without_version(JUPYTERLAB_METADATA)
+    assert major_minor(info["version"]) == f"{sys.version_info.major}.{sys.version_info.minor}"
     assert (spec.display_name, spec.language) == (
         JUPYTERLAB_METADATA["kernelspec"]["display_name"],
         JUPYTERLAB_METADATA["kernelspec"]["language"],
@@ -122,7 +149,7 @@ def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
         generated_path = tmp_path / "notebooks" / assignment / f"{assignment}.ipynb"
         generated = nbformat.read(generated_path, as_version=4)
         committed = nbformat.read(notebook_path("notebooks", assignment), as_version=4)
-        if generated.metadata != JUPYTERLAB_METADATA:
+        if without_version(generated.metadata) != JUPYTERLAB_METADATA:
             problems.append(
                 f"{assignment}: the generated metadata is not what JupyterLab writes: set "
                 f"solutions/{assignment}'s to JUPYTERLAB_METADATA (tests/test_notebooks.py)"

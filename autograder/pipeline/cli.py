@@ -4,6 +4,7 @@ what students receive (``release``), or grant an extension, before grading too (
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import sys
 import tempfile
@@ -126,27 +127,49 @@ def _cluster(args: argparse.Namespace) -> DaskCluster | None:
     )
 
 
+class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """--help gives every option's default: its value, "off" for a flag, or the words of a help
+    that already says it ("(default: cores)")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "(default" in text or not action.option_strings or action.default is argparse.SUPPRESS:
+            return text
+        if isinstance(action, argparse._StoreTrueAction):
+            return f"{text} (default: off)"
+        if action.default in (None, "", []):
+            return f"{text} (default: none)"
+        return super()._get_help_string(action)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder", description=__doc__, formatter_class=_DefaultsShown
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    grade = commands.add_parser("grade", help="grade every collected submission of ASSIGNMENT")
+    add = functools.partial(commands.add_parser, formatter_class=_DefaultsShown)
+    grade = add("grade", help="grade every collected submission of ASSIGNMENT")
     grade.add_argument("assignment")
     grade.add_argument("--student", action="append", default=[], help="only these (repeatable)")
-    grade.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
+    grade.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default: .)")
     grade.add_argument("--db", help="gradebook URL (default: the course's; postgresql://... too)")
     grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
     grade.add_argument("--from-zip", type=Path, help="first collect a Canvas submissions zip")
-    grade.add_argument("--roster", type=Path, help="roster CSV (default grading/roster.csv)")
+    grade.add_argument("--roster", type=Path, help="roster CSV (default: grading/roster.csv)")
     _add_limits(grade)
     _add_engine(grade)
-    demo = commands.add_parser("demo", help="grade the bundled sample class end to end")
-    demo.add_argument("--keep", type=Path, help="build the demo course here and keep it")
+    demo = add("demo", help="grade the bundled sample class end to end")
+    demo.add_argument(
+        "--keep",
+        type=Path,
+        metavar="FOLDER",
+        help="build the demo course in FOLDER and keep it (default: a temporary folder, deleted "
+        "when the demo ends)",
+    )
     _add_limits(demo)
     _add_engine(demo)
     demo.set_defaults(cell_timeout=20.0, time_limit=300.0)  # the sample notebook is quick
-    release = commands.add_parser(
-        "release", help="build the student bundle of one assignment (no grader inside)"
-    )
+    release = add("release", help="build the student bundle of one assignment (no grader inside)")
     release.add_argument(
         "assignment",
         nargs="?",
@@ -156,16 +179,16 @@ def _parser() -> argparse.ArgumentParser:
     release.add_argument(
         "--out",
         type=Path,
-        help=f"bundle folder (default {release_mod.DEFAULT}/attention-lab-ASSIGNMENT)",
+        help=f"bundle folder (default: {release_mod.DEFAULT}/attention-lab-ASSIGNMENT)",
     )
-    extend = commands.add_parser(
-        "extend", help="grant STUDENT an extension on ASSIGNMENT (before grading too)"
-    )
+    extend = add("extend", help="grant STUDENT an extension on ASSIGNMENT (before grading too)")
     extend.add_argument("assignment")
     extend.add_argument("student")
     for unit in ("days", "hours", "minutes"):
         extend.add_argument(f"--{unit}", type=float, default=0.0, help=f"{unit} of extension")
-    extend.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
+    extend.add_argument(
+        "--course", type=Path, default=Path.cwd(), help="course folder (default: .)"
+    )
     extend.add_argument("--db", help="gradebook URL (default: the course's)")
     return parser
 
@@ -272,6 +295,25 @@ def run_grade(
     return 1 if problems else 0
 
 
+def demo_epilogue(root: Path, assignment: str, kept: bool) -> str:
+    """The demo's last words: what it kept and where, or that nothing was kept and how to."""
+    grading = root / "grading"
+    if not kept:
+        return (
+            f"\ndemo course deleted: {root} was a temporary folder, so the gradebook, CSV and "
+            "feedback named above are gone. To keep them and open the feedback pages, run:\n"
+            "  python -m autograder demo --keep demo-course"
+        )
+    return (
+        f"\ndemo course kept in {root}:\n"
+        f"  {grading / 'feedback'}/STUDENT/{assignment}/{assignment}.html  feedback\n"
+        f"  {grading / f'{assignment}_grades.csv'}  the grades\n"
+        f"  {grading / 'gradebook.db'}  the nbgrader gradebook (formgrader, export)\n"
+        f"  {grading / f'{assignment}_similarity.html'}  similar answers, for the instructor\n"
+        f"Delete the folder when done: rm -r {root}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "release":
@@ -306,7 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 shutil.rmtree(root)
             print(f"demo course: building it in {root}", file=sys.stderr, flush=True)
             course, assignment = build_demo_course(root)
-            return run_grade(assignment, course, args)
+            status = run_grade(assignment, course, args)
+            print(demo_epilogue(root, assignment, kept=bool(args.keep)))
+            return status
     except GradingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -5,11 +5,14 @@ Only the main process writes the gradebook (:func:`record`), as nbgrader autogra
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import os
 import sys
+import tempfile
 import unicodedata
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +66,7 @@ class GradingError(RuntimeError):
 
 def instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, str]]:
     """The released notebook and the gradebook's sources of every test and locked cell."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
     from sqlalchemy.exc import SQLAlchemyError
 
     release_path = course.path(course.coursedir.release_directory, ".", assignment)
@@ -75,17 +78,84 @@ def instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, st
     release = nbformat.read(notebook_file, as_version=4)
     url = course.db_shown
     try:
-        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-            notebook = gb.find_notebook(assignment, assignment)
-            sources = {cell.name: cell.source for cell in notebook.source_cells}
-    except MissingEntry:
-        raise GradingError(
-            f"{assignment} is not in the gradebook {url}: run nbgrader generate_assignment "
-            f"{assignment} (with --db, if the gradebook is not the course's own)"
-        ) from None
+        with _tools_on_path():  # nbgrader runs this interpreter's alembic for a new gradebook
+            try:
+                sources = _gradebook_sources(course, assignment)
+            except MissingEntry:  # released (python -m autograder release), never generated here
+                register_assignment(course, assignment, release)
+                sources = _gradebook_sources(course, assignment)
     except (ImportError, SQLAlchemyError, ValueError) as error:
         raise GradingError(f"cannot open the gradebook {url}: {_without(error, course)}") from None
     return dict(release), sources
+
+
+@contextlib.contextmanager
+def _tools_on_path() -> Iterator[None]:
+    """This interpreter's scripts first on PATH while the block runs (see :func:`tool_env`)."""
+    path = os.environ.get("PATH")
+    os.environ["PATH"] = tool_env()["PATH"]
+    try:
+        yield
+    finally:
+        if path is None:
+            del os.environ["PATH"]
+        else:
+            os.environ["PATH"] = path
+
+
+def _gradebook_sources(course: Course, assignment: str) -> dict[str, str]:
+    """The gradebook's source of every test and locked cell of ``assignment``; MissingEntry when
+    the assignment is not in the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        notebook = gb.find_notebook(assignment, assignment)
+        return {cell.name: cell.source for cell in notebook.source_cells}
+
+
+def register_assignment(course: Course, assignment: str, release: nbformat.NotebookNode) -> None:
+    """Put ``assignment`` in the gradebook as ``nbgrader generate_assignment`` does, from its
+    source notebook (the gradebook keeps the hidden tests, which the released copy lacks), with
+    the release written to a scratch folder: the course's released notebook is left as it is,
+    and must be what nbgrader generates now, or the grades would not be the students' notebook's.
+    """
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
+
+    command = f"nbgrader generate_assignment {assignment} --force"
+    source = course.path(course.coursedir.source_directory, ".", assignment) / (
+        f"{assignment}.ipynb"
+    )
+    if not source.exists():
+        raise GradingError(
+            f"{assignment} is not in the gradebook {course.db_shown}, and there is no source "
+            f"notebook {source} to register it from: run `{command}` where the source is"
+        )
+    with tempfile.TemporaryDirectory(prefix="attention-lab-register-") as scratch:
+        config = copy.deepcopy(course.coursedir.config)
+        config.CourseDirectory.release_directory = scratch
+        config.CourseDirectory.root = str(course.root)
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id = assignment
+        converter = GenerateAssignment(coursedir=coursedir, config=config)
+        converter.force = True
+        converter.start()
+        fresh = nbformat.read(Path(scratch) / assignment / f"{assignment}.ipynb", as_version=4)
+    if _cells(fresh) != _cells(release):
+        raise GradingError(
+            f"{assignment} is now in the gradebook {course.db_shown}, but its released notebook "
+            f"differs from what nbgrader generates from {source}: run `{command}` (and release "
+            "that copy to students), then grade again"
+        )
+    print(
+        f"{assignment} was not in the gradebook: registered it from {source}, as `{command}` "
+        "would (the released notebook is unchanged)",
+        file=sys.stderr,
+    )
+
+
+def _cells(notebook: nbformat.NotebookNode) -> list[tuple[str, str, dict]]:
+    return [(c.cell_type, c.source, c.metadata.get("nbgrader", {})) for c in notebook.cells]
 
 
 def _without(error: Exception, course: Course) -> str:

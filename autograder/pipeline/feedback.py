@@ -1,22 +1,37 @@
-"""Feedback that shows hidden checks by name and message only, never their source.
+"""Feedback that shows hidden checks by name and message only, never their source, and that
+reads well offline.
 
 nbgrader's own feedback prints the autograded notebook as is, hidden tests included
 (nbgrader issues #917 and #1363). ``RedactHiddenTests`` runs in ``generate_feedback``
 (see nbgrader_config.py) and, in every cell that had hidden tests, removes the hidden
 region and cuts error tracebacks down to their last line: "CheckFailed: [check] diagnosis".
+
+``OfflineFeedbackExporter`` renders the page: maths as MathML when the feedback is made
+(latex2mathml), so no script is loaded from the network and nothing runs in a reader's browser;
+markdown sanitised *after* it is rendered (a blockquote stays a blockquote); each graded cell's
+score in words ("1.5 of 2 points"), and an answer still waiting for a human grader "pending",
+not 0 (``GetGradesOrPending``).
 """
 
 from __future__ import annotations
 
+import html
 import resource
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
+import bleach
+from jinja2 import pass_context
+from nbconvert.exporters import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat import NotebookNode
-from traitlets import Bool
+from nbgrader.preprocessors import GetGrades
+from traitlets import Bool, default
 
 from autograder.pipeline.course import Course, GradingError, tool_env
 
@@ -81,6 +96,179 @@ class FitFigures(Preprocessor):
 # Each feedback run is bounded: the whole class's run and, when it fails, each student's own.
 SECONDS_PER_STUDENT = 120.0
 MEMORY_BYTES = 4 * 2**30  # address space of one nbgrader process
+
+
+# ------------------------------------------------------------------------------------------
+# Scores in words, and "pending" for what a human has not graded yet
+
+
+class GetGradesOrPending(GetGrades):
+    """nbgrader's GetGrades, and ``pending`` on each graded cell that has no score yet (a written
+    answer before hand grading): the page says "pending" there, not 0, and its total says how many
+    points wait for a human (``resources["nbgrader"]["pending_points"]``)."""
+
+    def preprocess(self, nb, resources):
+        resources["nbgrader"]["pending_points"] = 0.0
+        return super().preprocess(nb, resources)
+
+    def _get_score(self, cell, resources):
+        super()._get_score(cell, resources)
+        grade = self.gradebook.find_grade(
+            cell.metadata["nbgrader"]["grade_id"],
+            self.notebook_id,
+            self.assignment_id,
+            self.student_id,
+        )
+        pending = grade.auto_score is None and grade.manual_score is None
+        cell.metadata.nbgrader["pending"] = pending
+        if pending:
+            resources["nbgrader"]["pending_points"] += grade.max_score or 0.0
+
+
+def points(value: float | None) -> str:
+    """A point count as a reader writes it: 2, 1.5, 0.25 (never 2.0)."""
+    return f"{round(float(value or 0.0), 2):g}"
+
+
+def score_in_words(score: float | None, possible: float | None, pending: bool = False) -> str:
+    """ "1.5 of 2 points", or "pending (2 points, graded by hand)" before a human grades it."""
+    if pending:
+        return f"pending ({points(possible)} {_noun(possible)}, graded by hand)"
+    return f"{points(score)} of {points(possible)} {_noun(possible)}"
+
+
+def _noun(possible: float | None) -> str:
+    return "point" if float(possible or 0.0) == 1 else "points"
+
+
+# ------------------------------------------------------------------------------------------
+# Maths without a script, markdown sanitised after rendering
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+def tex_to_mathml(tex: str, display: str) -> str:
+    """TeX as MathML (``display`` "inline" or "block"); TeX latex2mathml cannot read stays TeX,
+    shown as code."""
+    from latex2mathml.converter import convert
+
+    try:
+        return convert(tex, display=display)
+    except Exception:  # noqa: BLE001 - latex2mathml raises many kinds on TeX it does not know
+        return f'<code class="tex">{html.escape(tex)}</code>'
+
+
+class _MathMLRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer, with maths written as MathML instead of TeX for MathJax."""
+
+    def inline_math(self, body: str) -> str:
+        return tex_to_mathml(body, "inline")
+
+    def block_math(self, body: str) -> str:
+        return tex_to_mathml(body, "block")
+
+    def latex_environment(self, name: str, body: str) -> str:
+        return tex_to_mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", "block")
+
+
+# What latex2mathml writes; presentation MathML holds no script and no link.
+_MATHML_TAGS = """math mrow mi mn mo ms mtext mspace msub msup msubsup mfrac msqrt mroot mover
+munder munderover mtable mtr mtd mstyle mpadded mphantom menclose mfenced semantics
+annotation""".split()
+_MATHML_ATTRIBUTES = """display xmlns mathvariant stretchy fence separator form lspace rspace
+largeop movablelimits accent accentunder width height depth displaystyle scriptlevel columnalign
+rowspacing columnspacing notation open close linethickness encoding minsize maxsize
+symmetric""".split()
+# What nbconvert's markdown renderer writes (headings with anchors, tables, code with pygments'
+# spans, task lists), and MathML; anything else a student wrote is shown as text.
+MARKDOWN_TAGS = sorted(
+    {
+        *bleach.ALLOWED_TAGS,
+        *("p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "span", "div", "del", "s"),
+        *("table", "thead", "tbody", "tr", "th", "td", "img", "sub", "sup", "dl", "dt", "dd"),
+        "input",
+        *_MATHML_TAGS,
+    }
+)
+
+
+def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    if tag in _MATHML_TAGS:
+        return name in _MATHML_ATTRIBUTES
+    if tag == "img":
+        return name in ("alt", "title") or (
+            name == "src" and value.startswith(("data:image/png", "data:image/jpeg", "http"))
+        )
+    if tag == "a":
+        return (
+            name == "title"
+            or (name == "href" and not value.lower().startswith("data:"))
+            or (name == "class" and value == "anchor-link")
+        )
+    if tag == "input":
+        return name in ("type", "checked", "disabled") and (name != "type" or value == "checkbox")
+    return (
+        (name == "class" and tag in ("span", "div", "pre", "code"))
+        or (name == "id" and tag in ("h1", "h2", "h3", "h4", "h5", "h6"))
+        or (name == "style" and tag in ("th", "td") and value.startswith("text-align"))
+    )
+
+
+def sanitize_rendered_markdown(rendered: str) -> str:
+    """The HTML a markdown cell rendered to, with only :data:`MARKDOWN_TAGS` kept as markup."""
+    return bleach.clean(
+        rendered,
+        tags=MARKDOWN_TAGS,
+        attributes=_allowed_attribute,
+        protocols=["http", "https", "mailto", "data"],
+        strip=False,
+        strip_comments=True,
+    )
+
+
+class SanitizeOutputs(SanitizeHTML):
+    """nbconvert's SanitizeHTML for outputs and raw cells; markdown cells are left to
+    :class:`OfflineFeedbackExporter`, which sanitises the HTML they render to (sanitising the
+    markdown source escaped its ``>`` and so turned every blockquote into literal text)."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "markdown":
+            return cell, resources
+        return super().preprocess_cell(cell, resources, index)
+
+
+class OfflineFeedbackExporter(HTMLExporter):
+    """nbgrader's feedback page (its ``feedback`` template) with scores in words, markdown
+    sanitised after rendering and maths as MathML: no script from the network, none at all."""
+
+    @default("template_file")
+    def _default_template_file(self) -> str:
+        return "offline_feedback.html.j2"
+
+    @default("template_paths")
+    def _template_paths(self, prune: bool = True, root_dirs=None) -> list[str]:  # noqa: ANN001
+        # first, so that its mathjax.html.j2 (no script) stands in for nbconvert's
+        return [str(TEMPLATES), *super()._template_paths(prune, root_dirs)]
+
+    def default_filters(self):
+        yield from super().default_filters()
+        yield ("score_in_words", score_in_words)
+        yield ("points", points)
+
+    @pass_context
+    def markdown2html(self, context, source: str) -> str:  # noqa: ANN001
+        cell = context.get("cell", {})
+        path = context.get("resources", {}).get("metadata", {}).get("path", "")
+        renderer = _MathMLRenderer(
+            escape=False,
+            attachments=cell.get("attachments", {}),
+            embed_images=self.embed_images,
+            path=path,
+            anchor_link_text=self.anchor_link_text,
+            exclude_anchor_links=self.exclude_anchor_links,
+            **self.lexer_options,
+        )
+        return sanitize_rendered_markdown(MarkdownWithMath(renderer=renderer).render(source))
 
 
 def generate_feedback(course: Course, assignment: str, students: Sequence[str] = ()) -> None:

@@ -51,6 +51,30 @@ python -m pip install -r requirements.txt
 jupyter lab notebooks/
 ```
 
+**What the install downloads.** Almost all of it is PyTorch (`torch==2.13.0`), and which build pip
+picks depends on your system (figures measured on 2026-11-26):
+
+- **macOS (Apple silicon) and Windows:** PyPI's torch wheels are CPU builds: 106 MiB for macOS
+  arm64, 116 MiB for Windows x86_64. The command above is all you need. (PyPI has no torch 2.13
+  wheel for Intel Macs.)
+- **Linux and WSL:** PyPI's torch wheel for Linux is the **CUDA build**: pip resolves
+  `torch==2.13.0` to a 502 MiB wheel plus triton and sixteen `nvidia-*`/`cuda-*` packages:
+  **2.55 GiB of downloads** on x86_64 (resolved with `pip install torch==2.13.0 --dry-run
+  --report`), more once unpacked; on arm64 Linux the wheel asks for CUDA packages too. You do
+  not need CUDA for this course: every notebook runs on a laptop CPU.
+  Get the CPU-only build (a 183 MiB wheel) from PyTorch's own CPU wheel index first, then the
+  rest (pip keeps the installed `2.13.0+cpu`, which satisfies the pin):
+
+  ```bash
+  python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+  python -m pip install -r requirements.txt
+  ```
+
+  If you have an NVIDIA GPU and want to use it, the plain command above is the one to run.
+
+With the CPU build, the whole virtual environment takes about 1.5 GiB of disk (1.44 GiB measured
+on 2026-11-26 on x86_64 Linux with Python 3.11, of it 754 MiB torch).
+
 Open the assignments in order ({names}). Replace every
 `raise NotImplementedError()` with your code, then run the check cell below it: its message
 tells you what is wrong and what to look at. Passing the public checks is necessary, not

@@ -1,0 +1,94 @@
+"""A fast lint of what an author wrote: every graded test cell of ``solutions/`` and the hidden
+checks registered for it must name each other, before a class is graded.
+
+Without it a typo in a grade id goes unnoticed until grading: the solution notebook still "passes"
+in-process, plain nbgrader fails every student with "no hidden checks registered", and a graded
+cell without its hidden line scores full marks under plain nbgrader (the cell runs without error)
+but 0 under the grading command (the judge has nothing to run).  The rules:
+
+- every graded test cell holds its hidden line, ``run_hidden_checks("<assignment>", "<grade id>",
+  globals())`` with its own assignment and grade id, in single or double quotes;
+- every graded test cell has hidden checks registered (``checks_for``);
+- every registered check names a graded test cell of the assignment's notebook.
+
+The hidden line is read with the grading runner's own pattern, so the lint and the grading
+command cannot disagree on what counts as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import nbformat
+
+from autograder.cells import is_test_cell
+from autograder.isolation.runner import _HIDDEN_CHECK_CALL as HIDDEN_CHECK_CALL
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hidden_calls(source: str) -> list[tuple[str, str]]:
+    """(assignment, grade id) of every hidden line in a cell's source, however it is quoted."""
+    return [(found[2], found[4]) for found in HIDDEN_CHECK_CALL.finditer(source)]
+
+
+def lint_notebook(
+    assignment: str, notebook: nbformat.NotebookNode, registered: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """The problems of one assignment: ``registered`` maps each grade id that has hidden checks
+    to their names."""
+    problems = []
+    graded = []
+    for index, cell in enumerate(notebook.cells):
+        if not is_test_cell(cell):
+            continue
+        grade_id = cell.metadata["nbgrader"].get("grade_id", "")
+        graded.append(grade_id)
+        where = f"{assignment} cell {index} ({grade_id})"
+        calls = hidden_calls(cell.source)
+        if (assignment, grade_id) not in calls:
+            problems.append(
+                f"{where}: a graded test cell must end with its hidden line "
+                f'run_hidden_checks("{assignment}", "{grade_id}", globals()); found '
+                f"{calls or 'none'} (without it plain nbgrader gives full marks and the grading "
+                "command 0)"
+            )
+        if not registered.get(grade_id):
+            problems.append(
+                f"{where}: no hidden checks are registered for it: add "
+                f'@check("{assignment}", "{grade_id}") to a check in autograder/checks/'
+            )
+    for grade_id, names in sorted(registered.items()):
+        if grade_id not in graded:
+            problems.append(
+                f"{assignment}: checks {sorted(names)} are registered for {grade_id!r}, which is "
+                f"no graded test cell of its notebook (graded cells: {graded})"
+            )
+    return problems
+
+
+def registered_checks(assignment: str) -> dict[str, list[str]]:
+    """grade id -> the names of its registered hidden checks."""
+    from autograder.authoring.registry import checks_for
+
+    by_cell: dict[str, list[str]] = {}
+    for entry in checks_for(assignment):
+        by_cell.setdefault(entry.grade_id, []).append(entry.name)
+    return by_cell
+
+
+def lint_course(root: Path = ROOT) -> list[str]:
+    """The problems of every assignment of ``root/solutions``."""
+    problems = []
+    for path in sorted((root / "solutions").glob("*/*.ipynb")):
+        assignment = path.parent.name
+        if path.stem != assignment:
+            continue
+        try:
+            registered = registered_checks(assignment)
+        except ValueError as error:
+            problems.append(f"{assignment}: {error}")
+            registered = {}
+        problems += lint_notebook(assignment, nbformat.read(path, as_version=4), registered)
+    return problems
