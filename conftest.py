@@ -1,6 +1,8 @@
-"""Test-run environment: Jupyter, IPython and matplotlib kept away from $HOME, one BLAS thread."""
+"""Test-run environment: Jupyter, IPython and matplotlib kept away from $HOME, one BLAS thread,
+and a course secret of the run's own."""
 
 import atexit
+import hashlib
 import os
 import shutil
 import tempfile
@@ -15,6 +17,16 @@ if not all(_name in os.environ for _name in _DIRS):
     for _name in _DIRS:
         os.environ.setdefault(_name, os.path.join(_scratch, _name.lower()))
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The grading command's course secret (autograder/pipeline/course_secret.py): a fixed one of the
+# test run's own, so that no test reads or writes the user's, and the in-process grading of the
+# same submissions (the public development secret) draws other hidden inputs.
+if "ATTENTION_LAB_SECRET_FILE" not in os.environ:
+    _secret_folder = tempfile.mkdtemp(prefix="attention-lab-test-secret-")
+    atexit.register(shutil.rmtree, _secret_folder, ignore_errors=True)
+    _secret_file = os.path.join(_secret_folder, "course-secret")
+    with open(os.open(_secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as _file:
+        _file.write(hashlib.sha256(b"attention-lab tests: the grading course secret").hexdigest())
+    os.environ["ATTENTION_LAB_SECRET_FILE"] = _secret_file
 # On a small machine, OpenMP threads of two busy processes (pytest and a kernel, or two
 # kernels) spin against each other and slow small-tensor work down many times over.
 os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from distributed import Client, LocalCluster
 
+from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET
 from autograder.examples import DEMO_CLASS, build_course
 from autograder.isolation import sandbox
 from autograder.pipeline.batch import grade
@@ -251,4 +252,4 @@ def test_a_worker_that_cannot_build_a_sandbox_says_so_before_any_grading():
             match=r"Dask worker tcp://127\.0\.0\.1:\d+ on .* cannot "
             r"grade: no user namespaces on this node \(test\)",
         ):
-            client.register_plugin(GradingSetup(ASSIGNMENT, {}, {}, True))
+            client.register_plugin(GradingSetup(ASSIGNMENT, {}, {}, True, DEVELOPMENT_SECRET))

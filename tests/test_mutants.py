@@ -1,7 +1,10 @@
 """The hidden checks catch every known-wrong answer and accept every known-correct one.
 
 Each mutant is a solution notebook with some answer cells patched; it is graded in-process by the
-same checks that nbgrader's hidden-test cells call.
+same checks that nbgrader's hidden-test cells call.  It is graded twice, under the public
+development secret and under another course's secret (autograder/authoring/hidden_seeds.py): the
+hidden inputs differ, the grades must not.  The notebook runs once for both (training is most of
+the cost), so the second grading adds about a fifth to the corpus's CPU time.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pytest
 
 import tests.mutants
 from autograder.authoring.dependencies import declared, dependents
+from autograder.authoring.hidden_seeds import secret_in_use
 from autograder.authoring.registry import checks_for
 from autograder.examples import solution_answers
 from autograder.pipeline.feedback import redact_source
@@ -45,6 +49,9 @@ CORPUS: list[Mutant] = [
 ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
 AGREED_WRONG, AGREED_CORRECT = 120, 28  # the README's figures: the corpus may grow, never shrink
 _GRADED: dict[str, dict[str, GradeResult]] = {}  # mutant id -> its grades, once per run
+# Another course's secret, and mutant id (or "<assignment>: the solution") -> the grades under it
+OTHER_SECRET = b"tests/test_mutants.py: another course's secret"
+_GRADED_UNDER_OTHER: dict[str, dict[str, GradeResult]] = {}
 _VISIBLE: dict[str, dict[str, str]] = {}  # mutant id -> test cell -> its visible asserts' error
 
 
@@ -84,8 +91,16 @@ def graded(mutant: Mutant) -> dict[str, GradeResult]:
         with tempfile.TemporaryDirectory() as folder:
             submission = load_submission(build(mutant, Path(folder)), skip_tags=(DEMO_TAG,))
             _GRADED[key] = grade_submission(submission)
+            with secret_in_use(OTHER_SECRET):
+                _GRADED_UNDER_OTHER[key] = grade_submission(submission)
             _VISIBLE[key] = run_visible_checks(mutant.assignment, submission.namespace, folder)
     return _GRADED[key]
+
+
+def verdicts(results: dict[str, GradeResult]) -> dict[str, tuple[float, list[tuple[str, bool]]]]:
+    """grade_id -> the cell's share of its points and each check's verdict (not the diagnoses,
+    which name the hidden sizes)."""
+    return {g: (r.fraction, [(c.name, c.passed) for c in r.checks]) for g, r in results.items()}
 
 
 @cache
@@ -238,6 +253,8 @@ def solution_graded(assignment: str) -> tuple[dict[str, GradeResult], dict[str, 
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
     submission = load_submission(path, skip_tags=(DEMO_TAG,))
     grades = grade_submission(submission)
+    with secret_in_use(OTHER_SECRET):
+        _GRADED_UNDER_OTHER[f"{assignment}: the solution"] = grade_submission(submission)
     with tempfile.TemporaryDirectory() as folder:  # so a mutant's visible failure is its own
         return grades, run_visible_checks(assignment, submission.namespace, folder)
 
@@ -272,6 +289,17 @@ class _AssignmentCorpus:
     def test_mutant_is_graded_as_expected(self, mutant: Mutant):
         problems = mismatches(mutant, graded(mutant))
         assert not problems, "\n".join(problems)
+
+    def test_the_grade_does_not_depend_on_the_secret(self, mutant: Mutant):
+        """Other hidden inputs, the same verdict from every check: no threshold is a gamble."""
+        under_development_secret = verdicts(graded(mutant))
+        assert verdicts(_GRADED_UNDER_OTHER[mutant_id(mutant)]) == under_development_secret
+
+    def test_the_solution_s_grade_does_not_depend_on_the_secret(self):
+        solution, _ = solution_graded(self.assignment)
+        other = _GRADED_UNDER_OTHER[f"{self.assignment}: the solution"]
+        assert verdicts(other) == verdicts(solution)
+        assert all(r.fraction == 1 for r in other.values())
 
     def test_corpus_figures(self):
         """Print caught/total and accepted/total of the assignment's mutants; both must be 100%."""

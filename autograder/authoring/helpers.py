@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dis
 import functools
-import hashlib
 import inspect
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -13,6 +12,7 @@ from typing import Any
 
 import torch
 
+from autograder.authoring.hidden_seeds import hidden_seed
 from autograder.authoring.registry import (
     HELPER_LABEL,
     CheckFailed,
@@ -20,9 +20,6 @@ from autograder.authoring.registry import (
     running_check,
 )
 from autograder.judging import kernel
-
-# Mixed into every hidden seed so students cannot reproduce the hidden inputs.
-_SEED_SALT = "attention-lab hidden seeds, v1"
 
 
 def fail(diagnosis: str) -> None:
@@ -48,9 +45,13 @@ def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:
 
 
 def hidden_generator(label: str) -> torch.Generator:
-    """A torch.Generator seeded from ``label`` and a salt the students never see."""
-    digest = hashlib.sha256(f"{_SEED_SALT}:{label}".encode()).digest()
-    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
+    """A torch.Generator seeded from ``label`` and the course secret (:mod:`.hidden_seeds`)."""
+    return torch.Generator().manual_seed(hidden_seed(label))
+
+
+def draw_seed(generator: torch.Generator) -> int:
+    """A seed for ``torch.manual_seed`` drawn from a hidden generator (model inits, dropout)."""
+    return int(torch.randint(2**31, (1,), generator=generator))
 
 
 def random_sizes(generator: torch.Generator, count: int, low: int = 2, high: int = 9) -> list[int]:

@@ -30,6 +30,7 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from autograder.authoring import student_errors
+from autograder.authoring.hidden_seeds import secret_fingerprint
 
 Namespace = Mapping[str, Any]
 CheckFunction = Callable[[Namespace], None]
@@ -117,11 +118,18 @@ _REFERENCE_DATA: dict[str, list[Callable[[], Any]]] = {}
 
 def reference_data(assignment: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
     """Register a builder of hidden reference data that no submission changes: it runs once per
-    process, and :func:`prepare` runs it before a grading worker takes its first submission.
-    Student code must only ever get copies of what it builds."""
+    process and course secret (the data may draw hidden inputs), and :func:`prepare` runs it
+    before a grading worker takes its first submission.  Student code must only ever get copies
+    of what it builds."""
 
     def register(builder: Callable[[], T]) -> Callable[[], T]:
-        cached = functools.cache(builder)
+        @functools.lru_cache(maxsize=2)  # two secrets: a test that compares them
+        def built_under(fingerprint: str) -> T:
+            return builder()
+
+        def cached() -> T:
+            return built_under(secret_fingerprint())
+
         _REFERENCE_DATA.setdefault(assignment, []).append(cached)
         return cached
 

@@ -49,24 +49,37 @@ def weight_mistakes(q: Tensor, k: Tensor, mask: Tensor | None = None) -> dict[st
     def masked(scores: Tensor, keep: Tensor | None, fill: float = float("-inf")) -> Tensor:
         return scores if keep is None else scores.masked_fill(~keep, fill)
 
+    def softmax(scores: Tensor, dim: int = -1) -> Tensor:
+        # As the contract says, a row whose keys are all hidden gets zero weights, not NaN: a
+        # reversed mask hides every key of a row where the mask is all True, and whether the
+        # hidden draw holds such a row must not change the diagnosis.
+        return torch.softmax(scores, dim=dim).nan_to_num(0.0)
+
     mistakes = {
-        "rows sum to 1 over queries, not keys: is the softmax over the wrong dimension (use dim=-1)?": torch.softmax(
+        "rows sum to 1 over queries, not keys: is the softmax over the wrong dimension (use dim=-1)?": softmax(
             masked(scaled, mask), dim=-2
         ),
-        "scores are not scaled: divide q kᵀ by √d_k": torch.softmax(masked(raw, mask), dim=-1),
-        "scores are divided by d_k instead of √d_k": torch.softmax(masked(raw / d_k, mask), dim=-1),
-        "scaled by √L_k (the number of keys) instead of √d_k (q.shape[-1])": torch.softmax(
-            masked(raw / math.sqrt(l_k), mask), dim=-1
+        "scores are not scaled: divide q kᵀ by √d_k": softmax(masked(raw, mask)),
+        "scores are divided by d_k instead of √d_k": softmax(masked(raw / d_k, mask)),
+        "scaled by √L_k (the number of keys) instead of √d_k (q.shape[-1])": softmax(
+            masked(raw / math.sqrt(l_k), mask)
         ),
     }
     if mask is not None:
         mistakes[
             "mask polarity reversed: True/1 means 'may attend', so hide keys where the mask is False"
-        ] = torch.softmax(masked(scaled, ~mask), dim=-1)
+        ] = softmax(masked(scaled, ~mask))
         mistakes[
             "masked keys filled with a finite number (like -100 or -1e9) instead of -inf, so they still get weight"
-        ] = torch.softmax(scaled.masked_fill(~mask, -100.0), dim=-1)
+        ] = softmax(scaled.masked_fill(~mask, -100.0))
     return mistakes
+
+
+def shift_rows(q: Tensor, k: Tensor, shift: Tensor) -> None:
+    """Make the last feature add ``shift`` (..., L_q) to every scaled score of each query, in place:
+    the keys' last feature becomes 1, the queries' shift · √d_k."""
+    k[..., -1] = 1.0
+    q[..., -1] = shift * math.sqrt(q.shape[-1])
 
 
 def reference_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None):
@@ -216,16 +229,21 @@ def matches_torch_sdpa(ns: Namespace) -> None:
     attention = require(ns, "attention")
     g = hidden_generator("a01 parity")
     for trial in range(6):
-        lead = tuple(random_sizes(g, trial % 3, low=1, high=4)) if trial % 3 else ()
+        # Leading axes of 2 to 5: a leading axis of one is the rows cell's degenerate case,
+        # never a chance of this draw (a squeeze() would fail here only on some draws).
+        lead = tuple(random_sizes(g, trial % 3, low=2, high=5)) if trial % 3 else ()
         l_q, l_k, d_k, d_v = random_sizes(g, 4)
         q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
         k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
         v = torch.randn(*lead, l_k, d_v, generator=g, dtype=torch.float64)
         mask = torch.rand(*lead, l_q, l_k, generator=g) > 0.4
         mask[..., 0] = True
-        # Scores spread over hundreds tell -inf masking apart from a finite fill value:
-        # where every visible score is below -100, a key filled with -100 takes the weight.
-        q = q * 200
+        mask[..., 0, -1] = False  # the first query hides a key, and sees one
+        mask[..., -1, :] = True  # the last sees every key (L_q >= 2): a reversed mask, none
+        # Every query's scores shifted by -150 to -400 (softmax ignores a row's shift): a key
+        # filled with -100 instead of -inf takes the weight, and exp never overflows, even
+        # without the max subtracted (a float64 exp overflows above 709).
+        shift_rows(q, k, -150 - 250 * torch.rand(*lead, l_q, generator=g, dtype=q.dtype))
         for m in (None, mask):
             out, weights = call_attention(attention, q, k, v, m)
             if isinstance(weights, Tensor) and not torch.isfinite(weights).all():
@@ -251,9 +269,13 @@ def large_scores_do_not_overflow(ns: Namespace) -> None:
     attention = require(ns, "attention")
     g = hidden_generator("a01 large scores")
     l_q, l_k, d_k, d_v = random_sizes(g, 4)
-    # float32 scores in the hundreds: exp overflows above 88, a stable softmax does not care
-    q = torch.randn(2, l_q, d_k, generator=g) * 100
-    k, v = torch.randn(2, l_k, d_k, generator=g), torch.randn(2, l_k, d_v, generator=g)
+    q, k, v = (
+        torch.randn(2, n, d, generator=g, dtype=torch.float64)
+        for n, d in ((l_q, d_k), (l_k, d_k), (l_k, d_v))
+    )
+    # Every query's scores shifted by 800 to 1200: exp overflows (above 709 in float64) in
+    # every row, whatever the draw, and a stable softmax does not care (it ignores the shift).
+    shift_rows(q, k, 800 + 400 * torch.rand(2, l_q, generator=g, dtype=torch.float64))
     _, weights = call_attention(attention, q, k, v)
     if isinstance(weights, Tensor) and not torch.isfinite(weights).all():
         fail(OVERFLOW)

@@ -26,6 +26,7 @@ from autograder.pipeline.course import (
     instructor_side,
     record,
 )
+from autograder.pipeline.course_secret import course_secret
 from autograder.pipeline.records import DaskCluster, Job, Outcome, Settings, grader_error
 from autograder.pipeline.report import shown
 from autograder.pipeline.worker import grade_one, warm_up
@@ -49,6 +50,7 @@ def grade(
     stage: Callable[[str], None] = lambda text: None,
     on_start: Callable[[], None] = lambda: None,
     cluster: DaskCluster | None = None,
+    secret: bytes | None = None,
 ) -> list[Outcome]:
     """Grade every submission of ``assignment`` (or only ``students``) and record the grades.
 
@@ -56,8 +58,10 @@ def grade(
     stage: called with a line saying what the batch does before the first outcome.
     on_start: called once the staging is built and the workers are about to start.
     cluster: grade on this Dask cluster instead of a local process pool (recording stays here).
+    secret: what hidden inputs derive from; by default the course's (pipeline/course_secret.py).
     """
     settings = settings or Settings()
+    secret = course_secret(course.root) if secret is None else secret
     if settings.use_sandbox and cluster is None:  # a Dask worker checks its own machine
         stage("checking that a sandbox can be built")
         available, why = sandbox.sandbox_available()
@@ -72,7 +76,7 @@ def grade(
     for outcome in outcomes:
         if progress is not None:
             progress(outcome)
-    instructor = (assignment, release, sources)
+    instructor = (assignment, release, sources, secret)
     if cluster is None:
         graded = _pooled(instructor, course, submitted, workers, settings, stage, on_start)
     else:  # imported only here: the local pool never imports Dask
@@ -91,7 +95,7 @@ def grade(
 
 
 def _pooled(
-    instructor: tuple[str, dict, dict[str, str]],
+    instructor: tuple[str, dict, dict[str, str], bytes],
     course: Course,
     submitted: Sequence[tuple[str, Path]],
     workers: int,
@@ -102,9 +106,9 @@ def _pooled(
     """Grade on this machine: rounds of a process pool, a submission retried once if it kills
     its worker; the outcomes as they finish.
 
-    instructor: the assignment, its release notebook and the gradebook's sources.
+    instructor: the assignment, its release notebook, the gradebook's sources, the course secret.
     """
-    assignment, release, sources = instructor
+    assignment, release, sources, secret = instructor
     hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
     with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
         stage(
@@ -134,7 +138,7 @@ def _pooled(
                     count,
                     mp_context=context,
                     initializer=_start_worker,
-                    initargs=(grader, assignment, release, sources),
+                    initargs=(grader, assignment, release, sources, secret),
                 )
                 try:
                     yield from _round(pool, pending, deaths)
@@ -173,11 +177,11 @@ def _round(
 
 
 def _start_worker(
-    grader: Connection, assignment: str, release: dict, sources: dict[str, str]
+    grader: Connection, assignment: str, release: dict, sources: dict[str, str], secret: bytes
 ) -> None:
     """A pool worker's set-up: it ends with the grading process, and warms up."""
     end_with(grader)
-    warm_up(assignment, release, sources)
+    warm_up(assignment, release, sources, secret)
 
 
 def _end_now(pool: ProcessPoolExecutor) -> None:

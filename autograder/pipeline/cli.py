@@ -1,5 +1,6 @@
 """python -m autograder: grade a class (``grade``), a bundled sample class (``demo``), build
-what students receive (``release``), or grant an extension, before grading too (``extend``)."""
+what students receive (``release``), grant an extension, before grading too (``extend``), or make
+and rotate the course secret that hidden inputs derive from (``secret``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Collection, Sequence
 from datetime import timedelta
 from pathlib import Path
 
+from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET, secret_fingerprint
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
 from autograder.judging.limits import JudgeLimits
 from autograder.pipeline import batch, report, similarity
@@ -25,6 +27,7 @@ from autograder.pipeline.course import (
     find_submissions,
     instructor_side,
 )
+from autograder.pipeline.course_secret import course_secret, create_secret, secret_path
 from autograder.pipeline.feedback import generate_feedback
 from autograder.pipeline.grade_record import read_record
 from autograder.pipeline.records import DaskCluster, Settings
@@ -156,6 +159,18 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
     grade.add_argument("--from-zip", type=Path, help="first collect a Canvas submissions zip")
     grade.add_argument("--roster", type=Path, help="roster CSV (default: grading/roster.csv)")
+    seeds = grade.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--course-secret",
+        type=Path,
+        metavar="FILE",
+        help="the course secret (default: $ATTENTION_LAB_SECRET_FILE, else `secret show-path`)",
+    )
+    seeds.add_argument(
+        "--development-secret",
+        action="store_true",
+        help="draw hidden inputs from the public development secret: trials only, never a class",
+    )
     _add_limits(grade)
     _add_engine(grade)
     demo = add("demo", help="grade the bundled sample class end to end")
@@ -190,6 +205,14 @@ def _parser() -> argparse.ArgumentParser:
         "--course", type=Path, default=Path.cwd(), help="course folder (default: .)"
     )
     extend.add_argument("--db", help="gradebook URL (default: the course's)")
+    secret = commands.add_parser(
+        "secret", help="make (init), replace at a new term (rotate) or locate the course secret"
+    )
+    secret.add_argument("action", choices=("init", "rotate", "show-path"))
+    secret.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
+    secret.add_argument(
+        "--course-secret", type=Path, metavar="FILE", help="this file instead of the default"
+    )
     return parser
 
 
@@ -224,10 +247,49 @@ def run_extend(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_secret(args: argparse.Namespace) -> int:
+    """Make, rotate or locate the course secret; 2 when it cannot be done."""
+    root = args.course.resolve()
+    path = secret_path(root, args.course_secret)
+    if args.action == "show-path":
+        print(path)
+        if not path.exists():
+            print(f"no course secret there yet: `secret init --course {root}`", file=sys.stderr)
+        return 0
+    try:
+        create_secret(path, root, rotate=args.action == "rotate")
+        fingerprint = secret_fingerprint(course_secret(root, args.course_secret))
+    except GradingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    done = "rotated (nothing of the old one is kept)" if args.action == "rotate" else "made"
+    print(
+        f"course secret {done}: {path} (mode 0600, fingerprint {fingerprint}). The "
+        "grading command reads it; hidden inputs now differ from those of every other secret, "
+        "and no grade depends on it. Rotate it at each new term."
+    )
+    return 0
+
+
+def hidden_seeds_notice(args: argparse.Namespace, course: Course | None) -> tuple[bytes, str]:
+    """The secret this grading draws hidden inputs from, and the line that says which."""
+    if course is None or args.development_secret:
+        why = "the demo" if course is None else "--development-secret"
+        return DEVELOPMENT_SECRET, (
+            f"hidden seeds: the PUBLIC development secret ({why}): anyone with this repository "
+            "can compute every hidden input; grade a class with its course secret (`python -m "
+            "autograder secret init`)"
+        )
+    secret = course_secret(course.root, args.course_secret)
+    where = secret_path(course.root, args.course_secret)
+    return secret, f"hidden seeds: course secret {where} (fingerprint {secret_fingerprint(secret)})"
+
+
 def run_grade(
     assignment: str,
     course: Course,
     args: argparse.Namespace,
+    secret: bytes,
     students: Sequence[str] = (),
     feedback: bool = True,
     canvas_late: Collection[str] = frozenset(),
@@ -256,6 +318,7 @@ def run_grade(
         stage=progress.stage,
         on_start=progress.start,
         cluster=_cluster(args),
+        secret=secret,
     )
     for outcome in outcomes:
         if outcome.student in canvas_late:
@@ -320,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return release_mod.main(args.assignment, args.out)
     if args.command == "extend":
         return run_extend(args)
+    if args.command == "secret":
+        return run_secret(args)
     print(
         "sandbox: none (--unsafe-no-sandbox)" if args.unsafe_no_sandbox else describe_bwrap(),
         file=sys.stderr,
@@ -328,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "grade":
             course = Course.load(args.course, args.db)
+            secret, notice = hidden_seeds_notice(args, course)
+            print(notice, file=sys.stderr, flush=True)
             if args.from_zip:
                 zipped = collect_from_zip(course, args.assignment, args.from_zip, args.roster)
                 args.student += zipped.students
@@ -336,19 +403,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.assignment,
                 course,
                 args,
+                secret,
                 args.student,
                 feedback=not args.no_feedback,
                 canvas_late=canvas_late if args.from_zip else frozenset(),
             )
         from autograder.examples import build_demo_course
 
+        secret, notice = hidden_seeds_notice(args, None)
+        print(notice, file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory(prefix="attention-lab-demo-") as scratch:
             root = args.keep or Path(scratch) / "course"
             if args.keep and root.exists():
                 shutil.rmtree(root)
             print(f"demo course: building it in {root}", file=sys.stderr, flush=True)
             course, assignment = build_demo_course(root)
-            status = run_grade(assignment, course, args)
+            status = run_grade(assignment, course, args, secret)
             print(demo_epilogue(root, assignment, kept=bool(args.keep)))
             return status
     except GradingError as error:

@@ -3,9 +3,10 @@
 Nothing assumes a file system shared with the grader's machine.  Each worker sets itself up once
 (:class:`GradingSetup`, a worker plugin): it checks that it can build a sandbox, imports the
 checks and builds their hidden reference data, stages what the sandbox may import in its own
-scratch folder, and finds on its own disk what the sandbox must hide.  The release notebook and
-the gradebook's sources travel once per worker, inside the plugin; each job carries its
-submission's bytes.  The outcomes come back here, where the batch records them.
+scratch folder, and finds on its own disk what the sandbox must hide.  The release notebook, the
+gradebook's sources and the course secret travel once per worker, inside the plugin (so a remote
+scheduler's link must be TLS); each job carries its submission's bytes.  The outcomes come back
+here, where the batch records them.
 
 A worker that dies is replaced by Dask.  As with the local pool, a submission whose worker died
 while grading it is run once more, and after a second death gets a ``grader error`` row; one
@@ -45,6 +46,7 @@ from distributed.scheduler import KilledWorker
 from distributed.security import Security
 from distributed.utils import get_mp_context
 
+from autograder.authoring.hidden_seeds import use_secret
 from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
 from autograder.pipeline.course import Course, GradingError
@@ -80,6 +82,7 @@ class _Prepared:
 
     release: dict
     sources: dict[str, str]
+    secret: bytes
     staging: str
     hide: tuple[str, ...]
 
@@ -93,11 +96,20 @@ class GradingSetup(WorkerPlugin):
 
     idempotent = True  # a second grader of the same release reuses the set-up
 
-    def __init__(self, assignment: str, release: dict, sources: dict[str, str], sandboxed: bool):
+    def __init__(
+        self,
+        assignment: str,
+        release: dict,
+        sources: dict[str, str],
+        sandboxed: bool,
+        secret: bytes,
+    ):
         self.assignment, self.release, self.sources = assignment, release, sources
-        self.sandboxed = sandboxed
-        digest = hashlib.sha256(
-            json.dumps([assignment, release, sources, sandboxed], sort_keys=True).encode()
+        self.sandboxed, self.secret = sandboxed, secret
+        digest = hashlib.sha256(  # a name that differs with the secret and does not reveal it
+            json.dumps(
+                [assignment, release, sources, sandboxed, secret.hex()], sort_keys=True
+            ).encode()
         )
         self.name = f"attention-lab-{assignment}-{digest.hexdigest()[:16]}"
 
@@ -118,7 +130,7 @@ class GradingSetup(WorkerPlugin):
                 available, why = sandbox.sandbox_available()
                 if not available:
                     raise GradingError(why)
-            warm_up(self.assignment, self.release, self.sources)
+            warm_up(self.assignment, self.release, self.sources, self.secret)
             scratch = getattr(worker, "local_directory", None) or tempfile.gettempdir()
             folder = Path(tempfile.mkdtemp(prefix="attention-lab-staging-", dir=scratch))
             folder.chmod(0o755)
@@ -127,7 +139,9 @@ class GradingSetup(WorkerPlugin):
         except Exception as error:
             _PREPARED[self.name] = f"{where} cannot grade: {error}"
             raise GradingError(_PREPARED[self.name]) from None
-        _PREPARED[self.name] = _Prepared(self.release, self.sources, str(staging), hide)
+        _PREPARED[self.name] = _Prepared(
+            self.release, self.sources, self.secret, str(staging), hide
+        )
 
 
 def grade_remotely(job: Job, setup: str) -> Outcome:
@@ -140,12 +154,13 @@ def grade_remotely(job: Job, setup: str) -> Outcome:
     # The course is hidden too where this machine has it (a shared or the same file system).
     hide = sorted({*prepared.hide, *(path for path in job.hide if os.path.exists(path))})
     job = replace(job, staging=prepared.staging, hide=tuple(hide))
+    use_secret(prepared.secret)  # a worker set up by two graders holds two secrets
     return grade_one(job, (prepared.release, prepared.sources))
 
 
 def graded(
     cluster: DaskCluster,
-    instructor: tuple[str, dict, dict[str, str]],
+    instructor: tuple[str, dict, dict[str, str], bytes],
     course: Course,
     submitted: Sequence[tuple[str, Path]],
     settings: Settings,
@@ -154,13 +169,13 @@ def graded(
 ) -> Iterator[Outcome]:
     """Grade ``submitted`` on ``cluster``; the outcomes as they finish.
 
-    instructor: the assignment, its release notebook and the gradebook's sources.
+    instructor: the assignment, its release notebook, the gradebook's sources, the course secret.
     Raises GradingError before any outcome when the cluster is refused, unreachable or cannot
     grade.
     """
-    assignment, release, sources = instructor
+    assignment, release, sources, secret = instructor
     with _client(cluster, assignment, stage) as client:
-        setup = GradingSetup(assignment, release, sources, settings.use_sandbox)
+        setup = GradingSetup(assignment, release, sources, settings.use_sandbox, secret)
         workers = client.scheduler_info()["workers"]
         _say_workers(workers, stage)
         try:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import nbformat
 
+from autograder.authoring.hidden_seeds import use_secret
 from autograder.authoring.registry import prepare
 from autograder.cells import is_test_cell
 from autograder.isolation import sandbox
@@ -202,14 +203,16 @@ def _run_unsandboxed(
 _INSTRUCTOR: dict[str, Any] = {}
 
 
-def warm_up(assignment: str, release: dict, sources: dict[str, str]) -> None:
+def warm_up(assignment: str, release: dict, sources: dict[str, str], secret: bytes) -> None:
     """Before a worker's first submission: one thread for torch, BLAS and OpenMP (the workers
-    share the cores), the instructor's notebook and sources, and the hidden reference data built
-    once, not once per submission."""
+    share the cores), the instructor's notebook and sources, the course secret that hidden inputs
+    derive from (the judges, forked from this worker, inherit it), and the hidden reference data
+    built once, not once per submission."""
     import torch
     from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(1)
     threadpool_limits(1)
     _INSTRUCTOR.update(release=release, sources=sources)
+    use_secret(secret)
     prepare(assignment)

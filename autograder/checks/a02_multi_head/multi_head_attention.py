@@ -54,7 +54,7 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
     trials[2] = (b, l_q, l_k, 1, h * d_k)  # a single head is allowed
     for b, l_q, l_k, h, d_k in trials + degenerate_mha_sizes(g):
         d_model = h * d_k
-        mha = build(cls, d_model, h)
+        mha = build(cls, d_model, h, g)
         found = tuple(getattr(mha, name, None) for name in ("d_model", "num_heads", "d_k"))
         if found != (d_model, h, d_k):
             fail(

@@ -7,7 +7,14 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from autograder.authoring.helpers import SQUEEZED, copy_into, fail, random_sizes, squeezed
+from autograder.authoring.helpers import (
+    SQUEEZED,
+    copy_into,
+    draw_seed,
+    fail,
+    random_sizes,
+    squeezed,
+)
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "02_multi_head"
@@ -34,12 +41,12 @@ def build(
     cls: type,
     d_model: int,
     num_heads: int,
-    generator: torch.Generator | None = None,
+    generator: torch.Generator,
     dtype: torch.dtype = torch.float32,
 ) -> nn.Module:
-    """A fresh instance (global RNG untouched); with a generator, parameters redrawn from it."""
+    """A fresh instance (global RNG untouched), its parameters drawn from ``generator``."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
+        torch.manual_seed(draw_seed(generator))
         mha = cls(d_model, num_heads)
     if not isinstance(mha, nn.Module):
         fail("MultiHeadAttention must be an nn.Module (class MultiHeadAttention(nn.Module))")
@@ -54,12 +61,11 @@ def build(
                 f"self.{name} must map d_model to d_model, got weight shape {tuple(layer.weight.shape)} "
                 f"for d_model={d_model}, num_heads={num_heads}"
             )
-    if generator is not None:
-        # Non-zero biases and weights of std 0.5, so a missing or misplaced bias shows.
-        for name in PROJECTIONS:
-            layer = getattr(mha, name)
-            copy_into(layer, "weight", torch.randn(layer.weight.shape, generator=generator) * 0.5)
-            copy_into(layer, "bias", torch.randn(layer.bias.shape, generator=generator) * 0.5)
+    # Non-zero biases and weights of std 0.5, so a missing or misplaced bias shows.
+    for name in PROJECTIONS:
+        layer = getattr(mha, name)
+        copy_into(layer, "weight", torch.randn(layer.weight.shape, generator=generator) * 0.5)
+        copy_into(layer, "bias", torch.randn(layer.bias.shape, generator=generator) * 0.5)
     return mha.to(dtype).eval()
 
 

@@ -15,6 +15,7 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     ban,
     diagnose,
+    draw_seed,
     fail,
     hidden_generator,
     is_close,
@@ -53,6 +54,7 @@ def reference_block(
 def build_block(cls: type, ref: nn.Module, d_model: int, num_heads: int, d_ff: int, dropout=0.0):
     """The student's block (global RNG untouched) with the reference's weights copied in."""
     with torch.random.fork_rng(devices=[]):
+        # Fixed, not hidden: the reference's weights, drawn from a hidden seed, replace these.
         torch.manual_seed(0)
         mine = cls(d_model, num_heads, d_ff, dropout)
     if not isinstance(mine, nn.Module):
@@ -186,7 +188,8 @@ def encoder_block_is_deterministic_in_eval_mode(ns: Namespace) -> None:
         mine = build_block(cls, ref, d_model, h, d_ff, dropout=p).eval()
         x = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
         outputs = []
-        for seed in (1, 2):  # different random numbers: only dropout would use them
+        first = draw_seed(g)
+        for seed in (first, first + 1):  # different random numbers: only dropout would use them
             with torch.random.fork_rng(devices=[]), torch.no_grad():
                 torch.manual_seed(seed)
                 outputs.append(call_block(mine, x, None, f"dropout={p}, eval mode")[0])

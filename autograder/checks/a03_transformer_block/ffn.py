@@ -10,6 +10,7 @@ import attention_lab.reference.a03_transformer_block as reference
 from autograder.authoring.helpers import (
     ban,
     diagnose,
+    draw_seed,
     fail,
     hidden_generator,
     random_sizes,
@@ -148,7 +149,7 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
             fail("in eval mode dropout must do nothing: use an nn.Dropout module, not F.dropout")
         mine.train()
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
+            torch.manual_seed(draw_seed(g))
             trained = call_ffn(mine, x)
         if torch.allclose(trained, theirs(x), atol=1e-9):
             fail(

@@ -7,6 +7,7 @@ import torch
 from autograder.authoring.helpers import (
     ban,
     diagnose,
+    draw_seed,
     fail,
     hidden_generator,
     random_sizes,
@@ -42,7 +43,7 @@ def causal_head_matches_masked_attention(ns: Namespace) -> None:
             b, length = 1, 1  # one sequence of one character
         block_size = length + (extra if trial else 0)  # L == block_size once, then L < block_size
         head = build(
-            cls, d_model, head_size, block_size, seed=trial, what="CausalSelfAttentionHead"
+            cls, d_model, head_size, block_size, seed=draw_seed(g), what="CausalSelfAttentionHead"
         )
         check_projections(head, d_model, head_size)
         x = torch.randn(b, length, d_model, generator=g)
@@ -62,7 +63,9 @@ def causal_head_ignores_the_future(ns: Namespace) -> None:
     cls = require(ns, "CausalSelfAttentionHead", type)
     g = hidden_generator("a06 head future")
     d_model, head_size, length = random_sizes(g, 3, low=3, high=10)
-    head = build(cls, d_model, head_size, length + 3, seed=5, what="CausalSelfAttentionHead")
+    head = build(
+        cls, d_model, head_size, length + 3, seed=draw_seed(g), what="CausalSelfAttentionHead"
+    )
     x = torch.randn(2, length, d_model, generator=g)
     call_module(head, x, "your head", length + 3)
     if future_leak(head, x, g):

@@ -16,6 +16,7 @@ from autograder.authoring.helpers import (
     SQUEEZED,
     ban,
     diagnose,
+    draw_seed,
     fail,
     hidden_generator,
     is_close,
@@ -110,7 +111,7 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
     g = hidden_generator("a06 charlm shapes")
     config = lm_config(g)
-    lm = build_lm(cls, config, seed=1, dropout=0.1)
+    lm = build_lm(cls, config, seed=draw_seed(g), dropout=0.1)
     vocab, block_size, d_model = config["vocab_size"], config["block_size"], config["d_model"]
     embedding = getattr(lm, "token_embedding", None)
     if not isinstance(embedding, nn.Embedding) or tuple(embedding.weight.shape) != (vocab, d_model):
@@ -129,12 +130,12 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
     idx = torch.randint(0, vocab, (b, block_size), generator=g)
     expect_logit_shapes(lm, idx, vocab)
     small = lm_config(g, one_head=True)
-    one_head = build_lm(cls, small, seed=4)
+    one_head = build_lm(cls, small, seed=draw_seed(g))
     ids = torch.randint(0, small["vocab_size"], (b, small["block_size"]), generator=g)
     expect_logit_shapes(one_head, ids, small["vocab_size"])
     if not is_close(run_lm(lm, idx[1:2]), run_lm(lm, idx)[1:2]):
         fail("a sequence gets other logits alone than inside a batch: keep the rows independent")
-    default = build(cls, vocab, block_size, seed=2, what="CharLM")
+    default = build(cls, vocab, block_size, seed=draw_seed(g), what="CharLM")
     emb = getattr(default, "token_embedding", None)
     layers = getattr(default, "blocks", [])
     if (
@@ -151,7 +152,7 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
     g = hidden_generator("a06 charlm parts")
     config = lm_config(g)
-    lm = build_lm(cls, config, seed=3)
+    lm = build_lm(cls, config, seed=draw_seed(g))
     idx = torch.randint(0, config["vocab_size"], (3, config["block_size"] - 1), generator=g)
     logits = run_lm(lm, idx)
     with torch.no_grad():
@@ -192,9 +193,9 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
 def charlm_starts_near_uniform_loss(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
     g = hidden_generator("a06 charlm start")
-    for trial in range(2):
+    for _ in range(2):
         config = lm_config(g)
-        lm = build_lm(cls, config, seed=10 + trial)
+        lm = build_lm(cls, config, seed=draw_seed(g))
         vocab = config["vocab_size"]
         idx = torch.randint(0, vocab, (8, config["block_size"]), generator=g)
         targets = torch.randint(0, vocab, idx.shape, generator=g)
@@ -212,7 +213,7 @@ def charlm_logits_ignore_the_future(ns: Namespace) -> None:
     g = hidden_generator("a06 charlm causality")
     for trial in range(2):
         config = lm_config(g)
-        lm = build_lm(cls, config, seed=20 + trial)
+        lm = build_lm(cls, config, seed=draw_seed(g))
         vocab, block_size = config["vocab_size"], config["block_size"]
         idx = torch.randint(0, vocab, (3, block_size - trial), generator=g)
         logits = run_lm(lm, idx)
@@ -230,7 +231,7 @@ def charlm_uses_the_past(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
     g = hidden_generator("a06 charlm past")
     config = lm_config(g)
-    lm = build_lm(cls, config, seed=30)
+    lm = build_lm(cls, config, seed=draw_seed(g))
     vocab = config["vocab_size"]
     idx = torch.randint(0, vocab, (3, config["block_size"]), generator=g)
     changed = idx.clone()

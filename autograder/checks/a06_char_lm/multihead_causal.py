@@ -10,6 +10,7 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import (
     ban,
     diagnose,
+    draw_seed,
     fail,
     hidden_generator,
     is_close,
@@ -68,10 +69,10 @@ def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
         (1, num_heads, head_size, 1, extra),
         (b, 1, head_size, length, extra),
     ]  # sizes of one
-    for trial, (b, num_heads, head_size, length, extra) in enumerate(trials):
+    for b, num_heads, head_size, length, extra in trials:
         d_model, block_size = num_heads * head_size, length + extra
         mha = build(
-            cls, d_model, num_heads, block_size, seed=trial, what="MultiHeadCausalAttention"
+            cls, d_model, num_heads, block_size, seed=draw_seed(g), what="MultiHeadCausalAttention"
         )
         heads = getattr(mha, "heads", None)
         if not isinstance(heads, nn.ModuleList) or len(heads) != num_heads:

@@ -13,6 +13,7 @@ import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.helpers import (
     SQUEEZED,
     ban,
+    draw_seed,
     fail,
     hidden_generator,
     random_sizes,
@@ -72,7 +73,7 @@ def call_sample(
     model: nn.Module,
     idx: Tensor,
     n: int,
-    global_seed: int = 0,
+    global_seed: int,
     **kwargs: Any,
 ):
     with torch.random.fork_rng(devices=[]):
@@ -126,6 +127,7 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
             model,
             torch.zeros(n, 1, dtype=torch.long),
             1,
+            draw_seed(g),
             temperature=temperature,
             top_k=top_k,
             generator=torch.Generator().manual_seed(seed),
@@ -173,11 +175,13 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
 @check(ASSIGNMENT, "test_sample")
 def sample_uses_the_generator(ns: Namespace) -> None:
     sample = require(ns, "sample")
+    g = hidden_generator("a06 sample generator")
     model = FixedLogits(torch.tensor([0.3, -0.2, 0.5, 0.1, 0.0]), block_size=4)
     prompt = torch.zeros(50, 2, dtype=torch.long)
     draws = []
-    for global_seed in (1, 2):
-        generator = torch.Generator().manual_seed(1234)
+    seed, first = draw_seed(g), draw_seed(g)
+    for global_seed in (first, first + 1):  # only a sample that ignores `generator` uses them
+        generator = torch.Generator().manual_seed(seed)
         draws.append(call_sample(sample, model, prompt, 6, global_seed, generator=generator))
     if not torch.equal(draws[0], draws[1]):
         fail(
@@ -193,20 +197,21 @@ def sample_crops_the_context_and_reads_the_last_position(ns: Namespace) -> None:
     vocab, block_size, prompt_len, n_new = random_sizes(g, 4, low=3, high=9)
     model = NextId(vocab, block_size)
     prompt = torch.randint(0, vocab, (3, prompt_len), generator=g)
-    out = call_sample(sample, model, prompt, n_new, top_k=1)
+    global_seed = draw_seed(g)
+    out = call_sample(sample, model, prompt, n_new, global_seed, top_k=1)
     expected = (prompt[:, -1:] + torch.arange(1, n_new + 1)) % vocab
     if not torch.equal(out[:, prompt_len:], expected):
         fail(
             "each new id must come from the logits at the LAST position of the context "
             "(logits[:, -1, :]), and be appended before the next step"
         )
-    out = call_sample(sample, model, prompt, n_new, temperature=0.05)
+    out = call_sample(sample, model, prompt, n_new, global_seed, temperature=0.05)
     if not torch.equal(out[:, prompt_len:], expected):
         fail("a low temperature must (almost) always pick the likeliest id: divide the logits by T")
-    call_sample(sample, model, prompt, 0)  # max_new_tokens = 0 gives the prompt back
+    call_sample(sample, model, prompt, 0, global_seed)  # max_new_tokens = 0 gives the prompt back
     one = prompt[:1, -1:]  # one prompt of one id: a squeeze() that drops an axis shows here
     try:
-        out = call_sample(sample, model, one, n_new, top_k=1)
+        out = call_sample(sample, model, one, n_new, global_seed, top_k=1)
     except CheckFailed as failure:
         fail(
             "sample works on a batch of prompts but not on one prompt of one id, shape (1, 1); "

@@ -1,0 +1,129 @@
+"""Hidden inputs derive from the course secret: another secret, other inputs, the same grades."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from autograder.authoring.helpers import hidden_generator
+from autograder.authoring.hidden_seeds import (
+    DEVELOPMENT_SECRET,
+    hidden_seed,
+    secret_fingerprint,
+    secret_in_use,
+    use_secret,
+)
+from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
+
+ROOT = Path(__file__).resolve().parents[1]
+THIS_TERM, NEXT_TERM = b"this term's course secret, 32 b", b"next term's course secret, 32 by"
+
+# A submission that keeps every tensor the judge hands its `attention`, to print or reuse later.
+RECORDER = """\
+_recorded = []
+_own_attention = attention
+
+def attention(*args, **kwargs):
+    _recorded.append([a.detach().clone() for a in (*args, *kwargs.values()) if torch.is_tensor(a)])
+    return _own_attention(*args, **kwargs)
+"""
+
+
+def draws(label: str) -> torch.Tensor:
+    """What a check drawing from ``hidden_generator(label)`` gets first."""
+    return torch.randn(8, generator=hidden_generator(label))
+
+
+def test_each_secret_draws_its_own_hidden_inputs():
+    with secret_in_use(THIS_TERM):
+        first, again = draws("a01 rows"), draws("a01 rows")
+        other_label = draws("a01 scale")
+    with secret_in_use(NEXT_TERM):
+        next_term = draws("a01 rows")
+    assert torch.equal(first, again)  # one secret: reproducible
+    assert not torch.equal(first, other_label)
+    assert not torch.equal(first, next_term)
+
+
+def test_the_development_secret_is_in_use_unless_told_otherwise():
+    with secret_in_use(THIS_TERM):
+        fingerprint = secret_fingerprint()
+    assert fingerprint != secret_fingerprint()
+    with secret_in_use(DEVELOPMENT_SECRET):
+        assert torch.equal(draws("a01 rows"), draws("a01 rows"))
+        assert secret_fingerprint() != fingerprint
+    assert hidden_seed("a01 rows") == hidden_seed("a01 rows") < 2**64
+
+
+def test_a_secret_too_short_to_be_one_is_refused():
+    with pytest.raises(ValueError, match="expected a course secret of at least 16 bytes, got 3"):
+        use_secret(b"abc")
+
+
+def test_reference_data_is_built_once_per_secret():
+    from autograder.checks.a03_transformer_block.shared import course_corpora
+
+    with secret_in_use(THIS_TERM):
+        this_term = course_corpora()
+        assert course_corpora() is this_term
+    with secret_in_use(NEXT_TERM):
+        next_term = course_corpora()
+    assert next_term is not this_term
+    texts = [[ex.text for ex in corpora["vocab"].train] for corpora in (this_term, next_term)]
+    assert texts[0] != texts[1]
+
+
+def same(first: list[list[torch.Tensor]], second: list[list[torch.Tensor]]) -> bool:
+    """Whether two recordings hold the same calls with the same tensors."""
+    flat = [[(t.shape, t.flatten().tolist()) for t in call] for call in first]
+    return flat == [[(t.shape, t.flatten().tolist()) for t in call] for call in second]
+
+
+def drawn(calls: list[list[torch.Tensor]]) -> set[tuple[float, ...]]:
+    """The random floating-point tensors among recorded inputs, each as its values."""
+    return {
+        tuple(t.flatten().tolist())
+        for call in calls
+        for t in call
+        if t.is_floating_point() and t.unique().numel() > 2
+    }
+
+
+def recording_submission(folder: Path) -> Path:
+    """01's solution with a cell after `attention` that records every input it is called with."""
+    notebook = nbformat.read(ROOT / "solutions/01_attention/01_attention.ipynb", 4)
+    index = next(
+        i
+        for i, cell in enumerate(notebook.cells)
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "attention"
+    )
+    notebook.cells.insert(index + 1, nbformat.v4.new_code_cell(RECORDER))
+    path = folder / "01_attention.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_inputs_recorded_one_term_differ_the_next_and_the_grades_do_not(tmp_path: Path):
+    submission = load_submission(recording_submission(tmp_path), skip_tags=(DEMO_TAG,))
+    recorded = submission.namespace["_recorded"]
+    grades, inputs = {}, {}
+    for term, secret in (("this", THIS_TERM), ("next", NEXT_TERM), ("this again", THIS_TERM)):
+        recorded.clear()
+        with secret_in_use(secret):
+            grades[term] = grade_submission(submission)
+        inputs[term] = list(recorded)
+    assert inputs["this"], "the judge never called the student's attention"
+    assert all(r.passed and r.fraction == 1 for r in grades["this"].values()), grades["this"]
+
+    assert same(inputs["this"], inputs["this again"])  # the difference is the secret's
+    assert not same(inputs["this"], inputs["next"])
+    # No random tensor recorded this term is handed in again next term.
+    assert not drawn(inputs["this"]) & drawn(inputs["next"])
+    verdicts = {
+        term: {g: (r.fraction, [(c.name, c.passed) for c in r.checks]) for g, r in found.items()}
+        for term, found in grades.items()
+    }
+    assert verdicts["this"] == verdicts["next"] == verdicts["this again"]
