@@ -211,7 +211,11 @@ def _parser() -> argparse.ArgumentParser:
     secret.add_argument("action", choices=("init", "rotate", "show-path"))
     secret.add_argument("--course", type=Path, default=Path.cwd(), help="course folder (default .)")
     secret.add_argument(
-        "--course-secret", type=Path, metavar="FILE", help="this file instead of the default"
+        "--course-secret",
+        type=Path,
+        metavar="FILE",
+        help="this file instead of the default (default: $ATTENTION_LAB_SECRET_FILE, else the "
+        "path `secret show-path` prints)",
     )
     return parser
 
