@@ -26,7 +26,7 @@ from autograder.authoring.helpers import ReferenceBan, bans_of, bans_using
 from autograder.authoring.registry import CHECK_MODULES, CheckFailed, checks_for, grade_cell
 from autograder.cells import is_test_cell
 from autograder.examples import solution_answers
-from autograder.judging import judge, source_bans
+from autograder.judging import proxies, source_bans
 from autograder.suite.submission import DEMO_TAG, load_submission
 from tests.mutants import mutated_cells
 from tests.test_reference_bans import reference_expression
@@ -214,7 +214,7 @@ def graded_as_judged(
         source_bans.using_sources(sources),
     ):
         patch.setattr(helpers, "forbid_references", helpers._forbid_in_source)
-        patch.setattr(judge, "origin_of", lambda value: seen.origins.get(id(value)))
+        patch.setattr(proxies, "origin_of", lambda value: seen.origins.get(id(value)))
         return grade_cell(assignment, grade_id, seen)
 
 
