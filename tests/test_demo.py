@@ -69,19 +69,24 @@ def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path)
     )
     assert done.returncode == 0, done.stdout + done.stderr
     # The first line names the sandbox; progress follows at once; nbgrader's noise is gone.
-    first, second = done.stderr.splitlines()[:2]
+    first, second, third = done.stderr.splitlines()[:3]
     assert first.startswith("sandbox: bubblewrap "), first
-    assert second.startswith("demo course: building it in"), second
+    assert second.startswith("hidden seeds: the PUBLIC development secret (the demo)"), second
+    assert third.startswith("demo course: building it in"), third
     assert "starting 2 workers" in done.stderr or "starting 1 worker" in done.stderr
     assert "SAWarning" not in done.stderr, done.stderr
 
     rows = _rows(done.stdout)
     assert set(rows) == {s.student for s in DEMO_CLASS}, done.stdout
+    # The total is the gradebook's, out of every point; the autograded ones are the questions'.
+    autograded = sum(
+        float(p) for p in re.findall(r"^Q\d+ = \S+ \(([\d.]+) pt\)$", done.stdout, re.M)
+    )
     for sample in DEMO_CLASS:
         total, verdict = rows[sample.student]
-        got, best = total.split("/")
+        got = float(total.split("/")[0])
         assert verdict == sample.expected, (sample.student, done.stdout)
-        assert (got == best) == sample.full_marks, (sample.student, total)
+        assert (got == autograded) == sample.full_marks, (sample.student, total, autograded)
 
     # Feedback for every student: every hidden check redacted, and exactly the failed cells'
     # diagnoses, which for a student with lost points name the sample's mistake.
