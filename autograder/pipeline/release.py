@@ -18,6 +18,8 @@ its Validate: each notebook's own check cells say what is wrong).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import re
@@ -142,34 +144,50 @@ def released_with(assignment: str, root: Path = ROOT) -> list[str]:
 def generate(root: Path, destination: Path, names: list[str]) -> None:
     """Run nbgrader's generate_assignment on the assignments ``names`` into ``destination``, in a
     scratch course (the instructor's gradebook and notebooks/ are left alone)."""
-    path = os.environ.get("PATH")
-    os.environ["PATH"] = tool_env()["PATH"]  # nbgrader runs this interpreter's alembic
-    try:
-        _generate(root, destination, names)
-    finally:
-        if path is None:
-            del os.environ["PATH"]
-        else:
-            os.environ["PATH"] = path
+    config = (root / "nbgrader_config.py").read_bytes()
+    for name in names:
+        source = root / "solutions" / name
+        digest = hashlib.sha256(config)
+        for path in sorted(p for p in source.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(source)).encode() + b"\0" + path.read_bytes())
+        for relative, data in _generated(root, name, digest.hexdigest()).items():
+            (destination / relative).parent.mkdir(parents=True, exist_ok=True)
+            (destination / relative).write_bytes(data)
 
 
-def _generate(root: Path, destination: Path, names: list[str]) -> None:
+@functools.lru_cache(maxsize=16)
+def _generated(root: Path, name: str, digest: str) -> dict[str, bytes]:
+    """The files nbgrader generates for assignment ``name``, by path: made once per process for
+    each content of its solutions (``digest``), so releasing N after N - 1 generates only N."""
     from nbgrader.converters import GenerateAssignment
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
-    with tempfile.TemporaryDirectory(prefix="attention-lab-release-") as scratch:
-        course = Path(scratch)
-        shutil.copy(root / "nbgrader_config.py", course / "nbgrader_config.py")
-        shutil.copytree(root / "solutions", course / "solutions")
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-        config.CourseDirectory.release_directory = str(destination)
-        for name in names:
+    path = os.environ.get("PATH")
+    os.environ["PATH"] = tool_env()["PATH"]  # nbgrader runs this interpreter's alembic
+    try:
+        with tempfile.TemporaryDirectory(prefix="attention-lab-release-") as scratch:
+            course = Path(scratch)
+            shutil.copy(root / "nbgrader_config.py", course / "nbgrader_config.py")
+            shutil.copytree(root / "solutions" / name, course / "solutions" / name)
+            config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+            release = course / "release"
+            config.CourseDirectory.release_directory = str(release)
             coursedir = CourseDirectory(config=config)
             coursedir.assignment_id = name
             converter = GenerateAssignment(coursedir=coursedir, config=config)
             converter.force = True
             converter.start()
+            return {
+                str(p.relative_to(release)): p.read_bytes()
+                for p in release.rglob("*")
+                if p.is_file() and ".ipynb_checkpoints" not in p.parts
+            }
+    finally:
+        if path is None:
+            del os.environ["PATH"]
+        else:
+            os.environ["PATH"] = path
 
 
 def secret_lines(solution: nbformat.NotebookNode) -> set[str]:
