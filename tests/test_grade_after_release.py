@@ -24,6 +24,7 @@ def _course(tmp_path: Path) -> Course:
     return Course.load(tmp_path)
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier
 def test_grading_registers_a_released_assignment_missing_from_the_gradebook(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ):
@@ -39,6 +40,7 @@ def test_grading_registers_a_released_assignment_missing_from_the_gradebook(
     assert instructor_side(course, ASSIGNMENT)[1] == sources  # once is enough
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier
 def test_a_stale_release_is_refused_with_the_one_command_to_run(tmp_path: Path):
     course = _course(tmp_path)
     released = tmp_path / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"

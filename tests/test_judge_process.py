@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 import torch
 
 from autograder.examples import solution_answers
@@ -22,6 +23,7 @@ from autograder.judging.limits import JudgeLimits
 ASSIGNMENT, CELL = "01_attention", "test_attention_scaling"
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier
 def test_a_judge_killed_mid_check_fails_that_cell_with_a_note(monkeypatch):
     answer = solution_answers(ASSIGNMENT)["attention"]
     namespace: dict = {"math": math, "torch": torch, "Tensor": torch.Tensor}
@@ -61,6 +63,7 @@ def test_a_judge_killed_mid_check_fails_that_cell_with_a_note(monkeypatch):
     assert grade.points(1) == 0 and "[judge] the grader's judge" in grade.describe(), grade
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier
 def test_a_judge_killed_mid_cell_keeps_the_checks_that_had_passed(monkeypatch):
     """test_attention_parity has two checks: the judge dies during the second."""
     answer = solution_answers(ASSIGNMENT)["attention"]

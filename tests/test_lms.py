@@ -239,6 +239,7 @@ def _canvas_rows(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))[2:]
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier
 def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path, monkeypatch):
     roster = (
         "student,canvas_id,sis_login_id,name,section\n"
@@ -249,6 +250,7 @@ def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path, monke
     assert row[:5] == ["'@Ada", "101", "", '\'=HYPERLINK("http://x","y")', "'+S1"], row
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier
 def test_the_canvas_export_serves_everyone_but_an_odd_name(tmp_path: Path, monkeypatch):
     composed = "zo\u00eb"
     decomposed = "zoe\u0308"

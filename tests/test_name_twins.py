@@ -7,6 +7,8 @@ import time
 import unicodedata
 from pathlib import Path
 
+import pytest
+
 from autograder.pipeline.batch import without_twins
 
 ASSIGNMENT = "01_attention"
@@ -45,6 +47,7 @@ def test_the_newer_of_two_names_that_print_alike_is_refused(tmp_path: Path):
     assert os.path.exists(second[1])  # nothing is moved or deleted
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier
 def test_a_name_typed_composed_finds_the_folder_written_decomposed(tmp_path: Path):
     from autograder.examples import build_course
     from autograder.pipeline.course import Course, find_submissions

@@ -284,6 +284,7 @@ class _FakeJudge(threading.Thread):
                 stream.write(json.dumps(answer).encode() + b"\n")
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier
 def test_the_runner_tells_the_judge_each_cell_and_asks_before_a_follow_up(tmp_path):
     (tmp_path / "autograder").mkdir()
     (tmp_path / "autograder" / "__init__.py").write_text(FAKE_AUTOGRADER)

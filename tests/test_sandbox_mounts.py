@@ -134,6 +134,7 @@ def test_attention_lab_comes_from_the_staging_folder_and_the_checks_from_nowhere
     assert autograder_path == repr([str(tmp_path / "site" / "autograder")])
 
 
+@pytest.mark.slow  # a sandbox per assignment: kept out of the fast tier
 @pytest.mark.parametrize(
     "assignment", ["01_attention", "03_transformer_block", "07_attention_at_scale"]
 )
