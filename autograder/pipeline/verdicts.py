@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 import nbformat
 
@@ -88,10 +87,9 @@ def _take_message(line: bytes, result: dict) -> bool:
 _OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error"}
 
 
-def _outputs(raw: Any, room: int = MAX_NOTEBOOK_OUTPUTS) -> list[nbformat.NotebookNode]:
+def _outputs(raw: list, room: int = MAX_NOTEBOOK_OUTPUTS) -> list[nbformat.NotebookNode]:
     """Valid nbformat outputs only, of the first ``room``; anything else the sandbox reported is
     dropped (past ``room``, for a line that says so)."""
-    raw = raw if isinstance(raw, list) else []
     kept = []
     for output in raw[: max(room, 0)]:
         if not isinstance(output, dict) or output.get("output_type") not in _OUTPUT_TYPES:
@@ -123,7 +121,13 @@ HIDDEN_INPUTS_NOTE = (
 )
 
 
+TEST_CELL_OUTPUT_NOTE = (
+    "[what this cell printed while the hidden checks ran is not shown: it could hold their inputs]"
+)
+
+
 def _stdout(text: str) -> nbformat.NotebookNode:
+    """One line on stdout, as the graded copy shows the grader's own notes."""
     return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
 
 
@@ -199,17 +203,10 @@ def _rewrite_outputs(
     kernel wrote more than an error there, which the cell then says it does not show."""
     kept = []
     if printed:
-        kept.append(
-            nbformat.v4.new_output(
-                "stream",
-                name="stdout",
-                text="[what this cell printed while the hidden checks ran is not shown: it could "
-                "hold their inputs]\n",
-            )
-        )
+        kept.append(_stdout(TEST_CELL_OUTPUT_NOTE))
     if passed or score > 0:
         if message:
-            kept.append(nbformat.v4.new_output("stream", name="stdout", text=message + "\n"))
+            kept.append(_stdout(message))
         if not passed:
             kept.append(
                 nbformat.v4.new_output(
