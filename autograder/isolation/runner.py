@@ -273,15 +273,21 @@ async def _recover(
     return False
 
 
+def _keep_from_kernels(fd: int) -> None:
+    """Keep ``fd`` from the kernels this process starts, and from /proc/<pid>/fd (which needs
+    this process to be dumpable); a kernel's exec makes it dumpable again."""
+    os.set_inheritable(fd, False)
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0)
+
+
 class _CellChannel:
     """The runner's end of the judge's cell channel (see the module docstring)."""
 
     def __init__(self, fd: int | None) -> None:
         self.sock: socket.socket | None = None
         if fd is not None:
+            _keep_from_kernels(fd)
             self.sock = socket.socket(fileno=fd)
-            self.sock.set_inheritable(False)  # the kernel must never hold it, nor reopen it:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0)  # /proc/<pid>/fd
             self.sock.settimeout(JUDGE_ANSWER_SECONDS)
         self.buffer = b""
 
@@ -325,10 +331,7 @@ class _Report:
         self.fd = fd
         self.result: dict[str, Any] = {"cells": [], "restarts": 0, "finished": False}
         if fd is not None:
-            # Kept from the kernels this process starts, and from /proc/<pid>/fd (which needs
-            # this process to be dumpable); a kernel's exec makes it dumpable again.
-            os.set_inheritable(fd, False)
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0)
+            _keep_from_kernels(fd)
 
     def cell(self, record: Record) -> None:
         """One more finished (or skipped) code cell."""
