@@ -196,6 +196,17 @@ class CheckResult:
     diagnosis: str = ""
     gate: bool = False
 
+    @classmethod
+    def from_json(cls, report: dict) -> CheckResult:
+        """Read ``asdict`` of a result back; KeyError, TypeError or ValueError if malformed."""
+        return cls(
+            str(report["name"]),
+            float(report["weight"]),
+            bool(report["passed"]),
+            str(report["diagnosis"]),
+            bool(report["gate"]),
+        )
+
 
 class StopChecks(Exception):
     """Raised through :func:`grade_cell` when no later check of the cell can run: the kernel is
@@ -288,16 +299,7 @@ class CellGrade:
     @classmethod
     def from_json(cls, report: dict) -> CellGrade:
         """Read :meth:`to_json` back; KeyError, TypeError or ValueError if it is malformed."""
-        checks = tuple(
-            CheckResult(
-                str(c["name"]),
-                float(c["weight"]),
-                bool(c["passed"]),
-                str(c["diagnosis"]),
-                bool(c["gate"]),
-            )
-            for c in report["checks"]
-        )
+        checks = tuple(CheckResult.from_json(c) for c in report["checks"])
         return cls(checks, str(report["visible_failure"]), str(report["unjudged"]))
 
 

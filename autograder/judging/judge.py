@@ -51,7 +51,6 @@ WORKER_POLL_SECONDS = 1.0  # how often an idle judge checks that its worker stil
 HELLO_SECONDS = 10.0  # a kernel that connects says which cell it means at once, or is dropped
 _CONTROL_LINE_BYTES = 64 * 1024  # a runner's message is a short JSON line
 VISIBLE_FAILURE_CHARS = 1000
-_NONE = {"visible_failure": "", "unjudged": ""}  # a report's grade fields besides its checks
 
 
 @dataclass
@@ -170,8 +169,8 @@ class Judge:
                     if "judging" in report:
                         self._judging = str(report["judging"])
                     elif "checked" in report:
-                        result = CellGrade.from_json({**_NONE, "checks": [report["check"]]})
-                        self.checked.setdefault(str(report["checked"]), []).extend(result.checks)
+                        result = CheckResult.from_json(report["check"])
+                        self.checked.setdefault(str(report["checked"]), []).append(result)
                     elif "refused" in report:
                         self.refusals.append(str(report["refused"]))
                     else:
