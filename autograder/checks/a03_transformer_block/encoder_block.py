@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import itertools
 
 import torch
 from torch import Tensor, nn
@@ -24,6 +24,12 @@ from autograder.authoring.helpers import (
 )
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
+from autograder.checks.a03_transformer_block.dropout_sites import (
+    RATE_TOLERANCE,
+    all_masks,
+    drop_rate,
+    matching_rows,
+)
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
 # The block is built on the student's PositionwiseFeedForward: students of 03 have no other.
@@ -272,49 +278,166 @@ def encoder_block_matches_torch_encoder_layer(ns: Namespace) -> None:
         )
 
 
+def dropout_block_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
+    """B, L, H, d_k, d_ff, all different, with d_model = H * d_k = 6: small enough to try every
+    dropout mask of a position, one residual branch against the other."""
+    h, d_k = (2, 3) if torch.rand((), generator=generator) < 0.5 else (3, 2)
+    b, d_ff = (4, 5) if torch.rand((), generator=generator) < 0.5 else (5, 4)
+    return b, int(torch.randint(10, 14, (1,), generator=generator)), h, d_k, d_ff
+
+
+def train_mode_copy(
+    cls: type, generator: torch.Generator
+) -> tuple[nn.Module, reference.EncoderBlock, Tensor, float]:
+    """(the student's block in train mode, the reference in eval mode, an input, dropout p)."""
+    b, length, h, d_k, d_ff = dropout_block_sizes(generator)
+    d_model, p = h * d_k, round(0.3 + 0.2 * float(torch.rand((), generator=generator)), 3)
+    ref = reference_block(d_model, h, d_ff, generator, dropout=p).double().eval()
+    mine = build_block(cls, ref, d_model, h, d_ff, dropout=p).train()
+    x = torch.randn(b, length, d_model, generator=generator, dtype=torch.float64)
+    return mine, ref, x, p
+
+
+DROPOUT_NOT_PASSED_ON = (
+    "dropout is not passed on to the sublayers: build MultiHeadAttention(d_model, num_heads, "
+    "dropout) and PositionwiseFeedForward(d_model, d_ff, dropout)"
+)
+
+
+@check(ASSIGNMENT, "test_encoder_block")
+def encoder_block_passes_dropout_to_its_sublayers(ns: Namespace) -> None:
+    """In train mode each sublayer of the block drops at random: it was built with dropout."""
+    cls = require(ns, "EncoderBlock", type)
+    mine, ref, x, p = train_mode_copy(cls, hidden_generator("a03 block sublayer dropout"))
+    still = []
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(draw_seed(hidden_generator("a03 block sublayer dropout seed")))
+        for name, sublayer, expected in (
+            ("MultiHeadAttention", mine.self_attn, ref.self_attn(x)[0]),
+            ("PositionwiseFeedForward", mine.feed_forward, ref.feed_forward(x)),
+        ):
+            try:
+                result = sublayer(x)
+            except NotImplementedError:
+                raise
+            except Exception as error:
+                fail(explain(error, f"your block's {name}", " in train mode"))
+            out = result[0] if isinstance(result, tuple) else result
+            if is_close(out, expected, atol=1e-9):
+                still.append(name)
+    if len(still) == 2:
+        fail(f"{DROPOUT_NOT_PASSED_ON} (dropout={p})")
+    if still:
+        fail(
+            f"dropout is not passed on to the {still[0]} sublayer: in train mode it never drops "
+            f"anything for dropout={p}; build it with the block's dropout"
+        )
+
+
+# Where a residual branch's dropout can sit: (norm, r, s, masks (K, d), c) -> (N, K, d), the
+# values LayerNorm `norm` gives for the residual r (N, d) and the sublayer output s (N, d).
+BRANCH_SITES = {
+    "branch": lambda norm, r, s, m, c: norm(r[:, None] + s[:, None] * m * c),
+    "none": lambda norm, r, s, m, c: norm(r + s)[:, None],
+    "sum": lambda norm, r, s, m, c: norm((r + s)[:, None] * m * c),
+    "after": lambda norm, r, s, m, c: norm(r + s)[:, None] * m * c,
+}
+MISPLACED = {
+    ("dropout1", "none"): "dropout1 is not applied in training mode: h = norm1(x + "
+    "dropout1(attn(x)))",
+    ("dropout2", "none"): "dropout2 is not applied in training mode: out = norm2(h + "
+    "dropout2(ffn(h)))",
+    ("dropout1", "sum"): "dropout1 is applied to the residual sum x + attn(x): it belongs on "
+    "the attention output alone, h = norm1(x + dropout1(attn(x)))",
+    ("dropout1", "after"): "dropout1 is applied after norm1: it belongs on the attention output "
+    "before the residual sum, h = norm1(x + dropout1(attn(x)))",
+    ("dropout2", "sum"): "dropout2 is applied to the residual sum h + ffn(h): it belongs on the "
+    "feed-forward output alone, out = norm2(h + dropout2(ffn(h)))",
+    ("dropout2", "after"): "dropout2 is applied after norm2: it belongs on the feed-forward "
+    "output before the residual sum, out = norm2(h + dropout2(ffn(h)))",
+}
+
+
+def branch_masks(
+    ref: reference.EncoderBlock, x: Tensor, out: Tensor, p: float
+) -> tuple[str, str, float, Tensor, Tensor] | None:
+    """(site of dropout1, site of dropout2, scale, masks1, masks2) that give the block's output
+    ``out`` (N, d) from x (B, L, d) with the reference's deterministic sublayers, the formula's
+    sites first; None when no sites and masks do."""
+    d_model = x.shape[-1]
+    masks = all_masks(d_model)
+    rows = x.reshape(-1, d_model)
+    with torch.no_grad():
+        attended = ref.self_attn(x)[0].reshape(-1, d_model)
+        for scale in (1 / (1 - p), 1.0):
+            # Unscaled dropout is tried where the formula puts it only: no more is named.
+            sites = list(BRANCH_SITES) if scale != 1.0 else ["branch", "none"]
+            for first, second in itertools.product(sites, repeat=2):
+                h = BRANCH_SITES[first](ref.norm1, rows, attended, masks, scale)  # (N, K1, d)
+                flat_h = h.reshape(-1, d_model)
+                outs = BRANCH_SITES[second](
+                    ref.norm2, flat_h, ref.feed_forward(flat_h), masks, scale
+                )  # (N * K1, K2, d)
+                index = matching_rows(out, outs.reshape(len(rows), -1, d_model))
+                if (index >= 0).all():
+                    used = [masks if site != "none" else masks[-1:] for site in (first, second)]
+                    k1, k2 = index // len(used[1]), index % len(used[1])
+                    return first, second, scale, used[0][k1], used[1][k2]
+    return None
+
+
 @check(ASSIGNMENT, "test_encoder_block")
 def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> None:
+    """With its sublayers in eval mode, the block's train-mode output is explained by dropout
+    masks on the two residual branches, at rate p: judged from the output, in any random order."""
     cls = require(ns, "EncoderBlock", type)
     g = hidden_generator("a03 block dropout")
-    b, length, h, d_k, d_ff = block_sizes(g)
-    d_model, p = h * d_k, 0.3
-    ref = reference_block(d_model, h, d_ff, g, dropout=p).double()
-    mine = build_block(cls, ref, d_model, h, d_ff, dropout=p)
-    x = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
-    seed = int(torch.randint(2**31, (1,), generator=g))
-
-    def run(block: nn.Module, train: bool, what: str) -> Tensor:
-        block.train(train)
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
-            torch.manual_seed(seed)
-            return call_block(block, x, None, what)[0]
-
-    mode = f"dropout={p}"
-    no_residual_dropout = copy.deepcopy(ref)
-    no_residual_dropout.dropout1 = no_residual_dropout.dropout2 = nn.Identity()
-    no_inner_dropout = copy.deepcopy(ref)
-    no_inner_dropout.self_attn.attn_dropout.p = 0.0
-    no_inner_dropout.feed_forward.dropout.p = 0.0
-    no_dropout = copy.deepcopy(no_inner_dropout)
-    no_dropout.dropout1 = no_dropout.dropout2 = nn.Identity()
-    diagnose(
-        run(mine, True, f"{mode}, train mode"),
-        run(ref, True, "train mode"),
-        {
-            "dropout is never applied: create nn.Dropout(dropout) modules, pass dropout to MultiHeadAttention and FeedForward, and use dropout1/dropout2 in forward": run(
-                no_dropout, True, ""
-            ),
-            "dropout1 and dropout2 are not applied in training mode: h = norm1(x + dropout1(attn(x))), out = norm2(h + dropout2(ffn(h)))": run(
-                no_residual_dropout, True, ""
-            ),
-            "dropout is not passed on to the sublayers: build MultiHeadAttention(d_model, num_heads, dropout) and FeedForward(d_model, d_ff, dropout)": run(
-                no_inner_dropout, True, ""
-            ),
-        },
-        "in train mode the output differs from the reference with the same random numbers: apply dropout1 to "
-        "the attention output and dropout2 to the FFN output, each before its residual sum",
-        atol=1e-9,
-    )
+    mine, ref, x, p = train_mode_copy(cls, g)
+    mine.self_attn.eval()
+    mine.feed_forward.eval()  # their own dropout is checked apart; here only the block's draws
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(draw_seed(g))
+        out = call_block(mine, x, None, f"dropout={p}, train mode, sublayers in eval mode")[0]
+    if not (isinstance(out, Tensor) and out.shape == x.shape):
+        fail(f"in train mode the output must keep the input's shape {tuple(x.shape)}")
+    found = branch_masks(ref, x, out.reshape(-1, x.shape[-1]), p)
+    if found is None:
+        fail(
+            f"in train mode (dropout={p}, the sublayers in eval mode) no dropout on the residual "
+            "branches that zeroes values and scales the others by 1/(1-p) gives your output: "
+            "apply dropout1 to the attention output and dropout2 to the FFN output, each before "
+            "its residual sum, nothing else at random"
+        )
+    first, second, scale, masks1, masks2 = found
+    if first == second == "none":
+        fail(
+            "dropout1 and dropout2 are not applied in training mode: h = norm1(x + "
+            "dropout1(attn(x))), out = norm2(h + dropout2(ffn(h)))"
+        )
+    wrong = [
+        MISPLACED[name, site]
+        for name, site in (("dropout1", first), ("dropout2", second))
+        if site != "branch"
+    ]
+    if wrong:
+        fail("; ".join(wrong))
+    rates = {"dropout1": drop_rate(masks1), "dropout2": drop_rate(masks2)}
+    if scale == 1.0:
+        fail(
+            "the block's dropout zeroes values but does not scale the kept ones by 1/(1-p): use "
+            "nn.Dropout(dropout), which does, so the expected output stays the same"
+        )
+    for name, rate in rates.items():
+        if abs(rate - p) > RATE_TOLERANCE:
+            formula = (
+                "h = norm1(x + dropout1(attn(x)))"
+                if name == "dropout1"
+                else "out = norm2(h + dropout2(ffn(h)))"
+            )
+            fail(
+                f"{name} zeroes {rate:.0%} of its values in train mode for dropout={p}: build it "
+                f"as nn.Dropout(dropout) and apply it as the formula does, {formula}"
+            )
 
 
 @check(ASSIGNMENT, "test_encoder_block")

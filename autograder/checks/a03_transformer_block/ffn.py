@@ -13,11 +13,18 @@ from autograder.authoring.helpers import (
     draw_seed,
     fail,
     hidden_generator,
+    is_close,
     random_sizes,
     require,
 )
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
+from autograder.checks.a03_transformer_block.dropout_sites import (
+    MATCH_ATOL,
+    RATE_TOLERANCE,
+    drop_rate,
+    explained,
+)
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
 FFN_BANNED = {"attention_lab's FeedForward": reference.FeedForward}
@@ -137,21 +144,110 @@ def feed_forward_handles_degenerate_sizes(ns: Namespace) -> None:
         )
 
 
+FFN_DROPOUT_NOT_APPLIED = (
+    "dropout is never applied in training mode: apply self.dropout to the hidden layer, "
+    "linear2(dropout(relu(linear1(x))))"
+)
+FFN_DROPOUT_ON_OUTPUT = (
+    "dropout is applied to the output: in train mode whole output values are zeroed; dropout "
+    "belongs on the hidden layer, linear2(dropout(relu(linear1(x))))"
+)
+FFN_DROPOUT_ON_INPUT = (
+    "dropout is applied to the input x: in train mode the hidden layer is relu(linear1(x)) of an "
+    "x with entries zeroed; dropout belongs on the hidden layer, linear2(dropout(relu(linear1(x))))"
+)
+
+
+def hidden_layer_of(theirs: reference.FeedForward, out: Tensor) -> Tensor | None:
+    """The hidden vectors (N, d_ff) that linear2 maps to ``out`` (N, d_model), or None when
+    ``out`` is no output of linear2 (linear2 is injective: d_ff < d_model)."""
+    second = theirs.linear2
+    hidden = torch.linalg.lstsq(second.weight, (out - second.bias).T).solution.T
+    return hidden if is_close(second(hidden), out, atol=MATCH_ATOL) else None
+
+
+def two_valued_scale(ratios: Tensor) -> float | None:
+    """The one non-zero value s of ``ratios`` if each is 0 or s (a unit dropped or kept)."""
+    kept = ratios[ratios.abs() > MATCH_ATOL]
+    if not kept.numel():
+        return 0.0
+    scale = float(kept[0])
+    return scale if torch.allclose(kept, torch.full_like(kept, scale), rtol=1e-6) else None
+
+
 @check(ASSIGNMENT, "test_feed_forward")
 def feed_forward_uses_its_dropout(ns: Namespace) -> None:
+    """In eval mode dropout does nothing; in train mode it zeroes hidden units at rate p and
+    scales the others by 1/(1-p), judged from the output alone (any random order passes)."""
     cls = require(ns, "PositionwiseFeedForward", type)
     g = hidden_generator("a03 feed forward dropout")
-    d_model, d_ff, length = random_sizes(g, 3, low=4, high=20)
-    mine, theirs = build_ffn(cls, d_model, d_ff, g, dropout=0.5)
-    x = torch.randn(3, length, d_model, generator=g, dtype=torch.float64)
+    d_ff = int(torch.randint(3, 6, (1,), generator=g))
+    d_model = int(torch.randint(d_ff + 2, 10, (1,), generator=g))  # linear2 is injective
+    p = round(0.25 + 0.35 * float(torch.rand((), generator=g)), 3)
+    mine, theirs = build_ffn(cls, d_model, d_ff, g, dropout=p)
+    x = torch.randn(6, 40, d_model, generator=g, dtype=torch.float64)
     with torch.no_grad():
-        if not torch.allclose(call_ffn(mine, x), theirs(x), atol=1e-9):
-            fail("in eval mode dropout must do nothing: use an nn.Dropout module, not F.dropout")
+        expected = theirs(x)
+        if not is_close(call_ffn(mine, x), expected, atol=1e-9):
+            fail(
+                "in eval mode dropout must do nothing: use an nn.Dropout module, which follows "
+                "train()/eval(), or F.dropout(h, p, training=self.training)"
+            )
         mine.train()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(draw_seed(g))
             trained = call_ffn(mine, x)
-        if torch.allclose(trained, theirs(x), atol=1e-9):
+    if not (isinstance(trained, Tensor) and trained.shape == x.shape):
+        fail(f"in train mode the output must keep the input's shape {tuple(x.shape)}")
+    rows, reference_rows = trained.reshape(-1, d_model), expected.reshape(-1, d_model)
+    if is_close(rows, reference_rows, atol=1e-9):
+        fail(FFN_DROPOUT_NOT_APPLIED)
+    with torch.no_grad():
+        flat = x.reshape(-1, d_model)
+        hidden = F.relu(theirs.linear1(flat))
+        seen = hidden_layer_of(theirs, rows)
+    if seen is None:
+        zeroed = rows.abs() <= MATCH_ATOL
+        ratios = torch.where(zeroed, 0.0, rows / reference_rows)
+        if zeroed.any() and two_valued_scale(ratios) is not None:
+            fail(FFN_DROPOUT_ON_OUTPUT)
+        fail(
+            f"in train mode (dropout={p}) the output is not linear2 of any hidden layer: "
+            "dropout belongs on the hidden layer, linear2(dropout(relu(linear1(x)))), and "
+            "nothing else may change in train mode"
+        )
+    observable = hidden > 1e-3  # a unit the ReLU zeroed shows no drop
+    scale = two_valued_scale(torch.where(observable, seen / hidden, 0.0))
+    if scale is None:
+
+        def input_site(masks: Tensor) -> Tensor:
+            with torch.no_grad():  # (N, K, d_ff): the hidden layer of x with entries dropped
+                return F.relu(theirs.linear1(flat[:, None] * masks / (1 - p)))
+
+        if explained(seen, input_site, d_model) is not None:
+            fail(FFN_DROPOUT_ON_INPUT)
+        fail(
+            f"in train mode (dropout={p}) the hidden layer linear2 reads is not "
+            "relu(linear1(x)) with some units zeroed and the others scaled by one factor: "
+            "apply dropout once, to the hidden layer"
+        )
+    rate = drop_rate((seen.abs() > MATCH_ATOL).to(x.dtype), observable)
+    implied = 1 - 1 / scale if scale > 1 else None  # the p whose 1/(1-p) this scale is
+    if abs(scale - 1 / (1 - p)) > 1e-6 * abs(scale):
+        if implied is not None and abs(rate - implied) <= RATE_TOLERANCE:
             fail(
-                "dropout is never applied in training mode: apply self.dropout to the hidden layer"
+                f"in train mode the hidden layer is dropped as by dropout={implied:.3f} ({rate:.0%} "
+                f"of the units zeroed, the others scaled by 1/(1-{implied:.3f})), not by "
+                f"dropout={p}: build nn.Dropout(dropout) with the constructor's dropout, the "
+                "probability of zeroing a unit"
             )
+        fail(
+            f"the kept hidden units are scaled by {scale:.3f}, not by 1/(1-p) = "
+            f"{1 / (1 - p):.3f} for dropout={p}: dropout divides what it keeps by (1 - p), as "
+            "nn.Dropout(dropout) does, so the expected output stays the same"
+        )
+    if abs(rate - p) > RATE_TOLERANCE:
+        fail(
+            f"in train mode {rate:.0%} of the hidden units are zeroed for dropout={p}: build "
+            "the dropout with the constructor's dropout, nn.Dropout(dropout)"
+        )
