@@ -644,3 +644,145 @@ CORRECT += [
         },
     ),
 ]
+
+# Train mode (dropout): judged from the output, so any random order of a correct answer passes
+FFN_HIDDEN = "self.dropout(torch.relu(self.linear1(x)))"
+ATTENTION_BRANCH = "x = self.norm1(x + self.dropout1(attended))"
+WRONG += [
+    Mutant(
+        "ffn: dropout on the output instead of the hidden layer",
+        A,
+        {
+            "feed_forward": Replace(
+                FFN_RETURN, "return self.dropout(self.linear2(torch.relu(self.linear1(x))))"
+            )
+        },
+        {"test_feed_forward": "dropout is applied to the output"},
+    ),
+    Mutant(
+        "ffn: dropout on the input",
+        A,
+        {
+            "feed_forward": Replace(
+                FFN_RETURN, "return self.linear2(torch.relu(self.linear1(self.dropout(x))))"
+            )
+        },
+        {"test_feed_forward": "dropout is applied to the input x"},
+    ),
+    Mutant(
+        "ffn: a hand-made mask without the 1/(1-p) scale",
+        A,
+        {
+            "feed_forward": Body(
+                "forward",
+                """
+                hidden = torch.relu(self.linear1(x))
+                if self.training:
+                    hidden = hidden * (torch.rand_like(hidden) >= self.dropout.p)
+                return self.linear2(hidden)
+                """,
+            )
+        },
+        {"test_feed_forward": "the kept hidden units are scaled by 1.000, not by 1/(1-p)"},
+    ),
+    Mutant(
+        "ffn: dropout built with the keep probability",
+        A,
+        {"feed_forward": Replace("nn.Dropout(dropout)", "nn.Dropout(1 - dropout)")},
+        {"test_feed_forward": "not by dropout="},
+    ),
+    Mutant(
+        "block: dropout1 on the residual sum",
+        A,
+        {"encoder_block": Replace(ATTENTION_BRANCH, "x = self.norm1(self.dropout1(x + attended))")},
+        {"test_encoder_block": "dropout1 is applied to the residual sum x + attn(x)"},
+    ),
+    Mutant(
+        "block: dropout2 after norm2",
+        A,
+        {
+            "encoder_block": Replace(
+                FEED_FORWARD, "x = self.dropout2(self.norm2(x + self.feed_forward(x)))"
+            )
+        },
+        {"test_encoder_block": "dropout2 is applied after norm2"},
+    ),
+    Mutant(
+        "block: dropout2 never applied",
+        A,
+        {"encoder_block": Replace(FEED_FORWARD, "x = self.norm2(x + self.feed_forward(x))")},
+        {"test_encoder_block": "dropout2 is not applied in training mode"},
+    ),
+    Mutant(
+        "block: the feed-forward sublayer built without dropout",
+        A,
+        {
+            "encoder_block": Replace(
+                "PositionwiseFeedForward(d_model, d_ff, dropout)",
+                "PositionwiseFeedForward(d_model, d_ff)",
+            )
+        },
+        {"test_encoder_block": "dropout is not passed on to the PositionwiseFeedForward sublayer"},
+    ),
+]
+CORRECT += [
+    Mutant(
+        "ffn: F.dropout following self.training",
+        A,
+        {
+            "feed_forward": Replace(
+                FFN_HIDDEN, "F.dropout(torch.relu(self.linear1(x)), self.dropout.p, self.training)"
+            )
+        },
+    ),
+    Mutant(
+        "ffn: dropout before the ReLU (the same masks)",
+        A,
+        {"feed_forward": Replace(FFN_HIDDEN, "torch.relu(self.dropout(self.linear1(x)))")},
+    ),
+    Mutant(
+        "ffn: a mask drawn with torch.bernoulli",
+        A,
+        {
+            "feed_forward": Body(
+                "forward",
+                """
+                hidden = torch.relu(self.linear1(x))
+                if self.training and self.dropout.p > 0:
+                    keep = 1 - self.dropout.p
+                    hidden = hidden * torch.bernoulli(torch.full_like(hidden, keep)) / keep
+                return self.linear2(hidden)
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "block: one dropout module for both branches",
+        A,
+        {
+            "encoder_block": Replace(
+                "self.dropout2(self.feed_forward(x))", "self.dropout1(self.feed_forward(x))"
+            )
+        },
+    ),
+    Mutant(
+        "block: both masks drawn first, in the other order",
+        A,
+        {
+            "encoder_block": Body(
+                "forward",
+                """
+                p = self.dropout1.p
+                second = first = torch.ones_like(x)
+                if self.training and p > 0:
+                    second = (torch.rand_like(x) >= p) / (1 - p)
+                    first = (torch.rand_like(x) >= p) / (1 - p)
+                attended, weights = self.self_attn(x, mask=mask)
+                x = self.norm1(x + attended * first)
+                x = self.norm2(x + self.feed_forward(x) * second)
+                return x, weights
+                """,
+            )
+        },
+    ),
+]
