@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from attention_lab.reference.a03_transformer_block import WordTokenizer
 from autograder.authoring.helpers import ReferenceBan, bans_of
 from autograder.authoring.registry import CHECK_MODULES, checks_for
 from autograder.examples import solution_answers
@@ -135,3 +136,37 @@ def test_the_cheat_uses_the_reference_and_nothing_else():
     namespace: dict[str, Any] = {}
     exec(cheat, namespace)
     assert namespace["attention"](3) == 3
+
+
+def _clean_through_the_reference(text: str) -> list[str]:
+    return WordTokenizer.clean(text)
+
+
+def _vocabulary_of_my_own(texts: list[str]) -> list[str]:
+    return sorted({word for text in texts for word in _clean_through_the_reference(text)})
+
+
+HELPER_CELLS = (
+    "from attention_lab.reference.a03_transformer_block import WordTokenizer\n\n"
+    "def clean(text):\n    return WordTokenizer.clean(text)\n",
+    "def build_vocab(texts):\n    return sorted({w for t in texts for w in clean(t)})\n",
+)
+
+
+def test_a_ban_reached_through_a_helper_names_the_helper():
+    """Only `clean` calls the reference: the vocabulary cell's ban says so, in-process and from
+    the notebook's source, instead of blaming the vocabulary code that merely uses clean."""
+    from autograder.authoring.helpers import forbid_references
+    from autograder.authoring.registry import CheckFailed
+    from autograder.checks.a03_transformer_block.shared import TOKENIZER_BANNED
+    from autograder.judging.source_bans import banned_use
+
+    helper = _clean_through_the_reference.__name__
+    with pytest.raises(CheckFailed) as caught:
+        forbid_references(_vocabulary_of_my_own, TOKENIZER_BANNED, "`build_vocab`")
+    assert caught.value.diagnosis.startswith(f"`{helper}`, which `build_vocab` uses, calls "), (
+        caught.value.diagnosis
+    )
+    found = banned_use(HELPER_CELLS, "build_vocab", TOKENIZER_BANNED)
+    assert found is not None
+    assert found.seen.startswith("`clean`, which `build_vocab` uses, calls "), found.seen

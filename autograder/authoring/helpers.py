@@ -176,9 +176,11 @@ def forbid_references(
         if inspect.isclass(target)
         for function in _functions_of(target)
     }
-    pending, seen = _functions_of(obj), set()
+    # (who owns the code, as the message names it; the code): a helper is named, not the answer
+    pending = [(exercise, function) for function in _functions_of(obj)]
+    seen: set[int] = set()
     while pending:
-        function = pending.pop()
+        owner, function = pending.pop()
         if id(function) in seen:
             continue
         seen.add(id(function))
@@ -197,10 +199,12 @@ def forbid_references(
                     label = by_id.get(id(target)) if target is not None else None
                     # Follow the student's own helpers, which live in the same namespace.
                     if label is None and getattr(target, "__module__", None) == function.__module__:
-                        pending.extend(_functions_of(target))
+                        helper = f"`{instruction.argval}`"
+                        pending.extend((helper, f) for f in _functions_of(target))
                 if label is not None:
+                    who = owner if owner == exercise else f"{owner}, which {exercise} uses,"
                     fail(
-                        f"{exercise} calls {label} instead of implementing it: write the "
+                        f"{who} calls {label} instead of implementing it: write the "
                         "computation yourself (no credit for calling the reference)"
                     )
 

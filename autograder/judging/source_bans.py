@@ -595,8 +595,8 @@ class _Scan:
 
     def uses(self, name: str, owner: str, label: str) -> BrokenBan:
         """The finding that ``owner``, used by the answer ``name``, reaches ``label``."""
-        through = "" if owner == name else f" (through `{owner}`)"
-        return BrokenBan(f"`{name}` calls {label} instead of implementing it{through}", label)
+        who = f"`{name}`" if owner == name else f"`{owner}`, which `{name}` uses,"
+        return BrokenBan(f"{who} calls {label} instead of implementing it", label)
 
 
 def banned_use(sources: Sequence[str], name: str, banned: Mapping[str, Any]) -> BrokenBan | None:
