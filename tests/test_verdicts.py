@@ -85,3 +85,35 @@ def test_a_flood_of_empty_outputs_is_read_in_bounded_time_and_said():
     assert "outputs left out" in notebook.cells[1].outputs[-1].text  # the budget is spent
     assert any("more than 2000 outputs" in note for note in notes), notes
     nbformat.validate(notebook)
+
+
+def test_a_library_warning_reaches_the_graded_copy_without_machine_paths(tmp_path):
+    """A real PyTorch UserWarning, raised from a kernel's temporary cell file: the graded copy
+    (and so the feedback) keeps its category and message, not the file, its line or the source."""
+    import importlib.util
+    import warnings
+
+    cell_file = tmp_path / "ipykernel_4242" / "1931287046.py"
+    cell_file.parent.mkdir()
+    cell_file.write_text("import torch\n\n\ndef run():\n    return torch.tensor(torch.ones(2))\n")
+    spec = importlib.util.spec_from_file_location("kernel_cell", cell_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module.run()
+    # What the kernel prints: Python's default showwarning writes formatwarning's text.
+    raised = caught[0]
+    printed = warnings.formatwarning(
+        raised.message, raised.category, raised.filename, raised.lineno
+    )
+    stderr = printed + "after the warning\n"
+    assert str(cell_file) in stderr and "UserWarning: " in stderr  # what the kernel printed
+    stream = {"output_type": "stream", "name": "stderr", "text": stderr}
+    notebook = new_notebook(cells=[new_code_cell("run()")])
+    result = {"cells": [{"index": 0, "status": "ok", "execution_count": 1, "outputs": [stream]}]}
+    apply_verdicts(notebook, result, {}, [])
+    shown = notebook.cells[0].outputs[0].text
+    assert str(tmp_path) not in shown and "torch.tensor(torch.ones(2))" not in shown, shown
+    assert shown.startswith("UserWarning: To copy construct from a tensor"), shown
+    assert shown.endswith("after the warning\n")

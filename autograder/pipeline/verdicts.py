@@ -11,6 +11,7 @@ kernel's own errors and execute_results are never kept where they could decide t
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 import nbformat
@@ -86,6 +87,25 @@ def _take_message(line: bytes, result: dict) -> bool:
 
 _OUTPUT_TYPES = {"stream", "display_data", "execute_result", "error"}
 
+# A warning as Python prints it: "<file>:<line>: <Category>: <message>", the file a library's on
+# the grading machine or the kernel's temporary cell file; the category and message are the news.
+_WARNING_HEADER = re.compile(r"^\S[^\n]*?\.py:\d+: (?=\w*Warning: )")
+
+
+def without_warning_paths(text: str) -> str:
+    """stderr ``text`` with each warning's file and line left out, and the line of source code
+    Python prints under it: "UserWarning: <message>" stays."""
+    kept: list[str] = []
+    after_header = False
+    for line in text.splitlines(keepends=True):
+        header = _WARNING_HEADER.match(line)
+        if header:
+            kept.append(line[header.end() :])
+        elif not (after_header and line.startswith("  ")):
+            kept.append(line)
+        after_header = header is not None
+    return "".join(kept)
+
 
 def _outputs(raw: list, room: int = MAX_NOTEBOOK_OUTPUTS) -> list[nbformat.NotebookNode]:
     """Valid nbformat outputs only, of the first ``room``; anything else the sandbox reported is
@@ -99,6 +119,8 @@ def _outputs(raw: list, room: int = MAX_NOTEBOOK_OUTPUTS) -> list[nbformat.Noteb
             nbformat.validate(node, ref="output", version=4)  # the schema of one output
         except Exception:  # noqa: BLE001 - an invalid output is simply not shown
             continue
+        if node.output_type == "stream" and node.name == "stderr":
+            node.text = without_warning_paths(node.text)
         kept.append(node)
     if len(raw) > room:
         kept.append(nbformat.v4.new_output("stream", name="stdout", text=_OUTPUTS_LEFT_OUT_NOTE))
