@@ -49,11 +49,23 @@ def _difference(actual: Any, expected: Any, atol: float, rtol: float) -> str | N
     )
 
 
+class PublicCheckFailed(AssertionError):
+    """A failed public check: IPython (JupyterLab's kernel) renders its message alone, so no
+    frame of this module pushes it below the fold (IPython ignores ``__tracebackhide__``)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"AssertionError: {self}"]
+
+
+# The grader and nbgrader read the error's class name: a public check still fails as one.
+PublicCheckFailed.__name__ = PublicCheckFailed.__qualname__ = "AssertionError"
+
+
 def check(condition: object, message: str) -> None:
     """Raise AssertionError(message) unless ``condition`` is true."""
     __tracebackhide__ = True  # pytest and IPython's debugger skip this frame
     if not condition:
-        raise AssertionError(message)
+        raise PublicCheckFailed(message)
 
 
 def check_close(
@@ -67,7 +79,7 @@ def check_close(
     __tracebackhide__ = True
     problem = _difference(actual, expected, atol, rtol)
     if problem is not None:
-        raise AssertionError(f"{message} ({problem})")
+        raise PublicCheckFailed(f"{message} ({problem})")
 
 
 def all_passed(topic: str) -> None:

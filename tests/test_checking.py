@@ -60,3 +60,23 @@ def test_no_frame_from_inside_torch():
 def test_all_passed_prints_one_line_on_stdout(capsys):
     all_passed("attention")
     assert capsys.readouterr() == ("\u2713 attention: all public checks passed\n", "")
+
+
+@pytest.mark.slow
+def test_a_failing_public_check_shows_its_message_first_in_a_real_kernel():
+    """In ipykernel, as JupyterLab runs it, the rendered traceback opens with the message and
+    holds no frame of attention_lab/checking.py."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    source = (
+        "import torch\nfrom attention_lab.checking import check, check_close\n"
+        "check_close(torch.zeros(3), torch.ones(3), 'rows must sum to 1 over the keys')"
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    client = NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True)
+    client.execute()
+    (error,) = [o for o in notebook.cells[0].outputs if o.output_type == "error"]
+    assert error.ename == "AssertionError"
+    assert error.traceback[0].startswith("AssertionError: rows must sum to 1 over the keys")
+    assert not any("checking.py" in line for line in error.traceback), error.traceback
