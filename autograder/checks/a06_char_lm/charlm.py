@@ -103,7 +103,11 @@ ban(
 
 
 # CharLM stacks Blocks built on the student's heads, as the notebook asks.
-depends_on(ASSIGNMENT, ["test_charlm", "test_charlm_causality"], "causal_head", "multihead_causal")
+depends_on(
+    ASSIGNMENT,
+    ["test_charlm", "test_charlm_causality"],
+    {"causal_head": ["test_causal_head"], "multihead_causal": ["test_multihead_causal"]},
+)
 
 
 @check(ASSIGNMENT, "test_charlm")
