@@ -26,8 +26,8 @@ import pytest
 import tests.mutants
 from autograder.authoring.dependencies import declared, dependents, judged_in
 from autograder.authoring.helpers import REQUIRED
-from autograder.authoring.mistakes import mistakes_of, named_in
 from autograder.authoring.hidden_seeds import secret_in_use
+from autograder.authoring.mistakes import mistakes_of, named_in
 from autograder.authoring.registry import CellGrade, CheckResult, checks_for
 from autograder.examples import solution_answers
 from autograder.pipeline.feedback import redact_source
@@ -277,7 +277,9 @@ def test_a_named_mistake_the_mutant_does_not_declare_is_a_false_claim():
     results = {"test_x": GradeResult.of("test_x", CellGrade((CheckResult("c", 1.0, False, said),)))}
     (claim,) = false_claims(wrong, results)
     assert "attention.not_scaled" in claim
-    assert false_claims(Mutant(**{**vars(wrong), "makes": ("attention.not_scaled",)}), results) == []
+    assert (
+        false_claims(Mutant(**{**vars(wrong), "makes": ("attention.not_scaled",)}), results) == []
+    )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

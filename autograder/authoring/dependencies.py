@@ -56,9 +56,7 @@ def judged_in(assignment: str, answer: str) -> tuple[str, ...]:
     return _JUDGED_IN.get((assignment, answer), ())
 
 
-def dependency_note(
-    assignment: str, grade_id: str, full_marks: Callable[[str], bool]
-) -> str:
+def dependency_note(assignment: str, grade_id: str, full_marks: Callable[[str], bool]) -> str:
     """The first words of a failure in ``grade_id`` when an answer it uses is wrong, else "".
 
     full_marks: whether a test cell earns all its points (it runs that cell's checks).

@@ -76,8 +76,7 @@ CAUSAL_MASK = catalogue(
         "off by one": {
             "hides_diagonal": "your causal mask hides the diagonal (j < i instead of j <= i), so "
             "position 0 attends to nothing",
-            "shows_next": "your causal mask also shows the next position (j <= i + 1): keep "
-            "j <= i",
+            "shows_next": "your causal mask also shows the next position (j <= i + 1): keep j <= i",
         },
         "orientation": {
             "transposed": "your mask lets each position see the future (upper triangle): keep "

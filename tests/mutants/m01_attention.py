@@ -119,7 +119,11 @@ WRONG = [
     Mutant(
         "scores multiplied by sqrt(d_k)",
         A,
-        {"attention": Replace("scores / math.sqrt(q.shape[-1])", "scores * math.sqrt(q.shape[-1])")},
+        {
+            "attention": Replace(
+                "scores / math.sqrt(q.shape[-1])", "scores * math.sqrt(q.shape[-1])"
+            )
+        },
         {"test_attention_scaling": "multiplied by √d_k instead of divided"},
     ),
     Mutant(
