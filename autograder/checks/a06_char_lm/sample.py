@@ -230,7 +230,7 @@ def greedy_continuation(
             source[:, :block_size] if mistake == "keeps_first_ids" else source[:, -block_size:]
         )
         position = 0 if mistake == "reads_first_position" else -1
-        ids = torch.cat([ids, (context[:, position : position + 1] + 1) % vocab], dim=1)
+        ids = torch.cat([ids, (context[:, [position]] + 1) % vocab], dim=1)
     return ids[:, prompt.shape[1] :]
 
 
@@ -240,8 +240,11 @@ def sample_crops_the_context_and_reads_the_last_position(ns: Namespace) -> None:
     g = hidden_generator("a06 sample context")
     vocab, block_size, extra, n_new = random_sizes(g, 4, low=2, high=9)
     prompt_len = block_size + extra  # longer than the context on every draw: it must be cropped
+    vocab += prompt_len
     model = NextId(vocab, block_size)
-    prompt = torch.randint(0, vocab, (3, prompt_len), generator=g)
+    # Distinct ids in a row: a sampler's mistakes (which ids it keeps, which position it reads)
+    # give other ids on every draw.
+    prompt = torch.stack([torch.randperm(vocab, generator=g)[:prompt_len] for _ in range(3)])
     global_seed = draw_seed(g)
     out = call_sample(sample, model, prompt, n_new, global_seed, top_k=1)
     expected = (prompt[:, -1:] + torch.arange(1, n_new + 1)) % vocab
