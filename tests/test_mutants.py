@@ -24,9 +24,11 @@ import nbformat
 import pytest
 
 import tests.mutants
-from autograder.authoring.dependencies import declared, dependents
+from autograder.authoring.dependencies import declared, dependents, judged_in
+from autograder.authoring.helpers import REQUIRED
 from autograder.authoring.hidden_seeds import secret_in_use
-from autograder.authoring.registry import checks_for
+from autograder.authoring.mistakes import mistakes_of, named_in
+from autograder.authoring.registry import CellGrade, CheckResult, checks_for
 from autograder.examples import solution_answers
 from autograder.pipeline.feedback import redact_source
 from autograder.suite.submission import (
@@ -181,17 +183,119 @@ def double_penalties(mutant: Mutant, lost: Mapping[str, str]) -> list[str]:
     for answer in mutant.patches:
         allowed |= {*own_cells(mutant.assignment)[answer], *dependents(mutant.assignment, answer)}
     changed = ", ".join(f'"{answer}"' for answer in mutant.patches)
+    judges = ", ".join(
+        f'"{answer}": {list(own_cells(mutant.assignment)[answer])}' for answer in mutant.patches
+    )
     problems = []
     for grade_id in sorted(set(lost) - allowed):
         module = checks_for(mutant.assignment, grade_id)[0].function.__module__
         problems.append(
             f"double penalty: {grade_id} lost points, but the mutant changes only {changed}. "
             f"If {grade_id} uses that answer by design, declare it next to its checks, in "
-            f'{module}: depends_on(ASSIGNMENT, ["{grade_id}"], {changed}) (from '
+            f'{module}: depends_on(ASSIGNMENT, ["{grade_id}"], {{{judges}}}) (from '
             "autograder.authoring.dependencies); otherwise make its visible and hidden checks "
             "judge its own exercise (the reference where it needs another answer)"
         )
     return problems
+
+
+def declared_mistakes(mutant: Mutant) -> set[str]:
+    """The named mistakes ``mutant`` makes: its ``makes``, and those its phrases name."""
+    catalogue = mistakes_of(mutant.assignment)
+    keys = set(mutant.makes)
+    for phrase in mutant.must_fail.values():
+        keys |= {key for key, mistake in catalogue.items() if phrase in mistake.message}
+    return keys
+
+
+def told_mistakes(mutant: Mutant, results: dict[str, GradeResult]) -> dict[str, set[str]]:
+    """grade_id -> the named mistakes that the messages of the cell's failing checks name."""
+    told = {}
+    for grade_id, result in results.items():
+        found = set()
+        for check in result.checks:
+            if not check.passed:
+                found |= named_in(mutant.assignment, check.diagnosis)
+        if found:
+            told[grade_id] = found
+    return told
+
+
+def false_claims(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
+    """A message naming a mistake that ``mutant`` does not make (it declares what it makes)."""
+    declared_keys = declared_mistakes(mutant)
+    return [
+        f"{grade_id} names {sorted(keys - declared_keys)}, which {mutant.name!r} does not "
+        f"declare (it makes {sorted(declared_keys)}): {results[grade_id].diagnosis}"
+        for grade_id, keys in told_mistakes(mutant, results).items()
+        if keys - declared_keys
+    ]
+
+
+def defined_in(assignment: str) -> dict[str, str]:
+    """name -> the answer cell whose top-level def, class or assignment binds it."""
+    names = {}
+    for grade_id, source in solution_answers(assignment).items():
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                names[node.name] = grade_id
+            elif isinstance(node, ast.Assign):
+                names.update({t.id: grade_id for t in node.targets if isinstance(t, ast.Name)})
+    return names
+
+
+def undeclared_uses(assignment: str, required: set[tuple[str, str, str]]) -> list[str]:
+    """The (cell, name) uses of another exercise's answer that no depends_on declares."""
+    owner = defined_in(assignment)
+    problems = []
+    for name_of, grade_id, name in sorted(required):
+        answer = owner.get(name)
+        if name_of != assignment or answer is None or grade_id in own_cells(assignment)[answer]:
+            continue
+        if grade_id not in dependents(assignment, answer):
+            problems.append(
+                f"{grade_id} requires `{name}`, the answer of cell {answer}, but does not declare "
+                f"it: depends_on(ASSIGNMENT, [{grade_id!r}], {{{answer!r}: "
+                f"{list(own_cells(assignment)[answer])}}})"
+            )
+    return problems
+
+
+def test_an_undeclared_use_of_another_answer_is_found():
+    used = {("01_attention", "test_causal_weights", "causal_mask")}
+    assert undeclared_uses("01_attention", used) == []  # its own answer
+    used = {("01_attention", "test_attention_scaling", "causal_mask")}
+    (problem,) = undeclared_uses("01_attention", used)
+    assert problem.startswith("test_attention_scaling requires `causal_mask`")
+
+
+def test_a_named_mistake_the_mutant_does_not_declare_is_a_false_claim():
+    wrong = Mutant(
+        "multiplied", "01_attention", {"attention": Replace("x", "y")}, {"test_x": "multiplied"}
+    )
+    said = str(mistakes_of("01_attention")["attention.not_scaled"])
+    results = {"test_x": GradeResult.of("test_x", CellGrade((CheckResult("c", 1.0, False, said),)))}
+    (claim,) = false_claims(wrong, results)
+    assert "attention.not_scaled" in claim
+    assert (
+        false_claims(Mutant(**{**vars(wrong), "makes": ("attention.not_scaled",)}), results) == []
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_family_of_mistakes_has_a_mutant(assignment: str):
+    catalogue = mistakes_of(assignment)
+    wrong = [m for m in CORPUS if m.assignment == assignment and not m.is_correct]
+    declared_keys = set().union(*(declared_mistakes(m) for m in wrong))
+    for mutant in wrong:
+        assert set(mutant.makes) <= set(catalogue), f"{mutant.name}: no such mistake"
+    families = {(key.split(".")[0], m.family) for key, m in catalogue.items()}
+    covered = {(key.split(".")[0], catalogue[key].family) for key in declared_keys}
+    assert families <= covered, f"families without a mutant: {sorted(families - covered)}"
+    messages = [m.message for m in catalogue.values()]
+    for message in messages:
+        inside = [other for other in messages if other != message and message in other]
+        assert not inside, f"{message!r} is part of {inside}: it could not be read back"
 
 
 @pytest.mark.parametrize("mutant", CORPUS, ids=mutant_id)
@@ -219,6 +323,10 @@ def test_declared_dependencies_name_real_cells(assignment: str):
     assert graded and all(own.values()), f"{assignment}: an answer cell without test cells: {own}"
     for answer, cells in declared(assignment).items():
         assert answer in own, f"{assignment}: depends_on names {answer!r}, not an answer cell"
+        assert judged_in(assignment, answer) == own[answer], (
+            f"{assignment}: depends_on says {answer!r} is judged in "
+            f"{judged_in(assignment, answer)}, the notebook in {own[answer]}"
+        )
         assert cells <= graded - set(own[answer]), (
             f"{assignment}: {answer!r} is used by {sorted(cells)}, which must be test cells of "
             f"other exercises (its own are {own[answer]})"
@@ -235,7 +343,10 @@ def test_a_cell_failing_for_another_exercise_is_a_double_penalty():
     assert double_penalties(wrong_merge, banned) == []
     (problem,) = double_penalties(wrong_merge, {"test_split_heads": "wrong"})
     assert problem.startswith("double penalty: test_split_heads lost points")
-    assert 'depends_on(ASSIGNMENT, ["test_split_heads"], "merge_heads")' in problem
+    assert (
+        'depends_on(ASSIGNMENT, ["test_split_heads"], {"merge_heads": [\'test_merge_heads\']})'
+        in problem
+    )
     assert "autograder.checks.a02_multi_head.split_heads" in problem
 
 
@@ -290,6 +401,19 @@ class _AssignmentCorpus:
         problems = mismatches(mutant, graded(mutant))
         assert not problems, "\n".join(problems)
 
+    def test_no_mutant_is_told_of_a_mistake_it_does_not_make(self, mutant: Mutant):
+        """Every named mistake in the messages it gets is one it makes (mistakes.py)."""
+        claims = false_claims(mutant, graded(mutant))
+        assert not claims, "\n".join(claims)
+
+    def test_every_use_of_another_answer_is_declared(self):
+        """What the checks require, seen while grading the solution, against depends_on."""
+        solution_graded(self.assignment)
+        used = {entry for entry in REQUIRED if entry[0] == self.assignment}
+        assert used, "no check required anything: were the checks run in this process?"
+        problems = undeclared_uses(self.assignment, used)
+        assert not problems, "\n".join(problems)
+
     def test_the_grade_does_not_depend_on_the_secret(self, mutant: Mutant):
         """Other hidden inputs, the same verdict from every check: no threshold is a gamble."""
         under_development_secret = verdicts(graded(mutant))
@@ -307,9 +431,11 @@ class _AssignmentCorpus:
         correct = [m for m in CORPUS if m.assignment == self.assignment and m.is_correct]
         caught = sum(not mismatches(m, graded(m)) for m in wrong)
         accepted = sum(not mismatches(m, graded(m)) for m in correct)
+        named = sum(bool(told_mistakes(m, graded(m))) for m in wrong)
         print(
             f"\n{self.assignment}: wrong implementations caught: {caught}/{len(wrong)}; "
-            f"correct alternatives accepted: {accepted}/{len(correct)}"
+            f"correct alternatives accepted: {accepted}/{len(correct)}; wrong ones shown a "
+            f"named mistake: {named}/{len(wrong)}"
         )
         assert wrong and caught == len(wrong) and accepted == len(correct)
 

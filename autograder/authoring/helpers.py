@@ -22,9 +22,10 @@ from autograder.authoring.registry import (
 from autograder.judging import kernel
 
 
-def fail(diagnosis: str) -> None:
-    """Fail the running check with a one-sentence diagnosis (run_check adds the check's name)."""
-    raise CheckFailed(HELPER_LABEL, diagnosis)
+def fail(diagnosis: object) -> None:
+    """Fail the running check with a one-sentence diagnosis, a str or a named mistake (run_check
+    adds the check's name)."""
+    raise CheckFailed(HELPER_LABEL, str(diagnosis))
 
 
 def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:
@@ -41,7 +42,15 @@ def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:
     ):
         fail(f"`{name}` should be a {kind.__name__}, got {type(value).__name__}")
     _enforce_bans(namespace, name)
+    entry = running_check()
+    if entry is not None:
+        REQUIRED.add((entry.assignment, entry.grade_id, name))
     return value
+
+
+# (assignment, graded cell, name): every name a check of that cell has required, in this
+# process (tests/test_mutants.py holds them to the cells' declared dependencies)
+REQUIRED: set[tuple[str, str, str]] = set()
 
 
 def hidden_generator(label: str) -> torch.Generator:
@@ -88,30 +97,55 @@ def squeezed(actual: Any, expected_shape: Sequence[int]) -> bool:
 def diagnose(
     actual: Any,
     expected: torch.Tensor,
-    mistakes: Mapping[str, torch.Tensor],
+    mistakes: Mapping[Any, torch.Tensor],
     otherwise: str,
     *,
     atol: float = 1e-5,
 ) -> None:
     """Pass if ``actual`` matches ``expected``; else fail naming the known mistake it matches.
 
-    mistakes: diagnosis -> what a submission with that misconception would return.
-    otherwise: the diagnosis when no known mistake matches.
+    mistakes: diagnosis (a str or a :class:`~autograder.authoring.mistakes.Mistake`) -> what a
+    submission with that misconception would return. A mistake is named only when ``actual``
+    matches its output and no other mistake's: where two match, the answer could make either.
+    otherwise: what is wrong when no known mistake matches; where the values first differ, and
+    by how much, is added to it.
     """
     if is_close(actual, expected, atol=atol):
         return
     if squeezed(actual, expected.shape):
         fail(f"{SQUEEZED} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
+    matched: list[str] = []
     if isinstance(actual, torch.Tensor) and not torch.isfinite(actual.detach()).all():
-        for diagnosis, value in mistakes.items():
-            if not torch.isfinite(value).all() and actual.shape == value.shape:
-                fail(diagnosis)
-    for diagnosis, value in mistakes.items():
-        if is_close(actual, value, atol=atol):
-            fail(diagnosis)
+        matched = [
+            str(diagnosis)
+            for diagnosis, value in mistakes.items()
+            if not torch.isfinite(value).all() and actual.shape == value.shape
+        ]
+    if not matched:
+        matched = [str(d) for d, value in mistakes.items() if is_close(actual, value, atol=atol)]
+    if len(set(matched)) == 1:
+        fail(matched[0])
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
         fail(f"{otherwise} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
-    fail(otherwise)
+    fail(f"{otherwise} ({first_difference(actual, expected, atol)})")
+
+
+def first_difference(actual: Any, expected: torch.Tensor, atol: float = 1e-5) -> str:
+    """Where ``actual`` first departs from ``expected`` (same shape), and by how much at most."""
+    if not isinstance(actual, torch.Tensor):
+        return f"expected a tensor, got {type(actual).__name__}"
+    got = actual.detach().to(torch.float64).cpu()
+    want = expected.detach().to(torch.float64).cpu()
+    differs = ~torch.isclose(got, want, atol=atol, rtol=1e-4)
+    if not differs.any():
+        return "the values agree within the tolerance"
+    where = tuple(int(i) for i in differs.nonzero()[0])
+    gap = (got - want).abs().nan_to_num(float("inf"))
+    return (
+        f"first difference at index {where}: got {got[where].item():.4g}, expected "
+        f"{want[where].item():.4g}; {int(differs.sum())} of {differs.numel()} values differ, "
+        f"by up to {gap.max().item():.3g}"
+    )
 
 
 def _code_objects(code: types.CodeType) -> Iterable[types.CodeType]:

@@ -336,6 +336,13 @@ def grade_cell(
             on_check(result)
 
     entries = checks_for(assignment, grade_id)
+    note: list[str] = []  # computed at the first failure: is an answer this cell uses wrong?
+
+    def noted(diagnosis: str) -> str:
+        if not note:
+            note.append(_dependency_note(assignment, grade_id, namespace))
+        return note[0] + diagnosis
+
     for position, entry in enumerate(entries):
         later = entries[position + 1 :]
         try:
@@ -349,7 +356,8 @@ def grade_cell(
                 finished(CheckResult(name, 0.0, False, failure.diagnosis, gate=True))
                 later = entries[position:]
             else:
-                finished(CheckResult(name, entry.weight, False, failure.diagnosis, entry.gate))
+                diagnosis = noted(failure.diagnosis)
+                finished(CheckResult(name, entry.weight, False, diagnosis, entry.gate))
                 if not entry.gate:
                     continue
             why = f"not run: {name} failed first"
@@ -359,6 +367,29 @@ def grade_cell(
         results += [CheckResult(e.name, e.weight, False, why, e.gate) for e in later]
         break
     return CellGrade(tuple(results), visible_failure)
+
+
+_consulted: set[tuple[str, str]] = set()  # cells being graded for a dependency note
+
+
+def _dependency_note(assignment: str, grade_id: str, namespace: Namespace) -> str:
+    """The note that an answer ``grade_id`` uses is wrong, from that answer's own cells' checks."""
+    from autograder.authoring.dependencies import dependency_note
+
+    def full_marks(cell: str) -> bool:
+        if (assignment, cell) in _consulted:  # never judge a cell inside its own note
+            return True
+        _consulted.add((assignment, cell))
+        try:
+            return grade_cell(assignment, cell, namespace).full_marks
+        finally:
+            _consulted.discard((assignment, cell))
+
+    _consulted.add((assignment, grade_id))
+    try:
+        return dependency_note(assignment, grade_id, full_marks)
+    finally:
+        _consulted.discard((assignment, grade_id))
 
 
 def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> None:

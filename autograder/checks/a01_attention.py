@@ -23,6 +23,7 @@ from autograder.authoring.helpers import (
     require,
     squeezed,
 )
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check
 
 ASSIGNMENT = "01_attention"
@@ -34,14 +35,59 @@ BANNED = {
 }
 
 
-OVERFLOW = (
-    "the weights are NaN or inf for large scores, so exp overflowed: subtract each row's max "
-    "from the scores before exponentiating (or use torch.softmax)"
+# The named mistakes of each exercise, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the answer's output matches the output of that mistake.
+ATTENTION = catalogue(
+    ASSIGNMENT,
+    "attention",
+    {
+        "softmax axis": {
+            "softmax_over_queries": "rows sum to 1 over queries, not keys: is the softmax over "
+            "the wrong dimension (use dim=-1)?",
+        },
+        "scaling": {
+            "not_scaled": "scores are not scaled: divide q kᵀ by √d_k",
+            "divided_by_d_k": "scores are divided by d_k instead of √d_k",
+            "multiplied_by_sqrt_d_k": "scores are multiplied by √d_k instead of divided by it",
+            "scaled_by_sqrt_l_k": "scaled by √L_k (the number of keys) instead of √d_k "
+            "(q.shape[-1])",
+        },
+        "mask": {
+            "mask_reversed": "mask polarity reversed: True/1 means 'may attend', so hide keys "
+            "where the mask is False",
+            "finite_fill": "masked keys filled with a finite number (like -100 or -1e9) instead "
+            "of -inf, so they still get weight",
+        },
+        "stability": {
+            "overflow": "the weights are NaN or inf for large scores, so exp overflowed: "
+            "subtract each row's max from the scores before exponentiating (or use torch.softmax)",
+        },
+    },
+)
+OVERFLOW = ATTENTION["overflow"]
+CAUSAL_MASK = catalogue(
+    ASSIGNMENT,
+    "causal_mask",
+    {
+        "mask polarity": {
+            "reversed": "causal mask polarity reversed: True means 'may attend', so the past "
+            "(j <= i) is True and the future False",
+        },
+        "off by one": {
+            "hides_diagonal": "your causal mask hides the diagonal (j < i instead of j <= i), so "
+            "position 0 attends to nothing",
+            "shows_next": "your causal mask also shows the next position (j <= i + 1): keep j <= i",
+        },
+        "orientation": {
+            "transposed": "your mask lets each position see the future (upper triangle): keep "
+            "j <= i",
+        },
+    },
 )
 
 
-def weight_mistakes(q: Tensor, k: Tensor, mask: Tensor | None = None) -> dict[str, Tensor]:
-    """Weights that common misconceptions produce, keyed by the diagnosis to give."""
+def weight_mistakes(q: Tensor, k: Tensor, mask: Tensor | None = None) -> dict[Mistake, Tensor]:
+    """Weights that common misconceptions produce, keyed by the mistake."""
     d_k, l_k = q.shape[-1], k.shape[-2]
     raw = q @ k.transpose(-2, -1)
     scaled = raw / math.sqrt(d_k)
@@ -56,22 +102,15 @@ def weight_mistakes(q: Tensor, k: Tensor, mask: Tensor | None = None) -> dict[st
         return torch.softmax(scores, dim=dim).nan_to_num(0.0)
 
     mistakes = {
-        "rows sum to 1 over queries, not keys: is the softmax over the wrong dimension (use dim=-1)?": softmax(
-            masked(scaled, mask), dim=-2
-        ),
-        "scores are not scaled: divide q kᵀ by √d_k": softmax(masked(raw, mask)),
-        "scores are divided by d_k instead of √d_k": softmax(masked(raw / d_k, mask)),
-        "scaled by √L_k (the number of keys) instead of √d_k (q.shape[-1])": softmax(
-            masked(raw / math.sqrt(l_k), mask)
-        ),
+        ATTENTION["softmax_over_queries"]: softmax(masked(scaled, mask), dim=-2),
+        ATTENTION["not_scaled"]: softmax(masked(raw, mask)),
+        ATTENTION["divided_by_d_k"]: softmax(masked(raw / d_k, mask)),
+        ATTENTION["multiplied_by_sqrt_d_k"]: softmax(masked(raw * math.sqrt(d_k), mask)),
+        ATTENTION["scaled_by_sqrt_l_k"]: softmax(masked(raw / math.sqrt(l_k), mask)),
     }
     if mask is not None:
-        mistakes[
-            "mask polarity reversed: True/1 means 'may attend', so hide keys where the mask is False"
-        ] = softmax(masked(scaled, ~mask))
-        mistakes[
-            "masked keys filled with a finite number (like -100 or -1e9) instead of -inf, so they still get weight"
-        ] = softmax(scaled.masked_fill(~mask, -100.0))
+        mistakes[ATTENTION["mask_reversed"]] = softmax(masked(scaled, ~mask))
+        mistakes[ATTENTION["finite_fill"]] = softmax(scaled.masked_fill(~mask, -100.0))
     return mistakes
 
 
@@ -302,7 +341,7 @@ ban(
 @check(ASSIGNMENT, "test_causal_mask")
 def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
     causal_mask = require(ns, "causal_mask")
-    for n in (1, 2, 7, 33):
+    for n in (2, 7, 33, 1):  # 2 first: there every mistake below has its own mask
         mask = causal_mask(n)
         if not isinstance(mask, Tensor) or mask.shape != (n, n):
             fail(f"causal_mask({n}) must be an ({n}, {n}) tensor")
@@ -312,19 +351,36 @@ def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
             continue
         if torch.equal(mask.bool(), expected):
             fail(f"causal_mask must return a bool tensor, got {mask.dtype}")
-        if torch.equal(mask.bool(), expected.tril(-1)):
-            fail("your causal mask hides the diagonal, so position 0 attends to nothing")
-        if torch.equal(mask.bool(), ~expected):
-            fail(
-                "causal mask polarity reversed: True means 'may attend', so the past (j <= i) is True"
-            )
-        if torch.equal(mask.bool(), expected.T):
-            fail("your mask lets each position see the future (upper triangle): keep j <= i")
-        fail(f"causal_mask({n}) must be True exactly where key j <= query i")
+        mistakes = {
+            CAUSAL_MASK["reversed"]: ~expected,
+            CAUSAL_MASK["hides_diagonal"]: expected.tril(-1),
+            CAUSAL_MASK["shows_next"]: i[None, :] <= i[:, None] + 1,
+            CAUSAL_MASK["transposed"]: expected.T,
+        }
+        # At n = 1 some of these coincide (a reversed mask and one without the diagonal are both
+        # [[False]]): diagnose names a mistake only where one alone matches.
+        diagnose(
+            mask.bool().to(torch.float64),
+            expected.to(torch.float64),
+            {mistake: value.to(torch.float64) for mistake, value in mistakes.items()},
+            f"causal_mask({n}) must be True exactly where key j <= query i",
+        )
 
 
-# The causal weights are the student's attention under the student's causal mask, by design.
-depends_on(ASSIGNMENT, ["test_causal_weights"], "attention")
+# The causal weights cell judges causal_mask (it follows that answer) through the student's
+# attention, by design.
+depends_on(
+    ASSIGNMENT,
+    ["test_causal_weights"],
+    {
+        "attention": [
+            "test_attention_rows_sum_to_one",
+            "test_attention_scaling",
+            "test_attention_fully_masked_row",
+            "test_attention_parity",
+        ]
+    },
+)
 
 
 @check(ASSIGNMENT, "test_causal_weights")
@@ -332,6 +388,13 @@ def causal_weights_ignore_the_future(ns: Namespace) -> None:
     attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
     g = hidden_generator("a01 causal")
     for n in (1, 3, 9):
+        i = torch.arange(n)
+        mask = causal_mask(n)
+        if not (isinstance(mask, Tensor) and torch.equal(mask, i[None, :] <= i[:, None])):
+            fail(
+                f"this cell applies your causal_mask, and causal_mask({n}) is not True exactly "
+                "where key j <= query i: fix it first (test_causal_mask says how)"
+            )
         q, k, v = (torch.randn(2, 3, n, 4, generator=g, dtype=torch.float64) for _ in range(3))
         out, weights = call_attention(attention, q, k, v, causal_mask(n))
         if not (weights.triu(1) == 0).all():

@@ -22,11 +22,13 @@ from autograder.authoring.helpers import (
     diagnose,
     draw_seed,
     fail,
+    first_difference,
     hidden_generator,
     is_close,
     random_sizes,
     require,
 )
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check, reference_data
 from autograder.authoring.student_errors import explain
 
@@ -40,23 +42,52 @@ CHANCE_LEVEL = (
     0.65  # at or below this overall accuracy a binary classifier has learned (almost) nothing
 )
 
-POOLING_INCLUDES_PADDING = (
-    "pooling includes padding: the mean runs over all L positions, so <pad> outputs enter the "
-    "sentence vector; weight each position by (token_ids != pad_id) and divide by the number of "
-    "real tokens"
+# The named mistakes of each exercise, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the answer's output matches the output of that mistake.
+MASKED_MEAN = catalogue(
+    ASSIGNMENT,
+    "masked_mean",
+    {
+        "what is averaged": {
+            "includes_padding": "pooling includes padding: the mean runs over all L positions, "
+            "so <pad> outputs enter the sentence vector; weight each position by "
+            "(token_ids != pad_id) and divide by the number of real tokens",
+            "pad_id_hard_coded": "the pad id is hard-coded to 0: compare the ids with `pad_id` "
+            "(self.pad_id in the model), which is not always 0",
+            "mask_reversed": "mask polarity reversed: you averaged the <pad> positions; keep the "
+            "positions where token_ids != pad_id",
+        },
+        "pooling denominator": {
+            "divided_by_length": "divided by L, the number of positions, instead of by the "
+            "number of real tokens (keep.sum(dim=1))",
+            "divided_by_batch_count": "divided by the number of real tokens in the whole batch "
+            "instead of in each row: sum the mask over dim=1 only (keep.sum(dim=1))",
+            "not_divided": "the masked values are summed but not divided: divide by the number "
+            "of real tokens",
+        },
+    },
 )
-PAD_ID_HARD_CODED = (
-    "the pad id is hard-coded to 0: compare the ids with `pad_id` (self.pad_id in the model), "
-    "which is not always 0"
+POOLING_INCLUDES_PADDING = MASKED_MEAN["includes_padding"]
+PAD_ID_HARD_CODED = MASKED_MEAN["pad_id_hard_coded"]
+MODEL = catalogue(
+    ASSIGNMENT,
+    "sentiment_model",
+    {
+        "padding mask": {
+            "no_padding_mask": "real tokens attend to <pad> keys: there is no padding mask in "
+            "attention; pass padding_mask(token_ids, self.pad_id) to self.encoder",
+            "padding_mask_reversed": "padding mask polarity reversed: only the <pad> keys get "
+            "attention; True means 'may attend', so use padding_mask(token_ids, self.pad_id) as "
+            "it is",
+        },
+        "pipeline order": {
+            "no_position": "the positional encoding is missing: add self.position to the token "
+            "embeddings",
+        },
+    },
 )
-NO_PADDING_MASK = (
-    "real tokens attend to <pad> keys: there is no padding mask in attention; pass "
-    "padding_mask(token_ids, self.pad_id) to self.encoder"
-)
-PADDING_MASK_REVERSED = (
-    "padding mask polarity reversed: only the <pad> keys get attention; True means 'may attend', "
-    "so use padding_mask(token_ids, self.pad_id) as it is"
-)
+NO_PADDING_MASK = MODEL["no_padding_mask"]
+PADDING_MASK_REVERSED = MODEL["padding_mask_reversed"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -72,7 +103,7 @@ def oracle_masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor
     return torch.stack(rows)
 
 
-def masked_mean_mistakes(hidden: Tensor, token_ids: Tensor, pad_id: int) -> dict[str, Tensor]:
+def masked_mean_mistakes(hidden: Tensor, token_ids: Tensor, pad_id: int) -> dict[Mistake, Tensor]:
     keep = (token_ids != pad_id).unsqueeze(-1).to(hidden.dtype)
     keep_zero = (token_ids != 0).unsqueeze(-1).to(hidden.dtype)
     pads = 1.0 - keep
@@ -80,13 +111,10 @@ def masked_mean_mistakes(hidden: Tensor, token_ids: Tensor, pad_id: int) -> dict
     return {
         POOLING_INCLUDES_PADDING: hidden.mean(1),
         PAD_ID_HARD_CODED: (hidden * keep_zero).sum(1) / keep_zero.sum(1).clamp(min=1.0),
-        "divided by L, the number of positions, instead of by the number of real tokens "
-        "(keep.sum(dim=1))": (hidden * keep).sum(1) / length,
-        "the masked values are summed but not divided: divide by the number of real tokens": (
-            hidden * keep
-        ).sum(1),
-        "mask polarity reversed: you averaged the <pad> positions; keep the positions where "
-        "token_ids != pad_id": (hidden * pads).sum(1) / pads.sum(1).clamp(min=1.0),
+        MASKED_MEAN["divided_by_length"]: (hidden * keep).sum(1) / length,
+        MASKED_MEAN["divided_by_batch_count"]: (hidden * keep).sum(1) / keep.sum().clamp(min=1.0),
+        MASKED_MEAN["not_divided"]: (hidden * keep).sum(1),
+        MASKED_MEAN["mask_reversed"]: (hidden * pads).sum(1) / pads.sum(1).clamp(min=1.0),
     }
 
 
@@ -267,7 +295,7 @@ def classifier_head(model: nn.Module, d_model: int, num_classes: int) -> nn.Line
 
 def pooling_outcomes(
     model: nn.Module, head: nn.Linear, ids: Tensor, pad_id: int, logits: Tensor | None = None
-) -> tuple[Tensor, dict[str, Tensor] | None]:
+) -> tuple[Tensor, dict[Mistake, Tensor] | None]:
     """(the mean-pooled logits, the logits of known mistakes), or mistakes None if the model's
     logits are those of mean or <cls> pooling."""
     with torch.no_grad():
@@ -281,12 +309,12 @@ def pooling_outcomes(
         unmasked, _ = model.encoder(embedded)
         no_position, _ = model.encoder(model.embed(ids), padding_mask(ids, pad_id))
         mistakes = {
-            POOLING_INCLUDES_PADDING: head(hidden.mean(1)),
-            PAD_ID_HARD_CODED: head(oracle_masked_mean(hidden, ids, 0)),
+            **{
+                mistake: head(pooled)
+                for mistake, pooled in masked_mean_mistakes(hidden, ids, pad_id).items()
+            },
             NO_PADDING_MASK: head(oracle_masked_mean(unmasked, ids, pad_id)),
-            "the positional encoding is missing: add self.position to the token embeddings": head(
-                oracle_masked_mean(no_position, ids, pad_id)
-            ),
+            MODEL["no_position"]: head(oracle_masked_mean(no_position, ids, pad_id)),
         }
     return mean_pooled, mistakes
 
@@ -307,11 +335,15 @@ depends_on(
         "test_heldout_accuracy",
         "test_heldout_contrast",
     ],
-    "masked_mean",
+    {"masked_mean": ["test_masked_mean"]},
 )
 # The held-out cells judge the trained `model`: the student's SentimentModel, trained with the
 # student's training step (the cells that follow that step in the notebook).
-depends_on(ASSIGNMENT, ["test_heldout_accuracy", "test_heldout_contrast"], "sentiment_model")
+depends_on(
+    ASSIGNMENT,
+    ["test_heldout_accuracy", "test_heldout_contrast"],
+    {"sentiment_model": ["test_sentiment_model", "test_padding_invariance"]},
+)
 
 
 # A gate: with an active dropout the other checks' verdicts would be chance.
@@ -479,15 +511,16 @@ def padding_never_changes_the_logits(ns: Namespace) -> None:
                 head = classifier_head(model, config["d_model"], config["num_classes"])
                 if diagnosis is None and head is not None:
                     _, mistakes = pooling_outcomes(model, head, batch, pad_id, logits)
-                    matches = [
-                        m for m, value in (mistakes or {}).items() if is_close(logits, value)
-                    ]
-                    diagnosis = matches[0] if matches else None
+                    matches = {
+                        str(m) for m, value in (mistakes or {}).items() if is_close(logits, value)
+                    }
+                    diagnosis = matches.pop() if len(matches) == 1 else None
                 fail(
                     diagnosis
-                    or f"pooling includes padding: a sentence of {len(row)} tokens padded to "
-                    f"{width} (pad_id={pad_id}) gets other logits than unpadded although attention "
-                    "ignores the <pad> keys; average over the real tokens only"
+                    or f"a sentence of {len(row)} tokens padded to {width} (pad_id={pad_id}) gets "
+                    f"other logits than unpadded ({first_difference(logits[i], alone[i][0])}), "
+                    "although attention gives the <pad> keys no weight: what follows attention "
+                    "(the pooling, or what you do after it) sees the padding"
                 )
 
 
@@ -606,39 +639,53 @@ def heldout_contrast_beats_the_baseline(ns: Namespace) -> None:
 # ---------------------------------------------------------------------------------------------
 # The training step and the optimizer (Exercise 3)
 
-NO_ZERO_GRAD = (
-    "the gradients add up from one step to the next: call optimizer.zero_grad() before "
-    "loss.backward() in every step"
+TRAIN_STEP = catalogue(
+    ASSIGNMENT,
+    "train_step",
+    {
+        "order": {
+            "no_zero_grad": "the gradients add up from one step to the next: call "
+            "optimizer.zero_grad() before loss.backward() in every step",
+            "zero_grad_after_backward": "optimizer.zero_grad() runs after loss.backward(), so "
+            "every update uses zero gradients and the weights never move: clear the gradients "
+            "before backward",
+        },
+        "clipping kind": {
+            "not_clipped": "the gradient is not clipped before the update: call "
+            "nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm) between loss.backward() "
+            "and optimizer.step() (clipping after step() changes nothing)",
+            "clipped_by_value": "each gradient entry is clipped to [-max_grad_norm, "
+            "max_grad_norm] (clip_grad_value_): clip the global norm of all the gradients "
+            "together with nn.utils.clip_grad_norm_",
+        },
+        "threshold source": {
+            "threshold_hard_coded": "the gradient is clipped to a norm of 1.0 whatever "
+            "max_grad_norm is: pass the argument, clip_grad_norm_(model.parameters(), "
+            "max_grad_norm)",
+        },
+        "mode": {
+            "eval_mode": "the model trains with dropout off: call model.train() at the start of "
+            "train_step, because evaluating (or a check) may have left it in eval mode",
+        },
+        "scheduler": {
+            "scheduler_first": "scheduler.step() runs before optimizer.step(), so the first "
+            "update already uses the second step's learning rate: step the scheduler after the "
+            "optimizer",
+            "scheduler_ignored": "the scheduler is never stepped, so the learning rate stays "
+            "where warm-up starts it: call scheduler.step() after optimizer.step() when a "
+            "scheduler is given",
+        },
+    },
 )
-ZERO_GRAD_AFTER_BACKWARD = (
-    "optimizer.zero_grad() runs after loss.backward(), so every update uses zero gradients and the "
-    "weights never move: clear the gradients before backward"
-)
-NOT_CLIPPED = (
-    "the gradient is not clipped before the update: call "
-    "nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm) between loss.backward() and "
-    "optimizer.step() (clipping after step() changes nothing)"
-)
-EVAL_MODE = (
-    "the model trains with dropout off: call model.train() at the start of train_step, because "
-    "evaluating (or a check) may have left it in eval mode"
-)
-SCHEDULER_FIRST = (
-    "scheduler.step() runs before optimizer.step(), so the first update already uses the second "
-    "step's learning rate: step the scheduler after the optimizer"
-)
-SCHEDULER_IGNORED = (
-    "the scheduler is never stepped, so the learning rate stays where warm-up starts it: call "
-    "scheduler.step() after optimizer.step() when a scheduler is given"
-)
-STEP_MISTAKES = (
-    NO_ZERO_GRAD,
-    ZERO_GRAD_AFTER_BACKWARD,
-    NOT_CLIPPED,
-    EVAL_MODE,
-    SCHEDULER_FIRST,
-    SCHEDULER_IGNORED,
-)
+NO_ZERO_GRAD = TRAIN_STEP["no_zero_grad"]
+ZERO_GRAD_AFTER_BACKWARD = TRAIN_STEP["zero_grad_after_backward"]
+NOT_CLIPPED = TRAIN_STEP["not_clipped"]
+CLIPPED_BY_VALUE = TRAIN_STEP["clipped_by_value"]
+THRESHOLD_HARD_CODED = TRAIN_STEP["threshold_hard_coded"]
+EVAL_MODE = TRAIN_STEP["eval_mode"]
+SCHEDULER_FIRST = TRAIN_STEP["scheduler_first"]
+SCHEDULER_IGNORED = TRAIN_STEP["scheduler_ignored"]
+STEP_MISTAKES = tuple(TRAIN_STEP.values())
 STEP_BANNED = {
     "attention_lab's train_step": reference.train_step,
     "attention_lab's make_optimizer": reference.make_optimizer,
@@ -666,7 +713,7 @@ def simulated_steps(
     lr: float,
     max_grad_norm: float,
     warmup: bool,
-    mistake: str | None = None,
+    mistake: Mistake | None = None,
 ) -> list[float]:
     """The reference step, or one with a known ``mistake``, on ``batches``; the losses it saw."""
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
@@ -684,7 +731,11 @@ def simulated_steps(
             loss.backward()
             if mistake == ZERO_GRAD_AFTER_BACKWARD:
                 optimizer.zero_grad()
-            if mistake != NOT_CLIPPED:
+            if mistake == CLIPPED_BY_VALUE:
+                nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)
+            elif mistake == THRESHOLD_HARD_CODED:
+                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            elif mistake != NOT_CLIPPED:
                 nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
             if scheduler is not None and mistake == SCHEDULER_FIRST:
                 scheduler.step()
@@ -754,7 +805,7 @@ def draw_step_trial(g: torch.Generator, warmup: bool) -> StepTrial:
     )
 
 
-def simulate(trial: StepTrial, mistake: str | None = None) -> tuple[Tensor, list[float]]:
+def simulate(trial: StepTrial, mistake: Mistake | None = None) -> tuple[Tensor, list[float]]:
     """The parameters and losses after the trial's steps, made by the reference or a mistake."""
     model = step_model(nn, *trial.sizes)
     model.load_state_dict(trial.start)

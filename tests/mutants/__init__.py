@@ -56,6 +56,9 @@ class Mutant:
     # Also graded by the grading command (tests/judge_parity.py), the diagnosis asserted on
     # the graded notebook: for mistakes whose visible checks fail before the hidden ones.
     in_notebook: bool = False
+    # The named mistakes it makes (autograder/authoring/mistakes.py keys, "<exercise>.<name>")
+    # beyond those its diagnosis phrases name: it may be told of these, and of no other.
+    makes: tuple[str, ...] = ()
 
     @property
     def is_correct(self) -> bool:

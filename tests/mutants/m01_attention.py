@@ -99,7 +99,10 @@ WRONG = [
         "causal mask without the diagonal",
         A,
         {"causal_mask": Replace(".tril()", ".tril(-1)")},
-        {"test_causal_mask": "hides the diagonal"},
+        {
+            "test_causal_mask": "hides the diagonal",
+            "test_causal_weights": "this cell applies your causal_mask",
+        },
     ),
     Mutant(
         "causal mask hard-coded for the public example",
@@ -110,7 +113,45 @@ WRONG = [
                 "torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]).bool()",
             )
         },
-        {"test_causal_mask": "must be an (1, 1) tensor"},
+        {"test_causal_mask": "must be an (2, 2) tensor"},
+    ),
+    # Mistakes whose messages used to name a cause they do not have (issue 25)
+    Mutant(
+        "scores multiplied by sqrt(d_k)",
+        A,
+        {
+            "attention": Replace(
+                "scores / math.sqrt(q.shape[-1])", "scores * math.sqrt(q.shape[-1])"
+            )
+        },
+        {"test_attention_scaling": "multiplied by √d_k instead of divided"},
+    ),
+    Mutant(
+        "causal mask fully inverted",
+        A,
+        {"causal_mask": Replace(CAUSAL, "~torch.ones(n, n, dtype=torch.bool).tril()")},
+        {
+            "test_causal_mask": "causal mask polarity reversed",
+            "test_causal_weights": "this cell applies your causal_mask",
+        },
+    ),
+    Mutant(
+        "causal mask shows the next position",
+        A,
+        {"causal_mask": Replace(".tril()", ".tril(1)")},
+        {
+            "test_causal_mask": "also shows the next position",
+            "test_causal_weights": "this cell applies your causal_mask",
+        },
+    ),
+    Mutant(
+        "causal mask transposed",
+        A,
+        {"causal_mask": Replace(".tril()", ".triu()")},
+        {
+            "test_causal_mask": "see the future (upper triangle)",
+            "test_causal_weights": "this cell applies your causal_mask",
+        },
     ),
     Mutant(
         "naive exp in NumPy",

@@ -116,6 +116,61 @@ WRONG = [
         },
         {"test_train_step": "dropout off"},
     ),
+    # The families of issue 25: the pooling denominator, the clipping kind, the threshold's
+    # source, the scheduler's place, the pipeline's order.
+    Mutant(
+        "masked_mean divides by the whole batch's count of real tokens",
+        A,
+        {"masked_mean": Replace("keep.sum(dim=1).clamp(min=1.0)", "keep.sum().clamp(min=1.0)")},
+        {"test_masked_mean": "in the whole batch instead of in each row"},
+    ),
+    Mutant(
+        "gradient clipped by value",
+        A,
+        {
+            "training_step": Replace(
+                "nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)",
+                "nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)",
+            )
+        },
+        {"test_train_step": "clip_grad_value_"},
+    ),
+    Mutant(
+        "gradient clipped to a hard-coded 1.0",
+        A,
+        {
+            "training_step": Replace(
+                "nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)",
+                "nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
+            )
+        },
+        {"test_train_step": "norm of 1.0 whatever max_grad_norm is"},
+    ),
+    Mutant(
+        "scheduler stepped before the optimizer",
+        A,
+        {
+            "training_step": (
+                Replace("    optimizer.step()\n    if scheduler", "    if scheduler"),
+                Replace(
+                    "        scheduler.step()  # after the optimizer: the first update uses the "
+                    "first learning rate\n",
+                    "        scheduler.step()\n    optimizer.step()\n",
+                ),
+            )
+        },
+        {"test_train_step": "scheduler.step() runs before optimizer.step()"},
+    ),
+    Mutant(
+        "no positional encoding",
+        A,
+        {
+            "sentiment_model": Replace(
+                "self.position(self.embed(token_ids))", "self.embed(token_ids)"
+            )
+        },
+        {"test_sentiment_model": "positional encoding is missing"},
+    ),
     Mutant(
         "Adam with weight_decay instead of AdamW",
         A,

@@ -93,6 +93,97 @@ WRONG = [
         {"test_causal_head": "squeeze() drops every such axis"},
         in_notebook=True,
     ),
+    # The families of issue 25: the sampling context, the position read, appending, the
+    # temperature, the draw; where the final norm sits, the embeddings, the chain of blocks.
+    Mutant(
+        "sample keeps the first block_size ids",
+        A,
+        {"sample": Replace("idx[:, -model.block_size :]", "idx[:, : model.block_size]")},
+        {"test_sample": "FIRST block_size ids"},
+    ),
+    Mutant(
+        "sample reads the first position",
+        A,
+        {"sample": Replace("model(context)[:, -1, :]", "model(context)[:, 0, :]")},
+        {"test_sample": "first position of the context"},
+    ),
+    Mutant(
+        "sample never appends to the context",
+        A,
+        {
+            "sample": (
+                Replace("    model.eval()\n", "    model.eval()\n    prompt = idx\n"),
+                Replace(
+                    "context = idx[:, -model.block_size :]",
+                    "context = prompt[:, -model.block_size :]",
+                ),
+            )
+        },
+        {"test_sample": "predicted from the prompt alone"},
+    ),
+    Mutant(
+        "sample multiplies by the temperature",
+        A,
+        {"sample": Replace("[:, -1, :] / temperature", "[:, -1, :] * temperature")},
+        {"test_sample": "temperature multiplies the logits"},
+    ),
+    Mutant(
+        "sample takes the argmax",
+        A,
+        {
+            "sample": Replace(
+                "torch.multinomial(probs, 1, generator=generator)",
+                "probs.argmax(dim=-1, keepdim=True)",
+            )
+        },
+        {"test_sample": "not argmax"},
+    ),
+    Mutant(
+        "ln_f before the blocks",
+        A,
+        {
+            "charlm": (
+                Replace(
+                    "x = self.position(self.token_embedding(idx))",
+                    "x = self.ln_f(self.position(self.token_embedding(idx)))",
+                ),
+                Replace("return self.lm_head(self.ln_f(x))", "return self.lm_head(x)"),
+            )
+        },
+        {"test_charlm": "applied before the blocks"},
+    ),
+    Mutant(
+        "ln_f after every block",
+        A,
+        {
+            "charlm": (
+                Replace("            x = block(x)\n", "            x = self.ln_f(block(x))\n"),
+                Replace("return self.lm_head(self.ln_f(x))", "return self.lm_head(x)"),
+            )
+        },
+        {"test_charlm": "applied after every block"},
+    ),
+    Mutant(
+        "CharLM without position embeddings",
+        A,
+        {
+            "charlm": Replace(
+                "self.position(self.token_embedding(idx))", "self.token_embedding(idx)"
+            )
+        },
+        {"test_charlm": "position embeddings are missing"},
+    ),
+    Mutant(
+        "CharLM returns inside the loop over blocks",
+        A,
+        {
+            "charlm": Replace(
+                "            x = block(x)\n",
+                "            return self.lm_head(self.ln_f(block(x)))\n",
+            )
+        },
+        {"test_charlm": "only the first block runs"},
+    ),
 ]
 
 CORRECT = [

@@ -25,7 +25,11 @@ from autograder.checks.a02_multi_head.shared import (
 )
 
 # The module is built on the student's split_heads and merge_heads, as the notebook asks.
-depends_on(ASSIGNMENT, ["test_mha_parity"], "split_heads", "merge_heads")
+depends_on(
+    ASSIGNMENT,
+    ["test_mha_parity"],
+    {"split_heads": ["test_split_heads"], "merge_heads": ["test_merge_heads"]},
+)
 
 
 def _attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: float, dim: int = -1):

@@ -38,7 +38,11 @@ BANNED = {
 
 ban(ASSIGNMENT, "MultiHeadAttention", BANNED, check_name="mha_does_not_call_the_reference")
 # The module is built on the student's split_heads and merge_heads, as the notebook asks.
-depends_on(ASSIGNMENT, ["test_mha_shapes", "test_mha_mask"], "split_heads", "merge_heads")
+depends_on(
+    ASSIGNMENT,
+    ["test_mha_shapes", "test_mha_mask"],
+    {"split_heads": ["test_split_heads"], "merge_heads": ["test_merge_heads"]},
+)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from autograder.checks.a03_transformer_block.dropout_sites import (
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
 # The block is built on the student's PositionwiseFeedForward: students of 03 have no other.
-depends_on(ASSIGNMENT, ["test_encoder_block"], "feed_forward")
+depends_on(ASSIGNMENT, ["test_encoder_block"], {"feed_forward": ["test_feed_forward"]})
 
 BLOCK_BANNED = {
     "attention_lab's EncoderBlock": reference.EncoderBlock,

@@ -24,6 +24,7 @@ from autograder.authoring.helpers import (
     require,
     squeezed,
 )
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, build
@@ -93,6 +94,33 @@ def expect_logit_shapes(lm: nn.Module, idx: Tensor, vocab: int) -> None:
                 )
 
 
+# The named mistakes of CharLM, by family (autograder/authoring/mistakes.py): each is diagnosed
+# only where the logits match those of the model with that mistake (its own modules reused).
+CHARLM = catalogue(
+    ASSIGNMENT,
+    "charlm",
+    {
+        "final norm": {
+            "no_ln_f": "self.ln_f is not applied: normalise the last block's output before lm_head",
+            "ln_f_before_blocks": "self.ln_f is applied before the blocks instead of after them: "
+            "normalise the last block's output, lm_head(self.ln_f(x)) after the loop",
+            "ln_f_after_every_block": "self.ln_f is applied after every block instead of once "
+            "after the last: move it out of the loop, before lm_head",
+        },
+        "embedding": {
+            "no_position": "the position embeddings are missing: x = "
+            "self.position(self.token_embedding(idx))",
+        },
+        "blocks": {
+            "first_block_only": "only the first block runs: is the `return` inside the loop "
+            "over self.blocks?",
+            "blocks_not_chained": "the blocks are not chained: feed each block the previous "
+            "block's output (x = block(x))",
+        },
+    },
+)
+
+
 ban(
     ASSIGNMENT,
     "CharLM",
@@ -103,7 +131,11 @@ ban(
 
 
 # CharLM stacks Blocks built on the student's heads, as the notebook asks.
-depends_on(ASSIGNMENT, ["test_charlm", "test_charlm_causality"], "causal_head", "multihead_causal")
+depends_on(
+    ASSIGNMENT,
+    ["test_charlm", "test_charlm_causality"],
+    {"causal_head": ["test_causal_head"], "multihead_causal": ["test_multihead_causal"]},
+)
 
 
 @check(ASSIGNMENT, "test_charlm")
@@ -166,26 +198,26 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
         no_position = embedded
         for block in lm.blocks:
             no_position = block(no_position)
+        normalised_first = lm.ln_f(lm.position(embedded))
+        every_block = lm.position(embedded)
+        for block in lm.blocks:
+            normalised_first = block(normalised_first)
+            every_block = lm.ln_f(block(every_block))
         mistakes = {
-            "self.ln_f is not applied: normalise the last block's output before lm_head": lm.lm_head(
-                x
-            ),
-            "the position embeddings are missing: x = self.position(self.token_embedding(idx))": lm.lm_head(
-                lm.ln_f(no_position)
-            ),
-            "only the first block runs: is the `return` inside the loop over self.blocks?": lm.lm_head(
-                lm.ln_f(outputs[0])
-            ),
-            "the blocks are not chained: feed each block the previous block's output (x = block(x))": lm.lm_head(
-                lm.ln_f(lm.blocks[-1](lm.position(embedded)))
-            ),
+            CHARLM["no_ln_f"]: lm.lm_head(x),
+            CHARLM["ln_f_before_blocks"]: lm.lm_head(normalised_first),
+            CHARLM["ln_f_after_every_block"]: lm.lm_head(every_block),
+            CHARLM["no_position"]: lm.lm_head(lm.ln_f(no_position)),
+            CHARLM["first_block_only"]: lm.lm_head(lm.ln_f(outputs[0])),
+            CHARLM["blocks_not_chained"]: lm.lm_head(lm.ln_f(lm.blocks[-1](lm.position(embedded)))),
         }
     diagnose(
         logits,
         expected,
         mistakes,
-        "the logits are not lm_head(ln_f(blocks(position(token_embedding(idx))))): follow the "
-        "diagram of Exercise 4",
+        "the logits differ from lm_head(ln_f(x)) with x = position(token_embedding(idx)) passed "
+        "through every block in order, computed with your model's own modules (no known mistake "
+        "explains the difference; follow the diagram of Exercise 4)",
     )
 
 

@@ -55,7 +55,7 @@ ban(
 
 
 # self.heads holds the student's CausalSelfAttentionHead, as the notebook asks.
-depends_on(ASSIGNMENT, ["test_multihead_causal"], "causal_head")
+depends_on(ASSIGNMENT, ["test_multihead_causal"], {"causal_head": ["test_causal_head"]})
 
 
 @check(ASSIGNMENT, "test_multihead_causal")

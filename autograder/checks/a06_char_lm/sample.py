@@ -13,12 +13,14 @@ import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.helpers import (
     SQUEEZED,
     ban,
+    diagnose,
     draw_seed,
     fail,
     hidden_generator,
     random_sizes,
     require,
 )
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import CheckFailed, Namespace, check
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
@@ -28,6 +30,36 @@ class StudentCodeError(Exception):
     """Raised by a stand-in model when the student's code calls it in a way it must not."""
 
 
+# The named mistakes of `sample`, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the answer's ids (or draw frequencies) match that mistake's.
+SAMPLE = catalogue(
+    ASSIGNMENT,
+    "sample",
+    {
+        "context kept": {
+            "keeps_first_ids": "the model is fed the FIRST block_size ids of the sequence once "
+            "it is longer than block_size: keep the last ones, idx[:, -model.block_size:]",
+        },
+        "position read": {
+            "reads_first_position": "each new id comes from the logits at the first position of "
+            "the context: read the last one, logits[:, -1, :]",
+        },
+        "appending": {
+            "not_appended": "every new id is predicted from the prompt alone: append each new "
+            "id to idx before the next step",
+        },
+        "temperature": {
+            "temperature_multiplies": "temperature multiplies the logits instead of dividing "
+            "them: use logits / temperature",
+            "temperature_ignored": "the temperature is ignored: divide the logits by it BEFORE "
+            "the softmax",
+        },
+        "drawing": {
+            "argmax": "the new ids do not follow softmax(logits / temperature): draw with "
+            "torch.multinomial(probs, 1), not argmax",
+        },
+    },
+)
 TOLERANCE = 0.04  # total variation; every known mistake lies 0.1 or more away from the truth
 
 
@@ -151,18 +183,15 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
         if (freq - expected).abs().sum() / 2 < TOLERANCE:
             continue
         candidates = {
-            f"temperature multiplies the logits instead of dividing them {setting}: use logits / temperature": distribution(
+            SAMPLE["temperature_multiplies"]: distribution(
                 row * temperature**2, temperature, top_k
             ),
-            f"the temperature is ignored {setting}: divide the logits by it BEFORE the softmax": distribution(
-                row, 1.0, top_k
-            ),
-            f"the new ids do not follow softmax(logits / temperature) {setting}: draw with torch.multinomial(probs, 1), "
-            "not argmax": torch.nn.functional.one_hot(row.argmax(), vocab).double(),
+            SAMPLE["temperature_ignored"]: distribution(row, 1.0, top_k),
+            SAMPLE["argmax"]: torch.nn.functional.one_hot(row.argmax(), vocab).double(),
         }
-        for diagnosis, p in candidates.items():
-            if (freq - p).abs().sum() / 2 < TOLERANCE:
-                fail(diagnosis)
+        matched = [m for m, p in candidates.items() if (freq - p).abs().sum() / 2 < TOLERANCE]
+        if len(matched) == 1:
+            fail(f"{matched[0]} {setting}")
         fail(
             f"the draw frequencies {[round(f, 3) for f in freq.tolist()]} do not match softmax(logits "
             f"/ temperature) restricted to the top k, {[round(p, 3) for p in expected.tolist()]} "
@@ -190,20 +219,47 @@ def sample_uses_the_generator(ns: Namespace) -> None:
         )
 
 
+def greedy_continuation(
+    prompt: Tensor, n_new: int, vocab: int, block_size: int, mistake: str
+) -> Tensor:
+    """(B, n_new): the ids NextId gives a sampler making ``mistake`` (a SAMPLE name), top_k=1."""
+    ids = prompt.clone()
+    for _ in range(n_new):
+        source = prompt if mistake == "not_appended" else ids
+        context = (
+            source[:, :block_size] if mistake == "keeps_first_ids" else source[:, -block_size:]
+        )
+        position = 0 if mistake == "reads_first_position" else -1
+        ids = torch.cat([ids, (context[:, [position]] + 1) % vocab], dim=1)
+    return ids[:, prompt.shape[1] :]
+
+
 @check(ASSIGNMENT, "test_sample")
 def sample_crops_the_context_and_reads_the_last_position(ns: Namespace) -> None:
     sample = require(ns, "sample")
     g = hidden_generator("a06 sample context")
-    vocab, block_size, prompt_len, n_new = random_sizes(g, 4, low=3, high=9)
+    vocab, block_size, extra, n_new = random_sizes(g, 4, low=2, high=9)
+    prompt_len = block_size + extra  # longer than the context on every draw: it must be cropped
+    vocab += prompt_len
     model = NextId(vocab, block_size)
-    prompt = torch.randint(0, vocab, (3, prompt_len), generator=g)
+    # Distinct ids in a row: a sampler's mistakes (which ids it keeps, which position it reads)
+    # give other ids on every draw.
+    prompt = torch.stack([torch.randperm(vocab, generator=g)[:prompt_len] for _ in range(3)])
     global_seed = draw_seed(g)
     out = call_sample(sample, model, prompt, n_new, global_seed, top_k=1)
     expected = (prompt[:, -1:] + torch.arange(1, n_new + 1)) % vocab
     if not torch.equal(out[:, prompt_len:], expected):
-        fail(
-            "each new id must come from the logits at the LAST position of the context "
-            "(logits[:, -1, :]), and be appended before the next step"
+        mistakes = {
+            SAMPLE[name]: greedy_continuation(prompt, n_new, vocab, block_size, name)
+            for name in ("keeps_first_ids", "reads_first_position", "not_appended")
+        }
+        diagnose(
+            out[:, prompt_len:].double(),
+            expected.double(),
+            {mistake: ids.double() for mistake, ids in mistakes.items()},
+            f"with top_k=1 the new ids must be the likeliest next ids, read at the last position "
+            f"of the last block_size = {block_size} ids (a prompt of {prompt_len} ids, "
+            f"{n_new} new ones)",
         )
     out = call_sample(sample, model, prompt, n_new, global_seed, temperature=0.05)
     if not torch.equal(out[:, prompt_len:], expected):
