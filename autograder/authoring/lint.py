@@ -3,8 +3,8 @@ checks registered for it must name each other, before a class is graded.
 
 Without it a typo in a grade id goes unnoticed until grading: the solution notebook still "passes"
 in-process, plain nbgrader fails every student with "no hidden checks registered", and a graded
-cell without its hidden line scores full marks under plain nbgrader (the cell runs without error)
-but 0 under the grading command (the judge has nothing to run).  The rules:
+cell without its hidden line earns nothing for anyone (``autograder.cells.lacks_hidden_line``:
+nothing judges it, under the grading command and plain nbgrader alike).  The rules:
 
 - every graded test cell holds its hidden line, ``run_hidden_checks("<assignment>", "<grade id>",
   globals())`` with its own assignment and grade id, in single or double quotes;
@@ -16,8 +16,8 @@ but 0 under the grading command (the judge has nothing to run).  The rules:
   (:mod:`autograder.authoring.graded_table`; ``python -m autograder lint --write-tables``
   rewrites it).
 
-The hidden line is read with the grading runner's own pattern, so the lint and the grading
-command cannot disagree on what counts as one.
+The hidden line is read with the grading runner's own pattern (``autograder.cells.hidden_calls``),
+so the lint and the grading command cannot disagree on what counts as one.
 """
 
 from __future__ import annotations
@@ -29,15 +29,9 @@ from pathlib import Path
 import nbformat
 
 from autograder.authoring.graded_table import rewrite_table, table_problems
-from autograder.cells import is_test_cell
-from autograder.isolation.runner import _HIDDEN_CHECK_CALL as HIDDEN_CHECK_CALL
+from autograder.cells import hidden_calls, is_test_cell
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def hidden_calls(source: str) -> list[tuple[str, str]]:
-    """(assignment, grade id) of every hidden line in a cell's source, however it is quoted."""
-    return [(found[2], found[4]) for found in HIDDEN_CHECK_CALL.finditer(source)]
 
 
 def lint_notebook(
@@ -58,8 +52,7 @@ def lint_notebook(
             problems.append(
                 f"{where}: a graded test cell must end with its hidden line "
                 f'run_hidden_checks("{assignment}", "{grade_id}", globals()); found '
-                f"{calls or 'none'} (without it plain nbgrader gives full marks and the grading "
-                "command 0)"
+                f"{calls or 'none'} (without it the cell earns nothing for anyone)"
             )
         if not registered.get(grade_id):
             problems.append(
