@@ -145,6 +145,8 @@ def test_a_new_assignment_is_a_course_of_its_own(course: Path):
         (["exercise", MODULE, "Row-Max"], "expected an exercise name that is a lower-case Python"),
         (["exercise", MODULE, "lambda"], "expected an exercise name that is a lower-case Python"),
         (["exercise", MODULE, "row_max", "--points", "0"], "expected positive points"),
+        (["exercise", MODULE, "row_max", "--points", "0.005"], "in hundredths at most"),
+        (["exercise", MODULE, "row_max", "--points", "inf"], "expected positive points"),
         (["exercise", MODULE, "x" * 60], "longer than nbformat's 64 characters"),
         (["exercise", PACKAGE, "shared"], "a02_multi_head/shared.py exists already"),
         (["assignment", "8_rotary"], "expected an assignment name NN_name"),
@@ -158,6 +160,14 @@ def test_bad_input_is_refused_before_anything_is_written(
     snapshot = {p: p.read_bytes() for p in course.rglob("*") if p.is_file()}
     assert cli.main(["new", *argv, "--course", str(course), "--no-generate"]) == 2
     assert expected in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in course.rglob("*") if p.is_file()} == snapshot
+
+
+def test_an_assignment_without_mutants_is_refused_before_anything_is_written(course: Path):
+    (course / "tests" / "mutants" / f"m{PACKAGE}.py").unlink()
+    snapshot = {p: p.read_bytes() for p in course.rglob("*") if p.is_file()}
+    with pytest.raises(scaffold.ScaffoldError, match=f"no mutation corpus for {PACKAGE}"):
+        scaffold.new_exercise(course, PACKAGE, "row_max", regenerate=False)
     assert {p: p.read_bytes() for p in course.rglob("*") if p.is_file()} == snapshot
 
 

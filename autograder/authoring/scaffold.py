@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+import math
 import re
 import subprocess
 import sys
@@ -226,8 +227,8 @@ _CHECK_IMPORTS = {
 }
 
 
-def _write_checks(course: Course, assignment: str, name: str) -> tuple[Path, ...]:
-    """Add the check stub of ``name`` to the assignment's checks; the files written."""
+def _checks_edits(course: Course, assignment: str, name: str) -> dict[Path, str]:
+    """The assignment's checks with the stub of ``name`` added: path -> new text."""
     module = check_modules(course.checks)[assignment]
     package = course.checks / module
     if not package.is_dir():  # one module for the whole assignment: the stub goes at its end
@@ -236,8 +237,7 @@ def _write_checks(course: Course, assignment: str, name: str) -> tuple[Path, ...
         if "ASSIGNMENT" not in _assigned(ast.parse(source)):
             raise ScaffoldError(f"{path} defines no ASSIGNMENT = {assignment!r}: add it first")
         where = f"autograder/checks/{module}.py"
-        path.write_text(source.rstrip("\n") + "\n\n\n" + _check_stub(assignment, name, where))
-        return (path,)
+        return {path: source.rstrip("\n") + "\n\n\n" + _check_stub(assignment, name, where)}
     path = package / f"{name}.py"
     if path.exists():
         raise ScaffoldError(f"{path} exists already: choose another exercise name")
@@ -254,13 +254,16 @@ def _write_checks(course: Course, assignment: str, name: str) -> tuple[Path, ...
         "from autograder.authoring.registry import Namespace, check\n"
     )
     where = f"autograder/checks/{module}/{name}.py"
-    path.write_text(header + constant + "\n" + _check_stub(assignment, name, where))
-    _register_exercise(package / "__init__.py", name)
-    return path, package / "__init__.py"
+    init = package / "__init__.py"
+    return {
+        path: header + constant + "\n" + _check_stub(assignment, name, where),
+        init: _registered(init, name),
+    }
 
 
-def _register_exercise(init: Path, name: str) -> None:
-    """Append ``name`` to the package's EXERCISES tuple (the order its checks register in)."""
+def _registered(init: Path, name: str) -> str:
+    """The package's ``__init__.py`` with ``name`` appended to its EXERCISES tuple (the order
+    its checks register in)."""
     source = init.read_text()
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and _assigned(ast.Module([node], [])) == {"EXERCISES"}:
@@ -270,13 +273,12 @@ def _register_exercise(init: Path, name: str) -> None:
             after = "".join(lines[node.end_lineno :])
             listed = ", ".join(f'"{n}"' for n in (*names, name))
             comma = "," if not names else ""  # a tuple of one
-            init.write_text(f"{before}EXERCISES = ({listed}{comma})\n{after}")
-            return
+            return f"{before}EXERCISES = ({listed}{comma})\n{after}"
     raise ScaffoldError(f"{init} has no EXERCISES = (...) tuple to add {name!r} to")
 
 
-def _write_mutant(course: Course, assignment: str, name: str) -> Path:
-    """Append the mutant stub of ``name`` to the assignment's WRONG list."""
+def _mutant_edit(course: Course, assignment: str, name: str) -> dict[Path, str]:
+    """The assignment's mutants with the stub of ``name`` appended to WRONG: path -> new text."""
     path = course.mutants / f"m{assignment}.py"
     if not path.is_file():
         raise ScaffoldError(f"no mutation corpus for {assignment}: expected {path}")
@@ -296,10 +298,8 @@ def _write_mutant(course: Course, assignment: str, name: str) -> Path:
     head, tail = closing[: end[1]], closing[end[1] :]
     opening = "".join(lines[: end[0]]) + head
     separator = "" if opening.rstrip().endswith(("[", ",")) else ","
-    stub = _mutant_stub(name)
-    new = opening.rstrip() + separator + "\n" + stub + tail
-    path.write_text(new + "".join(lines[end[0] + 1 :]))
-    return path
+    new = opening.rstrip() + separator + "\n" + _mutant_stub(name) + tail
+    return {path: new + "".join(lines[end[0] + 1 :])}
 
 
 def _format(paths: list[Path]) -> None:
@@ -348,7 +348,8 @@ def new_exercise(
             f"expected an exercise name that is a lower-case Python name, such as row_softmax "
             f"(the function students write), got {name!r}"
         )
-    if not (points > 0 and float(points) * 100 == int(float(points) * 100)):
+    hundredths = points * 100
+    if not (math.isfinite(points) and points > 0 and abs(hundredths - round(hundredths)) < 1e-9):
         raise ScaffoldError(f"expected positive points, in hundredths at most, got {points!r}")
     path = course.notebook(assignment)
     notebook = nbformat.read(path, as_version=4)
@@ -368,7 +369,10 @@ def new_exercise(
     notebook.cells.extend(cells)
     rewrite_table(notebook, {f"test_{name}": f"`{name}`"})
     nbformat.validate(notebook)
-    written = [*_write_checks(course, assignment, name), _write_mutant(course, assignment, name)]
+    edits = _checks_edits(course, assignment, name) | _mutant_edit(course, assignment, name)
+    for edited, text in edits.items():  # nothing is written before every edit is known to apply
+        edited.write_text(text)
+    written = list(edits)
     _format(written)
     nbformat.write(notebook, path)
     if regenerate:
