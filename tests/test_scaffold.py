@@ -189,3 +189,10 @@ def test_check_modules_are_found_by_their_folder_name(tmp_path: Path):
 def test_every_assignment_of_the_course_has_its_checks_found():
     solutions = sorted(p.parent.name for p in (ROOT / "solutions").glob("*/*.ipynb"))
     assert list(check_modules()) == solutions
+
+
+def test_the_lint_refuses_a_course_whose_checks_this_python_does_not_import(
+    course: Path, capsys: pytest.CaptureFixture
+):
+    assert cli.main(["lint", "--course", str(course)]) == 2
+    assert f"so its hidden checks are not those of {course}" in capsys.readouterr().err

@@ -288,8 +288,17 @@ def run_new(args: argparse.Namespace) -> int:
 def run_lint(args: argparse.Namespace) -> int:
     """The authoring lint of the course; 1 when it finds problems."""
     from autograder.authoring.lint import lint_course, write_tables
+    from autograder.authoring.registry import CHECKS_FOLDER
 
     root = args.course.resolve()
+    imported = CHECKS_FOLDER.parents[1]
+    if imported != root:
+        print(
+            f"error: this Python's autograder is {imported}, so its hidden checks are not those "
+            f"of {root}: run the lint with {root}'s own environment (or PYTHONPATH={root})",
+            file=sys.stderr,
+        )
+        return 2
     if args.write_tables:
         for path in write_tables(root):
             print(f'rewrote the "What is graded" table of {path.relative_to(root)}')
