@@ -15,6 +15,7 @@ from autograder.pipeline.feedback import (
     RedactHiddenTests,
     SanitizeOutputs,
 )
+from autograder.pipeline.plain_autograde import autograde_preprocessors
 
 c = get_config()  # noqa: F821  (nbgrader injects get_config)
 
@@ -38,6 +39,9 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # Training cells take a few seconds on a laptop; leave generous headroom over the 30 s default.
 c.ExecutePreprocessor.timeout = 120
+
+# A graded test cell without its hidden line earns nothing, as under the grading command.
+c.Autograde.autograde_preprocessors = autograde_preprocessors()
 
 # Feedback shows hidden checks by name and message, never their source; scores in words, and
 # "pending" for answers not graded by hand yet (GetGradesOrPending).

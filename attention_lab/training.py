@@ -1,5 +1,6 @@
 """Training tools: the device, seeds, loaders, warm-up, word dropout, length-bucketed batches,
-evaluation and prediction; CUDA when present, the CPU otherwise.
+evaluation and prediction, a held-out split and the choice of an epoch on it; CUDA when present,
+the CPU otherwise.
 
 The training step that notebook 05 asks students to write, and the loops built on it, are
 reference answers: see `attention_lab.reference.a05_sentiment` and `a06_char_lm`.
@@ -7,9 +8,12 @@ reference answers: see `attention_lab.reference.a05_sentiment` and `a06_char_lm`
 
 from __future__ import annotations
 
+import copy
 import math
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -19,6 +23,8 @@ from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader, TensorDataset
 
 from attention_lab.tokenizer import SPECIAL_TOKENS, UNK
+
+T = TypeVar("T")
 
 
 def pick_device() -> torch.device:
@@ -158,3 +164,48 @@ def predict(model: nn.Module, token_ids: Tensor, batch_size: int = 256) -> Tenso
         model(chunk.to(device)).argmax(dim=-1).cpu() for chunk in token_ids.split(batch_size)
     ]
     return torch.cat(batches)
+
+
+def held_out_split(examples: Sequence[T], fraction: float, seed: int) -> tuple[list[T], list[T]]:
+    """(train, held_out): ``examples`` split at random, the same way for the same ``seed``, with
+    ``fraction`` of them (at least one) held out, each part in the original order."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"expected a held-out fraction between 0 and 1, got {fraction}")
+    if len(examples) < 2:
+        raise ValueError(f"cannot hold out part of {len(examples)} example(s): need 2 or more")
+    count = max(1, round(fraction * len(examples)))
+    held = set(random.Random(seed).sample(range(len(examples)), count))
+    train = [e for i, e in enumerate(examples) if i not in held]
+    return train, [e for i, e in enumerate(examples) if i in held]
+
+
+@dataclass(frozen=True)
+class EpochChoice:
+    """The epoch chosen on held-out data (1-based) and the held-out accuracy after each epoch."""
+
+    epoch: int
+    held_out_accuracy: list[float]
+
+
+def train_choosing_epoch(
+    model: nn.Module,
+    train_one_epoch: Callable[[], None],
+    held_out: Iterable[tuple[Tensor, Tensor]],
+    epochs: int,
+) -> EpochChoice:
+    """Run ``train_one_epoch`` ``epochs`` times, score ``model`` on ``held_out`` after each, and
+    leave it with the weights of the best epoch (the earliest of ties).
+
+    Choose the epoch on data held out from training, never on the data you report: the best of
+    several epochs on the test data is an optimistic estimate of that data's accuracy.
+    """
+    if epochs < 1:
+        raise ValueError(f"expected at least one epoch, got {epochs}")
+    accuracies, best_state = [], None
+    for _ in range(epochs):
+        train_one_epoch()
+        accuracies.append(evaluate_classifier(model, held_out)[1])
+        if accuracies[-1] > max(accuracies[:-1], default=-1.0):
+            best_state = copy.deepcopy(model.state_dict())
+    model.load_state_dict(best_state)
+    return EpochChoice(accuracies.index(max(accuracies)) + 1, accuracies)

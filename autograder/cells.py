@@ -15,6 +15,33 @@ def is_test_cell(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
+def hidden_calls(source: str) -> list[tuple[str, str]]:
+    """(assignment, grade id) of every hidden line ``run_hidden_checks("<assignment>", "<grade
+    id>", ...)`` in a cell's source, however it is quoted: read with the grading runner's own
+    pattern, so that nothing disagrees with it on what counts as one."""
+    from autograder.isolation.runner import _HIDDEN_CHECK_CALL
+
+    return [(found[2], found[4]) for found in _HIDDEN_CHECK_CALL.finditer(source)]
+
+
+def lacks_hidden_line(cell: nbformat.NotebookNode) -> bool:
+    """True for a graded test cell that calls no hidden checks of its own grade id: nothing
+    judges it, so it earns nothing, under the grading command and plain nbgrader alike."""
+    if not is_test_cell(cell):
+        return False
+    grade_id = cell.metadata["nbgrader"].get("grade_id")
+    return all(called != grade_id for _, called in hidden_calls(cell.source))
+
+
+def no_hidden_line(grade_id: str) -> str:
+    """Why a graded test cell without its hidden line earns nothing, as the student reads it."""
+    return (
+        f"this graded cell ({grade_id}) has no hidden line run_hidden_checks(...) naming it, so "
+        "no hidden check judges it and it earns no points: the course's author must add the line "
+        "(`python -m autograder lint` finds such cells)"
+    )
+
+
 def answer_cells(notebook: nbformat.NotebookNode) -> dict[str, str]:
     """grade_id -> source of every autograded answer cell (code the student writes), in order,
     nbgrader's solution markers removed."""

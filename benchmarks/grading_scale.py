@@ -5,7 +5,7 @@ Prints one JSON object as its last line:
   pool (``--workers N``) and by a Dask LocalCluster of as many workers (``--cluster local:N``),
   --repeat pairs of runs one after the other; wall times of the whole command, ratio = Dask /
   pool of each pair, and their median.
-- ``assignments``: for each of the seven, the core-seconds (CPU time of every process of the
+- ``assignments``: for each assignment, the core-seconds (CPU time of every process of the
   grading command: grader, workers, judges, sandboxes) of grading its solution notebook with one
   worker, less those of a run whose one submission intake refuses at once (the start-up:
   imports and hidden reference data), and that start-up.
@@ -209,7 +209,7 @@ def projection(costs: dict[str, dict], submissions: int = 1000) -> dict:
         }
         projected[f"{nodes}_nodes"] = {
             "seconds_per_assignment": per_assignment,
-            "seven_assignments_minutes": round(sum(per_assignment.values()) / 60, 1),
+            "all_assignments_minutes": round(sum(per_assignment.values()) / 60, 1),
         }
     return projected
 

@@ -1,14 +1,23 @@
 """The authoring lint (autograder/authoring/lint.py) passes on the course, and each of its rules
-catches the mistake it is for, planted in a copy of a real solution notebook."""
+catches the mistake it is for, planted in a copy of a real solution notebook: the hidden line,
+the registered checks, the "What is graded" table and the cells' ids."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from autograder.authoring.lint import hidden_calls, lint_course, lint_notebook, registered_checks
+from autograder.authoring.graded_table import rewrite_table, table_problems
+from autograder.authoring.lint import (
+    hidden_calls,
+    lint_course,
+    lint_notebook,
+    missing_ids,
+    registered_checks,
+)
 from autograder.cells import is_test_cell
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,3 +103,46 @@ def test_a_check_with_a_typo_in_its_grade_id_is_caught(registered):
     typo = {**registered, "test_attention_nmupy": ["matches_reference"]}
     (problem,) = lint_notebook(ASSIGNMENT, _solution(), typo)
     assert "registered for 'test_attention_nmupy', which is no graded test cell" in problem
+
+
+def test_a_table_that_disagrees_with_the_points_is_caught_and_rewritten():
+    notebook = _solution()
+    _test_cell(notebook).metadata.nbgrader.points = 3
+    problems = table_problems(ASSIGNMENT, notebook)
+    assert problems == [
+        f'{ASSIGNMENT}: row 1 of the "What is graded" table reads (grade id, points, how) '
+        f"('{GRADE_ID}', '2', 'auto'), but the graded cells make it ('{GRADE_ID}', '3', 'auto'); "
+        "`python -m autograder lint --write-tables` rewrites it from the cells",
+        f"{ASSIGNMENT}: the table's heading says 19 points in all, the graded cells hold 20; "
+        "`python -m autograder lint --write-tables` rewrites it from the cells",
+    ]
+    assert rewrite_table(notebook)
+    assert table_problems(ASSIGNMENT, notebook) == []
+    assert f"| NumPy attention | `{GRADE_ID}` | 3 | auto |" in notebook.cells[0].source
+    assert "(20 points in all)" in notebook.cells[0].source
+    assert not rewrite_table(notebook)  # written from the cells, it stays as it is
+
+
+def test_a_graded_cell_missing_from_the_table_is_caught():
+    notebook = _solution()
+    title = notebook.cells[0]
+    title.source = "\n".join(line for line in title.source.splitlines() if GRADE_ID not in line)
+    (problem,) = table_problems(ASSIGNMENT, notebook)
+    assert 'row 1 of the "What is graded" table reads (grade id, points, how) ' in problem
+    assert f"the graded cells make it ('{GRADE_ID}', '2', 'auto')" in problem
+
+
+def test_the_untouched_tables_agree_with_their_cells():
+    for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        assert table_problems(path.stem, notebook) == []
+        assert not rewrite_table(notebook), f"{path.stem}: rewriting changes its table"
+
+
+def test_a_cell_without_an_id_in_the_file_is_caught(tmp_path: Path):
+    raw = json.loads((ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+    del raw["cells"][3]["id"]
+    path = tmp_path / f"{ASSIGNMENT}.ipynb"
+    path.write_text(json.dumps(raw))
+    (problem,) = missing_ids(ASSIGNMENT, path)
+    assert problem.startswith(f"{ASSIGNMENT}: cells [3] have no id in {ASSIGNMENT}.ipynb")

@@ -23,7 +23,7 @@ import pytest
 
 from autograder.authoring import helpers
 from autograder.authoring.helpers import ReferenceBan, bans_of, bans_using
-from autograder.authoring.registry import CHECK_MODULES, CheckFailed, checks_for, grade_cell
+from autograder.authoring.registry import CheckFailed, check_modules, checks_for, grade_cell
 from autograder.cells import is_test_cell
 from autograder.examples import solution_answers
 from autograder.judging import proxies, source_bans
@@ -100,7 +100,7 @@ def required(assignment: str) -> dict[str, set[str]]:
     return found
 
 
-@pytest.mark.parametrize("assignment", sorted(CHECK_MODULES))
+@pytest.mark.parametrize("assignment", list(check_modules()))
 def test_every_answer_a_check_requires_declares_a_ban(assignment: str):
     answered = answers(assignment)
     used = {name for names in required(assignment).values() for name in names} & answered
@@ -144,7 +144,7 @@ GRADED_TRICKS = ("stub then alias", "globals()", "tuple")
 def every_ban() -> list[tuple[str, ReferenceBan]]:
     """(assignment, ban) for every declared ban, its checks imported."""
     found = []
-    for assignment in sorted(CHECK_MODULES):
+    for assignment in check_modules():
         checks_for(assignment)
         found += [(assignment, b) for b in bans_of(assignment)]
     return found
@@ -171,7 +171,7 @@ def test_the_source_scan_sees_every_rebinding_of_a_banned_answer(
     assert not untrue, f"the message does not say what was seen: {untrue}"
 
 
-@pytest.mark.parametrize("assignment", sorted(CHECK_MODULES))
+@pytest.mark.parametrize("assignment", list(check_modules()))
 def test_no_correct_alternative_is_flagged(assignment: str):
     checks_for(assignment)
     module = importlib.import_module(f"tests.mutants.m{assignment}")
@@ -225,7 +225,7 @@ def _uses(assignment: str) -> dict[str, list[ReferenceBan]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("assignment", sorted(CHECK_MODULES))
+@pytest.mark.parametrize("assignment", list(check_modules()))
 def test_a_rebound_answer_earns_nothing_where_it_is_used(assignment: str):
     checks_for(assignment)
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"

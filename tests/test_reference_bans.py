@@ -18,7 +18,7 @@ import pytest
 
 from attention_lab.reference.a03_transformer_block import WordTokenizer
 from autograder.authoring.helpers import ReferenceBan, bans_of
-from autograder.authoring.registry import CHECK_MODULES, checks_for
+from autograder.authoring.registry import check_modules, checks_for
 from autograder.examples import solution_answers
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
 
@@ -95,7 +95,7 @@ def cells_using(assignment: str, namespace: dict[str, Any], reference_ban: Refer
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("assignment", sorted(CHECK_MODULES))
+@pytest.mark.parametrize("assignment", list(check_modules()))
 def test_an_answer_using_the_reference_loses_every_cell_that_uses_it(assignment: str):
     checks_for(assignment)
     bans = bans_of(assignment)

@@ -24,9 +24,11 @@ from __future__ import annotations
 import functools
 import importlib
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, TypeVar
 
 from autograder.authoring import student_errors
@@ -36,16 +38,23 @@ Namespace = Mapping[str, Any]
 CheckFunction = Callable[[Namespace], None]
 T = TypeVar("T")
 
-# assignment id -> the module under autograder.checks that registers its checks
-CHECK_MODULES = {
-    "01_attention": "a01_attention",
-    "02_multi_head": "a02_multi_head",
-    "03_transformer_block": "a03_transformer_block",
-    "04_depth": "a04_depth",
-    "05_sentiment": "a05_sentiment",
-    "06_char_lm": "a06_char_lm",
-    "07_attention_at_scale": "a07_attention_at_scale",
-}
+CHECKS_FOLDER = Path(__file__).resolve().parents[1] / "checks"
+# autograder/checks/a03_transformer_block.py, or the package a03_transformer_block/, registers
+# the checks of assignment 03_transformer_block.
+CHECK_MODULE_NAME = re.compile(r"a(\d\d_[a-z][a-z0-9_]*)")
+
+
+def check_modules(folder: Path = CHECKS_FOLDER) -> dict[str, str]:
+    """assignment -> the module under autograder.checks that registers its checks, found by
+    name: a module ``aNN_<name>.py`` or a package ``aNN_<name>/`` serves ``NN_<name>``."""
+    found = {}
+    for path in folder.iterdir():
+        name = path.name.removesuffix(".py") if path.is_file() else path.name
+        is_module = path.suffix == ".py" or (path / "__init__.py").is_file()
+        match = CHECK_MODULE_NAME.fullmatch(name)
+        if match and is_module:
+            found[match[1]] = name
+    return dict(sorted(found.items()))
 
 
 # The label of a failure raised by a shared helper; run_check replaces it with the check's name.
@@ -138,7 +147,7 @@ def reference_data(assignment: str) -> Callable[[Callable[[], T]], Callable[[], 
 
 def prepare(assignment: str) -> None:
     """Import the checks of ``assignment`` and build its reference data; unknown ones are let be."""
-    if assignment in CHECK_MODULES:
+    if assignment in check_modules():
         checks_for(assignment)
         for build in _REFERENCE_DATA.get(assignment, []):
             build()
@@ -146,11 +155,13 @@ def prepare(assignment: str) -> None:
 
 def checks_for(assignment: str, grade_id: str | None = None) -> list[Check]:
     """The checks of one graded cell, or of every graded cell of the assignment."""
-    if assignment not in CHECK_MODULES:
+    modules = check_modules()
+    if assignment not in modules:
         raise ValueError(
-            f"unknown assignment {assignment!r}; expected one of {sorted(CHECK_MODULES)}"
+            f"unknown assignment {assignment!r}: no autograder/checks/a{assignment}.py or "
+            f"package a{assignment}/; the assignments with checks are {sorted(modules)}"
         )
-    importlib.import_module(f"autograder.checks.{CHECK_MODULES[assignment]}")
+    importlib.import_module(f"autograder.checks.{modules[assignment]}")
     if grade_id is not None:
         found = _REGISTRY.get((assignment, grade_id))
         if not found:

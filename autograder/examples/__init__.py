@@ -259,7 +259,7 @@ def find_outside(
     """Where the secrets of the course at ``course_root`` really are (it must be generated)."""
     from sqlalchemy.engine import make_url
 
-    from autograder.authoring.registry import CHECK_MODULES
+    from autograder.authoring.registry import check_modules
     from autograder.isolation.staging import AUTOGRADER
     from autograder.pipeline.course import Course
 
@@ -267,7 +267,7 @@ def find_outside(
     notebook = f"{assignment}.ipynb"
     source = course.path(course.coursedir.source_directory, ".", assignment)
     solutions = (ROOT / "solutions" / assignment / notebook, source / notebook)
-    checks = AUTOGRADER / "checks" / CHECK_MODULES[assignment]
+    checks = AUTOGRADER / "checks" / check_modules()[assignment]
     if checks.with_suffix(".py").is_file():
         hidden_checks = (checks.with_suffix(".py"),)
     else:  # a package: its files with code in them

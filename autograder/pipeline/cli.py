@@ -1,6 +1,7 @@
 """python -m autograder: grade a class (``grade``), a bundled sample class (``demo``), build
-what students receive (``release``), grant an extension, before grading too (``extend``), or make
-and rotate the course secret that hidden inputs derive from (``secret``)."""
+what students receive (``release``), grant an extension, before grading too (``extend``), make
+and rotate the course secret that hidden inputs derive from (``secret``), add an exercise or an
+assignment (``new``), or check what authors wrote (``lint``)."""
 
 from __future__ import annotations
 
@@ -217,7 +218,95 @@ def _parser() -> argparse.ArgumentParser:
         help="this file instead of the default (default: $ATTENTION_LAB_SECRET_FILE, else the "
         "path `secret show-path` prints)",
     )
+    _add_authoring(commands, add)
     return parser
+
+
+def _add_authoring(commands: argparse._SubParsersAction, add: functools.partial) -> None:
+    """The authors' commands: ``new exercise``, ``new assignment`` and ``lint``."""
+    new = add("new", help="add an exercise or an assignment to the course, every piece named")
+    kinds = new.add_subparsers(dest="kind", required=True)
+    add_kind = functools.partial(kinds.add_parser, formatter_class=_DefaultsShown)
+    exercise = add_kind(
+        "exercise",
+        help="answer cell, graded test cell with its hidden line, table row, check, mutant",
+    )
+    exercise.add_argument("assignment", help="an assignment of solutions/, such as 01_attention")
+    exercise.add_argument("name", help="the exercise: the function students write, such as row_max")
+    exercise.add_argument("--points", type=float, default=2.0, help="points of its test cell")
+    assignment = add_kind(
+        "assignment", help="solution notebook, checks package and mutants module of NN_name"
+    )
+    assignment.add_argument("assignment", help="NN_name, such as 08_rotary_positions")
+    for parser in (exercise, assignment):
+        parser.add_argument(
+            "--course", type=Path, default=Path.cwd(), help="the course checkout (default: .)"
+        )
+        parser.add_argument(
+            "--no-generate",
+            action="store_true",
+            help="leave notebooks/ alone (by default nbgrader regenerates the student copy)",
+        )
+    lint = add("lint", help="check that graded cells, hidden checks and tables agree (seconds)")
+    lint.add_argument(
+        "--course", type=Path, default=Path.cwd(), help="the course checkout (default: .)"
+    )
+    lint.add_argument(
+        "--write-tables",
+        action="store_true",
+        help="first rewrite each notebook's \"What is graded\" table from its cells' points",
+    )
+
+
+def run_new(args: argparse.Namespace) -> int:
+    """Scaffold an exercise or an assignment; 2 when the input is wrong."""
+    from autograder.authoring import scaffold
+
+    try:
+        if args.kind == "exercise":
+            written = scaffold.new_exercise(
+                args.course, args.assignment, args.name, args.points, not args.no_generate
+            )
+        else:
+            written = scaffold.new_assignment(args.course, args.assignment, not args.no_generate)
+    except scaffold.ScaffoldError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    root = args.course.resolve()
+    print("written:\n" + "\n".join(f"  {path.relative_to(root)}" for path in written))
+    if args.kind == "assignment":
+        print(f"next: python -m autograder new exercise {args.assignment} NAME")
+    else:
+        print(
+            "next: replace every TODO (the solution, the public checks, the hidden check, the "
+            "mutant), then `python -m autograder lint` and the mutation corpus "
+            f"(python -m pytest tests/test_mutants.py -k {args.assignment})"
+        )
+    return 0
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    """The authoring lint of the course; 1 when it finds problems."""
+    from autograder.authoring.lint import lint_course, write_tables
+    from autograder.authoring.registry import CHECKS_FOLDER
+
+    root = args.course.resolve()
+    imported = CHECKS_FOLDER.parents[1]
+    if imported != root:
+        print(
+            f"error: this Python's autograder is {imported}, so its hidden checks are not those "
+            f"of {root}: run the lint with {root}'s own environment (or PYTHONPATH={root})",
+            file=sys.stderr,
+        )
+        return 2
+    if args.write_tables:
+        for path in write_tables(root):
+            print(f'rewrote the "What is graded" table of {path.relative_to(root)}')
+    problems = lint_course(root)
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problems" if problems else "the course lints clean")
+    return 1 if problems else 0
 
 
 def run_extend(args: argparse.Namespace) -> int:
@@ -389,6 +478,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_extend(args)
     if args.command == "secret":
         return run_secret(args)
+    if args.command == "new":
+        return run_new(args)
+    if args.command == "lint":
+        return run_lint(args)
     print(
         "sandbox: none (--unsafe-no-sandbox)" if args.unsafe_no_sandbox else describe_bwrap(),
         file=sys.stderr,

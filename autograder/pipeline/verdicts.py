@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import nbformat
 
 from autograder.authoring.registry import CellGrade
-from autograder.cells import is_test_cell
+from autograder.cells import is_test_cell, lacks_hidden_line, no_hidden_line
 from autograder.isolation import sandbox
 from autograder.pipeline.records import VERDICTS, CellResult
 
@@ -205,6 +205,8 @@ def apply_verdicts(
         elif status == "error":
             passed = False
             message = f"{record.get('ename', 'Error')}: {record.get('evalue', '')}"
+        elif lacks_hidden_line(cell):
+            passed, message = False, no_hidden_line(grade_id)
         elif status == "ok":
             passed, message = False, "the hidden checks of this cell never reached the grader"
         else:

@@ -21,14 +21,15 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
-from autograder.authoring.registry import CHECK_MODULES
+from autograder.authoring.registry import check_modules
 
 
 def preloaded_modules(assignment: str) -> list[str]:
     """What a grading worker imports before its first submission of ``assignment``."""
     modules = ["autograder.pipeline.worker", "autograder.judging.judge"]
-    if assignment in CHECK_MODULES:
-        modules.append(f"autograder.checks.{CHECK_MODULES[assignment]}")
+    checks = check_modules().get(assignment)
+    if checks is not None:
+        modules.append(f"autograder.checks.{checks}")
     return modules
 
 

@@ -1,0 +1,97 @@
+"""05's optional SST-2 section chooses its epoch on a part of the training file held out at random
+and reports dev once, for that epoch: dev never takes part in the choice.
+
+The section's own cell runs on the generated sentiment corpus written as SST-2 TSV files (the real
+files are not shipped, and nothing is downloaded).  It runs twice, with dev's labels as they are
+and all flipped: a choice made on dev would change (the best epoch on flipped labels is the worst
+on true ones); one made on held-out training data cannot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+from torch import nn
+
+from attention_lab.data import make_sentiment_corpus
+from attention_lab.training import EpochChoice, held_out_split, train_choosing_epoch
+from autograder.cells import answer_cells
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / "05_sentiment" / "05_sentiment.ipynb"
+SST2_CELL = "05_sentiment-043"
+
+
+def test_the_held_out_split_is_seeded_disjoint_and_complete():
+    examples = list(range(200))
+    train, held = held_out_split(examples, fraction=0.05, seed=3)
+    assert len(held) == 10 and sorted(train + held) == examples and not set(train) & set(held)
+    assert held_out_split(examples, 0.05, seed=3) == (train, held)
+    assert held_out_split(examples, 0.05, seed=4)[1] != held
+    for fraction in (0, 1, 1.5):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            held_out_split(examples, fraction, seed=0)
+
+
+def test_the_chosen_epoch_is_the_best_on_held_out_data_and_its_weights_are_kept():
+    """A one-weight classifier whose epochs move its weight through -1, 2, 3, 0.5: held-out
+    accuracy is 0 for a negative weight, 1 for a positive one; epoch 2 is the first best."""
+    model = nn.Linear(1, 2, bias=False)
+    held_out = [(torch.tensor([[1.0], [2.0]]), torch.tensor([1, 1]))]
+    weights = iter([-1.0, 2.0, 3.0, 0.5])
+
+    def one_epoch() -> None:
+        with torch.no_grad():
+            model.weight.copy_(torch.tensor([[0.0], [next(weights)]]))
+
+    choice = train_choosing_epoch(model, one_epoch, held_out, epochs=4)
+    assert choice == EpochChoice(2, [0.0, 1.0, 1.0, 1.0])
+    assert model.weight[1, 0].item() == 2.0  # epoch 2's weights, not the last epoch's
+
+
+def _write_tsv(path: Path, examples: list, flip: bool = False) -> Path:
+    lines = ["sentence\tlabel"] + [
+        f"{e.text}\t{1 - e.label if flip else e.label}" for e in examples
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _run_section(train: Path, dev: Path) -> tuple[int, float, str]:
+    """Run the SST-2 cell of the solution on ``train`` and ``dev``: the epoch it chose, the dev
+    accuracy it reports for the model, and what it printed."""
+    notebook = nbformat.read(SOLUTION, as_version=4)
+    namespace: dict = {}
+    setup = next(c for c in notebook.cells if c.cell_type == "code")
+    for source in (setup.source, *answer_cells(notebook).values()):
+        exec(compile(source, str(SOLUTION), "exec"), namespace)
+    (cell,) = [c for c in notebook.cells if c.get("id") == SST2_CELL]
+    source = cell.source.replace('SST2_TRAIN = ""', f"SST2_TRAIN = {str(train)!r}")
+    source = source.replace('SST2_DEV = ""', f"SST2_DEV = {str(dev)!r}")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(source, "<SST-2 cell>", "exec"), namespace)
+    text = printed.getvalue()
+    epoch = re.search(r"epoch (\d+)", text)
+    accuracy = re.search(r"SentimentModel from scratch:? ([\d.]+)", text)
+    assert epoch and accuracy, text
+    return int(epoch[1]), float(accuracy[1]), text
+
+
+@pytest.mark.slow
+def test_the_sst2_section_chooses_its_epoch_without_dev(tmp_path: Path):
+    corpus = make_sentiment_corpus(seed=0)
+    train = _write_tsv(tmp_path / "train.tsv", corpus.train[:800])
+    dev = _write_tsv(tmp_path / "dev.tsv", corpus.val)
+    flipped = _write_tsv(tmp_path / "flipped.tsv", corpus.val, flip=True)
+    epoch, accuracy, printed = _run_section(train, dev)
+    epoch_flipped, accuracy_flipped, printed_flipped = _run_section(train, flipped)
+    assert epoch_flipped == epoch, f"dev took part in the choice:\n{printed}\n{printed_flipped}"
+    # One model measured once on each dev: what it gets right on one, it gets wrong on the other.
+    assert accuracy + accuracy_flipped == pytest.approx(1.0, abs=2e-3), (printed, printed_flipped)
