@@ -30,7 +30,7 @@ from autograder.cells import is_test_cell
 from autograder.examples import Sample, build_course
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.verdicts import shown_verdict
 from autograder.suite.submission import DEMO_TAG, GradeResult
 from tests.mutants import Mutant, mutated_cells

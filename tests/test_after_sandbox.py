@@ -16,7 +16,7 @@ from autograder.examples import build_course
 from autograder.pipeline.batch import _recorded
 from autograder.pipeline.course import Course, GradingError
 from autograder.pipeline.feedback import generate_feedback
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import CellResult, Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
 
 ASSIGNMENT = "01_attention"

@@ -27,7 +27,7 @@ from autograder.pipeline.course import (
 )
 from autograder.pipeline.deadlines import FractionPerDayLate
 from autograder.pipeline.grade_record import read_record
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import CellResult, Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
 
 ASSIGNMENT = "01_attention"

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, refresh_csv, totals_of
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import CellResult, Outcome
 from autograder.pipeline.report import SIMILARITY, write_csv
 
 POINTS = {"q1": 2.0, "q2": 1.0}

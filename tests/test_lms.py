@@ -17,7 +17,7 @@ from autograder.pipeline.course import Course, GradingError
 from autograder.pipeline.grade_record import Totals
 from autograder.pipeline.gradescope import SCHEMA, results_of
 from autograder.pipeline.intake import MAX_BYTES
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import CellResult, Outcome
 from autograder.pipeline.roster import RosterError, read_roster
 from autograder.pipeline.zip_intake import unpack_canvas_zip
 

@@ -2,7 +2,7 @@
 by name, instead of somewhere deep in a grading batch.
 
 - ``multiprocessing.forkserver._forkserver`` with ``_forkserver_pid`` and ``_stop()``
-  (autograder/pipeline/worker_processes.py stops the preloaded server with them);
+  (autograder/pipeline/preloaded_workers.py stops the preloaded server with them);
 - ``ProcessPoolExecutor._processes`` (autograder/pipeline/batch.py kills a pool's workers);
 - ``torch.utils._python_dispatch.TorchDispatchMode`` (autograder/judging/kernel.py observes the
   aten ops a student's function runs).
@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 import torch
 
 from autograder.judging.kernel import observe
-from autograder.pipeline.worker_processes import stop_forkserver
+from autograder.pipeline.preloaded_workers import stop_forkserver
 
 
 def test_the_forkserver_is_reachable_and_stoppable_as_the_grader_does_it():

@@ -23,7 +23,7 @@ from autograder.pipeline.course import Course, record, tool_env
 from autograder.pipeline.exports import CanvasExportPlugin, GradeRecordExport
 from autograder.pipeline.extensions import grant
 from autograder.pipeline.grade_record import grading_folder, read_record
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import CellResult, Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
 
 ASSIGNMENT = "01_attention"

@@ -18,7 +18,7 @@ from autograder.examples import UNSCALED, Sample, build_course
 from autograder.isolation import sandbox
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
-from autograder.pipeline.records import Outcome, Settings
+from autograder.pipeline.jobs_and_outcomes import Outcome, Settings
 from tests.processes import descends_from_this_process, parent_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]

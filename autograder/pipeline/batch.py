@@ -27,15 +27,15 @@ from autograder.pipeline.course import (
     record,
 )
 from autograder.pipeline.course_secret import course_secret
-from autograder.pipeline.records import DaskCluster, Job, Outcome, Settings, grader_error
-from autograder.pipeline.report import shown
-from autograder.pipeline.worker import grade_one, warm_up
-from autograder.pipeline.worker_processes import (
+from autograder.pipeline.jobs_and_outcomes import DaskCluster, Job, Outcome, Settings, grader_error
+from autograder.pipeline.one_submission import grade_one, warm_up
+from autograder.pipeline.preloaded_workers import (
     end_processes,
     end_with,
     lifeline,
     preloaded_forkserver,
 )
+from autograder.pipeline.report import shown
 from autograder.untrusted import valid_text
 
 

@@ -30,7 +30,7 @@ from autograder.pipeline.course import (
 from autograder.pipeline.course_secret import course_secret, create_secret, secret_path
 from autograder.pipeline.feedback import generate_feedback
 from autograder.pipeline.grade_record import read_record
-from autograder.pipeline.records import DaskCluster, Settings
+from autograder.pipeline.jobs_and_outcomes import DaskCluster, Settings
 from autograder.pipeline.zip_intake import collect_from_zip
 
 

@@ -51,9 +51,9 @@ from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
 from autograder.pipeline.course import Course, GradingError
 from autograder.pipeline.intake import MAX_BYTES, take_in
-from autograder.pipeline.records import DaskCluster, Job, Outcome, Settings, grader_error
-from autograder.pipeline.worker import grade_one, unreadable, warm_up
-from autograder.pipeline.worker_processes import preloaded_forkserver
+from autograder.pipeline.jobs_and_outcomes import DaskCluster, Job, Outcome, Settings, grader_error
+from autograder.pipeline.one_submission import grade_one, unreadable, warm_up
+from autograder.pipeline.preloaded_workers import preloaded_forkserver
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 # A LocalCluster's scheduler leaves a job whose worker died to the grader (KilledWorker at once),

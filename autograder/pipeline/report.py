@@ -15,7 +15,7 @@ import nbformat
 from autograder.cells import is_test_cell
 from autograder.pipeline.csv_file import locked, replace_csv
 from autograder.pipeline.grade_record import COLUMNS, GradeRecord
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 
 
 def shown(text: str) -> str:

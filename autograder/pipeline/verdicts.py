@@ -18,7 +18,7 @@ import nbformat
 from autograder.authoring.registry import CellGrade
 from autograder.cells import is_test_cell
 from autograder.isolation import sandbox
-from autograder.pipeline.records import VERDICTS, CellResult
+from autograder.pipeline.jobs_and_outcomes import VERDICTS, CellResult
 
 MAX_NOTEBOOK_OUTPUT_BYTES = 16 * 2**20
 _OUTPUT_DROPPED_NOTE = (

@@ -26,7 +26,7 @@ from autograder.authoring.registry import CHECK_MODULES
 
 def preloaded_modules(assignment: str) -> list[str]:
     """What a grading worker imports before its first submission of ``assignment``."""
-    modules = ["autograder.pipeline.worker", "autograder.judging.judge"]
+    modules = ["autograder.pipeline.one_submission", "autograder.judging.judge"]
     if assignment in CHECK_MODULES:
         modules.append(f"autograder.checks.{CHECK_MODULES[assignment]}")
     return modules
@@ -37,7 +37,7 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
     """A forkserver context whose server imports ``also`` and the modules of ``assignment``'s
     workers; the server is stopped on leaving, once its children have been ended."""
     context = multiprocessing.get_context("forkserver")
-    shield = "autograder.pipeline.ignore_interrupts"  # first: workers ignore Ctrl-C from birth
+    shield = "autograder.pipeline.workers_ignore_ctrl_c"  # first: workers ignore Ctrl-C from birth
     context.set_forkserver_preload([shield, *also, *preloaded_modules(assignment)])
     try:
         yield context
