@@ -36,6 +36,7 @@ from autograder.pipeline.preloaded_workers import (
     preloaded_forkserver,
 )
 from autograder.pipeline.report import shown
+from autograder.pipeline.student_ids import EXPECTED, is_student_id, student_id_problem
 from autograder.untrusted import valid_text
 
 
@@ -69,8 +70,8 @@ def grade(
             raise GradingError(why)
     release, sources = instructor_side(course, assignment)
     submitted = find_submissions(course, assignment, students)
-    outcomes = [_refused_name(s) for s, _ in submitted if not _usable_name(s)]
-    submitted = [(s, path) for s, path in submitted if _usable_name(s)]
+    outcomes = [_refused_name(s) for s, _ in submitted if not is_student_id(s)]
+    submitted = [(s, path) for s, path in submitted if is_student_id(s)]
     submitted, twins = without_twins(submitted, _recorded_students(course, assignment))
     outcomes += twins
     for outcome in outcomes:
@@ -191,15 +192,6 @@ def _end_now(pool: ProcessPoolExecutor) -> None:
     end_processes(processes)
 
 
-def _usable_name(student: str) -> bool:
-    """A folder name the gradebook, the CSV and a terminal can hold as it is."""
-    try:
-        student.encode("utf-8")
-    except UnicodeEncodeError:  # bytes that are not UTF-8, as some zip tools write them
-        return False
-    return student.isprintable() and student.strip() == student and bool(student)
-
-
 def without_twins(
     submitted: Sequence[tuple[str, Path]], recorded: set[str]
 ) -> tuple[list[tuple[str, Path]], list[Outcome]]:
@@ -249,8 +241,9 @@ def _recorded_students(course: Course, assignment: str) -> set[str]:
 
 def _refused_name(student: str) -> Outcome:
     note = (
-        f"the folder name {shown(student)} is not printable UTF-8 text, so it cannot be a "
-        "student id in the gradebook: rename the folder (keeping its submission) and grade again"
+        f"the folder name {shown(student)} cannot be a student id in the gradebook "
+        f"({student_id_problem(student)}; expected {EXPECTED}): rename the folder (keeping its "
+        "submission) and grade again"
     )
     return Outcome(student, "invalid name", [note], None, [], 0.0)
 
