@@ -37,6 +37,7 @@ from autograder.pipeline.preloaded_workers import (
 )
 from autograder.pipeline.report import shown
 from autograder.pipeline.student_ids import EXPECTED, is_student_id, student_id_problem
+from autograder.pipeline.worker_deaths import WorkerDeaths
 from autograder.untrusted import valid_text
 
 
@@ -104,8 +105,8 @@ def _pooled(
     stage: Callable[[str], None],
     on_start: Callable[[], None],
 ) -> Iterator[Outcome]:
-    """Grade on this machine: rounds of a process pool, a submission retried once if it kills
-    its worker; the outcomes as they finish.
+    """Grade on this machine: rounds of a process pool, a new one after each worker death (see
+    pipeline/worker_deaths.py); the outcomes as they finish.
 
     instructor: the assignment, its release notebook, the gradebook's sources, the course secret.
     """
@@ -131,7 +132,7 @@ def _pooled(
         markers = Path(folder) / "started"
         markers.mkdir()
         pending = {i: replace(job, marker=str(markers / str(i))) for i, job in enumerate(jobs)}
-        deaths: dict[int, int] = {}
+        deaths = WorkerDeaths("grader worker")
         with preloaded_forkserver(assignment) as context, lifeline(context) as grader:
             on_start()
             while pending:  # a round per pool: a worker's death breaks the pool, not the batch
@@ -152,29 +153,37 @@ def _pooled(
 
 
 def _round(
-    pool: ProcessPoolExecutor, pending: dict[int, Job], deaths: dict[int, int]
+    pool: ProcessPoolExecutor, pending: dict[int, Job], deaths: WorkerDeaths
 ) -> Iterator[Outcome]:
     """Grade ``pending`` on ``pool`` until it breaks; the outcomes as they finish, each removed
-    from ``pending`` (a submission whose worker died while grading it is kept for the next round,
-    once; ``deaths`` counts those deaths)."""
+    from ``pending``.  What a broken pool costs the submissions it held is ``deaths``' decision
+    (pipeline/worker_deaths.py): a started one counts a death, the waiting ones a loss only when
+    none had started."""
     futures = {pool.submit(grade_one, job): i for i, job in pending.items()}
+    waiting: list[int] = []  # lost to a broken pool before they started
+    under_way = False
     for future in as_completed(futures):
         index = futures[future]
         job = pending[index]
         try:
             outcome = future.result()
         except BrokenProcessPool:
-            started = Path(job.marker).exists()
-            deaths[index] = deaths.get(index, 0) + started
-            if deaths[index] < 2:
-                continue  # graded again in a fresh pool; if it never started, free
-            outcome = grader_error(
-                job.student, "grading this submission killed its grader worker twice"
-            )
+            if not Path(job.marker).exists():
+                waiting.append(index)
+                continue
+            under_way = True
+            why = deaths.died(job.student, started=True)
+            if not why:
+                continue  # graded again in a fresh pool
+            outcome = grader_error(job.student, why)
         except Exception as error:  # noqa: BLE001 - reported; the batch goes on
             outcome = grader_error(job.student, repr(error))
         del pending[index]
         yield outcome
+    for index in [] if under_way else waiting:
+        why = deaths.died(pending[index].student, started=False)
+        if why:
+            yield grader_error(pending.pop(index).student, why)
 
 
 def _start_worker(
