@@ -38,6 +38,7 @@ from autograder.pipeline.preloaded_workers import (
 from autograder.pipeline.report import shown
 from autograder.pipeline.student_ids import EXPECTED, is_student_id, student_id_problem
 from autograder.pipeline.worker_deaths import WorkerDeaths
+from autograder.private_apis import pool_processes
 from autograder.untrusted import valid_text
 
 
@@ -196,7 +197,7 @@ def _start_worker(
 
 def _end_now(pool: ProcessPoolExecutor) -> None:
     """Drop the pool's queued submissions and kill its workers, with what they were grading."""
-    processes = list((pool._processes or {}).values())  # noqa: SLF001 - public only from 3.14
+    processes = pool_processes(pool)
     pool.shutdown(wait=False, cancel_futures=True)
     end_processes(processes)
 

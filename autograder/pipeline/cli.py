@@ -138,7 +138,7 @@ class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
         text = action.help or ""
         if "(default" in text or not action.option_strings or action.default is argparse.SUPPRESS:
             return text
-        if isinstance(action, argparse._StoreTrueAction):
+        if action.nargs == 0 and action.const is True:  # store_true
             return f"{text} (default: off)"
         if action.default in (None, "", []):
             return f"{text} (default: none)"

@@ -22,6 +22,7 @@ from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
 from autograder.authoring.registry import CHECK_MODULES
+from autograder.private_apis import forget_forkserver, forkserver_pid
 
 
 def preloaded_modules(assignment: str) -> list[str]:
@@ -47,16 +48,14 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
 
 def stop_forkserver() -> None:
     """Stop this process's forkserver, if it runs; its workers must have ended."""
-    from multiprocessing import forkserver
-
-    server = forkserver._forkserver  # private, as is _stop (CPython's own tests use both)
-    if server._forkserver_pid is not None:
+    pid = forkserver_pid()
+    if pid is not None:
         # It exits once every process forked from it (and every judge forked from those) has
         # closed the pipe that keeps it alive: a judge still noticing its worker's end would keep
         # this waiting for a server with nothing left to do.
         with contextlib.suppress(ProcessLookupError):
-            os.kill(server._forkserver_pid, signal.SIGKILL)
-    server._stop()
+            os.kill(pid, signal.SIGKILL)
+    forget_forkserver()
 
 
 @contextlib.contextmanager
