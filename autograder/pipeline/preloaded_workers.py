@@ -12,10 +12,11 @@ and the next batch preloads its own assignment's checks.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import multiprocessing
 import os
+import select
 import signal
-import threading
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext
@@ -71,18 +72,23 @@ def lifeline(context: ForkServerContext) -> Iterator[Connection]:
 
 
 def end_with(grader: Connection) -> None:
-    """In a worker: exit at once when the grading process ends (its end of the lifeline closes).
+    """In a worker: be ended by the kernel the moment the grading process ends (its end of the
+    lifeline closes), with no thread of its own.
 
-    The forkserver cannot do it: it lives as long as any process forked from it does, and a pool
-    worker waits for its next job for ever.
+    The worker forks a judge per submission, and a fork copies only the forking thread: any lock
+    another thread held stays held in the child, so the worker runs no other thread.  Its own
+    open file of the lifeline (each worker's, so that each is its owner) asks the kernel for
+    SIGIO when the pipe becomes readable, which for this pipe, never written to, is only when the
+    grader has ended; SIGIO's default action ends the process.  The forkserver cannot do it: it
+    lives as long as any process forked from it does, and a pool worker waits for its next job
+    for ever.
     """
-
-    def watch() -> None:
-        with contextlib.suppress(EOFError, OSError):
-            grader.recv_bytes()  # nothing is ever sent: this returns when the grader has ended
+    own = os.open(f"/proc/self/fd/{grader.fileno()}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fcntl.fcntl(own, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(own, fcntl.F_SETFL, fcntl.fcntl(own, fcntl.F_GETFL) | os.O_ASYNC)
+    signal.signal(signal.SIGIO, signal.SIG_DFL)
+    if select.select([own], [], [], 0)[0]:  # the grader ended before this was armed
         os._exit(1)
-
-    threading.Thread(target=watch, name="lifeline", daemon=True).start()
 
 
 def end_processes(processes: Sequence[BaseProcess]) -> None:
