@@ -181,7 +181,9 @@ def _round(
             outcome = grader_error(job.student, repr(error))
         del pending[index]
         yield outcome
-    for index in [] if under_way else waiting:
+    if under_way:  # the running submission is the likely cause: the waiting ones go free
+        return
+    for index in waiting:
         why = deaths.died(pending[index].student, started=False)
         if why:
             yield grader_error(pending.pop(index).student, why)
