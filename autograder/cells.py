@@ -1,12 +1,37 @@
-"""What every layer needs to know about notebook cells: which ones grade, and their Python."""
+"""What every layer needs to know about notebook cells: which ones grade, their marked regions,
+and their Python."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterator
+from typing import Literal
 
 import nbformat
 
-_SOLUTION_MARKER = re.compile(r"[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?")
+# nbgrader's own region markers (the defaults of its ClearSolutions and ClearHiddenTests, which
+# nbgrader_config.py keeps): a line holding one anywhere opens or closes the region, as there.
+SOLUTION = ("BEGIN SOLUTION", "END SOLUTION")
+HIDDEN_TESTS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+REGIONS = (SOLUTION, HIDDEN_TESTS)
+
+Place = Literal["begin", "inside", "end", "outside"]
+
+
+def region_lines(source: str, region: tuple[str, str]) -> Iterator[tuple[str, Place]]:
+    """Each line of ``source`` (with its line ending) and where it stands in ``region``'s blocks:
+    on the opening marker, inside, on the closing marker, or outside.  A block left open runs to
+    the end of the source, so nothing after an unmatched BEGIN counts as outside."""
+    begin, end = region
+    inside = False
+    for line in source.splitlines(keepends=True):
+        if begin in line:
+            inside = True
+            yield line, "begin"
+        elif end in line:
+            inside = False
+            yield line, "end"
+        else:
+            yield line, "inside" if inside else "outside"
 
 
 def is_test_cell(cell: nbformat.NotebookNode) -> bool:
@@ -49,7 +74,10 @@ def answer_cells(notebook: nbformat.NotebookNode) -> dict[str, str]:
     for cell in notebook.cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("solution") and not meta.get("grade") and cell.cell_type == "code":
-            answers[meta["grade_id"]] = _SOLUTION_MARKER.sub("", cell.source)
+            lines = region_lines(cell.source, SOLUTION)
+            answers[meta["grade_id"]] = "".join(
+                line for line, place in lines if place in ("inside", "outside")
+            )
     return answers
 
 

@@ -30,9 +30,9 @@ from autograder.cells import is_test_cell
 from autograder.examples import Sample, build_course
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.verdicts import shown_verdict
-from autograder.suite.submission import DEMO_TAG, GradeResult
+from autograder.suite.submission import DEMO_TAG
 from tests.mutants import Mutant, mutated_cells
 
 
@@ -86,8 +86,8 @@ def _leave_out_demonstrations(course: Path, assignment: str) -> None:
 def assert_judge_agrees(
     assignment: str,
     folder: Path,
-    graded: Callable[[Mutant], dict[str, GradeResult]],
-    solution_in_process: dict[str, GradeResult],
+    graded: Callable[[Mutant], dict[str, CellGrade]],
+    solution_in_process: dict[str, CellGrade],
 ) -> None:
     """Grade the solution and :func:`picked` mutants of ``assignment`` through the grading
     command in a course under ``folder``; every outcome must agree with in-process grading
@@ -127,7 +127,7 @@ def assert_judge_agrees(
             assert judged.startswith("[") and phrase in judged, f"{mutant.name}: {shown[grade_id]}"
 
 
-def assert_same_scores(name: str, outcome: Outcome, in_process: dict[str, GradeResult]) -> None:
+def assert_same_scores(name: str, outcome: Outcome, in_process: dict[str, CellGrade]) -> None:
     """Each check's verdict and each cell's score agree between the graded notebook (what
     nbgrader reads from it) and in-process grading, which runs no visible check: whatever the
     kernel says of its visible checks changes no score."""

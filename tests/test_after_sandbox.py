@@ -16,8 +16,9 @@ from autograder.examples import build_course
 from autograder.pipeline.batch import _recorded
 from autograder.pipeline.course import Course, GradingError
 from autograder.pipeline.feedback import generate_feedback
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
+from tests.graded_cells import graded_cell
 
 ASSIGNMENT = "01_attention"
 LONE = "\udcff"  # what a kernel's error message can hold: not UTF-8 at all
@@ -35,7 +36,7 @@ def _outcome(course: Course, student: str, evalue: str) -> Outcome:
         nbformat.v4.new_output("error", ename="ValueError", evalue=evalue, traceback=[evalue])
     ]
     points = max_points_of(dict(notebook))
-    cells = [CellResult(g, True, f"passed {evalue}", True, p) for g, p in points.items()]
+    cells = [graded_cell(g, p, p, name=f"passed {evalue}") for g, p in points.items()]
     return Outcome(student, "ok", [f"said {evalue}"], dict(notebook), cells, 0.0)
 
 

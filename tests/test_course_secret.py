@@ -23,7 +23,7 @@ from autograder.pipeline.course_secret import (
     secret_path,
 )
 from autograder.pipeline.dask_engine import GradingSetup
-from autograder.pipeline.worker import warm_up
+from autograder.pipeline.one_submission import warm_up
 
 HEX_SECRET = re.compile(r"[0-9a-f]{64}\n")
 

@@ -29,7 +29,7 @@ from autograder.pipeline.batch import grade
 from autograder.pipeline.cli import main
 from autograder.pipeline.course import Course, GradingError, tool_env
 from autograder.pipeline.dask_engine import GradingSetup
-from autograder.pipeline.records import DaskCluster, Settings
+from autograder.pipeline.jobs_and_outcomes import DaskCluster, Settings
 from tests.processes import descends_from_this_process, parent_of
 
 pytestmark = pytest.mark.slow

@@ -27,8 +27,9 @@ from autograder.pipeline.course import (
 )
 from autograder.pipeline.deadlines import FractionPerDayLate
 from autograder.pipeline.grade_record import read_record
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
+from tests.graded_cells import graded_cell
 
 ASSIGNMENT = "01_attention"
 DUE = datetime(2026, 11, 20, 12, 0)
@@ -291,7 +292,7 @@ def test_an_honestly_late_submission_reads_the_same_in_every_record(exchange_cou
         gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
     outcome = _submit(course, "late", STAMPS["late"])  # 25 h late: half the score
     points = max_points_of(outcome.notebook)
-    outcome.cells = [CellResult(g, True, "passed", True, p) for g, p in points.items()]
+    outcome.cells = [graded_cell(g, p, p) for g, p in points.items()]
     record(course, ASSIGNMENT, outcome)
     grading = course.root / "grading"
     grades_csv = grading / f"{ASSIGNMENT}_grades.csv"

@@ -17,7 +17,9 @@ import pytest
 from autograder.authoring.registry import VISIBLE_CHECK_FAILED, CellGrade, CheckResult
 from autograder.judging import kernel
 
-INSIDE = Path(__file__).resolve().parents[1] / "autograder" / "isolation" / "inside.py"
+INSIDE = (
+    Path(__file__).resolve().parents[1] / "autograder" / "isolation" / "autograder_in_sandbox.py"
+)
 FAILED = CheckResult("scaled", 1.0, False, "scaled by √d_model")
 
 

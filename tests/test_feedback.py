@@ -43,3 +43,13 @@ def test_tracebacks_of_hidden_cells_keep_only_name_and_message():
     redact_cell(cell)
     assert cell.outputs[0].traceback == ["CheckFailed: [rows] over keys"]
     assert "run_hidden_checks" not in cell.source
+
+
+def test_a_region_nbgrader_hides_is_redacted_however_its_marker_line_is_written():
+    # nbgrader's ClearHiddenTests hides from "BEGIN HIDDEN TESTS" anywhere in a line: so does
+    # the feedback (one parser, autograder/cells.py), not only after "### ".
+    source, found = redact_source(
+        "x = 1\n    # BEGIN HIDDEN TESTS\n    secret()\n# END HIDDEN TESTS"
+    )
+    assert found and "secret" not in source
+    assert source.splitlines() == ["x = 1", "    " + PLACEHOLDER]

@@ -7,8 +7,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, refresh_csv, totals_of
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import SIMILARITY, write_csv
+from tests.graded_cells import graded_cell
 
 POINTS = {"q1": 2.0, "q2": 1.0}
 
@@ -18,8 +19,7 @@ def outcome(student: str, passed: dict[str, bool | float], verdict: str = "ok") 
     cells = []
     for g, ok in passed.items():
         score = ok if isinstance(ok, float) else POINTS[g] * ok
-        full = score == POINTS[g]
-        cells.append(CellResult(g, full, "" if full else "wrong", full, score))
+        cells.append(graded_cell(g, POINTS[g], score))
     return Outcome(student, verdict, [], {}, cells, 1.0)
 
 

@@ -31,7 +31,7 @@ from autograder.judging.limits import JudgeLimits
 from autograder.pipeline import intake
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
-from autograder.pipeline.records import Outcome, Settings
+from autograder.pipeline.jobs_and_outcomes import Outcome, Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 

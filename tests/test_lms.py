@@ -17,9 +17,10 @@ from autograder.pipeline.course import Course, GradingError
 from autograder.pipeline.grade_record import Totals
 from autograder.pipeline.gradescope import SCHEMA, results_of
 from autograder.pipeline.intake import MAX_BYTES
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.roster import RosterError, read_roster
 from autograder.pipeline.zip_intake import unpack_canvas_zip
+from tests.graded_cells import graded_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_attention"
@@ -180,11 +181,9 @@ def test_an_oversized_entry_is_read_only_past_the_cap(course: Course, tmp_path: 
 def test_gradescope_results_follow_the_documented_schema():
     schema = json.loads(SCHEMA.read_text())
     cells = [
-        CellResult("test_rows_sum_to_one", True, "", True, 2.0),
-        CellResult(
-            "test_scaling", False, "[scaled] is the score divided by sqrt(d_k)?", False, 0.0
-        ),
-        CellResult("test_parity", False, "[parity] differs\n  passed  shapes", False, 1.5),
+        graded_cell("test_rows_sum_to_one", 2.0, 2.0),
+        graded_cell("test_scaling", 3.0, 0.0, "is the score divided by sqrt(d_k)?", "scaled"),
+        graded_cell("test_parity", 3.0, 1.5, "differs", "shapes"),
     ]
     outcome = Outcome("ada", "ok", [], {}, cells, 1.0)
     points = {"test_rows_sum_to_one": 2.0, "test_scaling": 3.0, "test_parity": 3.0}

@@ -31,12 +31,7 @@ from autograder.authoring.mistakes import mistakes_of, named_in
 from autograder.authoring.registry import CellGrade, CheckResult, checks_for
 from autograder.examples import solution_answers
 from autograder.pipeline.feedback import redact_source
-from autograder.suite.submission import (
-    DEMO_TAG,
-    GradeResult,
-    grade_submission,
-    load_submission,
-)
+from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
 from tests.judge_parity import assert_judge_agrees
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells
 from tests.test_reference_bans import BANNED_PHRASE
@@ -50,10 +45,10 @@ CORPUS: list[Mutant] = [
 ]
 ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
 AGREED_WRONG, AGREED_CORRECT = 120, 28  # the README's figures: the corpus may grow, never shrink
-_GRADED: dict[str, dict[str, GradeResult]] = {}  # mutant id -> its grades, once per run
+_GRADED: dict[str, dict[str, CellGrade]] = {}  # mutant id -> its grades, once per run
 # Another course's secret, and mutant id (or "<assignment>: the solution") -> the grades under it
 OTHER_SECRET = b"tests/test_mutants.py: another course's secret"
-_GRADED_UNDER_OTHER: dict[str, dict[str, GradeResult]] = {}
+_GRADED_UNDER_OTHER: dict[str, dict[str, CellGrade]] = {}
 _VISIBLE: dict[str, dict[str, str]] = {}  # mutant id -> test cell -> its visible asserts' error
 
 
@@ -79,13 +74,13 @@ def build(mutant: Mutant, folder: Path) -> Path:
     return path
 
 
-def grade(path: Path) -> dict[str, GradeResult]:
+def grade(path: Path) -> dict[str, CellGrade]:
     """grade_id -> result of every graded cell of the notebook at ``path``; the solutions'
     demonstration cells are skipped (the solution's full marks below prove nothing needs them)."""
     return grade_submission(load_submission(path, skip_tags=(DEMO_TAG,)))
 
 
-def graded(mutant: Mutant) -> dict[str, GradeResult]:
+def graded(mutant: Mutant) -> dict[str, CellGrade]:
     """The mutant's grades (its hidden checks), computed by whichever test asks first; the errors
     of its test cells' visible asserts are kept beside them (:func:`run_visible_checks`)."""
     key = mutant_id(mutant)
@@ -99,10 +94,12 @@ def graded(mutant: Mutant) -> dict[str, GradeResult]:
     return _GRADED[key]
 
 
-def verdicts(results: dict[str, GradeResult]) -> dict[str, tuple[float, list[tuple[str, bool]]]]:
+def verdicts(results: dict[str, CellGrade]) -> dict[str, tuple[float, list[tuple[str, bool]]]]:
     """grade_id -> the cell's share of its points and each check's verdict (not the diagnoses,
     which name the hidden sizes)."""
-    return {g: (r.fraction, [(c.name, c.passed) for c in r.checks]) for g, r in results.items()}
+    return {
+        g: (float(r.fraction), [(c.name, c.passed) for c in r.checks]) for g, r in results.items()
+    }
 
 
 @cache
@@ -135,11 +132,11 @@ def run_visible_checks(assignment: str, namespace: dict, folder: str) -> dict[st
     return errors
 
 
-def mismatches(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
+def mismatches(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
     """How the grades depart from what the mutant must get; empty when they do not.  A cell
     "fails" when it loses points (partial credit counts as a loss), and the first failing
     check's diagnosis must name the mistake."""
-    lost = {gid: r.diagnosis for gid, r in results.items() if r.fraction < 1}
+    lost = {gid: r.first_failure for gid, r in results.items() if r.fraction < 1}
     if mutant.is_correct:
         return [f"a correct alternative lost points: {lost}"] if lost else []
     problems = []
@@ -208,7 +205,7 @@ def declared_mistakes(mutant: Mutant) -> set[str]:
     return keys
 
 
-def told_mistakes(mutant: Mutant, results: dict[str, GradeResult]) -> dict[str, set[str]]:
+def told_mistakes(mutant: Mutant, results: dict[str, CellGrade]) -> dict[str, set[str]]:
     """grade_id -> the named mistakes that the messages of the cell's failing checks name."""
     told = {}
     for grade_id, result in results.items():
@@ -221,12 +218,12 @@ def told_mistakes(mutant: Mutant, results: dict[str, GradeResult]) -> dict[str, 
     return told
 
 
-def false_claims(mutant: Mutant, results: dict[str, GradeResult]) -> list[str]:
+def false_claims(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
     """A message naming a mistake that ``mutant`` does not make (it declares what it makes)."""
     declared_keys = declared_mistakes(mutant)
     return [
         f"{grade_id} names {sorted(keys - declared_keys)}, which {mutant.name!r} does not "
-        f"declare (it makes {sorted(declared_keys)}): {results[grade_id].diagnosis}"
+        f"declare (it makes {sorted(declared_keys)}): {results[grade_id].describe()}"
         for grade_id, keys in told_mistakes(mutant, results).items()
         if keys - declared_keys
     ]
@@ -274,7 +271,7 @@ def test_a_named_mistake_the_mutant_does_not_declare_is_a_false_claim():
         "multiplied", "01_attention", {"attention": Replace("x", "y")}, {"test_x": "multiplied"}
     )
     said = str(mistakes_of("01_attention")["attention.not_scaled"])
-    results = {"test_x": GradeResult.of("test_x", CellGrade((CheckResult("c", 1.0, False, said),)))}
+    results = {"test_x": CellGrade((CheckResult("c", 1.0, False, said),))}
     (claim,) = false_claims(wrong, results)
     assert "attention.not_scaled" in claim
     assert (
@@ -359,7 +356,7 @@ def test_the_corpus_keeps_its_agreed_size():
 
 
 @cache
-def solution_graded(assignment: str) -> tuple[dict[str, GradeResult], dict[str, str]]:
+def solution_graded(assignment: str) -> tuple[dict[str, CellGrade], dict[str, str]]:
     """The solution's grades and the errors of its visible asserts (none, if it is right)."""
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
     submission = load_submission(path, skip_tags=(DEMO_TAG,))
@@ -374,11 +371,11 @@ def solution_graded(assignment: str) -> tuple[dict[str, GradeResult], dict[str, 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_gets_full_marks_and_the_stub_gets_none(assignment: str):
     solution, visible_errors = solution_graded(assignment)
-    assert solution and all(r.passed and r.fraction == 1 for r in solution.values()), solution
+    assert solution and all(r.full_marks for r in solution.values()), solution
     assert visible_errors == {}
     stub = grade(ROOT / "notebooks" / assignment / f"{assignment}.ipynb")
     assert stub.keys() == solution.keys()
-    earned = {g: r.fraction for g, r in stub.items() if r.fraction != 0 or r.passed}
+    earned = {g: float(r.fraction) for g, r in stub.items() if r.fraction != 0 or r.full_marks}
     assert not earned, f"the stub earned points: {earned}"
 
 

@@ -63,6 +63,8 @@ def test_a_cell_earns_the_weight_of_its_passing_checks_rounded_down_to_a_hundred
     assert almost.points(2) == 1.99 and not almost.full_marks  # a failing check never rounds up
     everything = CellGrade((result("a", True), result("b", True)))
     assert everything.full_marks and everything.points(2.5) == 2.5
+    # Full marks are all the cell's points, in the suite and in the grading command alike.
+    assert everything.points(0.125) == 0.125
 
 
 def test_a_failing_gate_voids_the_cell_and_a_passing_one_is_worth_nothing():

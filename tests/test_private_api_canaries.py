@@ -1,40 +1,86 @@
-"""Canaries for the private APIs the grader relies on: an upgrade that changes one fails here,
-by name, instead of somewhere deep in a grading batch.
-
-- ``multiprocessing.forkserver._forkserver`` with ``_forkserver_pid`` and ``_stop()``
-  (autograder/pipeline/worker_processes.py stops the preloaded server with them);
-- ``ProcessPoolExecutor._processes`` (autograder/pipeline/batch.py kills a pool's workers);
-- ``torch.utils._python_dispatch.TorchDispatchMode`` (autograder/judging/kernel.py observes the
-  aten ops a student's function runs).
-"""
+"""Canaries for the private APIs the grader relies on (autograder/private_apis.py lists them): an
+upgrade that changes one fails here, naming the API and what uses it, instead of somewhere deep
+in a grading batch."""
 
 from __future__ import annotations
 
+import inspect
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
 
+from autograder import private_apis
 from autograder.judging.kernel import observe
-from autograder.pipeline.worker_processes import stop_forkserver
+from autograder.pipeline.preloaded_workers import stop_forkserver
+
+
+def changed(api: str, used_by: str, seen: object) -> str:
+    return (
+        f"the private API {api} changed in this version (found {seen!r}); {used_by} relies on "
+        "it: adapt autograder/private_apis.py"
+    )
 
 
 def test_the_forkserver_is_reachable_and_stoppable_as_the_grader_does_it():
-    from multiprocessing import forkserver
-
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([])
     with ProcessPoolExecutor(1, mp_context=context) as pool:
         assert pool.submit(os.getpid).result(timeout=60) > 0
-        processes = pool._processes  # noqa: SLF001 - the canary
-        assert isinstance(processes, dict) and all(p.pid for p in processes.values())
-    server = forkserver._forkserver  # noqa: SLF001 - the canary
-    assert isinstance(server._forkserver_pid, int)  # noqa: SLF001
+        processes = private_apis.pool_processes(pool)
+        assert processes and all(p.pid for p in processes), changed(
+            "ProcessPoolExecutor._processes", "batch.py's _end_now", processes
+        )
+    pid = private_apis.forkserver_pid()
+    assert isinstance(pid, int), changed(
+        "multiprocessing.forkserver._forkserver._forkserver_pid", "preloaded_workers.py", pid
+    )
     stop_forkserver()
-    assert server._forkserver_pid is None  # noqa: SLF001
+    after = private_apis.forkserver_pid()
+    assert after is None, changed(
+        "multiprocessing.forkserver._forkserver._stop()", "preloaded_workers.py", after
+    )
 
 
 def test_torch_dispatch_modes_still_observe_aten_ops():
     result, ops = observe("aten_ops", torch.add, (torch.ones(2), torch.ones(2)), {})
-    assert torch.equal(result, torch.full((2,), 2.0)) and "aten.add.Tensor" in ops
+    assert torch.equal(result, torch.full((2,), 2.0)), result
+    assert "aten.add.Tensor" in ops, changed(
+        "torch.utils._python_dispatch.TorchDispatchMode", "judging/kernel.py's observe", ops
+    )
+
+
+def test_nbgrader_still_scores_each_graded_cell_through_get_score():
+    from nbgrader.preprocessors import GetGrades
+
+    source = inspect.getsource(GetGrades.preprocess_cell)
+    assert "self._get_score(cell, resources)" in source, changed(
+        "nbgrader GetGrades._get_score(cell, resources)",
+        "feedback.py's GetGradesOrPending ('pending' on ungraded answers)",
+        source,
+    )
+
+
+def test_nbconvert_still_takes_template_paths_from_its_private_default():
+    from nbconvert.exporters import TemplateExporter
+
+    from autograder.pipeline.feedback import TEMPLATES, OfflineFeedbackExporter
+
+    paths = OfflineFeedbackExporter().template_paths
+    assert hasattr(TemplateExporter, "_template_paths") and paths[:1] == [str(TEMPLATES)], changed(
+        "nbconvert TemplateExporter._template_paths",
+        "feedback.py's OfflineFeedbackExporter (its templates first: no MathJax script)",
+        paths[:2],
+    )
+
+
+def test_torch_legacy_profiler_still_reports_cpu_memory():
+    from attention_lab.profiling import peak_memory
+
+    peak = peak_memory(lambda: torch.ones(1024, 1024), device="cpu")
+    assert peak >= 4 * 1024 * 1024, changed(
+        "torch.autograd._enable_profiler_legacy / torch._C._profiler._ExperimentalConfig",
+        "attention_lab/profiling.py (CPU peak memory)",
+        peak,
+    )

@@ -23,8 +23,9 @@ from autograder.pipeline.course import Course, record, tool_env
 from autograder.pipeline.exports import CanvasExportPlugin, GradeRecordExport
 from autograder.pipeline.extensions import grant
 from autograder.pipeline.grade_record import grading_folder, read_record
-from autograder.pipeline.records import CellResult, Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
+from tests.graded_cells import graded_cell
 
 ASSIGNMENT = "01_attention"
 DUE = datetime(2026, 11, 20, 12, 0)
@@ -63,7 +64,7 @@ def _outcome(course: Course, student: str, passed: list[bool], stamp: str) -> Ou
             cell.outputs = [nbformat.v4.new_output("error", ename="E", evalue="", traceback=[])]
     for grade_id, value in points.items():
         full = not failing.get(grade_id)
-        cells.append(CellResult(grade_id, full, "", full, value if full else 0.0))
+        cells.append(graded_cell(grade_id, value, value if full else 0.0))
     return Outcome(student, "ok", [], dict(notebook), cells, 0.0)
 
 

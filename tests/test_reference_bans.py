@@ -80,7 +80,7 @@ def answer_defining(assignment: str, name: str) -> str:
 def failed_cells(assignment: str, namespace: dict[str, Any]) -> dict[str, str]:
     """grade_id -> diagnosis of every graded cell that fails with ``namespace``."""
     results = grade_submission(Submission(assignment, namespace))
-    return {grade_id: r.diagnosis for grade_id, r in results.items() if not r.passed}
+    return {grade_id: r.first_failure for grade_id, r in results.items() if not r.full_marks}
 
 
 def cells_using(assignment: str, namespace: dict[str, Any], reference_ban: ReferenceBan) -> set:

@@ -254,7 +254,7 @@ def test_a_runner_killed_by_its_kernel_has_told_the_cells_before(tmp_path):
     assert result["finished"] is False
 
 
-# Stands for the sandbox's autograder package (autograder/isolation/inside.py) in the kernel.
+# Stands for the sandbox's autograder package (isolation/autograder_in_sandbox.py) in the kernel.
 FAKE_AUTOGRADER = """
 import json
 

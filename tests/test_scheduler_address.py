@@ -8,7 +8,7 @@ import pytest
 
 from autograder.pipeline.course import GradingError
 from autograder.pipeline.dask_engine import _security, scheduler_address
-from autograder.pipeline.records import DaskCluster
+from autograder.pipeline.jobs_and_outcomes import DaskCluster
 
 
 @pytest.mark.parametrize(

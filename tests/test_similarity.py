@@ -14,7 +14,7 @@ import nbformat
 from autograder.examples import ROOT, solution_answers
 from autograder.pipeline import similarity
 from autograder.pipeline.course import Course
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import spreadsheet_safe, write_csv
 from autograder.pipeline.similarity import REFERENCE, THRESHOLD, check_class, compare_class
 from tests.mutants import mutated_cells

@@ -13,7 +13,7 @@ from autograder.examples import Sample, build_course
 from autograder.isolation import sandbox
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
-from autograder.pipeline.records import Settings
+from autograder.pipeline.jobs_and_outcomes import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 

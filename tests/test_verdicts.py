@@ -53,7 +53,7 @@ def test_a_report_keeps_the_cells_told_before_garbage_or_a_cut():
 
 
 def test_a_report_with_escape_sequences_reaches_the_notes_escaped_by_the_table():
-    from autograder.pipeline.records import Outcome
+    from autograder.pipeline.jobs_and_outcomes import Outcome
     from autograder.pipeline.report import format_table
 
     notes: list[str] = []

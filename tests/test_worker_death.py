@@ -18,10 +18,11 @@ from autograder.examples import UNSCALED, Sample, build_course
 from autograder.isolation import sandbox
 from autograder.pipeline.batch import grade
 from autograder.pipeline.course import Course
-from autograder.pipeline.records import Outcome, Settings
+from autograder.pipeline.jobs_and_outcomes import Outcome, Settings
+from autograder.pipeline.worker_deaths import MAX_LOSSES_BEFORE_START
 from tests.processes import descends_from_this_process, parent_of
 
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
+pytestmark = pytest.mark.slow
 
 SAMPLES = [
     Sample("ada", "correct", "ok", True),
@@ -57,6 +58,7 @@ def _kill_one_worker(done: threading.Event, killed: list[int]) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.sandbox
 def test_a_killed_worker_costs_no_grade(tmp_path: Path):
     available, why = sandbox.sandbox_available()
     if not available:
@@ -80,3 +82,27 @@ def test_a_killed_worker_costs_no_grade(tmp_path: Path):
         outcome = by_student[sample.student]
         assert outcome.verdict == sample.expected, (sample.student, outcome.verdict, outcome.notes)
         assert all(c.passed for c in outcome.cells) == sample.full_marks, outcome.cells
+
+
+def test_workers_that_die_before_grading_anything_end_the_batch_with_a_row_each(tmp_path: Path):
+    # A secret too short to use makes every worker's set-up raise, so each pool breaks before
+    # any submission starts: the batch gives each submission up after MAX_LOSSES_BEFORE_START
+    # such pools (pipeline/worker_deaths.py), where it used to start new pools for ever.
+    build_course(tmp_path, SAMPLES[:2])
+    course = Course.load(tmp_path)
+    finished: list[list[Outcome]] = []
+    settings = Settings(cell_timeout=60, use_sandbox=False)
+
+    def run() -> None:
+        finished.append(grade("01_attention", course, workers=1, settings=settings, secret=b"x"))
+
+    batch = threading.Thread(target=run, daemon=True)
+    batch.start()
+    batch.join(timeout=240)
+    assert finished, "the batch was still starting pools after 4 minutes"
+    assert [(o.student, o.verdict) for o in finished[0]] == [
+        ("ada", "grader error"),
+        ("alan", "grader error"),
+    ]
+    note = finished[0][0].notes[0]
+    assert f"died {MAX_LOSSES_BEFORE_START} times before it started grading" in note, note

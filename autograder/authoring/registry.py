@@ -258,7 +258,10 @@ class CellGrade:
         return self.fraction == 1
 
     def points(self, max_points: float) -> float:
-        """The cell's score out of ``max_points``: its share, rounded down to 0.01 point."""
+        """The cell's score out of ``max_points``: all of them for full marks, else its share
+        rounded down to 0.01 point."""
+        if self.full_marks:
+            return float(max_points)
         return math.floor(self.fraction * _share(max_points) * 100) / 100
 
     @property

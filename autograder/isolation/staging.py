@@ -3,10 +3,11 @@ the sandbox's side of autograder.
 
 Of attention_lab, a student of assignment N has the tools and the reference answers of the
 assignments before N (``reference/aNN_<assignment>.py``, see :func:`copy_package`); the release
-and the sandbox both take it from here. Of autograder, the sandbox gets only the runner and the
-kernel's side of judging; its ``autograder/__init__.py`` is :mod:`autograder.isolation.inside`,
-whose ``run_hidden_checks`` hands the checks to the judge.  No hidden check is ever on disk
-inside the sandbox.
+and the sandbox both take it from here. Of autograder, the sandbox gets only the runner, the
+kernel's side of judging and the private APIs that uses (private_apis.py); its
+``autograder/__init__.py`` is :mod:`autograder.isolation.autograder_in_sandbox`, whose
+``run_hidden_checks`` hands the checks to the judge.  No hidden check is ever on disk inside the
+sandbox.
 """
 
 from __future__ import annotations
@@ -82,8 +83,13 @@ def build_staging(folder: Path, assignment: str) -> Path:
     for part in ("isolation", "judging"):
         (package / part).mkdir(parents=True)
         shutil.copy(source / part / "__init__.py", package / part / "__init__.py")
-    shutil.copy(source / "isolation" / "inside.py", package / "__init__.py")
-    for name in ("isolation/runner.py", "judging/protocol.py", "judging/kernel.py"):
+    shutil.copy(source / "isolation" / "autograder_in_sandbox.py", package / "__init__.py")
+    for name in (
+        "isolation/runner.py",
+        "judging/protocol.py",
+        "judging/kernel.py",
+        "private_apis.py",
+    ):
         shutil.copy(source / name, package / name)
     copy_package(assignment, folder / "attention_lab")
     for path in [folder, *folder.rglob("*")]:

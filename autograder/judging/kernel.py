@@ -7,8 +7,8 @@ judge, a trusted process that never runs student code, sends its verdict.  Value
 (autograder/judging/protocol.py); the judge's torch, NumPy and check code are never reachable from
 the student's code, so patching them changes nothing.
 
-This module is copied into the sandbox, so it imports only the standard library, NumPy, torch and
-the protocol.
+This module is copied into the sandbox, so it imports only the standard library, NumPy, torch,
+the protocol and autograder/private_apis.py.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from autograder.judging.protocol import (
     tensor_at,
     tensors_in,
 )
+from autograder.private_apis import torch_dispatch_mode
 
 JUDGE_SOCKET_ENV = "ATTENTION_LAB_JUDGE"
 _REPR_CHARS = 200
@@ -52,7 +53,7 @@ class _TorchFunctionNames(torch.overrides.TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-class _AtenOpNames(torch.utils._python_dispatch.TorchDispatchMode):
+class _AtenOpNames(torch_dispatch_mode()):
     """Records the name of every aten op that runs while active."""
 
     def __init__(self) -> None:

@@ -27,15 +27,18 @@ from autograder.pipeline.course import (
     record,
 )
 from autograder.pipeline.course_secret import course_secret
-from autograder.pipeline.records import DaskCluster, Job, Outcome, Settings, grader_error
-from autograder.pipeline.report import shown
-from autograder.pipeline.worker import grade_one, warm_up
-from autograder.pipeline.worker_processes import (
+from autograder.pipeline.jobs_and_outcomes import DaskCluster, Job, Outcome, Settings, grader_error
+from autograder.pipeline.one_submission import grade_one, warm_up
+from autograder.pipeline.preloaded_workers import (
     end_processes,
     end_with,
     lifeline,
     preloaded_forkserver,
 )
+from autograder.pipeline.report import shown
+from autograder.pipeline.student_ids import EXPECTED, is_student_id, student_id_problem
+from autograder.pipeline.worker_deaths import WorkerDeaths
+from autograder.private_apis import pool_processes
 from autograder.untrusted import valid_text
 
 
@@ -69,8 +72,8 @@ def grade(
             raise GradingError(why)
     release, sources = instructor_side(course, assignment)
     submitted = find_submissions(course, assignment, students)
-    outcomes = [_refused_name(s) for s, _ in submitted if not _usable_name(s)]
-    submitted = [(s, path) for s, path in submitted if _usable_name(s)]
+    outcomes = [_refused_name(s) for s, _ in submitted if not is_student_id(s)]
+    submitted = [(s, path) for s, path in submitted if is_student_id(s)]
     submitted, twins = without_twins(submitted, _recorded_students(course, assignment))
     outcomes += twins
     for outcome in outcomes:
@@ -103,8 +106,8 @@ def _pooled(
     stage: Callable[[str], None],
     on_start: Callable[[], None],
 ) -> Iterator[Outcome]:
-    """Grade on this machine: rounds of a process pool, a submission retried once if it kills
-    its worker; the outcomes as they finish.
+    """Grade on this machine: rounds of a process pool, a new one after each worker death (see
+    pipeline/worker_deaths.py); the outcomes as they finish.
 
     instructor: the assignment, its release notebook, the gradebook's sources, the course secret.
     """
@@ -130,7 +133,7 @@ def _pooled(
         markers = Path(folder) / "started"
         markers.mkdir()
         pending = {i: replace(job, marker=str(markers / str(i))) for i, job in enumerate(jobs)}
-        deaths: dict[int, int] = {}
+        deaths = WorkerDeaths("grader worker")
         with preloaded_forkserver(assignment) as context, lifeline(context) as grader:
             on_start()
             while pending:  # a round per pool: a worker's death breaks the pool, not the batch
@@ -151,29 +154,39 @@ def _pooled(
 
 
 def _round(
-    pool: ProcessPoolExecutor, pending: dict[int, Job], deaths: dict[int, int]
+    pool: ProcessPoolExecutor, pending: dict[int, Job], deaths: WorkerDeaths
 ) -> Iterator[Outcome]:
     """Grade ``pending`` on ``pool`` until it breaks; the outcomes as they finish, each removed
-    from ``pending`` (a submission whose worker died while grading it is kept for the next round,
-    once; ``deaths`` counts those deaths)."""
+    from ``pending``.  What a broken pool costs the submissions it held is ``deaths``' decision
+    (pipeline/worker_deaths.py): a started one counts a death, the waiting ones a loss only when
+    none had started."""
     futures = {pool.submit(grade_one, job): i for i, job in pending.items()}
+    waiting: list[int] = []  # lost to a broken pool before they started
+    under_way = False
     for future in as_completed(futures):
         index = futures[future]
         job = pending[index]
         try:
             outcome = future.result()
         except BrokenProcessPool:
-            started = Path(job.marker).exists()
-            deaths[index] = deaths.get(index, 0) + started
-            if deaths[index] < 2:
-                continue  # graded again in a fresh pool; if it never started, free
-            outcome = grader_error(
-                job.student, "grading this submission killed its grader worker twice"
-            )
+            if not Path(job.marker).exists():
+                waiting.append(index)
+                continue
+            under_way = True
+            why = deaths.died(job.student, started=True)
+            if not why:
+                continue  # graded again in a fresh pool
+            outcome = grader_error(job.student, why)
         except Exception as error:  # noqa: BLE001 - reported; the batch goes on
             outcome = grader_error(job.student, repr(error))
         del pending[index]
         yield outcome
+    if under_way:  # the running submission is the likely cause: the waiting ones go free
+        return
+    for index in waiting:
+        why = deaths.died(pending[index].student, started=False)
+        if why:
+            yield grader_error(pending.pop(index).student, why)
 
 
 def _start_worker(
@@ -186,18 +199,9 @@ def _start_worker(
 
 def _end_now(pool: ProcessPoolExecutor) -> None:
     """Drop the pool's queued submissions and kill its workers, with what they were grading."""
-    processes = list((pool._processes or {}).values())  # noqa: SLF001 - public only from 3.14
+    processes = pool_processes(pool)
     pool.shutdown(wait=False, cancel_futures=True)
     end_processes(processes)
-
-
-def _usable_name(student: str) -> bool:
-    """A folder name the gradebook, the CSV and a terminal can hold as it is."""
-    try:
-        student.encode("utf-8")
-    except UnicodeEncodeError:  # bytes that are not UTF-8, as some zip tools write them
-        return False
-    return student.isprintable() and student.strip() == student and bool(student)
 
 
 def without_twins(
@@ -249,8 +253,9 @@ def _recorded_students(course: Course, assignment: str) -> set[str]:
 
 def _refused_name(student: str) -> Outcome:
     note = (
-        f"the folder name {shown(student)} is not printable UTF-8 text, so it cannot be a "
-        "student id in the gradebook: rename the folder (keeping its submission) and grade again"
+        f"the folder name {shown(student)} cannot be a student id in the gradebook "
+        f"({student_id_problem(student)}; expected {EXPECTED}): rename the folder (keeping its "
+        "submission) and grade again"
     )
     return Outcome(student, "invalid name", [note], None, [], 0.0)
 

@@ -31,7 +31,7 @@ from autograder.pipeline.course import (
 from autograder.pipeline.course_secret import course_secret, create_secret, secret_path
 from autograder.pipeline.feedback import generate_feedback
 from autograder.pipeline.grade_record import read_record
-from autograder.pipeline.records import DaskCluster, Settings
+from autograder.pipeline.jobs_and_outcomes import DaskCluster, Settings
 from autograder.pipeline.zip_intake import collect_from_zip
 
 
@@ -139,7 +139,7 @@ class _DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
         text = action.help or ""
         if "(default" in text or not action.option_strings or action.default is argparse.SUPPRESS:
             return text
-        if isinstance(action, argparse._StoreTrueAction):
+        if action.nargs == 0 and action.const is True:  # store_true
             return f"{text} (default: off)"
         if action.default in (None, "", []):
             return f"{text} (default: none)"
@@ -315,12 +315,16 @@ def run_extend(args: argparse.Namespace) -> int:
 
     from autograder.pipeline.extensions import ExtensionError, grant, pending_path
     from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline.student_ids import EXPECTED as STUDENT_ID
+    from autograder.pipeline.student_ids import student_id_problem
 
     span = timedelta(days=args.days, hours=args.hours, minutes=args.minutes)
-    student = report.shown(args.student)
-    if not args.student or student != args.student or "/" in student:
+    problem = student_id_problem(args.student)
+    if problem:
         print(
-            f"error: expected a student id as nbgrader names it, got {student!r}", file=sys.stderr
+            f"error: expected a student id ({STUDENT_ID}), got {report.shown(args.student)!r}: "
+            f"{problem}",
+            file=sys.stderr,
         )
         return 2
     try:
@@ -334,9 +338,9 @@ def run_extend(args: argparse.Namespace) -> int:
     where = (
         f"in the gradebook {course.db_shown}"
         if in_gradebook
-        else f"in {pending_path(grading)}, until {student}'s first grading"
+        else f"in {pending_path(grading)}, until {args.student}'s first grading"
     )
-    print(f"extension of {span} on {args.assignment} for {student}: kept {where}")
+    print(f"extension of {span} on {args.assignment} for {args.student}: kept {where}")
     return 0
 
 

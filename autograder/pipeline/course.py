@@ -19,7 +19,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 
 
 @dataclass

@@ -8,11 +8,11 @@ gradebook's sources and the course secret travel once per worker, inside the plu
 scheduler's link must be TLS); each job carries its submission's bytes.  The outcomes come back
 here, where the batch records them.
 
-A worker that dies is replaced by Dask.  As with the local pool, a submission whose worker died
-while grading it is run once more, and after a second death gets a ``grader error`` row; one
-whose worker died before it started (it was only queued there) is run again for free.  The
-scheduler must leave that to the grader (``distributed.scheduler.allowed-failures: 0``, as on
-``--cluster local:N``); with a higher value Dask itself reruns a job that many times first.
+A worker that dies is replaced by Dask; what happens to its submission is the local pool's policy
+(pipeline/worker_deaths.py: run once more if it was grading it, a ``grader error`` row after a
+second death; run again, a few times, if it had not started).  The scheduler must leave that to
+the grader (``distributed.scheduler.allowed-failures: 0``, as on ``--cluster local:N``); with a
+higher value Dask itself reruns a job that many times first.
 
 Anyone who can reach a scheduler can run code on its workers: an address off the loopback range
 is refused unless the connection uses TLS, or the caller says ``allow_insecure``.
@@ -33,7 +33,6 @@ import socket
 import tempfile
 import threading
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,9 +50,10 @@ from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
 from autograder.pipeline.course import Course, GradingError
 from autograder.pipeline.intake import MAX_BYTES, take_in
-from autograder.pipeline.records import DaskCluster, Job, Outcome, Settings, grader_error
-from autograder.pipeline.worker import grade_one, unreadable, warm_up
-from autograder.pipeline.worker_processes import preloaded_forkserver
+from autograder.pipeline.jobs_and_outcomes import DaskCluster, Job, Outcome, Settings, grader_error
+from autograder.pipeline.one_submission import grade_one, unreadable, warm_up
+from autograder.pipeline.preloaded_workers import preloaded_forkserver
+from autograder.pipeline.worker_deaths import WorkerDeaths
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 # A LocalCluster's scheduler leaves a job whose worker died to the grader (KilledWorker at once),
@@ -73,7 +73,6 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.scheduler.work-stealing": False,
 }
 STARTED = "attention-lab-started"  # the event a worker logs as it starts grading a job
-MAX_TRIES = 5  # a job whose workers keep dying before it starts is given up
 
 
 @dataclass(frozen=True)
@@ -194,11 +193,10 @@ def graded(
 def _graded_on(
     client: Client, setup: str, jobs: Iterator[Job | Outcome], workers: int
 ) -> Iterator[Outcome]:
-    """Submit ``jobs`` a window at a time; a job whose worker died while it was grading is run
-    once more, one whose worker died before it started is run again for free."""
+    """Submit ``jobs`` a window at a time; a job whose worker died is run again or given up as
+    pipeline/worker_deaths.py decides."""
     in_flight: dict[Future, Job] = {}
-    deaths: Counter[str] = Counter()  # deaths of a worker while grading this student's job
-    tries: Counter[str] = Counter()
+    deaths = WorkerDeaths("Dask worker")
     finished = as_completed(loop=client.loop)
     window = max(64, 4 * workers)  # submissions the scheduler holds at once
 
@@ -206,7 +204,6 @@ def _graded_on(
         key = f"grade-{job.assignment}-{uuid.uuid4().hex}"  # never another grader's or try's
         future = client.submit(grade_remotely, job, setup, key=key, pure=False)
         in_flight[future] = job
-        tries[job.student] += 1
         finished.add(future)
 
     def submit_more() -> Iterator[Outcome]:
@@ -225,11 +222,11 @@ def _graded_on(
         try:
             outcome = future.result()
         except KilledWorker:
-            deaths[job.student] += _started(client, future.key)
-            if deaths[job.student] < 2 and tries[job.student] < MAX_TRIES:
+            why = deaths.died(job.student, _started(client, future.key))
+            if not why:
                 submit(job)
                 continue
-            outcome = grader_error(job.student, _lost(deaths[job.student], tries[job.student]))
+            outcome = grader_error(job.student, why)
         except Exception as error:  # noqa: BLE001 - this submission's failure, not the batch's
             why = f"{type(error).__name__}: {_first_line(error)}"
             outcome = grader_error(job.student, f"grading failed on the Dask cluster: {why}")
@@ -242,12 +239,6 @@ def _graded_on(
 def _started(client: Client, key: str) -> bool:
     """Whether the try ``key`` had started grading (its worker said so) before its worker died."""
     return any(event.get("key") == key for _, event in client.get_events(STARTED))
-
-
-def _lost(deaths: int, tries: int) -> str:
-    if deaths >= 2:
-        return "grading this submission killed its Dask worker twice (once more when retried)"
-    return f"the Dask workers given this submission died {tries} times before it was graded"
 
 
 def _jobs(

@@ -33,25 +33,24 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, default
 
+from autograder.cells import HIDDEN_TESTS, region_lines
 from autograder.pipeline.course import Course, GradingError, tool_env
 
-BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 PLACEHOLDER = "# (hidden checks ran here; their names and results are shown below)"
 
 
 def redact_source(source: str) -> tuple[str, bool]:
-    """Replace each hidden region of a cell's source by one placeholder line."""
-    kept, inside, found = [], False, False
-    for line in source.splitlines():
-        if BEGIN in line:
-            inside, found = True, True
-            kept.append(line[: line.index(BEGIN)] + PLACEHOLDER)
-        elif END in line:
-            inside = False
-        elif not inside:
+    """Replace each hidden region of a cell's source by one placeholder line, indented as its
+    opening marker (an unterminated region is hidden to the end)."""
+    kept, found = [], False
+    for line, place in region_lines(source, HIDDEN_TESTS):
+        if place == "begin":
+            found = True
+            indent = line[: len(line) - len(line.lstrip())]
+            kept.append(indent + PLACEHOLDER + ("\n" if line.endswith("\n") else ""))
+        elif place == "outside":
             kept.append(line)
-    # An unterminated region is still hidden: everything after BEGIN stays out.
-    return "\n".join(kept), found
+    return "".join(kept), found
 
 
 def redact_cell(cell: NotebookNode) -> NotebookNode:

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 from autograder.pipeline.grade_record import Totals
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 
 SCHEMA = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"
 

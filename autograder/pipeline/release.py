@@ -31,14 +31,13 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.cells import REGIONS, region_lines
 from autograder.isolation.staging import copy_package
 from autograder.pipeline.course import GradingError, tool_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = Path("dist")  # under the repository root, git-ignored: dist/attention-lab-<assignment>
 PACKAGE = "attention_lab"
-# Secret regions of a solution notebook, as nbgrader marks them.
-REGIONS = (("BEGIN SOLUTION", "END SOLUTION"), ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"))
 # A secret line this short (`return out`) may legitimately appear in a student copy too.
 SHORTEST_SECRET = 26
 
@@ -194,14 +193,9 @@ def secret_lines(solution: nbformat.NotebookNode) -> set[str]:
     """Every line (stripped, long enough to be telling) inside a secret region."""
     found = set()
     for cell in solution.cells:
-        for begin, end in REGIONS:
-            inside = False
-            for line in cell.source.splitlines():
-                if begin in line:
-                    inside = True
-                elif end in line:
-                    inside = False
-                elif inside and len(line.strip()) >= SHORTEST_SECRET:
+        for region in REGIONS:
+            for line, place in region_lines(cell.source, region):
+                if place == "inside" and len(line.strip()) >= SHORTEST_SECRET:
                     found.add(line.strip())
     return found
 

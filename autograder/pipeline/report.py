@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import TextIO
 
 import nbformat
+from tqdm import tqdm
 
 from autograder.cells import is_test_cell
 from autograder.pipeline.csv_file import locked, replace_csv
 from autograder.pipeline.grade_record import COLUMNS, GradeRecord
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 
 
 def shown(text: str) -> str:
@@ -123,55 +124,69 @@ def write_csv(
 
 
 class Progress:
-    """What the grader is doing, on stderr: a line per stage, then a progress bar with an ETA.
+    """What the grader is doing, on stderr: a line per stage, then a tqdm bar with an ETA.
 
-    On a terminal the bar is redrawn every second, so the elapsed time moves while the first
-    submissions are still running.
+    tqdm redraws a bar only when it advances (its monitor thread only tunes how often), so on a
+    terminal a timer redraws it every second: the elapsed time moves while the first submissions
+    are still running.  In a log file (not a terminal) the bar is written at the start and once
+    per finished submission, nothing in between.
     """
 
+    TICK_SECONDS = 1.0
+
     def __init__(self, total: int, stream: TextIO | None = None):
-        self.total, self.done, self.started = total, 0, time.monotonic()
+        self.total, self.started = total, time.monotonic()
         self.stream = stream or sys.stderr
-        self.last = ""
-        self._lock = threading.Lock()
-        self._bar_shown = False
+        self._bar: tqdm | None = None
         self._stop = threading.Event()
 
     def stage(self, text: str) -> None:
-        """Say what the grader is doing before the first submission is done."""
-        with self._lock:
-            self.stream.write(f"[{time.monotonic() - self.started:5.1f}s] {text}\n")
+        """Say what the grader is doing (above the bar, once it is shown)."""
+        line = f"[{time.monotonic() - self.started:5.1f}s] {text}"
+        if self._bar is None or self._bar.disable:
+            self.stream.write(line + "\n")
             self.stream.flush()
+        else:
+            self._bar.write(line, file=self.stream)
 
     def start(self) -> None:
         """Show the bar at 0/total; on a terminal, keep its clock moving."""
-        self._draw()
-        if self.stream.isatty():
-            threading.Thread(target=self._tick, daemon=True).start()
+        bar = self._shown()
+        if self.stream.isatty() and not self._stop.is_set():
+            threading.Thread(target=self._tick, args=(bar,), daemon=True).start()
 
     def __call__(self, outcome: Outcome) -> None:
-        self.done += 1
-        self.last = outcome.student
-        self._draw()
-        if self.done >= self.total:
-            self._stop.set()
+        bar = self._shown()
+        bar.set_description_str(shown(outcome.student)[:24], refresh=False)
+        if bar.n + 1 < self.total:
+            bar.update(1)
+        else:  # the last: drawn once, by closing
+            bar.n += 1
+            self._end(bar)
 
-    def _tick(self) -> None:
-        while not self._stop.wait(1.0):
-            self._draw()
-
-    def _draw(self) -> None:
-        with self._lock:
-            elapsed = time.monotonic() - self.started
-            eta = f"{elapsed / self.done * (self.total - self.done):4.0f}s" if self.done else "   ?"
-            filled = int(30 * self.done / max(self.total, 1))
-            self.stream.write(
-                f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
-                f"{elapsed:5.0f}s elapsed, ETA {eta}  {shown(self.last)[:24]:<24}"
+    def _shown(self) -> tqdm:
+        """The bar, drawn at 0/total the first time."""
+        if self._bar is None:
+            self._bar = tqdm(
+                total=self.total,
+                file=self.stream,
+                bar_format="[{bar:30}] {n}/{total} {elapsed} elapsed, ETA {remaining}  {desc}",
+                ascii=".#",
+                mininterval=0,  # every submission is drawn, as it finishes
+                miniters=1,
+                smoothing=0,  # the ETA from the average time per submission so far
             )
-            if self.done >= self.total:
-                self.stream.write("\n")
-            self.stream.flush()
+            if self.total == 0:
+                self._end(self._bar)
+        return self._bar
+
+    def _end(self, bar: tqdm) -> None:
+        self._stop.set()
+        bar.close()
+
+    def _tick(self, bar: tqdm) -> None:
+        while not self._stop.wait(self.TICK_SECONDS):
+            bar.refresh()
 
 
 def format_table(

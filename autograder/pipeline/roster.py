@@ -13,6 +13,8 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.pipeline.student_ids import EXPECTED as STUDENT_ID
+from autograder.pipeline.student_ids import student_id_problem
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 MAX_ROSTER_BYTES = 10_000_000
@@ -63,8 +65,11 @@ def read_roster(path: Path) -> list[Member]:
         member = Member(**{name: cell.strip() for name, cell in zip(header, row, strict=True)})
         if not member.student:
             problems.append(f"line {line} has no student id")
-        elif not _folder_name(member.student):
-            problems.append(f"line {line}: student id {member.student!r} cannot be a folder name")
+        elif problem := student_id_problem(member.student):
+            problems.append(
+                f"line {line}: student id {member.student!r} cannot be a folder name ({problem}; "
+                f"expected {STUDENT_ID})"
+            )
         elif not member.canvas_id and not member.sis_login_id:
             problems.append(f"line {line} ({member.student}) has no canvas_id or sis_login_id")
         elif member.canvas_id and not (member.canvas_id.isascii() and member.canvas_id.isdigit()):
@@ -85,8 +90,3 @@ def read_roster(path: Path) -> list[Member]:
     if not members:
         raise RosterError(f"roster {path} lists no student; expected {EXPECTED}")
     return members
-
-
-def _folder_name(student: str) -> bool:
-    """A student id that names one folder under grading/submitted/ and nothing else."""
-    return student.isprintable() and "/" not in student and student not in (".", "..")

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import nbformat
 
 from autograder.cells import answer_cells, to_python
-from autograder.pipeline.records import Outcome
+from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import shown
 from autograder.untrusted import read_regular_file
 

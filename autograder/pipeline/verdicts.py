@@ -19,7 +19,7 @@ import nbformat
 from autograder.authoring.registry import CellGrade
 from autograder.cells import is_test_cell, lacks_hidden_line, no_hidden_line
 from autograder.isolation import sandbox
-from autograder.pipeline.records import VERDICTS, CellResult
+from autograder.pipeline.jobs_and_outcomes import VERDICTS, GradedCell
 
 MAX_NOTEBOOK_OUTPUT_BYTES = 16 * 2**20
 _OUTPUT_DROPPED_NOTE = (
@@ -159,7 +159,7 @@ def apply_verdicts(
     grades: dict[str, CellGrade],
     notes: list[str],
     judge_failure: str | None = None,
-) -> list[CellResult]:
+) -> list[GradedCell]:
     """Put outputs and trusted grades into ``notebook``; return the test cells' results."""
     by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
     cells = []
@@ -194,28 +194,35 @@ def apply_verdicts(
             continue
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         points = float(cell.metadata["nbgrader"].get("points", 0))
-        in_kernel = status == "ok"
-        grade = grades.get(grade_id)
-        score, checks = 0.0, ()
-        if grade is not None:
-            passed, message = grade.full_marks, grade.describe()
-            score, checks = grade.points(points), grade.checks
-        elif status == "error" and judge_failure:
-            passed, message = False, f"[judge] {judge_failure}, so this cell could not be checked"
-        elif status == "error":
-            passed = False
-            message = f"{record.get('ename', 'Error')}: {record.get('evalue', '')}"
-        elif lacks_hidden_line(cell):
-            passed, message = False, no_hidden_line(grade_id)
-        elif status == "ok":
-            passed, message = False, "the hidden checks of this cell never reached the grader"
-        else:
-            passed, message = False, _STATUS_MESSAGES.get(status, _STATUS_MESSAGES[None])
-        if passed:
-            score = points
-        _rewrite_outputs(cell, passed, score, message, printed)
-        cells.append(CellResult(grade_id, passed, message, in_kernel, score, checks))
+        grade = _grade(grades, cell, record, judge_failure)
+        graded = GradedCell(grade_id, grade, points, in_kernel_passed=status == "ok")
+        _rewrite_outputs(cell, graded.passed, graded.score, graded.message, printed)
+        cells.append(graded)
     return cells
+
+
+def _grade(
+    grades: dict[str, CellGrade],
+    cell: nbformat.NotebookNode,
+    record: dict,
+    judge_failure: str | None,
+) -> CellGrade:
+    """The judge's grade of a test cell, or, when it never judged the cell, why (it earns 0)."""
+    grade_id = cell.metadata["nbgrader"]["grade_id"]
+    status = record.get("status")
+    if grade_id in grades:
+        return grades[grade_id]
+    if status == "error" and judge_failure:
+        why = f"[judge] {judge_failure}, so this cell could not be checked"
+    elif status == "error":
+        why = f"{record.get('ename', 'Error')}: {record.get('evalue', '')}"
+    elif lacks_hidden_line(cell):
+        why = no_hidden_line(grade_id)
+    elif status == "ok":
+        why = "the hidden checks of this cell never reached the grader"
+    else:
+        why = _STATUS_MESSAGES.get(status, _STATUS_MESSAGES[None])
+    return CellGrade((), unjudged=why)
 
 
 def _rewrite_outputs(
@@ -258,13 +265,17 @@ def shown_verdict(cell: nbformat.NotebookNode) -> str:
     return streams[-1].removesuffix("\n") if streams else ""
 
 
-def fail_every_test(notebook: nbformat.NotebookNode, message: str) -> list[CellResult]:
+def fail_every_test(notebook: nbformat.NotebookNode, message: str) -> list[GradedCell]:
+    """Fail every test cell of ``notebook`` with ``message``, unjudged."""
     cells = []
     for cell in notebook.cells:
         if is_test_cell(cell):
-            _rewrite_outputs(cell, False, 0.0, message)
-            grade_id = cell.metadata["nbgrader"]["grade_id"]
-            cells.append(CellResult(grade_id, False, message, False, 0.0))
+            meta = cell.metadata["nbgrader"]
+            graded = GradedCell(
+                meta["grade_id"], CellGrade((), unjudged=message), float(meta.get("points", 0))
+            )
+            _rewrite_outputs(cell, False, 0.0, graded.message)
+            cells.append(graded)
     return cells
 
 
@@ -279,7 +290,7 @@ def row_verdict(
     intake_verdict: str,
     run: sandbox.SandboxResult | None,
     result: dict,
-    cells: list[CellResult],
+    cells: list[GradedCell],
     notes: list[str],
     refusals: Sequence[str] = (),
 ) -> str:

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.authoring.registry import checks_for
-from autograder.suite.submission import GradeResult, Submission, grade_submission, load_submission
+from autograder.authoring.registry import CellGrade, checks_for
+from autograder.suite.submission import Submission, grade_submission, load_submission
 
-_GRADES = pytest.StashKey[dict[str, GradeResult]]()
+_GRADES = pytest.StashKey[dict[str, CellGrade]]()
 _POINTS = pytest.StashKey[dict[str, float]]()
 
 
@@ -41,7 +41,7 @@ def submission(pytestconfig: pytest.Config) -> Submission:
 
 
 @pytest.fixture(scope="session")
-def grades(pytestconfig: pytest.Config, submission: Submission) -> dict[str, GradeResult]:
+def grades(pytestconfig: pytest.Config, submission: Submission) -> dict[str, CellGrade]:
     """Every graded cell's result, graded once, as the grading command scores it."""
     found = grade_submission(submission)
     pytestconfig.stash[_GRADES] = found

@@ -15,7 +15,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.authoring.registry import CellGrade, CheckResult, checks_for, grade_cell
+from autograder.authoring.registry import CellGrade, checks_for, grade_cell
 from autograder.cells import is_test_cell, to_python
 
 SUBMISSION_MODULE = "__submission__"
@@ -29,29 +29,6 @@ class Submission:
     namespace: dict[str, Any]
     cell_errors: dict[int, str] = field(default_factory=dict)
     points: dict[str, float] = field(default_factory=dict)  # grade_id -> the test cell's points
-
-
-@dataclass(frozen=True)
-class GradeResult:
-    """One graded cell's hidden checks: full marks or not, the first failing check's ``[name]
-    diagnosis``, the share of the cell's points earned and every check's verdict."""
-
-    grade_id: str
-    passed: bool
-    diagnosis: str = ""
-    fraction: float = 1.0
-    checks: tuple[CheckResult, ...] = ()
-
-    def points(self, max_points: float) -> float:
-        """The cell's score out of ``max_points``, rounded as the grading command rounds it."""
-        return CellGrade(self.checks).points(max_points)
-
-    @classmethod
-    def of(cls, grade_id: str, grade: CellGrade) -> GradeResult:
-        """The result that ``grade`` makes."""
-        return cls(
-            grade_id, grade.full_marks, grade.first_failure, float(grade.fraction), grade.checks
-        )
 
 
 @contextlib.contextmanager
@@ -124,13 +101,12 @@ def load_submission(
     return submission
 
 
-def grade_submission(submission: Submission) -> dict[str, GradeResult]:
-    """Run every hidden check of the submission's assignment, graded cell by graded cell, and
-    score each cell as the grading command does (the visible checks are not run here)."""
+def grade_submission(submission: Submission) -> dict[str, CellGrade]:
+    """Run every hidden check of the submission's assignment, graded cell by graded cell: each
+    cell's grade, which scores it as the grading command does (the visible checks are not run
+    here)."""
     grade_ids = dict.fromkeys(entry.grade_id for entry in checks_for(submission.assignment))
     return {
-        grade_id: GradeResult.of(
-            grade_id, grade_cell(submission.assignment, grade_id, submission.namespace)
-        )
+        grade_id: grade_cell(submission.assignment, grade_id, submission.namespace)
         for grade_id in grade_ids
     }

@@ -2,11 +2,10 @@
 
 import pytest
 
-from autograder.authoring.registry import Check
-from autograder.suite.submission import GradeResult
+from autograder.authoring.registry import CellGrade, Check
 
 
-def test_hidden_check(hidden_check: Check, grades: dict[str, GradeResult]) -> None:
+def test_hidden_check(hidden_check: Check, grades: dict[str, CellGrade]) -> None:
     cell = grades[hidden_check.grade_id]
     result = next(c for c in cell.checks if c.name == hidden_check.name)
     if not result.passed:

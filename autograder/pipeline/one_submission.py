@@ -26,7 +26,7 @@ from autograder.authoring.registry import prepare
 from autograder.cells import is_test_cell
 from autograder.isolation import sandbox
 from autograder.pipeline import intake
-from autograder.pipeline.records import Job, Outcome
+from autograder.pipeline.jobs_and_outcomes import Job, Outcome
 from autograder.pipeline.verdicts import (
     MAX_REPORT_BYTES,
     apply_verdicts,

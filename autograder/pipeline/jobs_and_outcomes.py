@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autograder.authoring.registry import CheckResult
+from autograder.authoring.registry import CellGrade, CheckResult
 from autograder.isolation import sandbox
 from autograder.judging.limits import JudgeLimits
 
@@ -35,16 +35,36 @@ class Settings:
     judge: JudgeLimits = field(default_factory=JudgeLimits)
 
 
-@dataclass
-class CellResult:
-    """One graded test cell: the trusted verdict and what the kernel itself reported."""
+@dataclass(frozen=True)
+class GradedCell:
+    """One graded test cell of a submission: its grade (the one type of a cell's grade,
+    :class:`CellGrade`), out of how many points, and what the kernel itself reported.  Every
+    record (the graded notebook, the CSV, the table, results.json) reads these properties."""
 
     grade_id: str
-    passed: bool  # full marks
-    message: str  # what the student reads: diagnosis first, then every check's verdict
-    in_kernel_passed: bool
-    score: float  # the points earned (partial credit: see autograder/authoring/registry.py)
-    checks: tuple[CheckResult, ...] = ()  # each hidden check's verdict; none if never judged
+    grade: CellGrade
+    max_points: float
+    in_kernel_passed: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """Full marks."""
+        return self.grade.full_marks
+
+    @property
+    def score(self) -> float:
+        """The points earned (partial credit: see autograder/authoring/registry.py)."""
+        return self.grade.points(self.max_points)
+
+    @property
+    def message(self) -> str:
+        """What the student reads: diagnosis first, then every check's verdict."""
+        return self.grade.describe()
+
+    @property
+    def checks(self) -> tuple[CheckResult, ...]:
+        """Each hidden check's verdict; none if the cell was never judged."""
+        return self.grade.checks
 
 
 @dataclass
@@ -55,7 +75,7 @@ class Outcome:
     verdict: str
     notes: list[str]
     notebook: dict | None  # the autograded notebook, as JSON
-    cells: list[CellResult]
+    cells: list[GradedCell]
     seconds: float
     grader_peak_mib: float = 0.0  # the most memory its grading worker or judge process held
 

@@ -12,21 +12,23 @@ and the next batch preloads its own assignment's checks.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import multiprocessing
 import os
+import select
 import signal
-import threading
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
 from autograder.authoring.registry import check_modules
+from autograder.private_apis import forget_forkserver, forkserver_pid
 
 
 def preloaded_modules(assignment: str) -> list[str]:
     """What a grading worker imports before its first submission of ``assignment``."""
-    modules = ["autograder.pipeline.worker", "autograder.judging.judge"]
+    modules = ["autograder.pipeline.one_submission", "autograder.judging.judge"]
     checks = check_modules().get(assignment)
     if checks is not None:
         modules.append(f"autograder.checks.{checks}")
@@ -38,7 +40,7 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
     """A forkserver context whose server imports ``also`` and the modules of ``assignment``'s
     workers; the server is stopped on leaving, once its children have been ended."""
     context = multiprocessing.get_context("forkserver")
-    shield = "autograder.pipeline.ignore_interrupts"  # first: workers ignore Ctrl-C from birth
+    shield = "autograder.pipeline.workers_ignore_ctrl_c"  # first: workers ignore Ctrl-C from birth
     context.set_forkserver_preload([shield, *also, *preloaded_modules(assignment)])
     try:
         yield context
@@ -48,16 +50,14 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
 
 def stop_forkserver() -> None:
     """Stop this process's forkserver, if it runs; its workers must have ended."""
-    from multiprocessing import forkserver
-
-    server = forkserver._forkserver  # private, as is _stop (CPython's own tests use both)
-    if server._forkserver_pid is not None:
+    pid = forkserver_pid()
+    if pid is not None:
         # It exits once every process forked from it (and every judge forked from those) has
         # closed the pipe that keeps it alive: a judge still noticing its worker's end would keep
         # this waiting for a server with nothing left to do.
         with contextlib.suppress(ProcessLookupError):
-            os.kill(server._forkserver_pid, signal.SIGKILL)
-    server._stop()
+            os.kill(pid, signal.SIGKILL)
+    forget_forkserver()
 
 
 @contextlib.contextmanager
@@ -73,18 +73,23 @@ def lifeline(context: ForkServerContext) -> Iterator[Connection]:
 
 
 def end_with(grader: Connection) -> None:
-    """In a worker: exit at once when the grading process ends (its end of the lifeline closes).
+    """In a worker: be ended by the kernel the moment the grading process ends (its end of the
+    lifeline closes), with no thread of its own.
 
-    The forkserver cannot do it: it lives as long as any process forked from it does, and a pool
-    worker waits for its next job for ever.
+    The worker forks a judge per submission, and a fork copies only the forking thread: any lock
+    another thread held stays held in the child, so the worker runs no other thread.  Its own
+    open file of the lifeline (each worker's, so that each is its owner) asks the kernel for
+    SIGIO when the pipe becomes readable, which for this pipe, never written to, is only when the
+    grader has ended; SIGIO's default action ends the process.  The forkserver cannot do it: it
+    lives as long as any process forked from it does, and a pool worker waits for its next job
+    for ever.
     """
-
-    def watch() -> None:
-        with contextlib.suppress(EOFError, OSError):
-            grader.recv_bytes()  # nothing is ever sent: this returns when the grader has ended
+    own = os.open(f"/proc/self/fd/{grader.fileno()}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fcntl.fcntl(own, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(own, fcntl.F_SETFL, fcntl.fcntl(own, fcntl.F_GETFL) | os.O_ASYNC)
+    signal.signal(signal.SIGIO, signal.SIG_DFL)
+    if select.select([own], [], [], 0)[0]:  # the grader ended before this was armed
         os._exit(1)
-
-    threading.Thread(target=watch, name="lifeline", daemon=True).start()
 
 
 def end_processes(processes: Sequence[BaseProcess]) -> None:

@@ -1,4 +1,4 @@
-"""Imported first by the grading workers' forkserver (worker_processes.py), never elsewhere.
+"""Imported first by the grading workers' forkserver (preloaded_workers.py), never elsewhere.
 
 A terminal's Ctrl-C reaches the grading command's whole process group, its workers included.
 The command ends its workers itself, so they ignore it from birth rather than each print a

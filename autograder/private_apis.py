@@ -1,0 +1,52 @@
+"""Every private API of a library that the grader relies on, each behind one function here, so
+that an upgrade that changes one fails by name (tests/test_private_api_canaries.py) rather than
+deep inside a grading batch.
+
+- ``multiprocessing.forkserver._forkserver`` with ``_forkserver_pid`` and ``_stop()``: no public
+  API stops a forkserver, and a new preload list is read only by a new server
+  (pipeline/preloaded_workers.py);
+- ``ProcessPoolExecutor._processes``: a pool's processes, to kill them with what they are grading
+  (Python 3.14 adds ``kill_workers()``; this project supports 3.11);
+- ``torch.utils._python_dispatch.TorchDispatchMode``: the only way to see the aten ops a call
+  runs (judging/kernel.py), documented by torch under this path.
+
+Two subclass hooks cannot live here, since a subclass overrides them where it is defined; their
+canaries are in the same test file: nbgrader's ``GetGrades._get_score`` and nbconvert's
+``TemplateExporter._template_paths`` (both in pipeline/feedback.py).  ``attention_lab/profiling.py``
+keeps its own (torch's legacy profiler, for CPU peak memory): the student package cannot import
+the grader's; it has a canary there too.
+
+This module is copied into the grading sandbox (the kernel's side of judging uses the dispatch
+mode), so it imports only the standard library at module level.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.process import BaseProcess
+
+
+def forkserver_pid() -> int | None:
+    """The process id of this process's multiprocessing forkserver, if one runs."""
+    from multiprocessing import forkserver
+
+    return forkserver._forkserver._forkserver_pid  # noqa: SLF001
+
+
+def forget_forkserver() -> None:
+    """Close this process's links to its forkserver, so that the next use starts a new one."""
+    from multiprocessing import forkserver
+
+    forkserver._forkserver._stop()  # noqa: SLF001
+
+
+def pool_processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:
+    """The worker processes ``pool`` has started and not yet reaped."""
+    return list((pool._processes or {}).values())  # noqa: SLF001
+
+
+def torch_dispatch_mode() -> type:
+    """torch's ``TorchDispatchMode``: a subclass's ``__torch_dispatch__`` sees every aten op."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    return TorchDispatchMode
