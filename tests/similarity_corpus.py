@@ -13,6 +13,7 @@ Every submission is built in memory from the released notebook, as a student han
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 import io
 import pkgutil
@@ -34,11 +35,38 @@ from autograder.pipeline.similarity import REFERENCE, Comparison, compare_class
 from tests.mutants import Mutant, mutated_cells
 
 ROOT = Path(__file__).resolve().parents[1]
-ALTERNATIVES: list[Mutant] = [
+# A correct alternative that changes at most this many tokens of the reference is the reference
+# with an edit, not work of its own: flagging it is right (test_similarity.py asserts it is).
+ONE_EDIT_TOKENS = 3
+
+
+def changed_tokens(mutant: Mutant) -> int:
+    """How many tokens of the reference's answer cells ``mutant`` replaces, inserts or deletes."""
+    reference = solution_answers(mutant.assignment)
+    changed = 0
+    for grade_id, source in mutated_cells(mutant).items():
+        before, after = _tokens(reference[grade_id]), _tokens(source)
+        matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag != "equal":
+                changed += max(i2 - i1, j2 - j1)
+    return changed
+
+
+def _tokens(source: str) -> list[str]:
+    """The code's tokens, without layout or comments."""
+    skip = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT}
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return [token.string for token in tokens if token.type not in skip]
+
+
+_CORRECT: list[Mutant] = [
     mutant
     for info in pkgutil.iter_modules(tests.mutants.__path__)
     for mutant in importlib.import_module(f"tests.mutants.{info.name}").CORRECT
 ]
+ALTERNATIVES = [m for m in _CORRECT if changed_tokens(m) > ONE_EDIT_TOKENS]
+ONE_EDIT_COPIES = [m for m in _CORRECT if changed_tokens(m) <= ONE_EDIT_TOKENS]
 ASSIGNMENTS = sorted({m.assignment for m in ALTERNATIVES})
 COPIES = ("verbatim", "renamed", "reformatted")
 

@@ -21,6 +21,7 @@ from tests.mutants import mutated_cells
 from tests.similarity_corpus import (
     ALTERNATIVES,
     ASSIGNMENTS,
+    ONE_EDIT_COPIES,
     Calibration,
     calibration,
     release,
@@ -55,6 +56,16 @@ def test_no_correct_alternative_is_flagged_against_the_reference_or_another():
     scores = calibrated().alternative_scores()
     high = {key: score for key, score in scores.items() if score > THRESHOLD - MARGIN}
     assert not high, f"correct alternatives within {MARGIN} of the threshold: {high}"
+
+
+def test_a_correct_alternative_that_edits_one_token_of_the_reference_is_flagged():
+    """Left out of the alternatives above: it is the reference's text, and copying it shows."""
+    assert ONE_EDIT_COPIES, "the corpus has no one-edit alternative to check"
+    for mutant in ONE_EDIT_COPIES:
+        reference = solution_answers(mutant.assignment)
+        answers = submission(mutant.assignment, mutated_cells(mutant))
+        comparison = compare_class({mutant.name: answers}, reference, release(mutant.assignment))
+        assert [pair.second for pair in comparison.flagged] == [REFERENCE], mutant.name
 
 
 def test_the_released_stub_is_boilerplate_and_counts_for_nothing():
