@@ -151,7 +151,7 @@ def test_every_record_shows_the_gradebooks_total(template: Path, klass: dict, mo
             if drawn["extension_hours"]:
                 with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
                     span = timedelta(hours=drawn["extension_hours"])
-                    grant(gb, root / "grading", ASSIGNMENT, student, span)
+                    grant(gb, ASSIGNMENT, student, span)
             record(course, ASSIGNMENT, outcome)
             outcomes.append(outcome)
         points = max_points_of(outcomes[0].notebook)

@@ -224,28 +224,30 @@ def run_extend(args: argparse.Namespace) -> int:
     """Grant the extension (see autograder/pipeline/extensions.py); 2 when it cannot be."""
     from nbgrader.api import Gradebook
 
-    from autograder.pipeline.extensions import ExtensionError, grant, pending_path
+    from autograder.pipeline.extensions import ExtensionError, adopt_legacy_file, grant
     from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline.student_ids import canonical
 
     span = timedelta(days=args.days, hours=args.hours, minutes=args.minutes)
-    student = report.shown(args.student)
-    if not args.student or student != args.student or "/" in student:
+    student = canonical(args.student)
+    if not args.student or report.shown(student) != student or "/" in student:
         print(
-            f"error: expected a student id as nbgrader names it, got {student!r}", file=sys.stderr
+            f"error: expected a student id as nbgrader names it, got {report.shown(student)!r}",
+            file=sys.stderr,
         )
         return 2
     try:
         course = Course.load(args.course, args.db)
-        grading = grading_folder(course.coursedir)
         with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-            in_gradebook = grant(gb, grading, args.assignment, args.student, span)
+            adopt_legacy_file(gb, grading_folder(course.coursedir))
+            student, on_submission = grant(gb, args.assignment, student, span)
     except (GradingError, ExtensionError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     where = (
         f"in the gradebook {course.db_shown}"
-        if in_gradebook
-        else f"in {pending_path(grading)}, until {student}'s first grading"
+        if on_submission
+        else f"in the gradebook {course.db_shown}, until {student}'s first grading"
     )
     print(f"extension of {span} on {args.assignment} for {student}: kept {where}")
     return 0

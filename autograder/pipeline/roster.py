@@ -3,7 +3,10 @@
 A CSV with a header row naming ``student`` (the nbgrader id: the folder under
 ``grading/submitted/``) and ``canvas_id`` (Canvas's numeric user ID, the ``ID`` column of a
 Canvas gradebook export) or ``sis_login_id`` (``SIS Login ID``) or both, and optionally ``name``
-and ``section``.  Every student, Canvas ID and SIS login occurs once.
+and ``section``.  Every student, Canvas ID and SIS login occurs once.  Student ids are read
+as :func:`~autograder.pipeline.student_ids.canonical` (NFC); a line whose id prints like an
+earlier line's (:func:`~autograder.pipeline.student_ids.look_alike`) is left out with a note, and
+the others are read.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.pipeline.student_ids import canonical, look_alike
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 MAX_ROSTER_BYTES = 10_000_000
@@ -28,6 +32,14 @@ class RosterError(ValueError):
 
 
 @dataclass(frozen=True)
+class Roster:
+    """The students of a roster, and the lines left out because their id prints like another's."""
+
+    members: list[Member]
+    refused: list[str]
+
+
+@dataclass(frozen=True)
 class Member:
     """One student of the roster."""
 
@@ -38,7 +50,7 @@ class Member:
     section: str = ""
 
 
-def read_roster(path: Path) -> list[Member]:
+def read_roster(path: Path) -> Roster:
     """The roster at ``path``, checked whole; :class:`RosterError` says what is wrong."""
     try:
         text = read_regular_file(path, MAX_ROSTER_BYTES).decode("utf-8-sig")
@@ -60,7 +72,8 @@ def read_roster(path: Path) -> list[Member]:
         if len(row) != len(header):
             problems.append(f"line {line} has {len(row)} cells, the header {len(header)}")
             continue
-        member = Member(**{name: cell.strip() for name, cell in zip(header, row, strict=True)})
+        cells = {name: cell.strip() for name, cell in zip(header, row, strict=True)}
+        member = Member(**{**cells, "student": canonical(cells["student"])})
         if not member.student:
             problems.append(f"line {line} has no student id")
         elif not _folder_name(member.student):
@@ -73,6 +86,7 @@ def read_roster(path: Path) -> list[Member]:
             )
         else:
             members.append(member)
+    members, refused = _without_look_alikes(members, path)
     for field in ("student", "canvas_id", "sis_login_id"):
         seen: dict[str, int] = {}
         for member in members:
@@ -84,7 +98,23 @@ def read_roster(path: Path) -> list[Member]:
         raise RosterError(f"roster {path}: " + "; ".join(problems))
     if not members:
         raise RosterError(f"roster {path} lists no student; expected {EXPECTED}")
-    return members
+    return Roster(members, refused)
+
+
+def _without_look_alikes(members: list[Member], path: Path) -> tuple[list[Member], list[str]]:
+    """The members whose id prints like no earlier member's, and a note for each one left out."""
+    first: dict[str, str] = {}
+    kept, refused = [], []
+    for member in members:
+        earlier = first.setdefault(look_alike(member.student), member.student)
+        if earlier == member.student:  # the same id twice is an error, found by the caller
+            kept.append(member)
+        else:
+            refused.append(
+                f"roster {path}: student {ascii(member.student)} prints like {ascii(earlier)}, "
+                "an earlier line, so it was left out: give one of them another id"
+            )
+    return kept, refused
 
 
 def _folder_name(student: str) -> bool:
