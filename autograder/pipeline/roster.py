@@ -65,7 +65,7 @@ def read_roster(path: Path) -> Roster:
     unknown = sorted(set(header) - set(COLUMNS))
     if unknown:
         raise RosterError(f"roster {path}: unknown columns {unknown}; expected {EXPECTED}")
-    members, problems = [], []
+    members, written, problems = [], [], []
     for line, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
@@ -86,7 +86,8 @@ def read_roster(path: Path) -> Roster:
             )
         else:
             members.append(member)
-    members, refused = _without_look_alikes(members, path)
+            written.append(cells["student"])
+    members, refused = _without_look_alikes(members, written, path)
     for field in ("student", "canvas_id", "sis_login_id"):
         seen: dict[str, int] = {}
         for member in members:
@@ -101,17 +102,20 @@ def read_roster(path: Path) -> Roster:
     return Roster(members, refused)
 
 
-def _without_look_alikes(members: list[Member], path: Path) -> tuple[list[Member], list[str]]:
-    """The members whose id prints like no earlier member's, and a note for each one left out."""
+def _without_look_alikes(
+    members: list[Member], written: list[str], path: Path
+) -> tuple[list[Member], list[str]]:
+    """The members whose id, as ``written`` in the file, prints like no earlier member's, and a
+    note for each one left out."""
     first: dict[str, str] = {}
     kept, refused = [], []
-    for member in members:
-        earlier = first.setdefault(look_alike(member.student), member.student)
-        if earlier == member.student:  # the same id twice is an error, found by the caller
+    for member, student in zip(members, written, strict=True):
+        earlier = first.setdefault(look_alike(student), student)
+        if earlier == student:  # the same id written twice is an error, found by the caller
             kept.append(member)
         else:
             refused.append(
-                f"roster {path}: student {ascii(member.student)} prints like {ascii(earlier)}, "
+                f"roster {path}: student {ascii(student)} prints like {ascii(earlier)}, "
                 "an earlier line, so it was left out: give one of them another id"
             )
     return kept, refused
