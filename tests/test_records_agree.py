@@ -85,11 +85,15 @@ def _export(course: Course, plugin_class: type, to: Path) -> None:
         plugin.export(gb)
 
 
-def _records(course: Course, students: list[str]) -> dict[str, dict[str, float]]:
-    """Each record's total per student, beside the gradebook's."""
+def _records(
+    course: Course, students: list[str], export: bool = True
+) -> dict[str, dict[str, float]]:
+    """Each record's total per student, beside the gradebook's (after nbgrader export, or as
+    the grading command left them)."""
     grading = grading_folder(course.coursedir)
     graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
-    _export(course, GradeRecordExport, grading / "grades.csv")
+    if export:
+        _export(course, GradeRecordExport, grading / "grades.csv")
     _export(course, CanvasExportPlugin, grading / "canvas_grades.csv")
     with (grading / f"{ASSIGNMENT}_grades.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -180,24 +184,24 @@ def test_every_record_shows_the_gradebooks_total(template: Path, klass: dict, mo
         )
         csv_path = root / "grading" / f"{ASSIGNMENT}_grades.csv"
 
-        def grading_command_records() -> None:
+        def grading_command_records(regraded: list[Outcome]) -> None:
             """The table and the CSV, as `python -m autograder grade` writes them."""
             graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
-            write_csv(outcomes, csv_path, points, merge=True, record=graded)
-            table = format_table(outcomes, points, graded).splitlines()[2 : 2 + len(outcomes)]
-            for outcome, line in zip(outcomes, table, strict=True):
+            write_csv(regraded, csv_path, points, merge=True, record=graded)
+            table = format_table(regraded, points, graded).splitlines()[2 : 2 + len(regraded)]
+            for outcome, line in zip(regraded, table, strict=True):
                 if outcome.notebook is None:  # a refused twin: no grade, never a row's total
                     assert outcome.student not in graded.totals and line.endswith("invalid name")
                     continue
                 shown_total = float(line.split()[-2].split("/")[0])
                 assert shown_total == graded.totals[outcome.student].total, line
 
-        grading_command_records()
+        grading_command_records(outcomes)
         for student, found_totals in _records(course, students).items():
             assert len(set(found_totals.values())) == 1, (student, found_totals)
 
-        # Points by hand, then nbgrader export; then the table and the CSV of grading one
-        # student again (the others' rows kept): every record follows the gradebook.
+        # Points by hand; then the table and the CSV of grading one student again (the others'
+        # rows kept), then nbgrader export: every record follows the gradebook.
         with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
             for student in students:
                 by_hand = drawn_for[student]["by_hand"]
@@ -213,9 +217,14 @@ def test_every_record_shows_the_gradebooks_total(template: Path, klass: dict, mo
                 else:
                     grades[WRITTEN if kind == "written" else OVERRIDDEN].manual_score = value
             gb.db.commit()
-        for student, found_totals in _records(course, students).items():
+        again = outcomes[-1]
+        if again.notebook is not None:  # graded again, as `grade --student` records it
+            record(course, ASSIGNMENT, again, folders[again.student])
+        grading_command_records([again])
+        for student, found_totals in _records(course, students, export=False).items():
+            if student != again.student:  # results.json follows at export (below)
+                del found_totals["results.json"]
             assert len(set(found_totals.values())) == 1, (student, found_totals)
-        grading_command_records()
         for student, found_totals in _records(course, students).items():
             assert len(set(found_totals.values())) == 1, (student, found_totals)
     assert time.monotonic() - started < 90
