@@ -18,7 +18,13 @@ import nbformat
 import pytest
 
 from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET
-from autograder.examples import Sample, build_course, build_submission, solution_answers
+from autograder.examples import (
+    Sample,
+    build_course,
+    build_submission,
+    solution_answers,
+    write_class,
+)
 from autograder.pipeline import batch
 from autograder.pipeline.course import Course
 from autograder.pipeline.feedback import generate_feedback
@@ -51,7 +57,6 @@ def _attachment_bomb(release: nbformat.NotebookNode) -> bytes:
 
 
 def _class(root: Path) -> None:
-    release = nbformat.read(root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
     samples = [Sample(s, "correct", "ok", True) for s in HONEST]
     samples += [
         Sample(
@@ -62,10 +67,11 @@ def _class(root: Path) -> None:
             extra="from IPython.display import publish_display_data\n"
             "for _ in range(100_000):\n    publish_display_data({})",
         ),
-        Sample(ATTACHMENTS, "hostile", "", False, raw=_attachment_bomb(release)),
         Sample(SURROGATE, "hostile", "", False, extra="raise ValueError('bad \\udcff byte')"),
     ]
     build_course(root, samples)
+    release = nbformat.read(root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    write_class(root, [Sample(ATTACHMENTS, "hostile", "", False, raw=_attachment_bomb(release))])
 
 
 def _grade_and_feed_back(root: Path) -> dict:
