@@ -90,7 +90,8 @@ def refresh_csv(path: Path, record: GradeRecord) -> int:
         with path.open(newline="") as handle:
             header, *rows = list(csv.reader(handle)) or [[]]
         changed = fill_rows(header, rows, record)
-        replace_csv(path, [header, *rows])
+        if changed:
+            replace_csv(path, [header, *rows])
         return changed
 
 
