@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import nbformat
@@ -21,7 +22,8 @@ import pytest
 
 from autograder.examples import UNSCALED, Sample, build_course
 from autograder.isolation import sandbox
-from autograder.pipeline.course import tool_env
+from autograder.pipeline.course import Course, tool_env
+from autograder.pipeline.extensions import pending
 from autograder.pipeline.report import max_points_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,6 +117,9 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
         capture_output=True,
     )
 
+    # An extension before grace's first grade waits in the shared gradebook, for any grader.
+    extend = ["extend", ASSIGNMENT, "grace", "--days", "1", "--db", postgres_url]
+    subprocess.run([sys.executable, "-m", "autograder", *extend], cwd=tmp_path, env=ENV, check=True)
     graders = [
         _start_grader(tmp_path, postgres_url, "--student", "ada", "--student", "alan"),
         _start_grader(
@@ -150,6 +155,10 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
         assert (score == autograded) == sample.full_marks, (sample.student, score, autograded)
     # The course's own SQLite gradebook was never written, and feedback came from PostgreSQL.
     from nbgrader.api import Gradebook
+
+    with Gradebook(postgres_url, Course.load(tmp_path).coursedir.course_id) as gb:
+        assert gb.find_submission(ASSIGNMENT, "grace").extension == timedelta(days=1)
+        assert pending(gb) == {}
 
     with Gradebook(f"sqlite:///{tmp_path / 'grading' / 'gradebook.db'}") as gb:
         assert gb.students == []

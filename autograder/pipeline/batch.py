@@ -267,7 +267,9 @@ def _refused_name(student: str) -> Outcome:
     return Outcome(student, "invalid name", [note], None, [], 0.0)
 
 
-def _recorded(course: Course, assignment: str, outcome: Outcome, folder: Path) -> Outcome:
+def _recorded(
+    course: Course, assignment: str, outcome: Outcome, folder: Path | None = None
+) -> Outcome:
     """Record ``outcome`` (handed in as ``folder``) in the gradebook; a failure there is this
     student's, not the batch's.
 
