@@ -350,3 +350,19 @@ def _nbgrader_export(course: Course, *args: str) -> Path:
     assert done.returncode == 0, done.stderr[-2000:]
     grading = course.root / "grading"
     return grading / ("canvas_grades.csv" if args else "grades.csv")
+
+
+@pytest.mark.slow
+def test_an_extension_without_a_due_date_is_refused_and_never_costs_a_grade(course: Course, capsys):
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=None)
+    extend = ["extend", ASSIGNMENT, "undated", "--days", "1", "--course", str(course.root)]
+    assert main(extend) == 2
+    assert "has no due date in the gradebook" in capsys.readouterr().err
+    # One granted there by other means (nbgrader's own API): nbgrader's late-penalty step
+    # cannot add it to no due date, and the grade was lost ("grader error"); now it is kept.
+    _graded(course, "undated", STAMPS["late"])
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.grant_extension(ASSIGNMENT, "undated", days=1)
+    score, penalty, notes = _graded(course, "undated", STAMPS["late"])
+    assert score > 0 and penalty == 0 and notes == []

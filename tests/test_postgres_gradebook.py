@@ -14,11 +14,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
 from autograder.examples import UNSCALED, Sample, build_course
 from autograder.isolation import sandbox
@@ -118,6 +119,9 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
     )
 
     # An extension before grace's first grade waits in the shared gradebook, for any grader.
+    course_id = Course.load(tmp_path).coursedir.course_id
+    with Gradebook(postgres_url, course_id) as gb:  # a due date no one misses
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=datetime(2030, 1, 1))
     extend = ["extend", ASSIGNMENT, "grace", "--days", "1", "--db", postgres_url]
     subprocess.run([sys.executable, "-m", "autograder", *extend], cwd=tmp_path, env=ENV, check=True)
     graders = [
@@ -154,9 +158,7 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
         score = float(rows[sample.student]["score"])
         assert (score == autograded) == sample.full_marks, (sample.student, score, autograded)
     # The course's own SQLite gradebook was never written, and feedback came from PostgreSQL.
-    from nbgrader.api import Gradebook
-
-    with Gradebook(postgres_url, Course.load(tmp_path).coursedir.course_id) as gb:
+    with Gradebook(postgres_url, course_id) as gb:
         assert gb.find_submission(ASSIGNMENT, "grace").extension == timedelta(days=1)
         assert pending(gb) == {}
 

@@ -88,6 +88,12 @@ def grant(gb: Any, assignment: str, student: str, span: timedelta) -> tuple[str,
         raise ExtensionError(
             f"{assignment} is not in the gradebook: run nbgrader generate_assignment {assignment}"
         ) from None
+    if found.duedate is None:
+        raise ExtensionError(
+            f"{assignment} has no due date in the gradebook, so an extension means nothing (and "
+            f"nbgrader cannot read one): set it first, with nbgrader db assignment add "
+            f'{assignment} --duedate "YYYY-MM-DD HH:MM UTC"'
+        )
     recorded = {submission.student.id for submission in found.submissions}
     waiting = {s for (a, s) in pending(gb) if a == assignment}
     student = spelled_as_recorded(student, recorded | waiting)
