@@ -26,6 +26,7 @@ from autograder.pipeline.course import (
     tool_env,
 )
 from autograder.pipeline.deadlines import FractionPerDayLate
+from autograder.pipeline.extensions import pending
 from autograder.pipeline.grade_record import read_record
 from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
@@ -137,35 +138,36 @@ def test_an_extension_granted_before_the_first_grading_counts(course: Course, ca
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         with pytest.raises(MissingEntry):  # no placeholder that would read as a 0 handed in
             gb.find_submission(ASSIGNMENT, "early")
-    pending = course.root / "grading" / "extensions.csv"
-    try:
-        score, penalty, notes = _graded(course, "early", STAMPS["late"])  # 25 h late
-        assert score > 0 and (penalty, notes) == (0, [])
-        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-            assert gb.find_submission(ASSIGNMENT, "early").extension == timedelta(days=2)
-        assert pending.read_text().splitlines() == ["assignment,student,minutes"]  # moved
+    score, penalty, notes = _graded(course, "early", STAMPS["late"])  # 25 h late
+    assert score > 0 and (penalty, notes) == (0, [])
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        assert gb.find_submission(ASSIGNMENT, "early").extension == timedelta(days=2)
+        assert pending(gb) == {}  # moved, not copied
 
-        # Once she is in the gradebook, an extension goes there at once (and replaces hers).
-        assert main([*extend, "--hours", "1"]) == 0
-        assert "kept in the gradebook" in capsys.readouterr().out
-        score, penalty, notes = _graded(course, "early", STAMPS["late"])
-        assert penalty == pytest.approx(0.25 * score)  # 24 h late: one day started
-        assert "(with an extension of 1 h)" in notes[0], notes
+    # Once she is in the gradebook, an extension goes there at once (and replaces hers).
+    assert main([*extend, "--hours", "1"]) == 0
+    assert "kept in the gradebook" in capsys.readouterr().out
+    score, penalty, notes = _graded(course, "early", STAMPS["late"])
+    assert penalty == pytest.approx(0.25 * score)  # 24 h late: one day started
+    assert "(with an extension of 1 h)" in notes[0], notes
 
-        # Bad requests and a garbled file are refused, saying what was expected.
-        assert (
-            main(["extend", "no_such", "early", "--days", "1", "--course", str(course.root)]) == 2
-        )
-        assert main(extend) == 2
-        assert main([*extend[:2], "ev\x1bil", *extend[3:], "--days", "1"]) == 2
-        err = capsys.readouterr().err
-        assert "no_such is not in the gradebook" in err and "longer than 0 minutes" in err
-        assert "expected a student id" in err and "\x1b" not in err
-        pending.write_text("assignment,student,minutes\n01_attention,ada,soon\n")
-        with pytest.raises(GradingError, match="line 2: expected assignment,student,minutes"):
-            check_pending_extensions(course)
-    finally:
-        pending.unlink(missing_ok=True)
+    # Bad requests and a garbled file of an earlier version are refused, saying what was
+    # expected; a well-formed one is moved into the gradebook and removed.
+    assert main(["extend", "no_such", "early", "--days", "1", "--course", str(course.root)]) == 2
+    assert main(extend) == 2
+    assert main([*extend[:2], "ev\x1bil", *extend[3:], "--days", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "no_such is not in the gradebook" in err and "longer than 0 minutes" in err
+    assert "expected a student id" in err and "\x1b" not in err
+    legacy = course.root / "grading" / "extensions.csv"
+    legacy.write_text("assignment,student,minutes\n01_attention,ada,soon\n")
+    with pytest.raises(GradingError, match="line 2: expected assignment,student,minutes"):
+        check_pending_extensions(course)
+    legacy.write_text("assignment,student,minutes\n01_attention,ada,90\n")
+    check_pending_extensions(course)
+    assert not legacy.exists()
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        assert pending(gb) == {(ASSIGNMENT, "ada"): 90.0}
 
 
 @pytest.mark.slow
@@ -349,3 +351,19 @@ def _nbgrader_export(course: Course, *args: str) -> Path:
     assert done.returncode == 0, done.stderr[-2000:]
     grading = course.root / "grading"
     return grading / ("canvas_grades.csv" if args else "grades.csv")
+
+
+@pytest.mark.slow
+def test_an_extension_without_a_due_date_is_refused_and_never_costs_a_grade(course: Course, capsys):
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=None)
+    extend = ["extend", ASSIGNMENT, "undated", "--days", "1", "--course", str(course.root)]
+    assert main(extend) == 2
+    assert "has no due date in the gradebook" in capsys.readouterr().err
+    # One granted there by other means (nbgrader's own API): nbgrader's late-penalty step
+    # cannot add it to no due date, and the grade was lost ("grader error"); now it is kept.
+    _graded(course, "undated", STAMPS["late"])
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.grant_extension(ASSIGNMENT, "undated", days=1)
+    score, penalty, notes = _graded(course, "undated", STAMPS["late"])
+    assert score > 0 and penalty == 0 and notes == []

@@ -203,3 +203,16 @@ def test_pending_comes_from_the_gradebook(tmp_path: Path, monkeypatch: pytest.Mo
     why, test_q = (cell.metadata.nbgrader for cell in notebook.cells)
     assert (why["pending"], test_q["pending"]) == (True, False)
     assert (test_q["score"], resources["nbgrader"]["pending_points"]) == (1.5, 2.0)
+
+
+def test_a_missing_attachment_costs_an_image_not_the_page():
+    # The intake leaves out attachments past its budget, and a student may name one she never
+    # attached: nbconvert refused the whole page ("missing attachment"), so she had no feedback.
+    kept = new_markdown_cell("kept ![](attachment:k.png)")
+    kept.attachments = {"k.png": {"image/png": "iVBORw0KGgo="}}
+    notebook = new_notebook(
+        cells=[new_markdown_cell("see ![](attachment:a.png)\n" * 3 + "and *this*"), kept]
+    )
+    page = render(notebook)
+    assert "and <em>this</em>" in page
+    assert 'src="data:image/png;base64,iVBORw0KGgo="' in page

@@ -140,3 +140,17 @@ def test_a_guarded_name_keeps_its_own_row_when_the_gradebook_is_read_back(tmp_pa
     header, *rows = read(path)
     got = {row[0]: float(row[header.index("total")]) for row in rows}
     assert got == {"alice": 1.0, "''alice": 2.0, "'=alice": 3.0, "''=alice": 4.0}
+
+
+def test_merged_rows_kept_from_the_file_show_the_gradebooks_points(tmp_path: Path):
+    path = tmp_path / "grades.csv"
+    first = GradeRecord({"al": Totals(3.0, 0, 0, 3.0), "cy": Totals(3.0, 0, 0, 3.0)}, 5.0)
+    write_csv(
+        [outcome(s, {"q1": True, "q2": True}) for s in ("al", "cy")], path, POINTS, record=first
+    )
+    # cy is graded by hand (2 points), then al alone is graded again: cy's kept row follows.
+    later = GradeRecord({"al": Totals(1.0, 0, 0, 1.0), "cy": Totals(3.0, 2.0, 0, 5.0)}, 5.0)
+    write_csv([outcome("al", {"q1": False, "q2": True})], path, POINTS, merge=True, record=later)
+    header, *rows = read(path)
+    totals = {row[0]: (row[header.index("manual")], row[header.index("total")]) for row in rows}
+    assert totals == {"al": ("0", "1.0"), "cy": ("2.0", "5.0")}

@@ -56,7 +56,7 @@ def test_a_bad_roster_says_what_is_wrong(tmp_path: Path, text: str, says: str):
 
 
 def test_a_roster_reads_canvas_ids_and_logins_and_refuses_links(tmp_path: Path):
-    members = read_roster(_roster(tmp_path, "\ufeff" + ROSTER))  # Excel's byte-order mark
+    members = read_roster(_roster(tmp_path, "\ufeff" + ROSTER)).members  # Excel's byte-order mark
     assert [(m.student, m.canvas_id, m.sis_login_id) for m in members] == [
         ("ada", "101", "ada@uni"),
         ("alan", "102", ""),

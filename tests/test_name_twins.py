@@ -35,16 +35,33 @@ def test_the_newer_of_two_names_that_print_alike_is_refused(tmp_path: Path):
 
     kept, refused = without_twins(submitted, recorded=set())
     assert [s for s, _ in kept] == ["ada", "alan", "kim\uff11", composed]
-    assert {o.student for o in refused} == {decomposed, "kim1"}
+    # A refused twin's row shows its name escaped: it never prints like the student kept.
+    assert {o.student for o in refused} == {"zoe\\u0308", "kim1"}
     assert all(o.verdict == "invalid name" and o.notebook is None for o in refused)
-    note = next(o.notes[0] for o in refused if o.student == decomposed)
+    note = next(o.notes[0] for o in refused if o.student == "zoe\\u0308")
     assert "'zoe\\u0308' prints like 'zo\\xeb'" in note, note
 
-    # The name already in the gradebook keeps it, whichever folder is older.
+    # A legacy id the gradebook holds (recorded before ids were normalised) keeps its spelling
+    # and its grades, whichever folder is older.
     kept, refused = without_twins(submitted, recorded={decomposed, "kim1"})
     assert {s for s, _ in kept} == {"ada", "alan", decomposed, "kim1"}
-    assert {o.student for o in refused} == {composed, "kim\uff11"}
+    assert {o.student for o in refused} == {"zo\\xeb", "kim\\uff11"}
     assert os.path.exists(second[1])  # nothing is moved or deleted
+
+
+def test_a_decomposed_folder_is_graded_under_the_composed_id(tmp_path: Path):
+    decomposed = "zoe\u0308"
+    older = _hand_in(tmp_path, decomposed)
+    time.sleep(0.05)
+    newer = _hand_in(tmp_path, "zo\u00eb")  # the same name, composed, handed in later
+    kept, refused = without_twins([older, newer, _hand_in(tmp_path, "ada")], recorded=set())
+    # The older folder is graded, under the one spelling every record holds (NFC); the newer
+    # is refused under an escaped name, so the two rows never share an id.
+    assert kept == [
+        ("ada", tmp_path / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
+        ("zo\u00eb", older[1]),
+    ]
+    assert [o.student for o in refused] == ["zo\\xeb"]
 
 
 @pytest.mark.slow  # seconds: kept out of the fast tier

@@ -14,14 +14,17 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
 from autograder.examples import UNSCALED, Sample, build_course
 from autograder.isolation import sandbox
-from autograder.pipeline.course import tool_env
+from autograder.pipeline.course import Course, tool_env
+from autograder.pipeline.extensions import pending
 from autograder.pipeline.report import max_points_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,6 +118,12 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
         capture_output=True,
     )
 
+    # An extension before grace's first grade waits in the shared gradebook, for any grader.
+    course_id = Course.load(tmp_path).coursedir.course_id
+    with Gradebook(postgres_url, course_id) as gb:  # a due date no one misses
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=datetime(2030, 1, 1))
+    extend = ["extend", ASSIGNMENT, "grace", "--days", "1", "--db", postgres_url]
+    subprocess.run([sys.executable, "-m", "autograder", *extend], cwd=tmp_path, env=ENV, check=True)
     graders = [
         _start_grader(tmp_path, postgres_url, "--student", "ada", "--student", "alan"),
         _start_grader(
@@ -149,7 +158,9 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
         score = float(rows[sample.student]["score"])
         assert (score == autograded) == sample.full_marks, (sample.student, score, autograded)
     # The course's own SQLite gradebook was never written, and feedback came from PostgreSQL.
-    from nbgrader.api import Gradebook
+    with Gradebook(postgres_url, course_id) as gb:
+        assert gb.find_submission(ASSIGNMENT, "grace").extension == timedelta(days=1)
+        assert pending(gb) == {}
 
     with Gradebook(f"sqlite:///{tmp_path / 'grading' / 'gradebook.db'}") as gb:
         assert gb.students == []

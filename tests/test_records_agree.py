@@ -19,7 +19,8 @@ from nbgrader.api import Gradebook
 from traitlets.config import Configurable
 
 from autograder.examples import build_course
-from autograder.pipeline.course import Course, record, tool_env
+from autograder.pipeline.batch import without_twins
+from autograder.pipeline.course import Course, find_submissions, record, tool_env
 from autograder.pipeline.exports import CanvasExportPlugin, GradeRecordExport
 from autograder.pipeline.extensions import grant
 from autograder.pipeline.grade_record import grading_folder, read_record
@@ -29,32 +30,41 @@ from tests.graded_cells import graded_cell
 
 ASSIGNMENT = "01_attention"
 DUE = datetime(2026, 11, 20, 12, 0)
-# Spreadsheet formula starts, the guard's own apostrophe, and a letter outside ASCII.
-NAMES = st.text(alphabet="ab'=+-@\u00eb", min_size=1, max_size=4)
+# Folder names: spreadsheet formula starts, the guard's own apostrophe, a letter outside ASCII,
+# a combining diaeresis (e + it prints as the composed letter) and a full-width digit (prints
+# like 1), so that twins that print alike occur.
+NAMES = st.text(alphabet="ab'=+-@\u00eb\u0308e1\uff11", min_size=1, max_size=4)
 STUDENT = st.fixed_dictionaries(
     {
         "hours_late": st.integers(-30, 80),
         "extension_hours": st.sampled_from([0, 0, 5, 48]),
         "passed": st.lists(st.booleans(), min_size=3, max_size=3),
-        "extra_credit": st.sampled_from([None, 0.5, 2.0]),
+        # Points entered by hand after grading: on a written answer, over an autograded
+        # cell's score, or as extra credit.
+        "by_hand": st.sampled_from([None, ("written", 1.5), ("override", 0.5), ("extra", 2.0)]),
     }
 )
 CLASSES = st.dictionaries(NAMES, STUDENT, min_size=1, max_size=4)
-ON_TIME = {"hours_late": -1, "extension_hours": 0, "passed": [True] * 3, "extra_credit": 2.0}
+ON_TIME = {"hours_late": -1, "extension_hours": 0, "passed": [True] * 3, "by_hand": ("extra", 2.0)}
 HONEST_LATE = {
     "hours_late": 25,
     "extension_hours": 0,
     "passed": [True, False, True],
-    "extra_credit": None,
+    "by_hand": ("override", 0.5),
 }
+WRITTEN, OVERRIDDEN = "why_sqrt_dk", "test_attention_numpy"  # a manual and an autograded cell
 
 
-def _outcome(course: Course, student: str, passed: list[bool], stamp: str) -> Outcome:
+def _hand_in(course: Course, folder_name: str, stamp: str) -> None:
     release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    folder = course.root / "grading" / "submitted" / student / ASSIGNMENT
+    folder = course.root / "grading" / "submitted" / folder_name / ASSIGNMENT
     folder.mkdir(parents=True)
     (folder / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())
     (folder / "timestamp.txt").write_text(stamp)
+
+
+def _outcome(course: Course, student: str, passed: list[bool]) -> Outcome:
+    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     notebook = nbformat.read(release, 4)
     points = max_points_of(dict(notebook))
     cells, failing = [], dict(zip(points, [not p for p in passed], strict=False))
@@ -76,11 +86,15 @@ def _export(course: Course, plugin_class: type, to: Path) -> None:
         plugin.export(gb)
 
 
-def _records(course: Course, students: list[str]) -> dict[str, dict[str, float]]:
-    """Each record's total per student, beside the gradebook's."""
+def _records(
+    course: Course, students: list[str], export: bool = True
+) -> dict[str, dict[str, float]]:
+    """Each record's total per student, beside the gradebook's (after nbgrader export, or as
+    the grading command left them)."""
     grading = grading_folder(course.coursedir)
     graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
-    _export(course, GradeRecordExport, grading / "grades.csv")
+    if export:
+        _export(course, GradeRecordExport, grading / "grades.csv")
     _export(course, CanvasExportPlugin, grading / "canvas_grades.csv")
     with (grading / f"{ASSIGNMENT}_grades.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -94,10 +108,11 @@ def _records(course: Course, students: list[str]) -> dict[str, dict[str, float]]
             "results.json": json.loads(results.read_text())["score"],
             "Canvas CSV": float(canvas[position][5]),
         }
-    by_cell = {row["student"]: float(row["total"]) for row in rows}
-    assert len(by_cell) == len(students)  # no two names share a row
+    by_cell = {row["student"]: row["total"] for row in rows}
+    assert len(by_cell) == len(rows)  # no two names share a row
     for student in students:
-        found[student]["grade CSV"] = by_cell[_cell(student)]
+        found[student]["grade CSV"] = float(by_cell.pop(_cell(student)))
+    assert set(by_cell.values()) <= {""}  # the other rows, refused twins, hold no grade
     return found
 
 
@@ -133,6 +148,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @given(klass=CLASSES)
 @example(klass={"'a": HONEST_LATE, "a": ON_TIME})  # the guard's apostrophe beside the name
 @example(klass={"=a": ON_TIME, "'=a": HONEST_LATE, "-": ON_TIME})
+@example(klass={"\u00eb": ON_TIME, "e\u0308": HONEST_LATE, "a1": ON_TIME, "a\uff11": ON_TIME})
 def test_every_record_shows_the_gradebooks_total(template: Path, klass: dict, monkeypatch):
     monkeypatch.setenv("PATH", tool_env()["PATH"])
     started = time.monotonic()
@@ -140,42 +156,76 @@ def test_every_record_shows_the_gradebooks_total(template: Path, klass: dict, mo
         root = Path(folder) / "course"
         shutil.copytree(template, root)
         course = Course.load(root)
-        students = sorted(klass)
+        for name, drawn in klass.items():
+            stamp = DUE + timedelta(hours=drawn["hours_late"])
+            _hand_in(course, name, f"{stamp:%Y-%m-%d %H:%M:%S} UTC")
+        # The folders come in as the grading command takes them: a twin that prints like an
+        # older folder is refused (a row, no grade), the others get their ids.
+        found = find_submissions(course, ASSIGNMENT, [])
+        kept, refused = without_twins(found, recorded=set())
+        folders = {student: path.parent for student, path in kept}
+        drawn_for = {student: klass[path.parent.parent.name] for student, path in kept}
+        students = sorted(folders)
         roster = ["student,canvas_id,sis_login_id,name"]
         roster += [f'"{s}",{100 + n},,"{s}"' for n, s in enumerate(students)]
         (root / "grading" / "roster.csv").write_text("\n".join(roster) + "\n")
-        outcomes = []
+        outcomes = list(refused)
         for student in students:
-            drawn = klass[student]
-            stamp = DUE + timedelta(hours=drawn["hours_late"])
-            outcome = _outcome(course, student, drawn["passed"], f"{stamp:%Y-%m-%d %H:%M:%S} UTC")
+            drawn = drawn_for[student]
+            outcome = _outcome(course, student, drawn["passed"])
             if drawn["extension_hours"]:
                 with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
                     span = timedelta(hours=drawn["extension_hours"])
-                    grant(gb, root / "grading", ASSIGNMENT, student, span)
-            record(course, ASSIGNMENT, outcome)
+                    grant(gb, ASSIGNMENT, student, span)
+            record(course, ASSIGNMENT, outcome, folders[student])
             outcomes.append(outcome)
-        points = max_points_of(outcomes[0].notebook)
-        graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
+        outcomes.sort(key=lambda o: o.student)
+        points = max_points_of(
+            dict(nbformat.read(template / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4))
+        )
         csv_path = root / "grading" / f"{ASSIGNMENT}_grades.csv"
-        write_csv(outcomes, csv_path, points, record=graded)
-        table = format_table(outcomes, points, graded).splitlines()[2 : 2 + len(students)]
-        for outcome, line in zip(outcomes, table, strict=True):  # the table at grading time
-            shown_total = float(line.split()[-2].split("/")[0])
-            assert shown_total == graded.totals[outcome.student].total, line
 
-        after_grading = _records(course, students)
-        for student, found in after_grading.items():
-            assert len(set(found.values())) == 1, (student, found)
+        def grading_command_records(regraded: list[Outcome]) -> None:
+            """The table and the CSV, as `python -m autograder grade` writes them."""
+            graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
+            write_csv(regraded, csv_path, points, merge=True, record=graded)
+            table = format_table(regraded, points, graded).splitlines()[2 : 2 + len(regraded)]
+            for outcome, line in zip(regraded, table, strict=True):
+                if outcome.notebook is None:  # a refused twin: no grade, never a row's total
+                    assert outcome.student not in graded.totals and line.endswith("invalid name")
+                    continue
+                shown_total = float(line.split()[-2].split("/")[0])
+                assert shown_total == graded.totals[outcome.student].total, line
 
-        # Grades by hand (extra credit), then nbgrader export: every record follows.
+        grading_command_records(outcomes)
+        for student, found_totals in _records(course, students).items():
+            assert len(set(found_totals.values())) == 1, (student, found_totals)
+
+        # Points by hand; then the table and the CSV of grading one student again (the others'
+        # rows kept), then nbgrader export: every record follows the gradebook.
         with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
             for student in students:
-                extra = klass[student]["extra_credit"]
-                if extra is not None:
-                    notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
-                    notebook.grades[0].extra_credit = extra
+                by_hand = drawn_for[student]["by_hand"]
+                if by_hand is None:
+                    continue
+                kind, value = by_hand
+                grades = {
+                    g.name: g
+                    for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).grades
+                }
+                if kind == "extra":
+                    grades[OVERRIDDEN].extra_credit = value
+                else:
+                    grades[WRITTEN if kind == "written" else OVERRIDDEN].manual_score = value
             gb.db.commit()
-        for student, found in _records(course, students).items():
-            assert len(set(found.values())) == 1, (student, found)
-    assert time.monotonic() - started < 60
+        again = outcomes[-1]
+        if again.notebook is not None:  # graded again, as `grade --student` records it
+            record(course, ASSIGNMENT, again, folders[again.student])
+        grading_command_records([again])
+        for student, found_totals in _records(course, students, export=False).items():
+            if student != again.student:  # results.json follows at export (below)
+                del found_totals["results.json"]
+            assert len(set(found_totals.values())) == 1, (student, found_totals)
+        for student, found_totals in _records(course, students).items():
+            assert len(set(found_totals.values())) == 1, (student, found_totals)
+    assert time.monotonic() - started < 90

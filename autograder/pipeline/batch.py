@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -36,7 +35,14 @@ from autograder.pipeline.preloaded_workers import (
     preloaded_forkserver,
 )
 from autograder.pipeline.report import shown
-from autograder.pipeline.student_ids import EXPECTED, is_student_id, student_id_problem
+from autograder.pipeline.student_ids import (
+    EXPECTED,
+    escaped,
+    is_student_id,
+    look_alike,
+    spelled_as_recorded,
+    student_id_problem,
+)
 from autograder.pipeline.worker_deaths import WorkerDeaths
 from autograder.private_apis import pool_processes
 from autograder.untrusted import valid_text
@@ -79,6 +85,7 @@ def grade(
     for outcome in outcomes:
         if progress is not None:
             progress(outcome)
+    folders = {student: path.parent for student, path in submitted}
     instructor = (assignment, release, sources, secret)
     if cluster is None:
         graded = _pooled(instructor, course, submitted, workers, settings, stage, on_start)
@@ -90,7 +97,8 @@ def grade(
         )
     with contextlib.closing(graded):  # stopped on any error here, its workers ended at once
         for outcome in graded:  # each recorded before the next is taken
-            outcomes.append(recorded := _recorded(course, assignment, outcome))
+            folder = folders[outcome.student]
+            outcomes.append(recorded := _recorded(course, assignment, outcome, folder))
             if progress is not None:
                 progress(recorded)
     outcomes.sort(key=lambda o: o.student)
@@ -207,27 +215,37 @@ def _end_now(pool: ProcessPoolExecutor) -> None:
 def without_twins(
     submitted: Sequence[tuple[str, Path]], recorded: set[str]
 ) -> tuple[list[tuple[str, Path]], list[Outcome]]:
-    """The submissions whose names no other prints alike, and a refusal for each newer twin.
+    """The submissions under their student ids, none printing like another, and a refusal for
+    each newer twin.
 
-    Two folder names that are equal after Unicode normalisation (NFKC: ``zoë`` composed or as
-    ``e`` plus a combining diaeresis, full-width digits) would give two rows that read as one
-    student.  The name already in the gradebook keeps it, else the older folder; the other is
-    not graded, so it can neither take nor split that student's row.
+    ``submitted``: (folder name, notebook) pairs.  A folder name becomes its id as written in
+    the gradebook already, else in NFC (:mod:`autograder.pipeline.student_ids`).  Two folder
+    names that print alike (``zoë`` composed or as ``e`` plus a combining diaeresis, full-width
+    digits) would give two rows that read as one student.  The name already in the gradebook
+    keeps it, else the older folder; the other is not graded, so it can neither take nor split
+    that student's row, and its row shows its name escaped.
     """
     groups: dict[str, list[tuple[str, Path]]] = {}
-    for student, path in submitted:
-        groups.setdefault(unicodedata.normalize("NFKC", student), []).append((student, path))
+    for folder, path in submitted:
+        groups.setdefault(look_alike(folder), []).append((folder, path))
     kept, refused = [], []
     for group in groups.values():
-        group.sort(key=lambda item: (item[0] not in recorded, _folder_age(item[1]), item[0]))
-        kept.append(group[0])
-        for student, _ in group[1:]:
+        group.sort(
+            key=lambda item: (
+                item[0] not in recorded,
+                spelled_as_recorded(item[0], recorded) not in recorded,
+                _folder_age(item[1]),
+                item[0],
+            )
+        )
+        kept.append((spelled_as_recorded(group[0][0], recorded), group[0][1]))
+        for folder, _ in group[1:]:
             note = (
-                f"the folder name {ascii(student)} prints like {ascii(group[0][0])}, which is "
+                f"the folder name {ascii(folder)} prints like {ascii(group[0][0])}, which is "
                 "graded (the same after Unicode normalisation): it is not graded, so that it "
                 "cannot take that student's row; rename the folder and grade again"
             )
-            refused.append(Outcome(student, "invalid name", [note], None, [], 0.0))
+            refused.append(Outcome(escaped(folder), "invalid name", [note], None, [], 0.0))
     kept.sort()
     return kept, refused
 
@@ -260,8 +278,11 @@ def _refused_name(student: str) -> Outcome:
     return Outcome(student, "invalid name", [note], None, [], 0.0)
 
 
-def _recorded(course: Course, assignment: str, outcome: Outcome) -> Outcome:
-    """Record ``outcome`` in the gradebook; a failure there is this student's, not the batch's.
+def _recorded(
+    course: Course, assignment: str, outcome: Outcome, folder: Path | None = None
+) -> Outcome:
+    """Record ``outcome`` (handed in as ``folder``) in the gradebook; a failure there is this
+    student's, not the batch's.
 
     Every text in it is made valid UTF-8 first: what the student's code printed reaches the
     graded copy, the CSV, results.json and the feedback."""
@@ -269,7 +290,7 @@ def _recorded(course: Course, assignment: str, outcome: Outcome) -> Outcome:
     if outcome.notebook is None:
         return outcome
     try:
-        record(course, assignment, outcome)
+        record(course, assignment, outcome, folder)
     except Exception as error:  # noqa: BLE001 - a bad timestamp or name costs only this row
         outcome.notes.append(f"the grade could not be recorded: {type(error).__name__}: {error}")
         outcome.verdict = "grader error"

@@ -313,13 +313,14 @@ def run_extend(args: argparse.Namespace) -> int:
     """Grant the extension (see autograder/pipeline/extensions.py); 2 when it cannot be."""
     from nbgrader.api import Gradebook
 
-    from autograder.pipeline.extensions import ExtensionError, grant, pending_path
+    from autograder.pipeline.extensions import ExtensionError, adopt_legacy_file, grant
     from autograder.pipeline.grade_record import grading_folder
     from autograder.pipeline.student_ids import EXPECTED as STUDENT_ID
-    from autograder.pipeline.student_ids import student_id_problem
+    from autograder.pipeline.student_ids import canonical, student_id_problem
 
     span = timedelta(days=args.days, hours=args.hours, minutes=args.minutes)
-    problem = student_id_problem(args.student)
+    student = canonical(args.student)
+    problem = student_id_problem(student)
     if problem:
         print(
             f"error: expected a student id ({STUDENT_ID}), got {report.shown(args.student)!r}: "
@@ -329,18 +330,18 @@ def run_extend(args: argparse.Namespace) -> int:
         return 2
     try:
         course = Course.load(args.course, args.db)
-        grading = grading_folder(course.coursedir)
         with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-            in_gradebook = grant(gb, grading, args.assignment, args.student, span)
+            adopt_legacy_file(gb, grading_folder(course.coursedir))
+            student, on_submission = grant(gb, args.assignment, student, span)
     except (GradingError, ExtensionError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     where = (
         f"in the gradebook {course.db_shown}"
-        if in_gradebook
-        else f"in {pending_path(grading)}, until {args.student}'s first grading"
+        if on_submission
+        else f"in the gradebook {course.db_shown}, until {student}'s first grading"
     )
-    print(f"extension of {span} on {args.assignment} for {args.student}: kept {where}")
+    print(f"extension of {span} on {args.assignment} for {student}: kept {where}")
     return 0
 
 

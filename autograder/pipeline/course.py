@@ -10,7 +10,6 @@ import copy
 import os
 import sys
 import tempfile
-import unicodedata
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 import nbformat
 
 from autograder.pipeline.jobs_and_outcomes import Outcome
+from autograder.pipeline.student_ids import canonical
 
 
 @dataclass
@@ -166,13 +166,13 @@ def _without(error: Exception, course: Course) -> str:
 def find_submissions(
     course: Course, assignment: str, students: Sequence[str]
 ) -> list[tuple[str, Path]]:
-    """The students' folders that hold ``assignment`` (of ``students`` only, when given, compared
-    as NFC text: a name typed composed finds a folder written decomposed)."""
+    """The folders that hold ``assignment``, by folder name (of ``students`` only, when given,
+    compared as student ids: a name typed composed finds a folder written decomposed)."""
     submitted_root = course.path(course.coursedir.submitted_directory, ".", ".")
-    wanted = {unicodedata.normalize("NFC", s): s for s in students}
+    wanted = {canonical(s): s for s in students}
     found, seen = [], set()
     for folder in sorted(submitted_root.glob("*")):
-        key = unicodedata.normalize("NFC", folder.name)
+        key = canonical(folder.name)
         if not (folder / assignment).is_dir() or (students and key not in wanted):
             continue
         found.append((folder.name, folder / assignment / f"{assignment}.ipynb"))
@@ -183,18 +183,21 @@ def find_submissions(
     return found
 
 
-def record(course: Course, assignment: str, outcome: Outcome) -> None:
-    """Record grades and late penalty as nbgrader autograde would; write Gradescope results."""
+def record(course: Course, assignment: str, outcome: Outcome, folder: Path | None = None) -> None:
+    """Record grades and late penalty as nbgrader autograde would; write Gradescope results.
+
+    folder: what the student handed in, when its name is not the student id as written
+    (``grading/submitted/<student>/<assignment>`` by default)."""
     with warnings.catch_warnings():
         # nbgrader's api.py builds a new student's rows in a way SQLAlchemy 2 warns about
         # ("Object of type <...> not in session"), three times per student; the rows are stored.
         warnings.filterwarnings(
             "ignore", r"Object of type <\w+> not in session", module=r"nbgrader\.api"
         )
-        _record(course, assignment, outcome)
+        _record(course, assignment, outcome, folder)
 
 
-def _record(course: Course, assignment: str, outcome: Outcome) -> None:
+def _record(course: Course, assignment: str, outcome: Outcome, folder: Path | None) -> None:
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import SaveAutoGrades
 
@@ -206,17 +209,18 @@ def _record(course: Course, assignment: str, outcome: Outcome) -> None:
     from autograder.pipeline.submission_time import inbound_folder, submission_time
 
     student = outcome.student
-    source = course.path(course.coursedir.submitted_directory, student, assignment)
+    source = folder or course.path(course.coursedir.submitted_directory, student, assignment)
     destination = course.path(course.coursedir.autograded_directory, student, assignment)
     destination.mkdir(parents=True, exist_ok=True)
     notebook = nbformat.from_dict(outcome.notebook)
     inbound = inbound_folder(course.coursedir.config, course.coursedir.course_id)
-    when = submission_time(source, assignment, student, inbound)
+    # The exchange names the inbound copy as the folder was named, however it is spelled.
+    when = submission_time(source, assignment, source.parent.name, inbound)
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.update_or_create_student(student)
         # No time known now: none is kept from an earlier grading, so no penalty is invented.
         gb.update_or_create_submission(assignment, student, timestamp=when.counted)
-        take_pending(gb, grading_folder(course.coursedir), assignment, student)
+        take_pending(gb, assignment, student)
     resources = {
         "nbgrader": {
             "notebook": assignment,
@@ -255,12 +259,16 @@ def due_date_notice(course: Course, assignment: str) -> str | None:
 
 
 def check_pending_extensions(course: Course) -> None:
-    """:class:`GradingError` when the extensions waiting for a first grading cannot be read."""
-    from autograder.pipeline.extensions import ExtensionError, pending_path, read_pending
+    """Move the extensions of an earlier version's ``grading/extensions.csv`` into the gradebook
+    (autograder/pipeline/extensions.py); :class:`GradingError` when that file is malformed."""
+    from nbgrader.api import Gradebook
+
+    from autograder.pipeline.extensions import ExtensionError, adopt_legacy_file
     from autograder.pipeline.grade_record import grading_folder
 
     try:
-        read_pending(pending_path(grading_folder(course.coursedir)))
+        with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+            adopt_legacy_file(gb, grading_folder(course.coursedir))
     except ExtensionError as error:
         raise GradingError(str(error)) from None
 

@@ -73,14 +73,16 @@ def assign_late_penalty(
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import AssignLatePenalties
 
-    step = AssignLatePenalties(config=config, log=_QUIET)
-    step.preprocess(notebook, resources)
     meta = resources["nbgrader"]
+    with Gradebook(meta["db_url"]) as gb:
+        if gb.find_assignment(meta["assignment"]).duedate is None:
+            # Said once for the whole batch.  nbgrader cannot add an extension to no due date
+            # (a TypeError in its step), so the step is not run at all.
+            return
+    AssignLatePenalties(config=config, log=_QUIET).preprocess(notebook, resources)
     with Gradebook(meta["db_url"]) as gb:
         submission = gb.find_submission(meta["assignment"], meta["student"])
         due = submission.duedate
-        if due is None:
-            return  # said once for the whole batch
         notes.extend(time_notes)
         extension = submission.extension
         granted = f" (with an extension of {_span(extension)})" if extension else ""

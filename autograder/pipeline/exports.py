@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from autograder.pipeline.grade_record import grading_folder, record_of, refresh_
 from autograder.pipeline.gradescope import refresh_results
 from autograder.pipeline.report import spreadsheet_safe
 from autograder.pipeline.roster import RosterError, read_roster
+from autograder.pipeline.student_ids import canonical
 
 
 class GradeRecordExport(CsvExportPlugin):
@@ -58,9 +58,10 @@ class CanvasExportPlugin(ExportPlugin):
         folder = grading_folder(self.parent.coursedir)
         roster_path = Path(self.roster) if self.roster else folder / "roster.csv"
         try:
-            members = read_roster(roster_path)
+            roster = read_roster(roster_path)
         except RosterError as error:
             raise SystemExit(f"error: {error}") from None
+        members = roster.members
         names = [a.name for a in gradebook.assignments]
         names = [n for n in names if not self.assignment or n in self.assignment]
         records = {name: record_of(gradebook, name) for name in names}
@@ -69,8 +70,8 @@ class CanvasExportPlugin(ExportPlugin):
         graded: dict[str, set[str]] = {}
         for record in records.values():
             for student in record.totals:
-                graded.setdefault(unicodedata.normalize("NFC", student), set()).add(student)
-        known = {unicodedata.normalize("NFC", m.student) for m in members}
+                graded.setdefault(canonical(student), set()).add(student)
+        known = {canonical(m.student) for m in members}
         missing = sorted(s for key, ids in graded.items() if key not in known for s in ids)
         twins = {key: sorted(ids) for key, ids in graded.items() if len(ids) > 1}
         dest = Path(self.to) if self.to else folder / "canvas_grades.csv"
@@ -84,9 +85,9 @@ class CanvasExportPlugin(ExportPlugin):
                 ["    Points Possible", "", "", "", ""] + [records[n].max_score for n in names]
             )
             for m in members:
-                if self.student and m.student not in self.student:
+                if self.student and m.student not in {canonical(s) for s in self.student}:
                     continue
-                key = unicodedata.normalize("NFC", m.student)
+                key = canonical(m.student)
                 ids = sorted(graded.get(key, ())) if key not in twins else []
                 totals = [
                     next((records[n].totals[s] for s in ids if s in records[n].totals), None)
@@ -97,7 +98,7 @@ class CanvasExportPlugin(ExportPlugin):
                     + [spreadsheet_safe(m.sis_login_id), spreadsheet_safe(m.section)]
                     + ["" if t is None else t.total for t in totals]
                 )
-        problems = []
+        problems = list(roster.refused)
         if missing:
             problems.append(
                 f"roster {roster_path} lacks students who have grades: "

@@ -26,7 +26,7 @@ from pathlib import Path
 import bleach
 from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter
-from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbconvert.filters.markdown_mistune import InvalidNotebook, IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors import Preprocessor
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat import NotebookNode
@@ -35,6 +35,7 @@ from traitlets import Bool, default
 
 from autograder.cells import HIDDEN_TESTS, region_lines
 from autograder.pipeline.course import Course, GradingError, tool_env
+from autograder.pipeline.intake import ATTACHMENT_REFERENCE
 
 PLACEHOLDER = "# (hidden checks ran here; their names and results are shown below)"
 
@@ -258,16 +259,27 @@ class OfflineFeedbackExporter(HTMLExporter):
     def markdown2html(self, context, source: str) -> str:  # noqa: ANN001
         cell = context.get("cell", {})
         path = context.get("resources", {}).get("metadata", {}).get("path", "")
+        attachments = cell.get("attachments") or {}
+        # nbconvert refuses a page whose markdown names a missing attachment (one the intake left
+        # out past its budget, or one never attached): such a reference is shown as a broken
+        # image, and a cell nbconvert still refuses as its text, so the student gets her page.
+        source = ATTACHMENT_REFERENCE.sub(
+            lambda found: found[0] if found[1] in attachments else f"missing-{found[0]}", source
+        )
         renderer = _MathMLRenderer(
             escape=False,
-            attachments=cell.get("attachments", {}),
+            attachments=attachments,
             embed_images=self.embed_images,
             path=path,
             anchor_link_text=self.anchor_link_text,
             exclude_anchor_links=self.exclude_anchor_links,
             **self.lexer_options,
         )
-        return sanitize_rendered_markdown(MarkdownWithMath(renderer=renderer).render(source))
+        try:
+            rendered = MarkdownWithMath(renderer=renderer).render(source)
+        except InvalidNotebook as error:
+            return f"<p>({html.escape(str(error))})</p><pre>{html.escape(source)}</pre>"
+        return sanitize_rendered_markdown(rendered)
 
 
 def generate_feedback(course: Course, assignment: str, students: Sequence[str] = ()) -> None:

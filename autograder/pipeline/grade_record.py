@@ -87,28 +87,32 @@ def grading_folder(coursedir: Any) -> Path:
 def refresh_csv(path: Path, record: GradeRecord) -> int:
     """Bring the gradebook columns of an assignment's CSV up to date; the rows changed."""
     with locked(path):
-        return _refreshed(path, record)
+        with path.open(newline="") as handle:
+            header, *rows = list(csv.reader(handle)) or [[]]
+        changed = fill_rows(header, rows, record)
+        if changed:
+            replace_csv(path, [header, *rows])
+        return changed
 
 
-def _refreshed(path: Path, record: GradeRecord) -> int:
-    with path.open(newline="") as handle:
-        rows = list(csv.reader(handle))
-    names = ("score", *COLUMNS)
-    if not rows or not set(names) <= set(rows[0]):
-        return 0
-    where = [rows[0].index(name) for name in names]
+def fill_rows(header: list[str], rows: list[list[object]], record: GradeRecord) -> int:
+    """Write ``record``'s ``score`` and :data:`COLUMNS` into the rows (of a CSV with ``header``)
+    of the students it holds; how many.  A row is found by its first cell as written (a guard
+    is never stripped to match a row back), and a row the record lacks is left as it is."""
     from autograder.pipeline.report import spreadsheet_safe
 
-    # The cells as write_csv wrote them: a guard is never stripped to match a row back.
+    names = ("score", *COLUMNS)
+    if not set(names) <= set(header):
+        return 0
+    where = [header.index(name) for name in names]
     by_cell = {spreadsheet_safe(student): totals for student, totals in record.totals.items()}
     changed = 0
-    for row in rows[1:]:
-        totals = by_cell.get(row[0]) if row else None
+    for row in rows:
+        totals = by_cell.get(str(row[0])) if row else None
         if totals is None:
             continue
         values = [totals.autograded, *totals.cells(), record.max_score]
         for index, value in zip(where, values, strict=True):
             row[index] = str(value)
         changed += 1
-    replace_csv(path, rows)
     return changed

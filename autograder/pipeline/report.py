@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from autograder.cells import is_test_cell
 from autograder.pipeline.csv_file import locked, replace_csv
-from autograder.pipeline.grade_record import COLUMNS, GradeRecord
+from autograder.pipeline.grade_record import COLUMNS, GradeRecord, fill_rows
 from autograder.pipeline.jobs_and_outcomes import Outcome
 
 
@@ -71,8 +71,9 @@ def write_csv(
     penalty and total (as ``nbgrader export``), the highest similarity and with whom, each graded
     cell's score, and the notes.
 
-    Without ``record`` (or for a student it lacks: nothing recorded), the score is the verdicts'
-    and the other gradebook columns are empty.
+    The score and the gradebook columns of every row, kept rows included, are ``record``'s (the
+    gradebook's); without it (or for a student it lacks: nothing recorded), the score is the
+    verdicts' and the other gradebook columns are empty.
     With ``merge``, the rows of students not in ``outcomes`` are kept from the existing file
     (when it has the same columns), so grading a few students again keeps the class's file whole.
     Graders that finish together take turns: the file is read and rewritten under a lock on
@@ -88,7 +89,6 @@ def write_csv(
         *max_points,
         "notes",
     ]
-    total_max = record.max_score if record else ""
     with locked(path):
         rows = {}
         if merge and path.exists():
@@ -99,19 +99,22 @@ def write_csv(
         for outcome in outcomes:
             scores = scores_of(outcome, max_points)
             student = spreadsheet_safe(outcome.student)
-            totals = record.totals.get(outcome.student) if record else None
             rows[student] = [
                 student,
                 outcome.verdict,
-                totals.autograded if totals else sum(scores.values()),
+                sum(scores.values()),
                 sum(max_points.values()),
-                *(totals.cells() if totals else ["", "", ""]),
-                total_max,
+                "",
+                "",
+                "",
+                "",
                 "",
                 "",
                 *(scores.get(g, 0) for g in max_points),
                 spreadsheet_safe(" | ".join(outcome.notes)),
             ]
+        if record is not None:
+            fill_rows(header, list(rows.values()), record)
         if similarity is not None:  # the whole class was compared: kept rows are refreshed too
             at = header.index(SIMILARITY[0])
             found = {spreadsheet_safe(s): match for s, match in similarity.items()}

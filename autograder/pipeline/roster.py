@@ -3,7 +3,10 @@
 A CSV with a header row naming ``student`` (the nbgrader id: the folder under
 ``grading/submitted/``) and ``canvas_id`` (Canvas's numeric user ID, the ``ID`` column of a
 Canvas gradebook export) or ``sis_login_id`` (``SIS Login ID``) or both, and optionally ``name``
-and ``section``.  Every student, Canvas ID and SIS login occurs once.
+and ``section``.  Every student, Canvas ID and SIS login occurs once.  Student ids are read
+as :func:`~autograder.pipeline.student_ids.canonical` (NFC); a line whose id prints like an
+earlier line's (:func:`~autograder.pipeline.student_ids.look_alike`) is left out with a note, and
+the others are read.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.pipeline.student_ids import EXPECTED as STUDENT_ID
-from autograder.pipeline.student_ids import student_id_problem
+from autograder.pipeline.student_ids import canonical, look_alike, student_id_problem
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 MAX_ROSTER_BYTES = 10_000_000
@@ -30,6 +33,14 @@ class RosterError(ValueError):
 
 
 @dataclass(frozen=True)
+class Roster:
+    """The students of a roster, and the lines left out because their id prints like another's."""
+
+    members: list[Member]
+    refused: list[str]
+
+
+@dataclass(frozen=True)
 class Member:
     """One student of the roster."""
 
@@ -40,7 +51,7 @@ class Member:
     section: str = ""
 
 
-def read_roster(path: Path) -> list[Member]:
+def read_roster(path: Path) -> Roster:
     """The roster at ``path``, checked whole; :class:`RosterError` says what is wrong."""
     try:
         text = read_regular_file(path, MAX_ROSTER_BYTES).decode("utf-8-sig")
@@ -55,14 +66,15 @@ def read_roster(path: Path) -> list[Member]:
     unknown = sorted(set(header) - set(COLUMNS))
     if unknown:
         raise RosterError(f"roster {path}: unknown columns {unknown}; expected {EXPECTED}")
-    members, problems = [], []
+    members, written, problems = [], [], []
     for line, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
             problems.append(f"line {line} has {len(row)} cells, the header {len(header)}")
             continue
-        member = Member(**{name: cell.strip() for name, cell in zip(header, row, strict=True)})
+        cells = {name: cell.strip() for name, cell in zip(header, row, strict=True)}
+        member = Member(**{**cells, "student": canonical(cells["student"])})
         if not member.student:
             problems.append(f"line {line} has no student id")
         elif problem := student_id_problem(member.student):
@@ -78,6 +90,8 @@ def read_roster(path: Path) -> list[Member]:
             )
         else:
             members.append(member)
+            written.append(cells["student"])
+    members, refused = _without_look_alikes(members, written, path)
     for field in ("student", "canvas_id", "sis_login_id"):
         seen: dict[str, int] = {}
         for member in members:
@@ -89,4 +103,23 @@ def read_roster(path: Path) -> list[Member]:
         raise RosterError(f"roster {path}: " + "; ".join(problems))
     if not members:
         raise RosterError(f"roster {path} lists no student; expected {EXPECTED}")
-    return members
+    return Roster(members, refused)
+
+
+def _without_look_alikes(
+    members: list[Member], written: list[str], path: Path
+) -> tuple[list[Member], list[str]]:
+    """The members whose id, as ``written`` in the file, prints like no earlier member's, and a
+    note for each one left out."""
+    first: dict[str, str] = {}
+    kept, refused = [], []
+    for member, student in zip(members, written, strict=True):
+        earlier = first.setdefault(look_alike(student), student)
+        if earlier == student:  # the same id written twice is an error, found by the caller
+            kept.append(member)
+        else:
+            refused.append(
+                f"roster {path}: student {ascii(student)} prints like {ascii(earlier)}, "
+                "an earlier line, so it was left out: give one of them another id"
+            )
+    return kept, refused

@@ -74,14 +74,15 @@ def unpack_canvas_zip(course: Course, assignment: str, zip_path: Path, roster: P
     """Check the whole zip, then collect each student's notebook; :class:`GradingError` says
     what is wrong (nothing is written then)."""
     try:
-        members = {m.canvas_id: m.student for m in read_roster(roster) if m.canvas_id}
+        listed = read_roster(roster)
+        members = {m.canvas_id: m.student for m in listed.members if m.canvas_id}
         data = read_regular_file(zip_path, MAX_ZIP_BYTES)
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (RosterError, UntrustedFile) as error:
         raise GradingError(str(error)) from None
     except zipfile.BadZipFile as error:
         raise GradingError(f"{zip_path} is not a zip file ({error})") from None
-    problems, refused, found, late, ignored = [], [], {}, [], []
+    problems, refused, found, late, ignored = [], list(listed.refused), {}, [], []
     for info in archive.infolist():
         name = info.filename
         mode = info.external_attr >> 16
