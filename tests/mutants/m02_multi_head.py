@@ -243,7 +243,11 @@ return self.out_proj(merge_heads(heads)), weights
     Mutant(
         "merge_heads sums the heads",
         A,
-        {"merge_heads": Replace("x.transpose(1, 2).reshape(batch, length, num_heads * d_k)", "x.sum(dim=1)")},
+        {
+            "merge_heads": Replace(
+                "x.transpose(1, 2).reshape(batch, length, num_heads * d_k)", "x.sum(dim=1)"
+            )
+        },
         {"test_merge_heads": "summed instead of concatenated"},
     ),
     Mutant(

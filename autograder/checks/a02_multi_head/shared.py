@@ -48,8 +48,7 @@ MHA = catalogue(
             "keys_with_q_proj": "the keys are projected with q_proj: use k_proj for the keys",
             "values_from_key": "the values are projected from `key` instead of `value`: use "
             "v_proj(value)",
-            "values_with_k_proj": "the values are projected with k_proj: use v_proj for the "
-            "values",
+            "values_with_k_proj": "the values are projected with k_proj: use v_proj for the values",
             "no_out_proj": "the output projection is missing: apply out_proj to the merged heads",
         },
         "mask polarity": {
