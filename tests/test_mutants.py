@@ -15,8 +15,9 @@ import importlib
 import io
 import os
 import pkgutil
+import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -28,7 +29,14 @@ from autograder.authoring.dependencies import declared, dependents, judged_in
 from autograder.authoring.helpers import REQUIRED
 from autograder.authoring.hidden_seeds import secret_in_use
 from autograder.authoring.mistakes import mistakes_of, named_in
-from autograder.authoring.registry import CellGrade, CheckResult, checks_for
+from autograder.authoring.registry import (
+    CellGrade,
+    Check,
+    CheckResult,
+    checks_for,
+    run_check,
+    running_check,
+)
 from autograder.examples import solution_answers
 from autograder.pipeline.feedback import redact_source
 from autograder.suite.submission import (
@@ -261,6 +269,51 @@ def undeclared_uses(assignment: str, required: set[tuple[str, str, str]]) -> lis
     return problems
 
 
+# (assignment, graded cell, name): every top-level name of the notebook whose code ran while a
+# check of that cell was running (answers_called), in this process.
+CALLED: set[tuple[str, str, str]] = set()
+
+
+@contextlib.contextmanager
+def answers_called(notebook: str) -> Iterator[None]:
+    """Record in CALLED the names whose code, compiled from the notebook file ``notebook``
+    (autograder/suite/submission.py names its cells "<name cell N>"), runs inside each check:
+    a student's class that calls another answer (EncoderBlock building the student's
+    PositionwiseFeedForward) shows here, though the check requires only the class."""
+    prefix = f"<{notebook} cell "
+
+    def profile(frame, event: str, _arg) -> None:
+        if event == "call" and frame.f_code.co_filename.startswith(prefix):
+            entry = running_check()
+            if entry is not None:
+                name = frame.f_code.co_qualname.split(".")[0]
+                CALLED.add((entry.assignment, entry.grade_id, name))
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+
+
+def test_an_answer_called_by_another_answer_is_seen():
+    source = (
+        "def inner():\n    return 1\n\nclass Outer:\n    def run(self):\n        return inner()\n"
+    )
+    namespace: dict = {}
+    exec(compile(source, "<nb.ipynb cell 3>", "exec"), namespace)
+    entry = Check("01_attention", "test_x", "c", lambda ns: ns["Outer"]().run())
+    before = set(CALLED)
+    with answers_called("nb.ipynb"):
+        run_check(entry, namespace)
+    assert CALLED - before == {
+        ("01_attention", "test_x", "Outer"),
+        ("01_attention", "test_x", "inner"),
+    }
+    CALLED.difference_update(CALLED - before)
+
+
 def test_an_undeclared_use_of_another_answer_is_found():
     used = {("01_attention", "test_causal_weights", "causal_mask")}
     assert undeclared_uses("01_attention", used) == []  # its own answer
@@ -363,7 +416,8 @@ def solution_graded(assignment: str) -> tuple[dict[str, GradeResult], dict[str, 
     """The solution's grades and the errors of its visible asserts (none, if it is right)."""
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
     submission = load_submission(path, skip_tags=(DEMO_TAG,))
-    grades = grade_submission(submission)
+    with answers_called(path.name):
+        grades = grade_submission(submission)
     with secret_in_use(OTHER_SECRET):
         _GRADED_UNDER_OTHER[f"{assignment}: the solution"] = grade_submission(submission)
     with tempfile.TemporaryDirectory() as folder:  # so a mutant's visible failure is its own
@@ -407,9 +461,10 @@ class _AssignmentCorpus:
         assert not claims, "\n".join(claims)
 
     def test_every_use_of_another_answer_is_declared(self):
-        """What the checks require, seen while grading the solution, against depends_on."""
+        """What the checks require, and the answers whose code runs inside them (an answer
+        calling another), seen while grading the solution, against depends_on."""
         solution_graded(self.assignment)
-        used = {entry for entry in REQUIRED if entry[0] == self.assignment}
+        used = {entry for entry in REQUIRED | CALLED if entry[0] == self.assignment}
         assert used, "no check required anything: were the checks run in this process?"
         problems = undeclared_uses(self.assignment, used)
         assert not problems, "\n".join(problems)
