@@ -15,8 +15,9 @@ import importlib
 import io
 import os
 import pkgutil
+import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -28,7 +29,14 @@ from autograder.authoring.dependencies import declared, dependents, judged_in
 from autograder.authoring.helpers import REQUIRED
 from autograder.authoring.hidden_seeds import secret_in_use
 from autograder.authoring.mistakes import mistakes_of, named_in
-from autograder.authoring.registry import CellGrade, CheckResult, checks_for
+from autograder.authoring.registry import (
+    CellGrade,
+    Check,
+    CheckResult,
+    checks_for,
+    run_check,
+    running_check,
+)
 from autograder.examples import solution_answers
 from autograder.pipeline.feedback import redact_source
 from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
@@ -241,6 +249,13 @@ def defined_in(assignment: str) -> dict[str, str]:
     return names
 
 
+# (assignment, answer): answers whose code the checks of other cells run to compute their
+# expected values (the student's clean for build_vocab and encode, own_clean in
+# autograder/checks/a03_transformer_block/shared.py), so that a mistake there costs nothing
+# there: a use, but no dependency to declare.
+FOLLOWED_BY_THE_ORACLE = {("03_transformer_block", "clean")}
+
+
 def undeclared_uses(assignment: str, required: set[tuple[str, str, str]]) -> list[str]:
     """The (cell, name) uses of another exercise's answer that no depends_on declares."""
     owner = defined_in(assignment)
@@ -249,6 +264,8 @@ def undeclared_uses(assignment: str, required: set[tuple[str, str, str]]) -> lis
         answer = owner.get(name)
         if name_of != assignment or answer is None or grade_id in own_cells(assignment)[answer]:
             continue
+        if (assignment, answer) in FOLLOWED_BY_THE_ORACLE:
+            continue
         if grade_id not in dependents(assignment, answer):
             problems.append(
                 f"{grade_id} requires `{name}`, the answer of cell {answer}, but does not declare "
@@ -256,6 +273,51 @@ def undeclared_uses(assignment: str, required: set[tuple[str, str, str]]) -> lis
                 f"{list(own_cells(assignment)[answer])}}})"
             )
     return problems
+
+
+# (assignment, graded cell, name): every top-level name of the notebook whose code ran while a
+# check of that cell was running (answers_called), in this process.
+CALLED: set[tuple[str, str, str]] = set()
+
+
+@contextlib.contextmanager
+def answers_called(notebook: str) -> Iterator[None]:
+    """Record in CALLED the names whose code, compiled from the notebook file ``notebook``
+    (autograder/suite/submission.py names its cells "<name cell N>"), runs inside each check:
+    a student's class that calls another answer (EncoderBlock building the student's
+    PositionwiseFeedForward) shows here, though the check requires only the class."""
+    prefix = f"<{notebook} cell "
+
+    def profile(frame, event: str, _arg) -> None:
+        if event == "call" and frame.f_code.co_filename.startswith(prefix):
+            entry = running_check()
+            if entry is not None:
+                name = frame.f_code.co_qualname.split(".")[0]
+                CALLED.add((entry.assignment, entry.grade_id, name))
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+
+
+def test_an_answer_called_by_another_answer_is_seen():
+    source = (
+        "def inner():\n    return 1\n\nclass Outer:\n    def run(self):\n        return inner()\n"
+    )
+    namespace: dict = {}
+    exec(compile(source, "<nb.ipynb cell 3>", "exec"), namespace)
+    entry = Check("01_attention", "test_x", "c", lambda ns: ns["Outer"]().run())
+    before = set(CALLED)
+    with answers_called("nb.ipynb"):
+        run_check(entry, namespace)
+    assert CALLED - before == {
+        ("01_attention", "test_x", "Outer"),
+        ("01_attention", "test_x", "inner"),
+    }
+    CALLED.difference_update(CALLED - before)
 
 
 def test_an_undeclared_use_of_another_answer_is_found():
@@ -360,7 +422,8 @@ def solution_graded(assignment: str) -> tuple[dict[str, CellGrade], dict[str, st
     """The solution's grades and the errors of its visible asserts (none, if it is right)."""
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
     submission = load_submission(path, skip_tags=(DEMO_TAG,))
-    grades = grade_submission(submission)
+    with answers_called(path.name):
+        grades = grade_submission(submission)
     with secret_in_use(OTHER_SECRET):
         _GRADED_UNDER_OTHER[f"{assignment}: the solution"] = grade_submission(submission)
     with tempfile.TemporaryDirectory() as folder:  # so a mutant's visible failure is its own
@@ -404,9 +467,10 @@ class _AssignmentCorpus:
         assert not claims, "\n".join(claims)
 
     def test_every_use_of_another_answer_is_declared(self):
-        """What the checks require, seen while grading the solution, against depends_on."""
+        """What the checks require, and the answers whose code runs inside them (an answer
+        calling another), seen while grading the solution, against depends_on."""
         solution_graded(self.assignment)
-        used = {entry for entry in REQUIRED if entry[0] == self.assignment}
+        used = {entry for entry in REQUIRED | CALLED if entry[0] == self.assignment}
         assert used, "no check required anything: were the checks run in this process?"
         problems = undeclared_uses(self.assignment, used)
         assert not problems, "\n".join(problems)

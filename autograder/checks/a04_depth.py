@@ -24,6 +24,7 @@ from autograder.authoring.helpers import (
     require,
     squeezed,
 )
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
 
@@ -33,37 +34,100 @@ BANNED = {
     "nn.TransformerEncoder": nn.TransformerEncoder,
 }
 
-RETURN_IN_LOOP = "`forward` returns inside the layer loop, so only the first layer runs: dedent the `return` so it comes after the loop"
-NOT_CHAINED = (
-    "the layers are not chained: every layer is applied to the original input x, so the output is "
-    "the last layer's alone; feed each layer the PREVIOUS layer's output (x, weights = layer(x, mask))"
+# The named mistakes of each exercise, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the answer's output matches that mistake's, computed from the same layers
+# (output_mistakes, check_maps) or inputs (entropy_mistakes, tv_mistakes); same_block is seen
+# in the module itself (one object listed twice).
+STACK = catalogue(
+    ASSIGNMENT,
+    "DepthStack",
+    {
+        "layer order": {
+            "return_in_loop": "`forward` returns inside the layer loop, so only the first layer "
+            "runs: dedent the `return` so it comes after the loop",
+            "not_chained": "the layers are not chained: every layer is applied to the original "
+            "input x, so the output is the last layer's alone; feed each layer the PREVIOUS "
+            "layer's output (x, weights = layer(x, mask))",
+            "one_layer_repeated": "one layer is applied num_layers times: loop over self.layers "
+            "so that each of its layers runs once",
+            "last_layer_repeated": "the last layer's weights are used for every layer (one block "
+            "reused num_layers times): create a NEW EncoderBlock for every layer",
+            "reversed": "the layers run in reverse order: apply self.layers[0] first",
+        },
+        "layers": {
+            "same_block": "the same EncoderBlock object appears several times in self.layers "
+            "([block] * num_layers repeats one block): create a NEW EncoderBlock for every layer",
+        },
+        "mask": {
+            "mask_ignored": "the mask never reaches the layers: the output is what the layers "
+            "give without it; pass it to every layer, x, weights = layer(x, mask)",
+            "mask_first_only": "only the first layer gets the mask, the later ones attend to "
+            "every key: pass the mask to EVERY layer, layer(x, mask), inside the loop",
+        },
+        "maps": {
+            "only_last_map": "only the last layer's attention map is returned: append the "
+            "weights of EVERY layer to the list inside the loop",
+            "first_map_repeated": "the first layer's attention map is repeated: append each "
+            "layer's own weights",
+            "heads_averaged": "each map is the mean over the heads: keep every head's weights, "
+            "(B, H, L, L), as the layer returns them",
+            "first_head_only": "each map keeps only the first head (weights[:, 0] or "
+            "squeeze(1)): keep every head's weights, (B, H, L, L), as the layer returns them",
+        },
+    },
 )
-ONE_LAYER_REPEATED = "one layer is applied num_layers times: loop over self.layers so that each of its layers runs once"
-SAME_BLOCK = (
-    "the same EncoderBlock object appears several times in self.layers ([block] * num_layers repeats "
-    "one block): create a NEW EncoderBlock for every layer"
+KEEPDIM = "keep no reduced axis: (..., L_k) -> (...), without keepdim=True"
+ENTROPY = catalogue(
+    ASSIGNMENT,
+    "attention_entropy",
+    {
+        "zero probabilities": {
+            "nan_at_zero": "0 * log(0) gives NaN: use torch.special.xlogy(p, p), which is 0 "
+            "where p == 0",
+            "eps_in_log": "adding a constant inside the log biases the entropy: use "
+            "torch.special.xlogy(p, p) instead of p * log(p + eps)",
+        },
+        "units and sign": {
+            "bits": "the entropy is in bits (log2): use the natural log, nats",
+            "no_minus": "the minus sign is missing: H(p) = -sum p log p is never negative",
+        },
+        "reduction": {
+            "mean": "the entropy is averaged over the keys: sum over the last dimension, do not "
+            "take the mean",
+            "all_dimensions": "the entropy is taken over all dimensions: reduce over the LAST "
+            "dimension only, (..., L_k) -> (...)",
+            "first_dimension": "the entropy is taken over the first dimension: reduce over the "
+            "LAST dimension, (..., L_k) -> (...)",
+            "keepdim": KEEPDIM,
+        },
+    },
 )
-ONLY_LAST_MAP = (
-    "only the last layer's attention map is returned: append the weights of EVERY layer to the "
-    "list inside the loop"
+TV = catalogue(
+    ASSIGNMENT,
+    "total_variation",
+    {
+        "factor": {
+            "no_half": "the factor 1/2 is missing: TV(p, q) = 1/2 * sum |p - q|, so it lies in "
+            "[0, 1]",
+        },
+        "reduction": {
+            "all_dimensions": "TV is taken over all dimensions: reduce over the LAST dimension "
+            "only, (..., L_k) -> (...)",
+            "first_dimension": "TV is taken over the first dimension: reduce over the LAST "
+            "dimension, (..., L_k) -> (...)",
+            "mean": "TV is averaged over the keys: sum over the last dimension, do not take the "
+            "mean",
+            "keepdim": KEEPDIM,
+        },
+        "difference": {
+            "max": "TV sums |p - q|, not its maximum: 0.5 * (p - q).abs().sum(dim=-1)",
+            "signed": "TV sums absolute differences: take (p - q).abs() before summing",
+            "squared": "TV uses the absolute difference, not the squared one: 0.5 * (p - "
+            "q).abs().sum(dim=-1)",
+        },
+    },
 )
-FIRST_MAP_REPEATED = "the first layer's attention map is repeated: append each layer's own weights"
-MASK_IGNORED = (
-    "the mask never reaches the layers: the output is what the layers give without it; pass it to "
-    "every layer, x, weights = layer(x, mask)"
-)
-MASK_FIRST_ONLY = (
-    "only the first layer gets the mask, the later ones attend to every key: pass the mask to "
-    "EVERY layer, layer(x, mask), inside the loop"
-)
-HEADS_AVERAGED = (
-    "each map is the mean over the heads: keep every head's weights, (B, H, L, L), as the layer "
-    "returns them"
-)
-FIRST_HEAD_ONLY = (
-    "each map keeps only the first head (weights[:, 0] or squeeze(1)): keep every head's weights, "
-    "(B, H, L, L), as the layer returns them"
-)
+RETURN_IN_LOOP = STACK["return_in_loop"]
 
 
 @dataclass(frozen=True)
@@ -174,25 +238,23 @@ def chain(
     return x, maps
 
 
-def output_mistakes(layers: list[nn.Module], x: Tensor, mask: Tensor | None) -> dict[str, Tensor]:
+def output_mistakes(
+    layers: list[nn.Module], x: Tensor, mask: Tensor | None
+) -> dict[Mistake, Tensor]:
     """What the stack's output would be under each misconception, from the same layers."""
     n = len(layers)
     every = [mask] * n
     mistakes = {}
     if mask is not None:
-        mistakes[MASK_IGNORED] = chain(layers, x, [None] * n)[0]
+        mistakes[STACK["mask_ignored"]] = chain(layers, x, [None] * n)[0]
         if n > 1:
-            mistakes[MASK_FIRST_ONLY] = chain(layers, x, [mask] + [None] * (n - 1))[0]
+            mistakes[STACK["mask_first_only"]] = chain(layers, x, [mask] + [None] * (n - 1))[0]
     if n > 1:
         mistakes[RETURN_IN_LOOP] = layers[0](x, mask)[0]
-        mistakes[NOT_CHAINED] = layers[-1](x, mask)[0]
-        mistakes[ONE_LAYER_REPEATED] = chain([layers[0]] * n, x, every)[0]
-        mistakes[
-            "the last layer's weights are used for every layer (one block reused num_layers times): create a NEW EncoderBlock for every layer"
-        ] = chain([layers[-1]] * n, x, every)[0]
-        mistakes["the layers run in reverse order: apply self.layers[0] first"] = chain(
-            layers[::-1], x, every
-        )[0]
+        mistakes[STACK["not_chained"]] = layers[-1](x, mask)[0]
+        mistakes[STACK["one_layer_repeated"]] = chain([layers[0]] * n, x, every)[0]
+        mistakes[STACK["last_layer_repeated"]] = chain([layers[-1]] * n, x, every)[0]
+        mistakes[STACK["reversed"]] = chain(layers[::-1], x, every)[0]
     return mistakes
 
 
@@ -202,7 +264,7 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
     shape = tuple(expected[0].shape)
     if len(maps) != n:
         if len(maps) == 1 and n > 1 and is_close(maps[0], expected[-1], atol=1e-9):
-            fail(ONLY_LAST_MAP)
+            fail(STACK["only_last_map"])
         fail(
             f"expected a list of num_layers = {n} maps ({what}), got {len(maps)}: one map per layer"
         )
@@ -210,18 +272,18 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
         if m.shape == e.shape:
             continue
         if is_close(m, e.mean(1), atol=1e-9) and e.shape[1] > 1:
-            fail(HEADS_AVERAGED)
+            fail(STACK["heads_averaged"])
         if is_close(m, e[:, 0], atol=1e-9) and e.shape[1] > 1:
-            fail(FIRST_HEAD_ONLY)
+            fail(STACK["first_head_only"])
         if squeezed(m, shape):
             fail(f"{SQUEEZED} (map {i}: expected (B, H, L, L) = {shape}, got {tuple(m.shape)})")
         fail(f"map {i} must be the layer's weights (B, H, L, L) = {shape}, got {tuple(m.shape)}")
     # With one token every map is all ones: a repeated map is a mistake only where maps differ.
     distinct = not all(is_close(e, expected[0], atol=1e-9) for e in expected[1:])
     if distinct and all(is_close(m, expected[-1], atol=1e-9) for m in maps):
-        fail(ONLY_LAST_MAP)
+        fail(STACK["only_last_map"])
     if distinct and all(is_close(m, expected[0], atol=1e-9) for m in maps):
-        fail(FIRST_MAP_REPEATED)
+        fail(STACK["first_map_repeated"])
     for i, (m, e) in enumerate(zip(maps, expected, strict=True)):
         if not is_close(m, e, atol=1e-9):
             fail(
@@ -342,7 +404,7 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
         stack = build_stack(cls, num_layers, d_model, num_heads, d_ff, seed)
         layers = getattr(stack, "layers", None)
         if isinstance(layers, (nn.ModuleList, list)) and len({id(m) for m in layers}) < len(layers):
-            fail(SAME_BLOCK)
+            fail(STACK["same_block"])
         layers = check_structure(stack, num_layers, num_heads)
         with torch.random.fork_rng(devices=[]):
             block = EncoderBlock(d_model, num_heads, d_ff)
@@ -450,49 +512,32 @@ def random_distributions(generator: torch.Generator, shape: tuple[int, ...]) -> 
     return flat.reshape(shape)
 
 
-def entropy_mistakes(p: Tensor) -> dict[str, Tensor]:
+def entropy_mistakes(p: Tensor) -> dict[Mistake, Tensor]:
     plogp = p * torch.log(p)  # NaN where p == 0
     safe = torch.special.xlogy(p, p)
     return {
-        "0 * log(0) gives NaN: use torch.special.xlogy(p, p), which is 0 where p == 0": -plogp.sum(
-            -1
-        ),
-        "the entropy is in bits (log2): use the natural log, nats": -(safe / math.log(2)).sum(-1),
-        "the minus sign is missing: H(p) = -sum p log p is never negative": safe.sum(-1),
-        "the entropy is averaged over the keys: sum over the last dimension, do not take the mean": -safe.mean(
-            -1
-        ),
-        "the entropy is taken over all dimensions: reduce over the LAST dimension only, (..., L_k) -> (...)": -safe.sum(),
-        "the entropy is taken over the first dimension: reduce over the LAST dimension, (..., L_k) -> (...)": -safe.sum(
-            0
-        ),
-        "keep no reduced axis: (..., L_k) -> (...), without keepdim=True": -safe.sum(
-            -1, keepdim=True
-        ),
-        "adding a constant inside the log biases the entropy: use torch.special.xlogy(p, p) instead of p * log(p + eps)": -(
-            p * torch.log(p + 1e-3)
-        ).sum(-1),
+        ENTROPY["nan_at_zero"]: -plogp.sum(-1),
+        ENTROPY["bits"]: -(safe / math.log(2)).sum(-1),
+        ENTROPY["no_minus"]: safe.sum(-1),
+        ENTROPY["mean"]: -safe.mean(-1),
+        ENTROPY["all_dimensions"]: -safe.sum(),
+        ENTROPY["first_dimension"]: -safe.sum(0),
+        ENTROPY["keepdim"]: -safe.sum(-1, keepdim=True),
+        ENTROPY["eps_in_log"]: -(p * torch.log(p + 1e-3)).sum(-1),
     }
 
 
-def tv_mistakes(p: Tensor, q: Tensor) -> dict[str, Tensor]:
+def tv_mistakes(p: Tensor, q: Tensor) -> dict[Mistake, Tensor]:
     diff = (p - q).abs()
     return {
-        "the factor 1/2 is missing: TV(p, q) = 1/2 * sum |p - q|, so it lies in [0, 1]": diff.sum(
-            -1
-        ),
-        "TV is taken over all dimensions: reduce over the LAST dimension only, (..., L_k) -> (...)": 0.5
-        * diff.sum(),
-        "TV is taken over the first dimension: reduce over the LAST dimension, (..., L_k) -> (...)": 0.5
-        * diff.sum(0),
-        "TV sums |p - q|, not its maximum: 0.5 * (p - q).abs().sum(dim=-1)": diff.amax(-1),
-        "TV sums absolute differences: take (p - q).abs() before summing": 0.5 * (p - q).sum(-1),
-        "TV uses the absolute difference, not the squared one: 0.5 * (p - q).abs().sum(dim=-1)": 0.5
-        * (p - q).square().sum(-1),
-        "TV is averaged over the keys: sum over the last dimension, do not take the mean": 0.5
-        * diff.mean(-1),
-        "keep no reduced axis: (..., L_k) -> (...), without keepdim=True": 0.5
-        * diff.sum(-1, keepdim=True),
+        TV["no_half"]: diff.sum(-1),
+        TV["all_dimensions"]: 0.5 * diff.sum(),
+        TV["first_dimension"]: 0.5 * diff.sum(0),
+        TV["max"]: diff.amax(-1),
+        TV["signed"]: 0.5 * (p - q).sum(-1),
+        TV["squared"]: 0.5 * (p - q).square().sum(-1),
+        TV["mean"]: 0.5 * diff.mean(-1),
+        TV["keepdim"]: 0.5 * diff.sum(-1, keepdim=True),
     }
 
 
@@ -549,6 +594,11 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             atol=1e-12,
         )
     apart = torch.eye(5, dtype=torch.float64)
-    got = total_variation(apart, apart.roll(1, dims=0))
-    if not is_close(got, torch.ones(5, dtype=torch.float64)):
-        fail("distributions on different keys are at TV distance 1: did you forget the factor 1/2?")
+    distance = total_variation(apart, apart.roll(1, dims=0))
+    one = torch.ones(5, dtype=torch.float64)
+    diagnose(
+        distance,
+        one,
+        {TV["no_half"]: 2 * one},
+        "distributions on different keys must be at TV distance 1",
+    )

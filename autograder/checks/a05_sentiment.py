@@ -263,11 +263,16 @@ def run_model(model: nn.Module, ids: Tensor, return_attention: bool = False) -> 
     return logits, list(weights)
 
 
-def attention_mask_diagnosis(weights: list[Tensor], ids: Tensor, pad_id: int) -> str | None:
-    """Why attention lands where it should not, or None when every pad key gets zero weight."""
+def attention_mask_diagnosis(
+    model: nn.Module, weights: list[Tensor], ids: Tensor, pad_id: int
+) -> str | None:
+    """What is seen of attention on the <pad> keys, or None when every pad key gets zero weight.
+
+    weights: the model's (B, H, L, L) weights per layer on ``ids`` (B, L).
+    """
     pads = (ids == pad_id)[:, None, None, :]  # (B, 1, 1, L): the padded keys
     zeros = (ids == 0)[:, None, None, :]
-    for w in weights:
+    for layer, w in enumerate(weights):
         on_pads = w.masked_select(pads.expand_as(w))
         if (on_pads == 0).all():
             continue
@@ -275,8 +280,29 @@ def attention_mask_diagnosis(weights: list[Tensor], ids: Tensor, pad_id: int) ->
             return PADDING_MASK_REVERSED
         if pad_id != 0 and (w.masked_select(zeros.expand_as(w)) == 0).all():
             return PAD_ID_HARD_CODED
-        return NO_PADDING_MASK
+        if matches_unmasked_encoder(model, weights, ids):
+            return NO_PADDING_MASK
+        return (
+            f"the <pad> keys get attention weight (up to {on_pads.abs().max().item():.3g} in "
+            f"layer {layer}), and the weights are not those of your encoder without a mask: "
+            "every query must give the <pad> keys zero weight, through padding_mask(token_ids, "
+            "self.pad_id) passed to self.encoder"
+        )
     return None
+
+
+def matches_unmasked_encoder(model: nn.Module, weights: list[Tensor], ids: Tensor) -> bool:
+    """Whether ``weights`` are what the model's own encoder gives its embedded ids with no mask."""
+    try:
+        with torch.no_grad():
+            _, unmasked = model.encoder(model.position(model.embed(ids)))
+    except NotImplementedError:
+        raise
+    except Exception:  # other submodule names: the parts check says which it needs
+        return False
+    return len(unmasked) == len(weights) and all(
+        is_close(w, u) for w, u in zip(weights, unmasked, strict=True)
+    )
 
 
 def classifier_head(model: nn.Module, d_model: int, num_classes: int) -> nn.Linear | None:
@@ -402,7 +428,7 @@ def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
                     f"each layer's weights must be (B, num_heads, L, L) = {(b, h, length, length)}, "
                     f"got {tuple(w.shape)}"
                 )
-        diagnosis = attention_mask_diagnosis(weights, ids, config["pad_id"])
+        diagnosis = attention_mask_diagnosis(model, weights, ids, config["pad_id"])
         if diagnosis is not None:
             fail(diagnosis)
         for w in weights:
@@ -507,7 +533,7 @@ def padding_never_changes_the_logits(ns: Namespace) -> None:
                 if is_close(logits[i : i + 1], alone[i], atol=1e-5):
                     continue
                 _, weights = run_model(model, batch, return_attention=True)
-                diagnosis = attention_mask_diagnosis(weights, batch, pad_id)
+                diagnosis = attention_mask_diagnosis(model, weights, batch, pad_id)
                 head = classifier_head(model, config["d_model"], config["num_classes"])
                 if diagnosis is None and head is not None:
                     _, mistakes = pooling_outcomes(model, head, batch, pad_id, logits)

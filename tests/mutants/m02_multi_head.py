@@ -170,7 +170,7 @@ class MultiHeadAttention(_Reference):
         A,
         {"multi_head_attention": Replace(RETURN, RETURN + ".mean(dim=1)")},
         {
-            "test_mha_shapes": "averaged over the heads",
+            "test_mha_shapes": "the weights have no head axis",
             "test_mha_parity": "averaged over the heads",
         },
     ),
@@ -232,6 +232,29 @@ return self.out_proj(merge_heads(heads)), weights
         {"split_heads": Replace(SPLIT, SPLIT + ".squeeze()")},
         {"test_split_heads": "squeeze() drops every such axis"},
         in_notebook=True,
+    ),
+    # The families of issue 25 (autograder/checks/a02_multi_head: SPLIT, MERGE, MHA).
+    Mutant(
+        "split_heads keeps the head axis after the positions",
+        A,
+        {"split_heads": Replace(SPLIT, SPLIT.removesuffix(".transpose(1, 2)"))},
+        {"test_split_heads": "returned (B, L, H, d_k)"},
+    ),
+    Mutant(
+        "merge_heads sums the heads",
+        A,
+        {
+            "merge_heads": Replace(
+                "x.transpose(1, 2).reshape(batch, length, num_heads * d_k)", "x.sum(dim=1)"
+            )
+        },
+        {"test_merge_heads": "summed instead of concatenated"},
+    ),
+    Mutant(
+        "merge_heads does not flatten the heads",
+        A,
+        {"merge_heads": Replace(".reshape(batch, length, num_heads * d_k)", "")},
+        {"test_merge_heads": "flatten the last two axes into H * d_k"},
     ),
 ]
 

@@ -786,3 +786,46 @@ CORRECT += [
         },
     ),
 ]
+# The families of issue 25 without a mutant above (autograder/checks/a03_transformer_block:
+# NORM, FFN, BLOCK).
+WRONG += [
+    Mutant(
+        "LayerNorm over the whole tensor",
+        A,
+        {
+            "layer_norm": Replace(
+                "mean = x.mean(dim=-1, keepdim=True)\n"
+                "        variance = (x - mean).pow(2).mean(dim=-1, keepdim=True)",
+                "mean = x.mean()\n        variance = (x - mean).pow(2).mean()",
+            )
+        },
+        {"test_layer_norm": "taken over the whole tensor"},
+    ),
+    Mutant(
+        "ffn adds its input back",
+        A,
+        {
+            "feed_forward": Replace(
+                "return self.linear2(self.dropout(torch.relu(self.linear1(x))))",
+                "return x + self.linear2(self.dropout(torch.relu(self.linear1(x))))",
+            )
+        },
+        {"test_feed_forward": "the input is added back (a residual) inside the network"},
+    ),
+    Mutant(
+        "EncoderBlock returns head-averaged weights",
+        A,
+        {"encoder_block": Replace("return x, weights", "return x, weights.mean(dim=1)")},
+        {"test_encoder_block": "averaged over the heads"},
+    ),
+    Mutant(
+        "EncoderBlock without norm1",
+        A,
+        {
+            "encoder_block": Replace(
+                "x = self.norm1(x + self.dropout1(attended))", "x = x + self.dropout1(attended)"
+            )
+        },
+        {"test_encoder_block": "the first LayerNorm is missing"},
+    ),
+]

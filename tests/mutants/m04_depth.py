@@ -267,3 +267,12 @@ CORRECT = [
         },
     ),
 ]
+# The families of issue 25 without a mutant above (autograder/checks/a04_depth.py: TV).
+WRONG += [
+    Mutant(
+        "total variation of the signed difference",
+        A,
+        {"attention_metrics": Replace(TOTAL_VARIATION, "0.5 * (p - q).sum(dim=-1)")},
+        {"test_attention_metrics": "take (p - q).abs() before summing"},
+    ),
+]

@@ -250,3 +250,22 @@ CORRECT = [
         },
     ),
 ]
+# A mask that exists but hides the <pad> queries instead of the <pad> keys: the grader sees
+# attention on <pad> keys, but not the weights of an encoder without a mask, so it says so
+# and names no cause (it used to say "there is no padding mask").
+WRONG += [
+    Mutant(
+        "padding mask over the queries",
+        A,
+        {
+            "sentiment_model": Replace(
+                "self.encoder(hidden, padding_mask(token_ids, self.pad_id))",
+                "self.encoder(hidden, padding_mask(token_ids, self.pad_id).transpose(-2, -1))",
+            )
+        },
+        {
+            "test_sentiment_model": "the <pad> keys get attention weight",
+            "test_padding_invariance": "the <pad> keys get attention weight",
+        },
+    ),
+]

@@ -270,3 +270,53 @@ class CausalSelfAttentionHead(nn.Module):
         },
     ),
 ]
+# The families of issue 25 without a mutant above (autograder/checks/a06_char_lm: HEAD,
+# MULTIHEAD, LOSS). Each mutant trains a model, so two mistakes of independent exercises share
+# one where neither cell uses the other's answer.
+WRONG += [
+    Mutant(
+        "head not scaled; lm_loss in bits",
+        A,
+        {
+            "causal_head": Replace(" / math.sqrt(q.shape[-1])", ""),
+            "lm_loss": Replace(
+                "return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))",
+                "return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))"
+                " / math.log(2)",
+            ),
+        },
+        {"test_causal_head": "scores are not scaled", "test_lm_loss": "in bits"},
+    ),
+    Mutant(
+        "head softmax over the queries",
+        A,
+        {"causal_head": Replace("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")},
+        {"test_causal_head": "the softmax runs over the queries"},
+    ),
+    Mutant(
+        "no output projection; targets paired with the wrong positions",
+        A,
+        {
+            "multihead_causal": Replace(
+                "return self.proj(torch.cat([head(x) for head in self.heads], dim=-1))",
+                "return torch.cat([head(x) for head in self.heads], dim=-1)",
+            ),
+            "lm_loss": Replace("targets.reshape(-1)", "targets.T.reshape(-1)"),
+        },
+        {
+            "test_multihead_causal": "self.proj is not applied",
+            "test_lm_loss": "paired with the wrong positions",
+        },
+    ),
+    Mutant(
+        "head mask hides the diagonal",
+        A,
+        {
+            "causal_head": Replace(
+                "~self.mask[:length, :length]", "~self.mask[:length, :length].tril(-1)"
+            )
+        },
+        {"test_causal_head": "the output contains NaN or inf"},
+        makes=("CausalSelfAttentionHead.hides_diagonal",),
+    ),
+]

@@ -17,16 +17,33 @@ from autograder.authoring.helpers import (
     random_sizes,
     require,
 )
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_merge, oracle_split
 
-MERGE_NO_TRANSPOSE = (
-    "heads merged without a transpose: reshaping (B, H, L, d_k) straight to (B, L, H*d_k) mixes "
-    "positions of different heads, so transpose(1, 2) first, then flatten the last two axes"
-)
-MERGE_INTERLEAVED = (
-    "the heads' features are interleaved (head h at h, h+H, ...): transpose(1, 2) to (B, L, H, d_k) "
-    "before flattening, not permute to (B, L, d_k, H)"
+# The named mistakes of merge_heads, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the answer's output matches that mistake's.
+MERGE = catalogue(
+    ASSIGNMENT,
+    "merge_heads",
+    {
+        "head layout": {
+            "no_transpose": "heads merged without a transpose: reshaping (B, H, L, d_k) straight "
+            "to (B, L, H*d_k) mixes positions of different heads, so transpose(1, 2) first, then "
+            "flatten the last two axes",
+            "interleaved": "the heads' features are interleaved (head h at h, h+H, ...): "
+            "transpose(1, 2) to (B, L, H, d_k) before flattening, not permute to (B, L, d_k, H)",
+        },
+        "reduction": {
+            "summed": "the heads are summed instead of concatenated: merge_heads must keep every "
+            "head's d_k features side by side",
+            "averaged": "the heads are averaged instead of concatenated: merge_heads must keep "
+            "every head's d_k features side by side",
+        },
+        "axis order": {
+            "not_flattened": "returned (B, L, H, d_k): flatten the last two axes into H * d_k",
+        },
+    },
 )
 
 ban(
@@ -39,18 +56,14 @@ ban(
 )
 
 
-def merge_mistakes(x: Tensor) -> dict[str, Tensor]:
+def merge_mistakes(x: Tensor) -> dict[Mistake, Tensor]:
     b, h, length, d_k = x.shape
     return {
-        MERGE_NO_TRANSPOSE: x.reshape(b, length, h * d_k),
-        MERGE_INTERLEAVED: x.permute(0, 2, 3, 1).reshape(b, length, h * d_k),
-        "the heads are summed instead of concatenated: merge_heads must keep every head's d_k features side by side": x.sum(
-            1
-        ),
-        "the heads are averaged instead of concatenated: merge_heads must keep every head's d_k features side by side": x.mean(
-            1
-        ),
-        "returned (B, L, H, d_k): flatten the last two axes into H * d_k": x.transpose(1, 2),
+        MERGE["no_transpose"]: x.reshape(b, length, h * d_k),
+        MERGE["interleaved"]: x.permute(0, 2, 3, 1).reshape(b, length, h * d_k),
+        MERGE["summed"]: x.sum(1),
+        MERGE["averaged"]: x.mean(1),
+        MERGE["not_flattened"]: x.transpose(1, 2),
     }
 
 

@@ -11,9 +11,11 @@ import attention_lab.reference.a01_attention as reference
 from attention_lab.torch_mha import load_into_torch_mha
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.helpers import diagnose, hidden_generator, require
+from autograder.authoring.mistakes import Mistake
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a02_multi_head.shared import (
     ASSIGNMENT,
+    MHA,
     PROJECTIONS,
     build,
     call,
@@ -53,7 +55,7 @@ def per_head_mask(mask: Tensor | None) -> Tensor | None:
 
 def parity_mistakes(
     mha: nn.Module, num_heads: int, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None
-) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+) -> tuple[dict[Mistake, Tensor], dict[Mistake, Tensor]]:
     """(weight mistakes, output mistakes) computed from mha's own parameters."""
     params = {name: getattr(mha, name) for name in PROJECTIONS}
     with torch.no_grad():
@@ -76,55 +78,39 @@ def parity_mistakes(
         heads, _ = _attend(qh, kh, vh, m, right)
 
         weight_mistakes = {
-            "scores are scaled by √d_model instead of √d_k: each head divides by √(d_model / num_heads), the width of one head": _attend(
-                qh, kh, vh, m, 1 / math.sqrt(d_model)
-            )[1],
-            "scores are not scaled: divide each head's q kᵀ by √d_k": _attend(qh, kh, vh, m, 1.0)[
-                1
-            ],
-            "scores are divided by d_k instead of √d_k": _attend(qh, kh, vh, m, 1 / d_k)[1],
-            "weights differ as if the heads were split without a transpose: view(B, L, H, d_k) first, then transpose(1, 2)": _attend(
+            MHA["scaled_by_d_model"]: _attend(qh, kh, vh, m, 1 / math.sqrt(d_model))[1],
+            MHA["not_scaled"]: _attend(qh, kh, vh, m, 1.0)[1],
+            MHA["divided_by_d_k"]: _attend(qh, kh, vh, m, 1 / d_k)[1],
+            MHA["split_no_transpose"]: _attend(
                 q.reshape(b, num_heads, l_q, d_k), k.reshape(b, num_heads, l_k, d_k), vh, m, right
             )[1],
-            "weights differ as if each head got interleaved features h, h+H, ...: split_heads must give head h the block h*d_k:(h+1)*d_k": _attend(
+            MHA["split_interleaved"]: _attend(
                 q.reshape(b, l_q, d_k, num_heads).permute(0, 3, 1, 2),
                 k.reshape(b, l_k, d_k, num_heads).permute(0, 3, 1, 2),
                 vh,
                 m,
                 right,
             )[1],
-            "the keys are projected with q_proj: use k_proj for the keys": _attend(
+            MHA["keys_with_q_proj"]: _attend(
                 qh, oracle_split(lin(key, "q_proj"), num_heads), vh, m, right
             )[1],
-            "weights are averaged over the heads: return the per-head weights, shape (B, H, L_q, L_k)": _attend(
-                qh, kh, vh, m, right
-            )[1].mean(1),
+            MHA["weights_averaged"]: _attend(qh, kh, vh, m, right)[1].mean(1),
         }
         if mask is not None:
-            weight_mistakes[
-                "mask polarity reversed: in this course True means 'may attend' (torch's attn_mask uses the opposite)"
-            ] = _attend(qh, kh, vh, ~m, right)[1]
+            weight_mistakes[MHA["mask_reversed"]] = _attend(qh, kh, vh, ~m, right)[1]
 
         def project_out(x: Tensor) -> Tensor:
             return lin(x, "out_proj")
 
+        def values_from(source: Tensor, projection: str) -> Tensor:
+            values = oracle_split(lin(source, projection), num_heads)
+            return project_out(oracle_merge(_attend(qh, kh, values, m, right)[0]))
+
         output_mistakes = {
-            "the output projection is missing: apply out_proj to the merged heads": oracle_merge(
-                heads
-            ),
-            "outputs differ as if the heads were merged without a transpose: transpose(1, 2) before flattening": project_out(
-                heads.reshape(b, l_q, d_model)
-            ),
-            "the values are projected from `key` instead of `value`: use v_proj(value)": project_out(
-                oracle_merge(
-                    _attend(qh, kh, oracle_split(lin(key, "v_proj"), num_heads), m, right)[0]
-                )
-            ),
-            "the values are projected with k_proj: use v_proj for the values": project_out(
-                oracle_merge(
-                    _attend(qh, kh, oracle_split(lin(value, "k_proj"), num_heads), m, right)[0]
-                )
-            ),
+            MHA["no_out_proj"]: oracle_merge(heads),
+            MHA["merged_no_transpose"]: project_out(heads.reshape(b, l_q, d_model)),
+            MHA["values_from_key"]: values_from(key, "v_proj"),
+            MHA["values_with_k_proj"]: values_from(value, "k_proj"),
         }
     return weight_mistakes, output_mistakes
 

@@ -20,6 +20,7 @@ from autograder.authoring.helpers import (
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a02_multi_head.shared import (
     ASSIGNMENT,
+    MHA,
     PROJECTIONS,
     build,
     call,
@@ -44,6 +45,11 @@ depends_on(
     {"split_heads": ["test_split_heads"], "merge_heads": ["test_merge_heads"]},
 )
 
+
+NO_HEAD_AXIS = (
+    "the weights have no head axis, shape {shape}: return the per-head weights, shape "
+    "(B, H, L_q, L_k)"
+)
 
 # ---------------------------------------------------------------------------------------------
 # MultiHeadAttention: shapes, attributes, errors
@@ -79,9 +85,7 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
             expect_shapes(out, weights, (b, l_q, d_model), (b, h, l_q, l_q))
             if out.shape != (b, l_q, d_model) or weights.shape != (b, h, l_q, l_q):
                 if h > 1 and weights.shape == (b, l_q, l_q):
-                    fail(
-                        "weights are averaged over the heads: return the per-head weights, shape (B, H, L_q, L_k)"
-                    )
+                    fail(NO_HEAD_AXIS.format(shape=(b, l_q, l_q)))
                 fail(
                     f"self-attention must return output (B, L, d_model) = {(b, l_q, d_model)} and per-head "
                     f"weights (B, H, L, L) = {(b, h, l_q, l_q)}, got {tuple(out.shape)} and {tuple(weights.shape)}"
@@ -92,9 +96,7 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
             expect_shapes(out_kv, weights_kv, (b, l_q, d_model), (b, h, l_q, l_k))
             if out_kv.shape != (b, l_q, d_model) or weights_kv.shape != (b, h, l_q, l_k):
                 if weights_kv.shape == (b, l_q, l_k):
-                    fail(
-                        "weights are averaged over the heads: return the per-head weights, shape (B, H, L_q, L_k)"
-                    )
+                    fail(NO_HEAD_AXIS.format(shape=(b, l_q, l_k)))
                 fail(
                     f"cross-attention must return output (B, L_q, d_model) = {(b, l_q, d_model)} and weights "
                     f"(B, H, L_q, L_k) = {(b, h, l_q, l_k)}, got {tuple(out_kv.shape)} and {tuple(weights_kv.shape)}"
@@ -187,13 +189,18 @@ def expect_per_head_weights(weights: Tensor, b: int, h: int, l_q: int, l_k: int)
     if squeezed(weights, (b, h, l_q, l_k)):
         fail(f"{SQUEEZED} (the weights must be {(b, h, l_q, l_k)}, got {tuple(weights.shape)})")
     if h > 1 and weights.shape == (b, l_q, l_k):
-        fail(
-            "weights are averaged over the heads: return the per-head weights, shape (B, H, L_q, L_k)"
-        )
+        fail(NO_HEAD_AXIS.format(shape=(b, l_q, l_k)))
     if weights.shape != (b, h, l_q, l_k):
         fail(
             f"cross-attention weights must be (B, H, L_q, L_k) = {(b, h, l_q, l_k)}, got {tuple(weights.shape)}"
         )
+
+
+def renormalised(free: Tensor, shown: Tensor) -> Tensor:
+    """free (B, H, L_q, L_k) restricted to the ``shown`` keys and renormalised; a query that
+    sees no key gets zero weights, as the course's contract says."""
+    kept = free * shown
+    return (kept / kept.sum(-1, keepdim=True)).nan_to_num(0.0)
 
 
 def check_masked_weights(weights: Tensor, free: Tensor, keep: Tensor, what: str) -> None:
@@ -203,16 +210,15 @@ def check_masked_weights(weights: Tensor, free: Tensor, keep: Tensor, what: str)
         fail(
             f"with {what} the weights must still be (B, H, L_q, L_k) = {tuple(free.shape)}, got {tuple(weights.shape)}"
         )
+    expected, reversed_mask = (renormalised(free, shown) for shown in (keep, ~keep))
     hidden_weight = weights.masked_select(~keep)
     if (hidden_weight != 0).any():
-        if (weights.masked_select(keep) == 0).all():
-            fail(
-                f"mask polarity reversed with {what}: in this course True/1 means 'may attend', so hide "
-                "the keys where the mask is False (torch's attn_mask uses the opposite)"
-            )
-        fail(f"with {what}, hidden keys must get exactly zero weight in every head")
-    expected = free * keep
-    expected = expected / expected.sum(-1, keepdim=True)
+        if torch.allclose(weights.nan_to_num(0.0), reversed_mask, atol=1e-5):
+            fail(f"{MHA['mask_reversed']} (with {what})")
+        fail(
+            f"with {what}, hidden keys must get exactly zero weight in every head; they got up "
+            f"to {hidden_weight.abs().max().item():.3g}"
+        )
     if not torch.allclose(weights, expected, atol=1e-5):
         fail(
             f"with {what}, the visible keys' weights must be the unmasked softmax renormalised over "

@@ -15,10 +15,48 @@ from autograder.authoring.helpers import (
     random_sizes,
     squeezed,
 )
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "02_multi_head"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")
+
+# The named mistakes of MultiHeadAttention, by family (autograder/authoring/mistakes.py): each
+# is diagnosed only where the weights or outputs match those of a module making that mistake,
+# computed from the student's own parameters (mha_parity.py).
+MHA = catalogue(
+    ASSIGNMENT,
+    "MultiHeadAttention",
+    {
+        "scaling": {
+            "scaled_by_d_model": "scores are scaled by √d_model instead of √d_k: each head "
+            "divides by √(d_model / num_heads), the width of one head",
+            "not_scaled": "scores are not scaled: divide each head's q kᵀ by √d_k",
+            "divided_by_d_k": "each head's scores are divided by d_k instead of √d_k",
+        },
+        "heads": {
+            "split_no_transpose": "weights differ as if the heads were split without a "
+            "transpose: view(B, L, H, d_k) first, then transpose(1, 2)",
+            "split_interleaved": "weights differ as if each head got interleaved features h, "
+            "h+H, ...: split_heads must give head h the block h*d_k:(h+1)*d_k",
+            "merged_no_transpose": "outputs differ as if the heads were merged without a "
+            "transpose: transpose(1, 2) before flattening",
+            "weights_averaged": "weights are averaged over the heads: return the per-head "
+            "weights, shape (B, H, L_q, L_k)",
+        },
+        "projections": {
+            "keys_with_q_proj": "the keys are projected with q_proj: use k_proj for the keys",
+            "values_from_key": "the values are projected from `key` instead of `value`: use "
+            "v_proj(value)",
+            "values_with_k_proj": "the values are projected with k_proj: use v_proj for the values",
+            "no_out_proj": "the output projection is missing: apply out_proj to the merged heads",
+        },
+        "mask polarity": {
+            "mask_reversed": "mask polarity reversed: in this course True means 'may attend' "
+            "(torch's attn_mask uses the opposite)",
+        },
+    },
+)
 
 
 # The oracles are written without view/transpose on purpose, so they cannot share a mistake.

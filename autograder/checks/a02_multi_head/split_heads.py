@@ -14,20 +14,30 @@ from autograder.authoring.helpers import (
     random_sizes,
     require,
 )
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_split
 
-SPLIT_NO_TRANSPOSE = (
-    "heads split without a transpose: reshaping (B, L, d_model) straight to (B, H, L, d_k) cuts "
-    "across positions, so view(B, L, H, d_k) first, then transpose(1, 2)"
-)
-SPLIT_INTERLEAVED = (
-    "head h got the interleaved features h, h+H, h+2H, ...: view the last axis as (H, d_k), "
-    "not (d_k, H), so each head owns a consecutive block of d_k features"
-)
-SPLIT_TRANSPOSE_FIRST = (
-    "transposed before viewing: x.transpose(1, 2) then reshape cuts the wrong axis; "
-    "view(B, L, H, d_k) first, then transpose(1, 2)"
+# The named mistakes of split_heads, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the answer's output matches that mistake's.
+SPLIT = catalogue(
+    ASSIGNMENT,
+    "split_heads",
+    {
+        "head layout": {
+            "no_transpose": "heads split without a transpose: reshaping (B, L, d_model) straight "
+            "to (B, H, L, d_k) cuts across positions, so view(B, L, H, d_k) first, then "
+            "transpose(1, 2)",
+            "interleaved": "head h got the interleaved features h, h+H, h+2H, ...: view the last "
+            "axis as (H, d_k), not (d_k, H), so each head owns a consecutive block of d_k features",
+            "transpose_first": "transposed before viewing: x.transpose(1, 2) then reshape cuts the "
+            "wrong axis; view(B, L, H, d_k) first, then transpose(1, 2)",
+        },
+        "axis order": {
+            "heads_after_positions": "returned (B, L, H, d_k): transpose(1, 2) so the head axis "
+            "comes before the sequence axis",
+        },
+    },
 )
 
 ban(
@@ -40,16 +50,14 @@ ban(
 )
 
 
-def split_mistakes(x: Tensor, num_heads: int) -> dict[str, Tensor]:
+def split_mistakes(x: Tensor, num_heads: int) -> dict[Mistake, Tensor]:
     b, length, d_model = x.shape
     d_k = d_model // num_heads
     return {
-        SPLIT_NO_TRANSPOSE: x.reshape(b, num_heads, length, d_k),
-        SPLIT_INTERLEAVED: x.reshape(b, length, d_k, num_heads).permute(0, 3, 1, 2),
-        SPLIT_TRANSPOSE_FIRST: x.transpose(1, 2).reshape(b, num_heads, length, d_k),
-        "returned (B, L, H, d_k): transpose(1, 2) so the head axis comes before the sequence axis": x.reshape(
-            b, length, num_heads, d_k
-        ),
+        SPLIT["no_transpose"]: x.reshape(b, num_heads, length, d_k),
+        SPLIT["interleaved"]: x.reshape(b, length, d_k, num_heads).permute(0, 3, 1, 2),
+        SPLIT["transpose_first"]: x.transpose(1, 2).reshape(b, num_heads, length, d_k),
+        SPLIT["heads_after_positions"]: x.reshape(b, length, num_heads, d_k),
     }
 
 

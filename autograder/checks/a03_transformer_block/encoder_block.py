@@ -22,6 +22,7 @@ from autograder.authoring.helpers import (
     random_sizes,
     require,
 )
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
 from autograder.checks.a03_transformer_block.dropout_sites import (
@@ -93,6 +94,67 @@ def call_block(
     return result
 
 
+# The named mistakes of EncoderBlock, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the block's weights or output match those of the reference's own parts
+# put together with that mistake (block_mistakes), or, for dropout, where masks at that site
+# explain the train-mode output (branch_masks).
+POST_NORM = "h = norm1(x + attn(x)) and out = norm2(h + ffn(h))"
+BLOCK = catalogue(
+    ASSIGNMENT,
+    "EncoderBlock",
+    {
+        "norm placement": {
+            "pre_norm_weights": "LayerNorm is applied before the sublayer (pre-norm): this "
+            f"block is post-norm, {POST_NORM}",
+            "pre_norm": f"LayerNorm is applied before each sublayer (pre-norm): this block is "
+            f"post-norm, {POST_NORM}",
+            "norm1_twice": "norm1 is used twice: the second residual sum goes through norm2",
+            "norms_swapped": "norm1 and norm2 are swapped: norm1 follows the attention "
+            "sublayer, norm2 the feed-forward",
+            "no_norm2": "the second LayerNorm is missing: out = norm2(h + ffn(h))",
+            "no_norm1": "the first LayerNorm is missing: h = norm1(x + attn(x))",
+        },
+        "residuals": {
+            "no_residuals": f"no residual connections: add each sublayer's input back, {POST_NORM}",
+            "no_attention_residual": "the attention sublayer has no residual connection: h = "
+            "norm1(x + attn(x)), add the input x back before the norm",
+            "no_feed_forward_residual": "the feed-forward sublayer has no residual connection: "
+            "out = norm2(h + ffn(h)), add h back before the norm",
+            "second_residual_adds_x": "the second residual adds the block's input x: out = "
+            "norm2(h + ffn(h)) with h = norm1(x + attn(x))",
+        },
+        "sublayer input": {
+            "ffn_reads_attention": "the feed-forward network reads the raw attention output: "
+            "it must read h = norm1(x + attn(x))",
+            "ffn_reads_x": "the feed-forward network reads the block's input x: it must read h "
+            "= norm1(x + attn(x))",
+        },
+        "mask": {
+            "mask_not_passed": "the mask is not passed on: call self.self_attn(x, mask=mask), "
+            "so hidden keys get zero weight",
+        },
+        "weights returned": {
+            "weights_averaged": "weights are averaged over the heads: return the per-head "
+            "weights of self_attn, (B, num_heads, L, L)",
+        },
+        "dropout placement": {
+            "dropout1_none": "dropout1 is not applied in training mode: h = norm1(x + "
+            "dropout1(attn(x)))",
+            "dropout2_none": "dropout2 is not applied in training mode: out = norm2(h + "
+            "dropout2(ffn(h)))",
+            "dropout1_sum": "dropout1 is applied to the residual sum x + attn(x): it belongs on "
+            "the attention output alone, h = norm1(x + dropout1(attn(x)))",
+            "dropout1_after": "dropout1 is applied after norm1: it belongs on the attention "
+            "output before the residual sum, h = norm1(x + dropout1(attn(x)))",
+            "dropout2_sum": "dropout2 is applied to the residual sum h + ffn(h): it belongs on "
+            "the feed-forward output alone, out = norm2(h + dropout2(ffn(h)))",
+            "dropout2_after": "dropout2 is applied after norm2: it belongs on the feed-forward "
+            "output before the residual sum, out = norm2(h + dropout2(ffn(h)))",
+        },
+    },
+)
+
+
 def block_mistakes(ref: reference.EncoderBlock, x: Tensor, mask: Tensor | None):
     """(weight mistakes, output mistakes) computed from the reference block's own parts."""
 
@@ -104,50 +166,27 @@ def block_mistakes(ref: reference.EncoderBlock, x: Tensor, mask: Tensor | None):
     h = n1(x + a)
     pre_h = x + attn(n1(x))
     weights = {
-        "LayerNorm is applied before the sublayer (pre-norm): this block is post-norm, h = norm1(x + attn(x)) and out = norm2(h + ffn(h))": ref.self_attn(
-            n1(x), mask=mask
-        )[1],
-        "weights are averaged over the heads: return the per-head weights of self_attn, (B, num_heads, L, L)": ref.self_attn(
-            x, mask=mask
-        )[1].mean(1),
+        BLOCK["pre_norm_weights"]: ref.self_attn(n1(x), mask=mask)[1],
+        BLOCK["weights_averaged"]: ref.self_attn(x, mask=mask)[1].mean(1),
     }
     if mask is not None:
-        weights[
-            "the mask is not passed on: call self.self_attn(x, mask=mask), so hidden keys get zero weight"
-        ] = ref.self_attn(x)[1]
+        weights[BLOCK["mask_not_passed"]] = ref.self_attn(x)[1]
     outputs = {
-        "LayerNorm is applied before each sublayer (pre-norm): this block is post-norm, h = norm1(x + attn(x)) and out = norm2(h + ffn(h))": pre_h
-        + ffn(n2(pre_h)),
-        "no residual connections: add each sublayer's input back, h = norm1(x + attn(x)) and out = norm2(h + ffn(h))": n2(
-            ffn(n1(a))
-        ),
-        "the attention sublayer has no residual connection: h = norm1(x + attn(x)), add the input x back before the norm": n2(
-            n1(a) + ffn(n1(a))
-        ),
-        "the feed-forward sublayer has no residual connection: out = norm2(h + ffn(h)), add h back before the norm": n2(
-            ffn(h)
-        ),
-        "the second residual adds the block's input x: out = norm2(h + ffn(h)) with h = norm1(x + attn(x))": n2(
-            x + ffn(h)
-        ),
-        "the feed-forward network reads the raw attention output: it must read h = norm1(x + attn(x))": n2(
-            h + ffn(a)
-        ),
-        "the feed-forward network reads the block's input x: it must read h = norm1(x + attn(x))": n2(
-            h + ffn(x)
-        ),
-        "norm1 is used twice: the second residual sum goes through norm2": n1(h + ffn(h)),
-        "norm1 and norm2 are swapped: norm1 follows the attention sublayer, norm2 the feed-forward": n1(
-            n2(x + a) + ffn(n2(x + a))
-        ),
-        "the second LayerNorm is missing: out = norm2(h + ffn(h))": h + ffn(h),
-        "the first LayerNorm is missing: h = norm1(x + attn(x))": n2(x + a + ffn(x + a)),
+        BLOCK["pre_norm"]: pre_h + ffn(n2(pre_h)),
+        BLOCK["no_residuals"]: n2(ffn(n1(a))),
+        BLOCK["no_attention_residual"]: n2(n1(a) + ffn(n1(a))),
+        BLOCK["no_feed_forward_residual"]: n2(ffn(h)),
+        BLOCK["second_residual_adds_x"]: n2(x + ffn(h)),
+        BLOCK["ffn_reads_attention"]: n2(h + ffn(a)),
+        BLOCK["ffn_reads_x"]: n2(h + ffn(x)),
+        BLOCK["norm1_twice"]: n1(h + ffn(h)),
+        BLOCK["norms_swapped"]: n1(n2(x + a) + ffn(n2(x + a))),
+        BLOCK["no_norm2"]: h + ffn(h),
+        BLOCK["no_norm1"]: n2(x + a + ffn(x + a)),
     }
     if mask is not None:
         free = n1(x + attn(x, None))
-        outputs[
-            "the mask is not passed on: call self.self_attn(x, mask=mask), so hidden keys get zero weight"
-        ] = n2(free + ffn(free))
+        outputs[BLOCK["mask_not_passed"]] = n2(free + ffn(free))
     return weights, outputs
 
 
@@ -343,18 +382,9 @@ BRANCH_SITES = {
     "after": lambda norm, r, s, m, c: norm(r + s)[:, None] * m * c,
 }
 MISPLACED = {
-    ("dropout1", "none"): "dropout1 is not applied in training mode: h = norm1(x + "
-    "dropout1(attn(x)))",
-    ("dropout2", "none"): "dropout2 is not applied in training mode: out = norm2(h + "
-    "dropout2(ffn(h)))",
-    ("dropout1", "sum"): "dropout1 is applied to the residual sum x + attn(x): it belongs on "
-    "the attention output alone, h = norm1(x + dropout1(attn(x)))",
-    ("dropout1", "after"): "dropout1 is applied after norm1: it belongs on the attention output "
-    "before the residual sum, h = norm1(x + dropout1(attn(x)))",
-    ("dropout2", "sum"): "dropout2 is applied to the residual sum h + ffn(h): it belongs on the "
-    "feed-forward output alone, out = norm2(h + dropout2(ffn(h)))",
-    ("dropout2", "after"): "dropout2 is applied after norm2: it belongs on the feed-forward "
-    "output before the residual sum, out = norm2(h + dropout2(ffn(h)))",
+    (name, site): BLOCK[f"{name}_{site}"]
+    for name in ("dropout1", "dropout2")
+    for site in ("none", "sum", "after")
 }
 
 
@@ -415,7 +445,7 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
             "dropout1(attn(x))), out = norm2(h + dropout2(ffn(h)))"
         )
     wrong = [
-        MISPLACED[name, site]
+        str(MISPLACED[name, site])
         for name, site in (("dropout1", first), ("dropout2", second))
         if site != "branch"
     ]

@@ -17,6 +17,7 @@ from autograder.authoring.helpers import (
     random_sizes,
     require,
 )
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
 from autograder.checks.a03_transformer_block.dropout_sites import (
@@ -64,24 +65,49 @@ def build_ffn(
     return mine.double().eval(), theirs.double().eval()
 
 
-def ffn_mistakes(theirs: reference.FeedForward, x: Tensor) -> dict[str, Tensor]:
+# The named mistakes of PositionwiseFeedForward, by family (autograder/authoring/mistakes.py):
+# each is diagnosed only where the output matches that mistake's, computed with the reference's
+# weights, or, for dropout, where dropout masks at that site explain the train-mode output.
+FFN = catalogue(
+    ASSIGNMENT,
+    "PositionwiseFeedForward",
+    {
+        "activation": {
+            "no_relu": "no ReLU between the two layers: FFN(x) = linear2(relu(linear1(x))); "
+            "without it the two layers are one linear map",
+            "relu_after_output": "a ReLU after the second layer too: only the hidden layer goes "
+            "through the ReLU, the output may be negative",
+            "gelu": "GELU instead of ReLU: the paper's (and this exercise's) FFN uses max(0, ·)",
+            "relu_on_input": "the ReLU is applied to the input, before the first layer: relu "
+            "goes between linear1 and linear2",
+        },
+        "residual": {
+            "adds_input": "the input is added back (a residual) inside the network: the block "
+            "adds the residual, the FFN returns linear2(relu(linear1(x))) alone",
+        },
+        "dropout placement": {
+            "dropout_not_applied": "dropout is never applied in training mode: apply "
+            "self.dropout to the hidden layer, linear2(dropout(relu(linear1(x))))",
+            "dropout_on_output": "dropout is applied to the output: in train mode whole output "
+            "values are zeroed; dropout belongs on the hidden layer, "
+            "linear2(dropout(relu(linear1(x))))",
+            "dropout_on_input": "dropout is applied to the input x: in train mode the hidden "
+            "layer is relu(linear1(x)) of an x with entries zeroed; dropout belongs on the "
+            "hidden layer, linear2(dropout(relu(linear1(x))))",
+        },
+    },
+)
+
+
+def ffn_mistakes(theirs: reference.FeedForward, x: Tensor) -> dict[Mistake, Tensor]:
     """Outputs of the usual misreadings of FFN(x) = linear2(relu(linear1(x)))."""
     first, second = theirs.linear1, theirs.linear2
     return {
-        "no ReLU between the two layers: FFN(x) = linear2(relu(linear1(x))); without it the two layers are one linear map": second(
-            first(x)
-        ),
-        "a ReLU after the second layer too: only the hidden layer goes through the ReLU, the output may be negative": F.relu(
-            second(F.relu(first(x)))
-        ),
-        "GELU instead of ReLU: the paper's (and this exercise's) FFN uses max(0, ·)": second(
-            F.gelu(first(x))
-        ),
-        "the ReLU is applied to the input, before the first layer: relu goes between linear1 and linear2": second(
-            first(F.relu(x))
-        ),
-        "the input is added back (a residual) inside the network: the block adds the residual, the FFN returns linear2(relu(linear1(x))) alone": x
-        + second(F.relu(first(x))),
+        FFN["no_relu"]: second(first(x)),
+        FFN["relu_after_output"]: F.relu(second(F.relu(first(x)))),
+        FFN["gelu"]: second(F.gelu(first(x))),
+        FFN["relu_on_input"]: second(first(F.relu(x))),
+        FFN["adds_input"]: x + second(F.relu(first(x))),
     }
 
 
@@ -144,20 +170,6 @@ def feed_forward_handles_degenerate_sizes(ns: Namespace) -> None:
         )
 
 
-FFN_DROPOUT_NOT_APPLIED = (
-    "dropout is never applied in training mode: apply self.dropout to the hidden layer, "
-    "linear2(dropout(relu(linear1(x))))"
-)
-FFN_DROPOUT_ON_OUTPUT = (
-    "dropout is applied to the output: in train mode whole output values are zeroed; dropout "
-    "belongs on the hidden layer, linear2(dropout(relu(linear1(x))))"
-)
-FFN_DROPOUT_ON_INPUT = (
-    "dropout is applied to the input x: in train mode the hidden layer is relu(linear1(x)) of an "
-    "x with entries zeroed; dropout belongs on the hidden layer, linear2(dropout(relu(linear1(x))))"
-)
-
-
 def hidden_layer_of(theirs: reference.FeedForward, out: Tensor) -> Tensor | None:
     """The hidden vectors (N, d_ff) that linear2 maps to ``out`` (N, d_model), or None when
     ``out`` is no output of linear2 (linear2 is injective: d_ff < d_model)."""
@@ -201,7 +213,7 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
         fail(f"in train mode the output must keep the input's shape {tuple(x.shape)}")
     rows, reference_rows = trained.reshape(-1, d_model), expected.reshape(-1, d_model)
     if is_close(rows, reference_rows, atol=1e-9):
-        fail(FFN_DROPOUT_NOT_APPLIED)
+        fail(FFN["dropout_not_applied"])
     with torch.no_grad():
         flat = x.reshape(-1, d_model)
         hidden = F.relu(theirs.linear1(flat))
@@ -210,7 +222,7 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
         zeroed = rows.abs() <= MATCH_ATOL
         ratios = torch.where(zeroed, 0.0, rows / reference_rows)
         if zeroed.any() and two_valued_scale(ratios) is not None:
-            fail(FFN_DROPOUT_ON_OUTPUT)
+            fail(FFN["dropout_on_output"])
         fail(
             f"in train mode (dropout={p}) the output is not linear2 of any hidden layer: "
             "dropout belongs on the hidden layer, linear2(dropout(relu(linear1(x)))), and "
@@ -225,7 +237,7 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
                 return F.relu(theirs.linear1(flat[:, None] * masks / (1 - p)))
 
         if explained(seen, input_site, d_model) is not None:
-            fail(FFN_DROPOUT_ON_INPUT)
+            fail(FFN["dropout_on_input"])
         fail(
             f"in train mode (dropout={p}) the hidden layer linear2 reads is not "
             "relu(linear1(x)) with some units zeroed and the others scaled by one factor: "

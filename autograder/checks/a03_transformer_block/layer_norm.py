@@ -21,6 +21,7 @@ from autograder.authoring.helpers import (
     require,
     squeezed,
 )
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 from autograder.judging.kernel import function_name
@@ -68,44 +69,65 @@ def layer_norm_variant(
     return (normed + bias) * weight  # "shift then scale"
 
 
-def layer_norm_mistakes(x: Tensor, weight: Tensor, bias: Tensor, eps: float) -> dict[str, Tensor]:
+# The named mistakes of LayerNorm, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the output matches that variant of the formula (layer_norm_variant).
+NORM = catalogue(
+    ASSIGNMENT,
+    "LayerNorm",
+    {
+        "variance": {
+            "unbiased": "the variance is unbiased (divides by d - 1): LayerNorm uses the biased "
+            "variance, divide by d (x.var(-1, unbiased=False) or the mean of squared deviations)",
+            "std_unbiased_eps_outside": "x.std() is unbiased (divides by d - 1) and eps is added "
+            "outside the root: use sqrt(biased variance + eps)",
+        },
+        "eps": {
+            "eps_outside": "eps is added outside the square root (std + eps): it goes inside, "
+            "sqrt(variance + eps)",
+            "fixed_eps_outside": "a hard-coded 1e-5 is added outside the square root: use "
+            "sqrt(variance + self.eps)",
+            "no_eps": "eps is missing: divide by sqrt(variance + eps)",
+            "fixed_eps": "eps is hard-coded as 1e-5: use self.eps, the eps passed to __init__",
+        },
+        "affine": {
+            "no_affine": "gamma (self.weight) and beta (self.bias) are not applied: return x_hat "
+            "* self.weight + self.bias",
+            "affine_swapped": "gamma and beta are swapped: scale by self.weight, then shift by "
+            "self.bias",
+            "shift_then_scale": "beta is added before scaling by gamma: return x_hat * "
+            "self.weight + self.bias",
+        },
+        "axis": {
+            "all_dimensions": "mean and variance are taken over the whole tensor: normalise each "
+            "vector over its LAST dimension only (dim=-1, keepdim=True)",
+            "first_dimension": "normalised over the first dimension: take the mean and variance "
+            "over the LAST dimension (dim=-1, keepdim=True)",
+        },
+    },
+)
+
+
+def layer_norm_mistakes(
+    x: Tensor, weight: Tensor, bias: Tensor, eps: float
+) -> dict[Mistake, Tensor]:
     def variant(**change: Any) -> Tensor:
         return layer_norm_variant(x, weight, bias, eps, **change)
 
     mistakes = {
-        "the variance is unbiased (divides by d - 1): LayerNorm uses the biased variance, divide by d (x.var(-1, unbiased=False) or the mean of squared deviations)": variant(
-            correction=1
-        ),
-        "eps is added outside the square root (std + eps): it goes inside, sqrt(variance + eps)": variant(
-            eps_at="outside"
-        ),
-        "x.std() is unbiased (divides by d - 1) and eps is added outside the root: use sqrt(biased variance + eps)": variant(
-            correction=1, eps_at="outside"
-        ),
-        "a hard-coded 1e-5 is added outside the square root: use sqrt(variance + self.eps)": variant(
-            eps_at="outside, 1e-5"
-        ),
-        "eps is missing: divide by sqrt(variance + eps)": variant(eps_at="missing"),
-        "eps is hard-coded as 1e-5: use self.eps, the eps passed to __init__": variant(
-            eps_at="1e-5"
-        ),
-        "gamma (self.weight) and beta (self.bias) are not applied: return x_hat * self.weight + self.bias": variant(
-            affine="none"
-        ),
-        "gamma and beta are swapped: scale by self.weight, then shift by self.bias": variant(
-            affine="swapped"
-        ),
-        "beta is added before scaling by gamma: return x_hat * self.weight + self.bias": variant(
-            affine="shift then scale"
-        ),
-        "mean and variance are taken over the whole tensor: normalise each vector over its LAST dimension only (dim=-1, keepdim=True)": variant(
-            dims="all"
-        ),
+        NORM["unbiased"]: variant(correction=1),
+        NORM["eps_outside"]: variant(eps_at="outside"),
+        NORM["std_unbiased_eps_outside"]: variant(correction=1, eps_at="outside"),
+        NORM["no_eps"]: variant(eps_at="missing"),
+        NORM["no_affine"]: variant(affine="none"),
+        NORM["affine_swapped"]: variant(affine="swapped"),
+        NORM["shift_then_scale"]: variant(affine="shift then scale"),
+        NORM["all_dimensions"]: variant(dims="all"),
     }
     if x.dim() > 1 and x.shape[0] > 1:
-        mistakes[
-            "normalised over the first dimension: take the mean and variance over the LAST dimension (dim=-1, keepdim=True)"
-        ] = variant(dims="first")
+        mistakes[NORM["first_dimension"]] = variant(dims="first")
+    if eps != 1e-5:  # with eps = 1e-5 a hard-coded 1e-5 gives the same output as self.eps
+        mistakes[NORM["fixed_eps_outside"]] = variant(eps_at="outside, 1e-5")
+        mistakes[NORM["fixed_eps"]] = variant(eps_at="1e-5")
     return mistakes
 
 

@@ -17,8 +17,30 @@ from autograder.authoring.helpers import (
     random_sizes,
     require,
 )
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
+
+# The named mistakes of lm_loss, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the loss equals that mistake's on the same logits and targets.
+LOSS = catalogue(
+    ASSIGNMENT,
+    "lm_loss",
+    {
+        "reduction": {
+            "summed": "the loss is summed over the positions: take the mean over all B*L positions",
+            "summed_per_sequence": "the loss sums over each sequence and averages over the "
+            "batch: take the mean over all B*L positions",
+        },
+        "units": {
+            "bits": "the loss is in bits (log base 2): cross-entropy uses the natural log",
+        },
+        "alignment": {
+            "targets_misaligned": "the targets are paired with the wrong positions: flatten "
+            "logits (B, L, V) to (B*L, V) and targets (B, L) to (B*L,) in the same order",
+        },
+    },
+)
 
 # F.cross_entropy is the tool the exercise asks for; the package's language-model loss is not.
 ban(ASSIGNMENT, "lm_loss", {"attention_lab's CausalLM.loss": encoder_reference.CausalLM.loss})
@@ -42,13 +64,10 @@ def lm_loss_is_the_mean_over_all_positions(ns: Namespace) -> None:
         with torch.no_grad():
             nll = -torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
             mistakes = {
-                "the loss is summed over the positions: take the mean over all B*L positions": nll.sum(),
-                "the loss sums over each sequence and averages over the batch: take the mean over "
-                "all B*L positions": nll.sum(1).mean(),
-                "the loss is in bits (log base 2): cross-entropy uses the natural log": nll.mean()
-                / math.log(2),
-                "the targets are paired with the wrong positions: flatten logits (B, L, V) to "
-                "(B*L, V) and targets (B, L) to (B*L,) in the same order": F.cross_entropy(
+                LOSS["summed"]: nll.sum(),
+                LOSS["summed_per_sequence"]: nll.sum(1).mean(),
+                LOSS["bits"]: nll.mean() / math.log(2),
+                LOSS["targets_misaligned"]: F.cross_entropy(
                     logits.reshape(-1, vocab), targets.T.reshape(-1)
                 ),
             }

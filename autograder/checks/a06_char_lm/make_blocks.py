@@ -20,12 +20,27 @@ from autograder.authoring.helpers import (
     require,
     squeezed,
 )
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, oracle_blocks
 
-NOT_SHIFTED = (
-    "targets are not shifted by one: y equals x, so the model would learn to copy its input; "
-    "y[i] must be the same slice moved one position ahead, ids[i*block_size + 1 : (i+1)*block_size + 1]"
+# The named mistakes of make_blocks, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the blocks equal that mistake's blocks of the same ids.
+BLOCKS = catalogue(
+    ASSIGNMENT,
+    "make_blocks",
+    {
+        "alignment": {
+            "not_shifted": "targets are not shifted by one: y equals x, so the model would learn "
+            "to copy its input; y[i] must be the same slice moved one position ahead, "
+            "ids[i*block_size + 1 : (i+1)*block_size + 1]",
+            "shifted_by_two": "targets are shifted by two positions instead of one",
+            "inputs_late": "the input blocks start one position late: x[i] = "
+            "ids[i*block_size : (i+1)*block_size]",
+            "swapped": "x and y are swapped: x is the block of inputs, y the same block one step "
+            "ahead",
+        },
+    },
 )
 
 
@@ -87,22 +102,18 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
                 f"{tuple(y.shape)}: n_blocks = (len(ids) - 1) // block_size non-overlapping blocks"
             )
         if torch.equal(x, expected_y) and torch.equal(y, expected_x):
-            fail("x and y are swapped: x is the block of inputs, y the same block one step ahead")
+            fail(BLOCKS["swapped"])
         diagnose(
             x,
             expected_x,
-            {
-                "the input blocks start one position late: x[i] = ids[i*block_size : (i+1)*block_size]": expected_y
-            },
+            {BLOCKS["inputs_late"]: expected_y},
             f"{what}: x[i] must be ids[i*block_size : (i+1)*block_size]",
             atol=0.0,
         )
-        y_mistakes = {NOT_SHIFTED: expected_x}
+        y_mistakes = {BLOCKS["not_shifted"]: expected_x}
         end = len(expected_x) * block_size
         if len(ids) >= end + 2:
-            y_mistakes["targets are shifted by two positions instead of one"] = ids[
-                2 : end + 2
-            ].reshape(expected_y.shape)
+            y_mistakes[BLOCKS["shifted_by_two"]] = ids[2 : end + 2].reshape(expected_y.shape)
         diagnose(
             y,
             expected_y,

@@ -17,6 +17,7 @@ from autograder.authoring.helpers import (
     random_sizes,
     require,
 )
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.checks.a06_char_lm.shared import (
     ASSIGNMENT,
@@ -40,10 +41,26 @@ def to_torch_mha(mha: nn.Module, d_model: int, num_heads: int) -> nn.MultiheadAt
     return load_into_torch_mha(theirs, w_q, w_k, w_v, mha.proj.weight, b_o=mha.proj.bias).eval()
 
 
-HEADS_MIXED = (
-    "each head alone is causal, yet future characters change earlier outputs, so combining the "
-    "heads mixes positions: concatenate them along the feature axis, torch.cat(..., dim=-1), "
-    "to (B, L, num_heads * head_size), and run every head of self.heads on x"
+# The named mistakes of MultiHeadCausalAttention, by family (autograder/authoring/mistakes.py):
+# heads_mixed where every head alone is causal and the module is not (seen), the others where
+# the output matches the heads' own outputs combined that way.
+MULTIHEAD = catalogue(
+    ASSIGNMENT,
+    "MultiHeadCausalAttention",
+    {
+        "combining the heads": {
+            "heads_mixed": "each head alone is causal, yet future characters change earlier "
+            "outputs, so combining the heads mixes positions: concatenate them along the feature "
+            "axis, torch.cat(..., dim=-1), to (B, L, num_heads * head_size), and run every head "
+            "of self.heads on x",
+            "heads_reversed": "the heads are concatenated in reverse order: head 0 comes first",
+            "first_head_repeated": "every head's output is the first head's: run each head of "
+            "self.heads on x",
+        },
+        "output projection": {
+            "no_proj": "self.proj is not applied: concatenate the heads, then apply self.proj",
+        },
+    },
 )
 
 ban(
@@ -97,7 +114,7 @@ def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
                     "CausalSelfAttentionHead first (see test_causal_head)"
                 )
         if future_leak(mha, x, g):
-            fail(HEADS_MIXED)
+            fail(MULTIHEAD["heads_mixed"])
         x64 = x.double()
         blocked = ~torch.ones(length, length, dtype=torch.bool).tril()
         with torch.no_grad():
@@ -107,18 +124,9 @@ def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
             per_head = [head_outcomes(h, x)[0] for h in heads]
             w, bias = proj.weight.double(), proj.bias.double()
             mistakes = {
-                "self.proj is not applied: concatenate the heads, then apply self.proj": torch.cat(
-                    per_head, -1
-                ),
-                "the heads are concatenated in reverse order: head 0 comes first": torch.cat(
-                    per_head[::-1], -1
-                )
-                @ w.T
-                + bias,
-                "every head's output is the first head's: run each head of self.heads on x": torch.cat(
-                    [per_head[0]] * num_heads, -1
-                )
-                @ w.T
+                MULTIHEAD["no_proj"]: torch.cat(per_head, -1),
+                MULTIHEAD["heads_reversed"]: torch.cat(per_head[::-1], -1) @ w.T + bias,
+                MULTIHEAD["first_head_repeated"]: torch.cat([per_head[0]] * num_heads, -1) @ w.T
                 + bias,
             }
         diagnose(

@@ -12,6 +12,7 @@ from torch.nn import functional as F
 import attention_lab.reference.a02_multi_head as attention_reference
 import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.helpers import fail, is_close
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "06_char_lm"
@@ -32,8 +33,37 @@ MODEL_LEAKS = (
 )
 
 NOT_FINITE = (
-    "the output contains NaN: some query has every key masked; a position must attend to itself "
-    "(causal_mask keeps the diagonal, keys j <= t)"
+    "the output contains NaN or inf (a query whose every key is masked gives NaN: a position "
+    "must attend to itself, causal_mask keeps the diagonal, keys j <= t)"
+)
+
+# The named mistakes of CausalSelfAttentionHead, by family (autograder/authoring/mistakes.py):
+# each is diagnosed only where the head's output matches that of its own weights with that
+# mistake (head_outcomes).
+HEAD = catalogue(
+    ASSIGNMENT,
+    "CausalSelfAttentionHead",
+    {
+        "mask polarity": {
+            "no_mask": "no causal mask: every position attends to the future too; hide the keys "
+            "j > t with -inf using the top-left L x L corner of the mask buffer",
+            "mask_transposed": "the causal mask is transposed: position t attends to t and the "
+            "positions AFTER it; keep the lower triangle (keys j <= t), as causal_mask gives it",
+        },
+        "off by one": {
+            "hides_diagonal": "the mask hides the diagonal too, so position 0 sees nothing "
+            "(NaN): a position may attend to itself (causal_mask keeps j <= t)",
+        },
+        "scaling": {
+            "not_scaled": "scores are not scaled: divide q kᵀ by √head_size",
+            "scaled_by_d_model": "scores are scaled by √d_model instead of √head_size (the width "
+            "of q and k)",
+        },
+        "softmax axis": {
+            "softmax_over_queries": "the softmax runs over the queries (dim=-2): each row must "
+            "be a distribution over the keys (dim=-1)",
+        },
+    },
 )
 
 
@@ -69,7 +99,7 @@ def check_projections(head: nn.Module, d_model: int, head_size: int) -> None:
             )
 
 
-def head_outcomes(head: nn.Module, x: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+def head_outcomes(head: nn.Module, x: Tensor) -> tuple[Tensor, dict[Mistake, Tensor]]:
     """The right causal-head output for x and the outputs of known mistakes (float64)."""
     x = x.double()
     with torch.no_grad():
@@ -86,24 +116,14 @@ def head_outcomes(head: nn.Module, x: Tensor) -> tuple[Tensor, dict[str, Tensor]
 
         scaled = raw / math.sqrt(head_size)
         mistakes = {
-            "no causal mask: every position attends to the future too; hide the keys j > t with "
-            "-inf using the top-left L x L corner of the mask buffer": attend(scaled, None),
-            "the causal mask is transposed: position t attends to t and the positions AFTER it; "
-            "keep the lower triangle (keys j <= t), as causal_mask gives it": attend(
-                scaled, past.T
-            ),
-            "scores are not scaled: divide q kᵀ by √head_size": attend(raw, past),
-            "scores are scaled by √d_model instead of √head_size (the width of q and k)": attend(
-                raw / math.sqrt(d_model), past
-            ),
-            "the softmax runs over the queries (dim=-2): each row must be a distribution over the "
-            "keys (dim=-1)": attend(scaled, past, dim=-2),
+            HEAD["no_mask"]: attend(scaled, None),
+            HEAD["mask_transposed"]: attend(scaled, past.T),
+            HEAD["not_scaled"]: attend(raw, past),
+            HEAD["scaled_by_d_model"]: attend(raw / math.sqrt(d_model), past),
+            HEAD["softmax_over_queries"]: attend(scaled, past, dim=-2),
         }
         if length > 1:
-            mistakes[
-                "the mask hides the diagonal too, so position 0 sees nothing (NaN): a position may "
-                "attend to itself (causal_mask keeps j <= t)"
-            ] = attend(scaled, past.tril(-1))
+            mistakes[HEAD["hides_diagonal"]] = attend(scaled, past.tril(-1))
     return attend(scaled, past), mistakes
 
 
