@@ -18,6 +18,9 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
 ALLOWED_STUDENT_ERRORS = {"NotImplementedError", "NameError"}
+# The widest code line a notebook may have (issue 25): wider signatures, docstrings and
+# assertion messages made students scroll a code cell sideways in JupyterLab.
+CELL_WIDTH = 88
 # The Python the notebooks are committed with: the oldest the course supports (pyproject's
 # requires-python). A notebook's language_info.version is compared by major.minor only, so that
 # the fast tier passes on any Python the course supports (3.11, 3.12, 3.13), whatever its patch.
@@ -93,6 +96,25 @@ def test_committed_notebooks_carry_no_outputs(folder):
             if cell.cell_type == "code":
                 assert cell.outputs == [], f"{path.name} cell {index} has outputs"
                 assert cell.execution_count is None, f"{path.name} cell {index} has a count"
+
+
+@pytest.mark.parametrize("folder", ["solutions", "notebooks"])
+def test_code_cells_fit_the_cell_width(folder):
+    too_wide = []
+    for path in sorted((ROOT / folder).glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            for number, line in enumerate(cell.source.splitlines(), start=1):
+                if len(line) > CELL_WIDTH:
+                    too_wide.append(
+                        f"{path.relative_to(ROOT)} cell {cell.id} line {number} "
+                        f"({len(line)} columns): {line.strip()[:60]}"
+                    )
+    assert not too_wide, (
+        f"{len(too_wide)} code lines are wider than {CELL_WIDTH} columns:\n" + "\n".join(too_wide)
+    )
 
 
 @pytest.mark.parametrize("folder", ["solutions", "notebooks"])

@@ -158,8 +158,8 @@ WRONG = [
         A,
         {
             "attention_numpy": Replace(
-                "    scores = scores - scores.max(axis=-1, keepdims=True)"
-                "  # stable: the largest exponent is 0\n",
+                "    # stable: the largest exponent is 0\n"
+                "    scores = scores - scores.max(axis=-1, keepdims=True)\n",
                 "",
             )
         },

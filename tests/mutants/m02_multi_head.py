@@ -157,8 +157,8 @@ class MultiHeadAttention(_Reference):
             "multi_head_attention": Replace(
                 "        if num_heads < 1 or d_model % num_heads != 0:\n"
                 "            raise ValueError(\n"
-                '                f"d_model must be divisible by num_heads, got d_model={d_model}, '
-                'num_heads={num_heads}"\n'
+                '                "d_model must be divisible by num_heads, "\n'
+                '                f"got d_model={d_model}, num_heads={num_heads}"\n'
                 "            )\n",
                 "        assert d_model % num_heads == 0, 'd_model must be divisible by num_heads'\n",
             )

@@ -98,7 +98,8 @@ WRONG = [
         A,
         {
             "training_step": Replace(
-                """    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # between backward and step
+                """    # between backward and step
+    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
     optimizer.step()""",
                 """    optimizer.step()
     nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)""",
@@ -153,8 +154,8 @@ WRONG = [
             "training_step": (
                 Replace("    optimizer.step()\n    if scheduler", "    if scheduler"),
                 Replace(
-                    "        scheduler.step()  # after the optimizer: the first update uses the "
-                    "first learning rate\n",
+                    "        # after the optimizer: the first update uses the first learning rate\n"
+                    "        scheduler.step()\n",
                     "        scheduler.step()\n    optimizer.step()\n",
                 ),
             )

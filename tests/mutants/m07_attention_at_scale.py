@@ -19,7 +19,8 @@ LOOP = (
         v_block = v[..., start : start + chunk_size, :]  # (..., C, d_v)
         scores = q @ k_block.transpose(-2, -1)  # (..., L_q, C)
         if causal:
-            key_pos = torch.arange(start, start + k_block.shape[-2], device=q.device)  # (C,)
+            # (C,): the positions of this block's keys
+            key_pos = torch.arange(start, start + k_block.shape[-2], device=q.device)
             scores = scores.masked_fill(key_pos > query_pos, -math.inf)  # (L_q, C) mask
         new_max = torch.maximum(running_max, scores.amax(dim=-1, keepdim=True))
         factor = torch.exp(running_max - new_max)  # rescales everything summed so far
@@ -178,8 +179,12 @@ WRONG = [
         A,
         {
             "chunked_attention": Replace(
-                "if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:",
-                "chunk_size = int(chunk_size)\n    if chunk_size < 1:",
+                "    if (\n"
+                "        not isinstance(chunk_size, int)\n"
+                "        or isinstance(chunk_size, bool)\n"
+                "        or chunk_size < 1\n"
+                "    ):",
+                "    chunk_size = int(chunk_size)\n    if chunk_size < 1:",
             )
         },
         {"test_chunked_attention_exact": "chunk_size=2.0 must raise ValueError"},
