@@ -795,6 +795,7 @@ WRONG += [
         {
             "layer_norm": Replace(
                 "mean = x.mean(dim=-1, keepdim=True)\n"
+                "        # biased: divide by d_model\n"
                 "        variance = (x - mean).pow(2).mean(dim=-1, keepdim=True)",
                 "mean = x.mean()\n        variance = (x - mean).pow(2).mean()",
             )
