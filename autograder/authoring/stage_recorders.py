@@ -86,9 +86,9 @@ def differs(a: Any, b: Any) -> bool:
     return not torch.allclose(a.double(), b.double(), rtol=0.0, atol=1e-9)
 
 
-def first_change(before: Run, after: Run) -> tuple[str, Any, Any] | None:
-    """(what, its value in ``before``, in ``after``) of the first stage whose value changed,
-    or None when none did; fails when the two runs have other stages (other calls)."""
+def changed_stages(before: Run, after: Run) -> list[tuple[str, Any, Any]]:
+    """(what, its value in ``before``, in ``after``) of every stage whose value changed, in
+    order; fails when the two runs have other stages (other calls)."""
     names = [name for name, _ in before.values]
     if names != [name for name, _ in after.values]:
         counts = {name: len(modes) for name, modes in before.modes.items()}
@@ -98,10 +98,11 @@ def first_change(before: Run, after: Run) -> tuple[str, Any, Any] | None:
             f"{changed} is called {others[changed]} time(s) in train mode but {counts[changed]} "
             "in eval mode: train mode must change only what dropout drops, not what runs"
         )
-    for (name, old), (_, new) in zip(before.values, after.values, strict=True):
-        if differs(old, new):
-            return name, old, new
-    return None
+    return [
+        (name, old, new)
+        for (name, old), (_, new) in zip(before.values, after.values, strict=True)
+        if differs(old, new)
+    ]
 
 
 def wrong_modes(run: Run, train: bool) -> list[str]:

@@ -29,7 +29,7 @@ from autograder.authoring.registry import Namespace, check
 from autograder.authoring.stage_recorders import (
     Recorder,
     change_in_words,
-    first_change,
+    changed_stages,
     run_in_mode,
     wrong_modes,
 )
@@ -487,16 +487,16 @@ def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
                 f"{name} runs in {other} mode when the stack is in {mode} mode ({what}): leave "
                 "the layers' mode to the stack's train()/eval(); do not switch it in forward"
             )
-    changed = first_change(runs[0], runs[1])
-    if changed is not None:
+    changed = changed_stages(runs[0], runs[1])
+    if changed:
         fail(
-            f"in eval mode {changed[0]} changes from one call to the next, so the stack draws random "
+            f"in eval mode {changed[0][0]} changes from one call to the next, so the stack draws random "
             f"numbers in eval mode ({what}; F.dropout(x, p) drops unless given "
             f"training=self.training): {STACK_DRAWS_NOTHING}"
         )
-    changed = first_change(runs[0], runs[2])
-    if changed is not None:
-        name, old, new = changed
+    changed = changed_stages(runs[0], runs[2])
+    if changed:
+        name, old, new = changed[0]
         dropped, words = change_in_words(old, new)
         seen = "applies dropout to" if dropped else "changes"
         fail(f"in train mode the stack {seen} {name} ({words}; {what}): {STACK_DRAWS_NOTHING}")
