@@ -296,7 +296,7 @@ WRONG += [
 ]
 CORRECT += [
     Mutant(
-        "model: positions built without dropout, an nn.Dropout after them",
+        "model: nn.Dropout after positions built without dropout",
         A,
         {
             "sentiment_model": (
@@ -306,7 +306,7 @@ CORRECT += [
         },
     ),
     Mutant(
-        "model: positions built without dropout, F.dropout after them",
+        "model: F.dropout after positions built without dropout",
         A,
         {
             "sentiment_model": (
@@ -319,7 +319,7 @@ CORRECT += [
         },
     ),
     Mutant(
-        "model: positions built without dropout, a torch.bernoulli mask after them",
+        "model: a bernoulli mask after positions built without dropout",
         A,
         {
             "sentiment_model": (
