@@ -16,6 +16,7 @@ from autograder.authoring.helpers import (
     SQUEEZED,
     ban,
     diagnose,
+    draw_seed,
     fail,
     hidden_generator,
     identity,
@@ -26,6 +27,13 @@ from autograder.authoring.helpers import (
 )
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check
+from autograder.authoring.stage_recorders import (
+    Recorder,
+    change_in_words,
+    changed_stages,
+    run_in_mode,
+    wrong_modes,
+)
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "04_depth"
@@ -492,6 +500,68 @@ def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
                 "once, each on the previous layer's output"
             )
     stack.zero_grad(set_to_none=True)
+
+
+STACK_DRAWS_NOTHING = (
+    "each EncoderBlock applies its own dropout; the stack only feeds each layer the previous "
+    "layer's output and returns the last one's, unchanged, in either mode"
+)
+
+
+@check(ASSIGNMENT, "test_depth_stack_layers")
+def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
+    """In train mode every layer runs in train mode and gets what it gets in eval mode: judged
+    stage by stage with recorders in the layers' place, so any random order passes."""
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 train mode")
+    b, length, d_model, num_heads, d_ff = layer_sizes(g)
+    num_layers, p = 3, round(0.2 + 0.2 * float(torch.rand((), generator=g)), 3)
+    stack = build_stack(cls, num_layers, d_model, num_heads, d_ff, draw_seed(g), dropout=p)
+    check_structure(stack, num_layers, num_heads)
+    stack.double()
+    recorders = {
+        f"layer {i}": Recorder(
+            (
+                torch.randn(b, length, d_model, generator=g, dtype=torch.float64),
+                torch.rand(b, num_heads, length, length, generator=g, dtype=torch.float64).softmax(
+                    -1
+                ),
+            )
+        )
+        for i in range(num_layers)
+    }
+    for i, recorder in enumerate(recorders.values()):
+        setattr(stack.layers, str(i), recorder)  # stack.layers[i] = recorder, also remotely
+    x = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
+    what = f"dropout={p}, num_layers={num_layers}, B={b}, L={length}"
+
+    def forward() -> list[tuple[str, Tensor]]:
+        out, maps = run_stack(stack, x, None, what)
+        return [("the stack's output", out)] + [(f"map {i}", m) for i, m in enumerate(maps)]
+
+    runs = [
+        run_in_mode(stack, recorders, forward, mode, draw_seed(g)) for mode in (False, False, True)
+    ]
+    for run, train in zip(runs, (False, False, True), strict=True):
+        for name in wrong_modes(run, train):
+            mode, other = ("train", "eval") if train else ("eval", "train")
+            fail(
+                f"{name} runs in {other} mode when the stack is in {mode} mode ({what}): leave "
+                "the layers' mode to the stack's train()/eval(); do not switch it in forward"
+            )
+    changed = changed_stages(runs[0], runs[1])
+    if changed:
+        fail(
+            f"in eval mode {changed[0][0]} changes from one call to the next, so the stack draws random "
+            f"numbers in eval mode ({what}; F.dropout(x, p) drops unless given "
+            f"training=self.training): {STACK_DRAWS_NOTHING}"
+        )
+    changed = changed_stages(runs[0], runs[2])
+    if changed:
+        name, old, new = changed[0]
+        dropped, words = change_in_words(old, new)
+        seen = "applies dropout to" if dropped else "changes"
+        fail(f"in train mode the stack {seen} {name} ({words}; {what}): {STACK_DRAWS_NOTHING}")
 
 
 # ---------------------------------------------------------------------------------------------

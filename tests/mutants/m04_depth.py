@@ -276,3 +276,81 @@ WRONG += [
         {"test_attention_metrics": "take (p - q).abs() before summing"},
     ),
 ]
+
+
+# Train mode: judged stage by stage, with recorders in the layers' place
+STACK_INIT = "        self.layers = nn.ModuleList("
+WITH_DROPOUT = "        self.dropout = nn.Dropout(dropout)\n" + STACK_INIT
+WRONG += [
+    Mutant(
+        "stack: its own dropout between the layers",
+        A,
+        {
+            "depth_stack": (
+                Replace(STACK_INIT, WITH_DROPOUT),
+                Replace(LAYER_CALL, "x, weights = layer(x, mask)\n            x = self.dropout(x)"),
+            )
+        },
+        {"test_depth_stack_layers": "the stack applies dropout to the input of layer 1"},
+    ),
+    Mutant(
+        "stack: its own dropout on the output",
+        A,
+        {
+            "depth_stack": (
+                Replace(STACK_INIT, WITH_DROPOUT),
+                Replace("return x, maps", "return self.dropout(x), maps"),
+            )
+        },
+        {"test_depth_stack_layers": "the stack applies dropout to the stack's output"},
+    ),
+    Mutant(
+        "stack: F.dropout on the input, left on in eval mode",
+        A,
+        {
+            "depth_stack": (
+                Replace(STACK_INIT, "        self.p = dropout\n" + STACK_INIT),
+                Replace(
+                    "maps = []", "maps = []\n        x = torch.nn.functional.dropout(x, self.p)"
+                ),
+            )
+        },
+        {"test_depth_stack_layers": "in eval mode the input of layer 0 changes"},
+    ),
+    Mutant(
+        "stack: the layers switched to eval mode in forward",
+        A,
+        {"depth_stack": Replace(LAYER_CALL, "layer.eval()\n            " + LAYER_CALL)},
+        {"test_depth_stack_layers": "layer 0 runs in eval mode when the stack is in train mode"},
+        in_notebook=True,
+    ),
+]
+CORRECT += [
+    Mutant(
+        "stack: each layer told the stack's mode, by index",
+        A,
+        {
+            "depth_stack": Body(
+                "forward",
+                """
+                maps = []
+                for i in range(len(self.layers)):
+                    self.layers[i].train(self.training)
+                    x, weights = self.layers[i](x, mask)
+                    maps.append(weights)
+                return x, maps
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "stack: an nn.Dropout(0.0) kept for symmetry, applied between the layers",
+        A,
+        {
+            "depth_stack": (
+                Replace(STACK_INIT, "        self.dropout = nn.Dropout(0.0)\n" + STACK_INIT),
+                Replace(LAYER_CALL, "x, weights = layer(x, mask)\n            x = self.dropout(x)"),
+            )
+        },
+    ),
+]

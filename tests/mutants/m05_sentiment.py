@@ -270,3 +270,141 @@ WRONG += [
         },
     ),
 ]
+
+
+# Train mode: judged stage by stage, with recorders in the encoder's and the classifier's place
+POSITION = "self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)"
+NO_POSITION_DROPOUT = "self.position = SinusoidalPositionalEncoding(d_model, max_len, 0.0)"
+OWN_DROPOUT = NO_POSITION_DROPOUT + "\n        self.dropout = nn.Dropout(dropout)"
+EMBEDDED = "hidden = self.position(self.embed(token_ids))  # (B, L, d_model)"
+POOLED = "logits = self.classifier(masked_mean(hidden, token_ids, self.pad_id))"
+WRONG += [
+    Mutant(
+        "model: no dropout before the encoder",
+        A,
+        {"sentiment_model": Replace(POSITION, NO_POSITION_DROPOUT)},
+        {"test_sentiment_model": "position(embed(ids)), is not dropped at all"},
+    ),
+    Mutant(
+        "model: dropout on the token embeddings, before the positions",
+        A,
+        {
+            "sentiment_model": (
+                Replace(POSITION, OWN_DROPOUT),
+                Replace(EMBEDDED, "hidden = self.position(self.dropout(self.embed(token_ids)))"),
+            )
+        },
+        {"test_sentiment_model": "is the token embeddings dropped, then the positions added"},
+    ),
+    Mutant(
+        "model: dropout after the positions twice",
+        A,
+        {
+            "sentiment_model": (
+                Replace(POSITION, POSITION + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace(EMBEDDED, "hidden = self.dropout(self.position(self.embed(token_ids)))"),
+            )
+        },
+        {"test_sentiment_model": "the values are dropped twice"},
+    ),
+    Mutant(
+        "model: a hand-made mask without the 1/(1-p) scale",
+        A,
+        {
+            "sentiment_model": (
+                Replace(POSITION, NO_POSITION_DROPOUT + "\n        self.p = dropout"),
+                Replace(
+                    EMBEDDED,
+                    EMBEDDED + "\n        if self.training:\n"
+                    "            hidden = hidden * (torch.rand_like(hidden) >= self.p)",
+                ),
+            )
+        },
+        {"test_sentiment_model": "the kept values are not scaled by 1/(1-p)"},
+    ),
+    Mutant(
+        "model: the positions' dropout hard-coded to 0.1",
+        A,
+        {"sentiment_model": Replace(POSITION, POSITION.replace("dropout)", "0.1)"))},
+        {"test_sentiment_model": "the values are dropped as by dropout=0.100"},
+    ),
+    Mutant(
+        "model: the encoder built without dropout",
+        A,
+        {
+            "sentiment_model": Replace(
+                "TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)",
+                "TransformerEncoder(num_layers, d_model, num_heads, d_ff)",
+            )
+        },
+        {"test_sentiment_model": "self.encoder drops with dropout=0.0, not the model's dropout"},
+    ),
+    Mutant(
+        "model: dropout on the logits",
+        A,
+        {
+            "sentiment_model": (
+                Replace(POSITION, POSITION + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace(
+                    POOLED,
+                    POOLED.replace("logits = ", "logits = self.dropout(", 1) + ")",
+                ),
+            )
+        },
+        {"test_sentiment_model": "in train mode the model applies dropout to the logits"},
+    ),
+    Mutant(
+        "model: dropout on the pooled vector, before the classifier",
+        A,
+        {
+            "sentiment_model": (
+                Replace(POSITION, POSITION + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace(
+                    "self.classifier(masked_mean(hidden, token_ids, self.pad_id))",
+                    "self.classifier(self.dropout(masked_mean(hidden, token_ids, self.pad_id)))",
+                ),
+            )
+        },
+        {"test_sentiment_model": "applies dropout to the input of self.classifier"},
+    ),
+]
+CORRECT += [
+    Mutant(
+        "model: nn.Dropout after positions built without dropout",
+        A,
+        {
+            "sentiment_model": (
+                Replace(POSITION, OWN_DROPOUT),
+                Replace(EMBEDDED, "hidden = self.dropout(self.position(self.embed(token_ids)))"),
+            )
+        },
+    ),
+    Mutant(
+        "model: F.dropout after positions built without dropout",
+        A,
+        {
+            "sentiment_model": (
+                Replace(POSITION, NO_POSITION_DROPOUT + "\n        self.p = dropout"),
+                Replace(
+                    EMBEDDED,
+                    "hidden = F.dropout(self.position(self.embed(token_ids)), self.p, self.training)",
+                ),
+            )
+        },
+    ),
+    Mutant(
+        "model: a bernoulli mask after positions built without dropout",
+        A,
+        {
+            "sentiment_model": (
+                Replace(POSITION, NO_POSITION_DROPOUT + "\n        self.p = dropout"),
+                Replace(
+                    EMBEDDED,
+                    EMBEDDED + "\n        if self.training and self.p > 0:\n"
+                    "            keep = torch.full_like(hidden, 1 - self.p)\n"
+                    "            hidden = hidden * torch.bernoulli(keep) / (1 - self.p)",
+                ),
+            )
+        },
+    ),
+]

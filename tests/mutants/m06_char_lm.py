@@ -320,3 +320,68 @@ WRONG += [
         makes=("CausalSelfAttentionHead.hides_diagonal",),
     ),
 ]
+
+
+# Train mode: judged stage by stage, with recorders in the blocks', ln_f's and lm_head's place
+FINAL_NORM = "self.ln_f = LayerNorm(d_model)"
+EMBEDDED = "x = self.position(self.token_embedding(idx))  # (B, L, d_model)"
+WRONG += [
+    Mutant(
+        "charlm: the blocks built without dropout",
+        A,
+        {
+            "charlm": Replace(
+                "Block(d_model, num_heads, block_size, dropout)",
+                "Block(d_model, num_heads, block_size)",
+            )
+        },
+        {"test_charlm": "block 0 drops with dropout=0.0, not the model's dropout"},
+    ),
+    Mutant(
+        "charlm: F.dropout on the embeddings, left on in eval mode",
+        A,
+        {
+            "charlm": (
+                Replace(FINAL_NORM, FINAL_NORM + "\n        self.p = dropout"),
+                Replace(
+                    EMBEDDED, "x = F.dropout(self.position(self.token_embedding(idx)), self.p)"
+                ),
+            )
+        },
+        {"test_charlm": "in eval mode the model gives different logits at every call"},
+    ),
+    Mutant(
+        "charlm: dropout on the embeddings",
+        A,
+        {
+            "charlm": (
+                Replace(FINAL_NORM, FINAL_NORM + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace(EMBEDDED, "x = self.dropout(self.position(self.token_embedding(idx)))"),
+            )
+        },
+        {"test_charlm": "the model applies dropout to the input of block 0"},
+    ),
+    Mutant(
+        "charlm: dropout between ln_f and lm_head",
+        A,
+        {
+            "charlm": (
+                Replace(FINAL_NORM, FINAL_NORM + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace("self.lm_head(self.ln_f(x))", "self.lm_head(self.dropout(self.ln_f(x)))"),
+            )
+        },
+        {"test_charlm": "the model applies dropout to the input of self.lm_head"},
+    ),
+]
+CORRECT += [
+    Mutant(
+        "charlm: the blocks run by index",
+        A,
+        {
+            "charlm": Replace(
+                "for block in self.blocks:\n            x = block(x)",
+                "for i in range(len(self.blocks)):\n            x = self.blocks[i](x)",
+            )
+        },
+    ),
+]

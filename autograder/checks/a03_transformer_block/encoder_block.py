@@ -12,6 +12,12 @@ from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a04_depth import TransformerEncoder
 from attention_lab.torch_mha import load_into_torch_mha
 from autograder.authoring.dependencies import depends_on
+from autograder.authoring.dropout_sites import (
+    RATE_TOLERANCE,
+    all_masks,
+    drop_rate,
+    matching_rows,
+)
 from autograder.authoring.helpers import (
     ban,
     diagnose,
@@ -25,12 +31,6 @@ from autograder.authoring.helpers import (
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
-from autograder.checks.a03_transformer_block.dropout_sites import (
-    RATE_TOLERANCE,
-    all_masks,
-    drop_rate,
-    matching_rows,
-)
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
 # The block is built on the student's PositionwiseFeedForward: students of 03 have no other.

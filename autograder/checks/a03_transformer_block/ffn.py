@@ -7,6 +7,12 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a03_transformer_block as reference
+from autograder.authoring.dropout_sites import (
+    MATCH_ATOL,
+    RATE_TOLERANCE,
+    drop_rate,
+    explained,
+)
 from autograder.authoring.helpers import (
     ban,
     diagnose,
@@ -20,12 +26,6 @@ from autograder.authoring.helpers import (
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import Namespace, check
 from autograder.authoring.student_errors import explain
-from autograder.checks.a03_transformer_block.dropout_sites import (
-    MATCH_ATOL,
-    RATE_TOLERANCE,
-    drop_rate,
-    explained,
-)
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
 FFN_BANNED = {"attention_lab's FeedForward": reference.FeedForward}

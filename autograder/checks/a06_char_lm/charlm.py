@@ -26,6 +26,13 @@ from autograder.authoring.helpers import (
 )
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import Namespace, check
+from autograder.authoring.stage_recorders import (
+    Recorder,
+    change_in_words,
+    changed_stages,
+    run_in_mode,
+    wrong_modes,
+)
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, build
 
@@ -138,6 +145,34 @@ depends_on(
 )
 
 
+def train_mode_config(g: torch.Generator) -> tuple[dict[str, int], float]:
+    """A configuration and a dropout p for the train-mode checks."""
+    return lm_config(g), round(0.2 + 0.2 * float(torch.rand((), generator=g)), 3)
+
+
+# A gate, and first: with dropout active in eval mode the other checks' verdicts would be chance.
+@check(ASSIGNMENT, "test_charlm", gate=True)
+def charlm_is_deterministic_in_eval_mode(ns: Namespace) -> None:
+    """Built with dropout, the model gives the same logits in eval mode whatever the seed."""
+    cls = require(ns, "CharLM", type)
+    g = hidden_generator("a06 charlm eval")
+    config, p = train_mode_config(g)
+    lm = build_lm(cls, config, seed=draw_seed(g), dropout=p)
+    idx = torch.randint(0, config["vocab_size"], (3, config["block_size"]), generator=g)
+    outputs = []
+    first = draw_seed(g)
+    for seed in (first, first + 1):  # different random numbers: only dropout would use them
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            outputs.append(run_lm(lm, idx))
+    if not torch.equal(outputs[0], outputs[1]):
+        fail(
+            f"in eval mode the model gives different logits at every call (dropout={p}), so "
+            "something random still runs in eval mode: use nn.Dropout modules, which follow "
+            "train()/eval(), or F.dropout(x, p, training=self.training)"
+        )
+
+
 @check(ASSIGNMENT, "test_charlm")
 def charlm_structure_and_shapes(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
@@ -219,6 +254,74 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
         "through every block in order, computed with your model's own modules (no known mistake "
         "explains the difference; follow the diagram of Exercise 4)",
     )
+
+
+OUTSIDE_BLOCKS = "the blocks apply their own dropout; CharLM drops nothing outside them"
+
+
+@check(ASSIGNMENT, "test_charlm")
+def charlm_drops_only_inside_its_blocks(ns: Namespace) -> None:
+    """The blocks are built with the model's dropout and run in train mode; nothing else drops:
+    judged stage by stage, with recorders in the blocks', ln_f's and lm_head's place."""
+    cls = require(ns, "CharLM", type)
+    g = hidden_generator("a06 charlm train mode")
+    config, p = train_mode_config(g)
+    lm = build_lm(cls, config, seed=draw_seed(g), dropout=p)
+    blocks = getattr(lm, "blocks", None)
+    if not isinstance(blocks, nn.ModuleList) or len(blocks) != config["num_layers"]:
+        fail(f"self.blocks must be an nn.ModuleList of num_layers = {config['num_layers']} Blocks")
+    for i, block in enumerate(blocks):
+        rates = sorted({float(m.p) for m in block.modules() if isinstance(m, nn.Dropout)})
+        if rates != [p]:
+            fail(
+                f"block {i} drops with dropout={', '.join(map(str, rates)) or 'nothing'}, not the "
+                f"model's dropout={p}: build Block(d_model, num_heads, block_size, dropout)"
+            )
+    for name in ("ln_f", "lm_head"):
+        if not isinstance(getattr(lm, name, None), nn.Module):
+            fail(f"keep the submodule name `self.{name}` (a check reads model.{name})")
+    lm.double()
+    b, length, d_model = 3, config["block_size"] - 1, config["d_model"]
+    recorders = {
+        **{
+            f"block {i}": Recorder(torch.randn(b, length, d_model, generator=g).double())
+            for i in range(len(blocks))
+        },
+        "self.ln_f": Recorder(torch.randn(b, length, d_model, generator=g).double()),
+        "self.lm_head": Recorder(
+            torch.randn(b, length, config["vocab_size"], generator=g).double()
+        ),
+    }
+    for i in range(len(blocks)):
+        setattr(blocks, str(i), recorders[f"block {i}"])  # lm.blocks[i], also remotely
+    lm.ln_f, lm.lm_head = recorders["self.ln_f"], recorders["self.lm_head"]
+    idx = torch.randint(0, config["vocab_size"], (b, length), generator=g)
+
+    def forward() -> list[tuple[str, Tensor]]:
+        return [("the logits", run_lm(lm, idx))]
+
+    runs = [
+        run_in_mode(lm, recorders, forward, mode, draw_seed(g)) for mode in (False, False, True)
+    ]
+    for run, train in zip(runs, (False, False, True), strict=True):
+        for name in wrong_modes(run, train):
+            mode, other = ("train", "eval") if train else ("eval", "train")
+            fail(
+                f"{name} runs in {other} mode when the model is in {mode} mode: leave the "
+                "blocks' mode to the model's train()/eval(); do not switch it in forward"
+            )
+    changed = changed_stages(runs[0], runs[1])
+    if changed:
+        fail(
+            f"in eval mode {changed[0][0]} changes from one call to the next, so something "
+            f"random still runs in eval mode: {OUTSIDE_BLOCKS}"
+        )
+    changed = changed_stages(runs[0], runs[2])
+    if changed:
+        name, old, new = changed[0]
+        dropped, words = change_in_words(old, new)
+        seen = "applies dropout to" if dropped else "changes"
+        fail(f"in train mode (dropout={p}) the model {seen} {name} ({words}): {OUTSIDE_BLOCKS}")
 
 
 @check(ASSIGNMENT, "test_charlm")

@@ -1,0 +1,125 @@
+"""Train mode judged stage by stage: where a student's model changes values in train mode.
+
+A student's model composes parts whose own dropout is known (an EncoderBlock, a
+TransformerEncoder, a Block, a Linear head). What the student decides is what reaches each
+part, and whether anything else drops values in train mode. A :class:`Recorder` takes a part's
+place: it records the input the student's code hands it, and whether it was in train mode, and
+answers with a fixed value that depends on nothing the student did. Every stage after it then
+sees the same values in eval and in train mode, so one run in each mode, compared stage by
+stage, shows the first place where train mode changes a value, whatever draws the random numbers
+and in whatever order. A comparison with the reference under one seed would fail a correct
+answer that draws its masks otherwise (``F.dropout``, ``torch.bernoulli``, another order).
+
+Through the grading judge a recorder stays in the judge's process and the kernel calls it back
+(autograder/judging/proxies.py), so install recorders after any dtype change of the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from autograder.authoring.dropout_sites import elementwise_drop
+from autograder.authoring.helpers import fail
+
+
+class Recorder(nn.Module):
+    """Stands in for one part of a model: records each call's input and mode, answers ``answer``."""
+
+    def __init__(self, answer: Any):
+        super().__init__()
+        self.answer = answer  # a tensor or a tuple of tensors and lists of tensors
+        self.calls: list[tuple[Tensor, bool]] = []
+
+    def forward(self, x: Tensor, *args: Any, **kwargs: Any) -> Any:
+        self.calls.append((x.detach().clone() if isinstance(x, Tensor) else x, self.training))
+        return clone(self.answer)  # a copy: the student's code may change it in place
+
+
+def clone(value: Any) -> Any:
+    """A copy of the tensors in ``value`` (a tensor, or tuples and lists of them)."""
+    if isinstance(value, Tensor):
+        return value.clone()
+    return type(value)(clone(v) for v in value)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One forward pass in one mode: each stage's value, in order, and each recorder's modes."""
+
+    values: list[tuple[str, Any]]  # (what the value is, the value), recorders' inputs first
+    modes: dict[str, list[bool]]  # recorder name -> train mode at each of its calls
+
+
+def run_in_mode(
+    model: nn.Module,
+    recorders: dict[str, Recorder],
+    forward: Callable[[], Sequence[tuple[str, Tensor]]],
+    train: bool,
+    seed: int,
+) -> Run:
+    """``forward()`` (the model's outputs, named) with ``model`` in train or eval mode, under
+    ``seed``; what each recorder was given comes first, in ``recorders``' order."""
+    model.train(train)
+    for recorder in recorders.values():
+        recorder.calls.clear()
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        torch.manual_seed(seed)
+        outputs = list(forward())
+    values = []
+    for name, recorder in recorders.items():
+        for k, (given, _) in enumerate(recorder.calls):
+            call = f" (call {k + 1})" if len(recorder.calls) > 1 else ""
+            values.append((f"the input of {name}{call}", given))
+    modes = {name: [mode for _, mode in r.calls] for name, r in recorders.items()}
+    return Run(values + outputs, modes)
+
+
+def differs(a: Any, b: Any) -> bool:
+    """True unless ``a`` and ``b`` are tensors of one shape with equal values (1e-9)."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape == b.shape):
+        return True
+    return not torch.allclose(a.double(), b.double(), rtol=0.0, atol=1e-9)
+
+
+def changed_stages(before: Run, after: Run) -> list[tuple[str, Any, Any]]:
+    """(what, its value in ``before``, in ``after``) of every stage whose value changed, in
+    order; fails when the two runs have other stages (other calls)."""
+    names = [name for name, _ in before.values]
+    if names != [name for name, _ in after.values]:
+        counts = {name: len(modes) for name, modes in before.modes.items()}
+        others = {name: len(modes) for name, modes in after.modes.items()}
+        changed = next(n for n in counts if counts[n] != others[n])
+        fail(
+            f"{changed} is called {others[changed]} time(s) in train mode but {counts[changed]} "
+            "in eval mode: train mode must change only what dropout drops, not what runs"
+        )
+    return [
+        (name, old, new)
+        for (name, old), (_, new) in zip(before.values, after.values, strict=True)
+        if differs(old, new)
+    ]
+
+
+def wrong_modes(run: Run, train: bool) -> list[str]:
+    """The recorders that some call reached in the other mode than the model's."""
+    return [name for name, modes in run.modes.items() if any(m != train for m in modes)]
+
+
+def change_in_words(old: Any, new: Any) -> tuple[bool, str]:
+    """(whether ``new`` is ``old`` with values dropped, how it departs from ``old`` in words)."""
+    if not (isinstance(old, Tensor) and isinstance(new, Tensor) and old.shape == new.shape):
+        return False, "it is not even the same shape"
+    drop = elementwise_drop(new, old)
+    if drop is not None:
+        return True, drop.describe()
+    gap = (new.double() - old.double()).abs()
+    where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape))
+    return (
+        False,
+        f"it differs by up to {float(gap.max()):.3g} (at index {where}), not by dropped values",
+    )
