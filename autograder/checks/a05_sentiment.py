@@ -166,7 +166,9 @@ def masked_mean_matches_the_oracle(ns: Namespace) -> None:
 def masked_mean_handles_all_padding_rows_dtype_and_gradients(ns: Namespace) -> None:
     masked_mean = require(ns, "masked_mean")
     g = hidden_generator("a05 masked mean edge")
-    b, length, d_model, pad_id = random_sizes(g, 4, low=2, high=9)
+    # B >= 3: two rows with real tokens beside the padding row, so that dividing by the whole
+    # batch's count of real tokens differs from each row's own count under every draw.
+    b, length, d_model, pad_id = random_sizes(g, 4, low=3, high=9)
     ids = draw_ids(g, b, length, pad_id, 12)
     ids[1] = pad_id  # a row made only of padding
     hidden = torch.randn(b, length, d_model, generator=g, dtype=torch.float64, requires_grad=True)
