@@ -281,37 +281,43 @@ def attention_mask_diagnosis(
     weights: the model's (B, H, L, L) weights per layer on ``ids`` (B, L).
     """
     pads = (ids == pad_id)[:, None, None, :]  # (B, 1, 1, L): the padded keys
-    zeros = (ids == 0)[:, None, None, :]
+    # Each mistake's (B, 1, L) key mask, None for no mask: named where the weights are the
+    # model's own encoder's under that mask.
+    mistaken = {PADDING_MASK_REVERSED: (ids == pad_id).unsqueeze(-2), NO_PADDING_MASK: None}
+    if pad_id != 0:
+        mistaken[PAD_ID_HARD_CODED] = (ids != 0).unsqueeze(-2)
     for layer, w in enumerate(weights):
         on_pads = w.masked_select(pads.expand_as(w))
         if (on_pads == 0).all():
             continue
-        if (w.masked_select((~pads).expand_as(w)) == 0).all():
-            return PADDING_MASK_REVERSED
-        if pad_id != 0 and (w.masked_select(zeros.expand_as(w)) == 0).all():
-            return PAD_ID_HARD_CODED
-        if matches_unmasked_encoder(model, weights, ids):
-            return NO_PADDING_MASK
+        for diagnosis, mask in mistaken.items():
+            if matches_encoder(model, weights, ids, mask):
+                return diagnosis
         return (
             f"the <pad> keys get attention weight (up to {on_pads.abs().max().item():.3g} in "
-            f"layer {layer}), and the weights are not those of your encoder without a mask: "
+            f"layer {layer}), and the weights are not those of your encoder without a mask, "
+            "with the mask reversed or with pad id 0: "
             "every query must give the <pad> keys zero weight, through padding_mask(token_ids, "
             "self.pad_id) passed to self.encoder"
         )
     return None
 
 
-def matches_unmasked_encoder(model: nn.Module, weights: list[Tensor], ids: Tensor) -> bool:
-    """Whether ``weights`` are what the model's own encoder gives its embedded ids with no mask."""
+def matches_encoder(
+    model: nn.Module, weights: list[Tensor], ids: Tensor, mask: Tensor | None
+) -> bool:
+    """Whether ``weights`` are what the model's own encoder gives its embedded ids under ``mask``
+    (B, 1, L), or with no mask where ``mask`` is None."""
     try:
         with torch.no_grad():
-            _, unmasked = model.encoder(model.position(model.embed(ids)))
+            hidden = model.position(model.embed(ids))
+            _, expected = model.encoder(hidden) if mask is None else model.encoder(hidden, mask)
     except NotImplementedError:
         raise
     except Exception:  # other submodule names: the parts check says which it needs
         return False
-    return len(unmasked) == len(weights) and all(
-        is_close(w, u) for w, u in zip(weights, unmasked, strict=True)
+    return len(expected) == len(weights) and all(
+        is_close(w, u) for w, u in zip(weights, expected, strict=True)
     )
 
 

@@ -269,6 +269,17 @@ WRONG += [
             "test_padding_invariance": "the <pad> keys get attention weight",
         },
     ),
+    Mutant(
+        "padding mask reversed in attention",
+        A,
+        {
+            "sentiment_model": Replace(
+                "self.encoder(hidden, padding_mask(token_ids, self.pad_id))",
+                "self.encoder(hidden, ~padding_mask(token_ids, self.pad_id))",
+            )
+        },
+        {"test_sentiment_model": "padding mask polarity reversed"},
+    ),
 ]
 
 

@@ -113,7 +113,7 @@ WRONG = [
     return acc / total
 """)
         },
-        {"test_chunked_attention_exact": "exp overflows"},
+        {"test_chunked_attention_exact": "exp of an unshifted score"},
     ),
     Mutant(
         "full (L, L) score matrix materialised",
@@ -149,7 +149,9 @@ WRONG = [
                 ),
             )
         },
-        {"test_chunked_attention_memory": "with causal=True memory grows quadratically"},
+        {
+            "test_chunked_attention_memory": "with causal=True, and only then, memory grows quadratically"
+        },
     ),
     Mutant(
         "causal mask without the block offset",
@@ -188,6 +190,32 @@ WRONG = [
             )
         },
         {"test_chunked_attention_exact": "chunk_size=2.0 must raise ValueError"},
+    ),
+    Mutant(
+        "online update: running max replaced by the block's max",
+        A,
+        {
+            "online_softmax_update": Replace(
+                "new_max = torch.maximum(running_max, scores.amax(dim=-1))",
+                "new_max = scores.amax(dim=-1)",
+            )
+        },
+        {"test_online_softmax_update": "running max is replaced by the block's max"},
+    ),
+    Mutant(
+        "accumulator not divided by the running sum",
+        A,
+        {"chunked_attention": Replace("return acc / running_sum", "return acc")},
+        {
+            "test_chunked_attention_exact": "output is not normalised",
+            "test_chunked_attention_causal": "output is not normalised",
+        },
+    ),
+    Mutant(
+        "causal mask hides the diagonal",
+        A,
+        {"chunked_attention": Replace("key_pos > query_pos", "key_pos >= query_pos")},
+        {"test_chunked_attention_causal": "causal mask hides the diagonal"},
     ),
 ]
 

@@ -26,10 +26,11 @@ LEAKS = (
     "future characters change earlier outputs: position t sees positions after t; hide the keys "
     "j > t with -inf (causal_mask(L) is True on and below the diagonal, and must not be transposed)"
 )
+# What was seen, not where: the leak may be in the head, in how the heads are combined or in the
+# model around them (a wrong head is named first, by the dependency note of the cell).
 MODEL_LEAKS = (
     "future characters change earlier logits: the model sees the future, so it can copy the "
-    "character it should predict; check the causal mask of your head (missing, transposed or not "
-    "cropped to L x L)"
+    "character it should predict"
 )
 
 NOT_FINITE = (
