@@ -206,4 +206,5 @@ def test_the_kernel_cannot_write_into_the_report(tmp_path):
     assert report["cells"][2]["ename"] == "ZeroDivisionError"
     # The forger did write, but only into pipes of its own (ipykernel's capture of its output).
     printed = "".join(output.get("text", "") for output in report["cells"][1]["outputs"])
-    assert '"index": 2, "status": "ok"' in printed and "reached [" in printed
+    # Its print and its forged lines reach that capture by two paths, so they may interleave.
+    assert '"index": 2, "status": "ok"' in printed and "reached" in printed
