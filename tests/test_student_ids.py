@@ -38,6 +38,12 @@ def test_the_id_rule_in_one_place():
     assert look_alike("kim\uff11") == look_alike("kim1")  # full-width 1
     assert twin_of("kim1", ["kim\uff11", "kim1", "ada"]) == "kim\uff11"
     assert twin_of("kim1", ["kim1", "ada"]) is None
+    # Cyrillic and Greek letters drawn like Latin ones: "аlice" (Cyrillic а), "ΑDA" (Greek Α)
+    assert twin_of("alice", ["\u0430lice", "ada"]) == "\u0430lice"
+    assert twin_of("ADA", ["\u0391DA"]) == "\u0391DA"
+    assert twin_of("c\u043ep", ["cop"]) == "cop"  # Cyrillic о
+    # A Greek or Cyrillic name that does not print like a Latin one stays a name of its own.
+    assert twin_of("Nikos", ["\u039d\u03b9\u03ba\u03bf\u03c2", "\u0434\u0430\u0448\u0430"]) is None
     assert spelled_as_recorded(DECOMPOSED, []) == COMPOSED
     assert spelled_as_recorded(COMPOSED, [DECOMPOSED]) == DECOMPOSED  # a legacy grade stays hers
 

@@ -7,8 +7,9 @@ rule for folders, rosters and ``extend``). It reaches the grader from a folder n
 roster, a command line or the gradebook, and Unicode lets one name be written several ways
 (``zoë`` composed, or ``zoe`` and a combining diaeresis). Every entry point passes its ids through
 :func:`canonical` (NFC), so one student is one id everywhere; :func:`look_alike` says when two ids
-a reader cannot tell apart (equal after NFKC: full-width digits, ligatures) would stand for one
-student, and the newer one is then refused.
+a reader cannot tell apart would stand for one student, and the newer one is then refused: equal
+after NFKC (full-width digits, ligatures), or once the Cyrillic and Greek letters drawn like Latin
+ones are read as those (a Cyrillic "а" in "аlice").
 """
 
 from __future__ import annotations
@@ -49,9 +50,22 @@ def canonical(student: str) -> str:
     return unicodedata.normalize("NFC", student)
 
 
+# Cyrillic and Greek letters whose usual glyphs are those of a Latin letter, and that letter.
+_DRAWN_LIKE_LATIN = str.maketrans(
+    # Cyrillic capitals, then small letters
+    "АВЕКМНОРСТУХІЈЅԚԜӀҮ"
+    "аеорсухіјѕһԁԛԝӏ"
+    # Greek capitals, then small letters
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+    "ονρϳ",
+    "ABEKMHOPCTYXIJSQWIYaeopcyxijshdqwlABEZHIKMNOPTYXovpj",
+)
+
+
 def look_alike(student: str) -> str:
-    """What ``student`` reads as: two ids with the same value print alike (Unicode NFKC)."""
-    return unicodedata.normalize("NFKC", student)
+    """What ``student`` reads as: two ids with the same value print alike (Unicode NFKC, then
+    Cyrillic and Greek letters drawn like Latin ones read as those)."""
+    return unicodedata.normalize("NFKC", student).translate(_DRAWN_LIKE_LATIN)
 
 
 def escaped(student: str) -> str:
