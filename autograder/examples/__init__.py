@@ -14,6 +14,7 @@ with the sandbox a probe keeps full marks, without it (``--unsafe-no-sandbox``) 
 from __future__ import annotations
 
 import ast
+import base64
 import functools
 import json
 import shutil
@@ -360,6 +361,43 @@ def build_course(
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(data)
     write_class(root, samples, assignment, beacon)
+
+
+# Issue 24's attacks on the work after the sandbox, each a student of its own (named to sort first,
+# so that the pool takes them before the honest students of the class).
+DISPLAYS, ATTACHMENTS, SURROGATE = "aa-displays", "aa-attachments", "aa-surrogate"
+
+
+def _attachment_bomb(release: nbformat.NotebookNode) -> bytes:
+    """The honest answers, plus a markdown cell that inlines one 100 kB image 3,000 times."""
+    honest = Sample("x", "x", "ok", True)
+    notebook = nbformat.reads(build_submission(honest, release, solution_answers()).decode(), 4)
+    image = base64.b64encode(b"\x89PNG" + bytes(100_000 - 4)).decode()
+    cell = nbformat.v4.new_markdown_cell("![](attachment:a.png)\n" * 3_000)
+    cell.attachments = {"a.png": {"image/png": image}}
+    notebook.cells.insert(1, cell)
+    return nbformat.writes(notebook).encode()
+
+
+def build_attack_course(root: Path, honest: Sequence[str]) -> None:
+    """A course of 01_attention at ``root``: the ``honest`` students' correct work beside the
+    three attacks after the sandbox (100,000 empty display outputs, one 100 kB attachment
+    referenced 3,000 times, a lone surrogate in an error message)."""
+    samples = [Sample(student, "correct", "ok", True) for student in honest]
+    samples += [
+        Sample(
+            DISPLAYS,
+            "hostile",
+            "",
+            False,
+            extra="from IPython.display import publish_display_data\n"
+            "for _ in range(100_000):\n    publish_display_data({})",
+        ),
+        Sample(SURROGATE, "hostile", "", False, extra="raise ValueError('bad \\udcff byte')"),
+    ]
+    build_course(root, samples)
+    release = nbformat.read(root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    write_class(root, [Sample(ATTACHMENTS, "hostile", "", False, raw=_attachment_bomb(release))])
 
 
 @functools.cache
