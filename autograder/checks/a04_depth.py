@@ -12,21 +12,14 @@ from torch import Tensor, nn
 import attention_lab.reference.a04_depth as reference
 from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a03_transformer_block import EncoderBlock
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    identity,
-    is_close,
-    random_sizes,
-    require,
-    squeezed,
-)
+from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import (
     Recorder,
     change_in_words,

@@ -5,16 +5,12 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    fail,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-)
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
     BANNED,

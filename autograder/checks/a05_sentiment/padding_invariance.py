@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from autograder.authoring.helpers import (
-    draw_seed,
-    fail,
-    first_difference,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-)
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.closeness import first_difference, is_close
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
     attention_mask_diagnosis,

@@ -7,18 +7,13 @@ from torch import nn
 
 from attention_lab.embedding import TokenEmbedding
 from attention_lab.reference.a03_transformer_block import SinusoidalPositionalEncoding
+from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-)
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
     BANNED,

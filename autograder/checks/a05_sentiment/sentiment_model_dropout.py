@@ -6,13 +6,9 @@ import torch
 from torch import Tensor, nn
 
 from autograder.authoring.dropout_sites import dropout_mismatch, elementwise_drop
-from autograder.authoring.helpers import (
-    draw_seed,
-    fail,
-    hidden_generator,
-    require,
-)
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import (
     Recorder,
     change_in_words,

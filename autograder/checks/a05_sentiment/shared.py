@@ -9,12 +9,10 @@ from torch import Tensor, nn
 
 import attention_lab.reference.a05_sentiment as reference
 from attention_lab.reference.a01_attention import padding_mask
-from autograder.authoring.helpers import (
-    fail,
-    is_close,
-    random_sizes,
-)
+from autograder.authoring.closeness import is_close
+from autograder.authoring.hidden_draws import random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "05_sentiment"

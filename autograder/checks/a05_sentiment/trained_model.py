@@ -9,12 +9,9 @@ from torch import nn
 from attention_lab.baseline import fit_baseline
 from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.helpers import (
-    fail,
-    hidden_generator,
-    require,
-)
-from autograder.authoring.registry import Namespace, check, reference_data
+from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.registry import Namespace, check, fail, reference_data
+from autograder.authoring.requiring import require
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
 )

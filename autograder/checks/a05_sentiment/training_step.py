@@ -10,17 +10,13 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a05_sentiment as reference
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    fail,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-)
+from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
