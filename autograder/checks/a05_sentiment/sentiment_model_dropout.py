@@ -10,11 +10,11 @@ from autograder.authoring.hidden_draws import draw_seed, hidden_generator
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import (
+    RandomInEval,
     Recorder,
+    WrongMode,
     change_in_words,
-    changed_stages,
-    run_in_mode,
-    wrong_modes,
+    compare_modes,
 )
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
@@ -113,33 +113,31 @@ def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
     def forward() -> list[tuple[str, Tensor]]:
         return [("the logits", run_model(model, ids))]
 
-    runs = [
-        run_in_mode(model, recorders, forward, mode, draw_seed(g)) for mode in (False, False, True)
-    ]
-    for run, train in zip(runs, (False, False, True), strict=True):
-        for name in wrong_modes(run, train):
-            mode, other = ("train", "eval") if train else ("eval", "train")
-            fail(
-                f"{name} runs in {other} mode when the model is in {mode} mode: leave the parts' "
-                "mode to the model's train()/eval(); do not switch it in forward"
-            )
-    changed = changed_stages(runs[0], runs[1])
-    if changed:
+    runs = compare_modes(model, recorders, forward, g)
+    found = runs.first_mode_finding()
+    if isinstance(found, WrongMode):
         fail(
-            f"in eval mode {changed[0][0]} changes from one call to the next, so something "
+            f"{found.part} runs in {found.part_mode} mode when the model is in {found.model_mode} "
+            "mode: leave the parts' mode to the model's train()/eval(); do not switch it in "
+            "forward"
+        )
+    if isinstance(found, RandomInEval):
+        fail(
+            f"in eval mode {found.stage} changes from one call to the next, so something "
             "random still runs in eval mode: use nn.Dropout modules, which follow train()/eval(), "
             "or F.dropout(x, p, training=self.training)"
         )
-    calls = len(runs[0].modes["self.encoder"])
+    calls = len(runs.eval_run.modes["self.encoder"])
     if calls != 1:
         fail(f"forward calls self.encoder {calls} times, not once: encode the embeddings once")
-    changed = {name: (old, new) for name, old, new in changed_stages(runs[0], runs[2])}
-    old, new = runs[0].values[0][1], runs[2].values[0][1]
+    # Train mode may change the encoder's input (the positions' dropout): the front end judges it.
+    changed = runs.first_train_change(may_change=(ENCODER_INPUT,))
+    old, new = runs.eval_run.values[0][1], runs.train_run.values[0][1]
     diagnosis = front_end_diagnosis(old, new, embedded, p)
     if diagnosis is not None:
         fail(diagnosis)
-    for name, (old, new) in changed.items():
-        if name != ENCODER_INPUT:
-            dropped, words = change_in_words(old, new)
-            seen = "applies dropout to" if dropped else "changes"
-            fail(f"in train mode the model {seen} {name} ({words}): {DROPOUT_SITES}")
+    if changed is not None:
+        fail(
+            f"in train mode the model {changed.verb} {changed.stage} ({changed.words}): "
+            f"{DROPOUT_SITES}"
+        )
