@@ -1,4 +1,4 @@
-"""Exercise 2, `SentimentModel` (test_sentiment_model): eval mode, shapes, masks, parts, order."""
+"""Exercise 2, `SentimentModel` (test_sentiment_model; its gate guards test_padding_invariance)."""
 
 from __future__ import annotations
 
