@@ -21,8 +21,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from autograder.authoring import helpers
-from autograder.authoring.helpers import ReferenceBan, bans_of, bans_using
+from autograder.authoring import reference_bans
+from autograder.authoring.reference_bans import ReferenceBan, bans_of, bans_using
 from autograder.authoring.registry import CheckFailed, check_modules, checks_for, grade_cell
 from autograder.cells import is_test_cell
 from autograder.examples import solution_answers
@@ -213,7 +213,7 @@ def graded_as_judged(
         pytest.MonkeyPatch.context() as patch,
         source_bans.using_sources(sources),
     ):
-        patch.setattr(helpers, "forbid_references", helpers._forbid_in_source)
+        patch.setattr(reference_bans, "forbid_references", reference_bans._forbid_in_source)
         patch.setattr(proxies, "origin_of", lambda value: seen.origins.get(id(value)))
         return grade_cell(assignment, grade_id, seen)
 
@@ -269,7 +269,7 @@ def test_the_run_time_gate_sees_an_answer_rebound_to_the_reference(
             namespace: dict[str, Any] = {"__name__": "submission"}
             exec(compile(tricks(name, target)[trick], f"<{trick}>", "exec"), namespace)
             try:
-                helpers.forbid_references(namespace[name], reference_ban.banned, f"`{name}`")
+                reference_bans.forbid_references(namespace[name], reference_ban.banned, f"`{name}`")
             except CheckFailed:
                 continue
             missed.append(f"{trick} to {target!r}")

@@ -15,7 +15,6 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.examples import build_course
 from autograder.pipeline.cli import main
 from autograder.pipeline.course import (
     Course,
@@ -30,10 +29,9 @@ from autograder.pipeline.extensions import pending
 from autograder.pipeline.grade_record import read_record
 from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
+from tests.course_setup import ASSIGNMENT, DUE, course_with_penalties, released
 from tests.graded_cells import graded_cell
 
-ASSIGNMENT = "01_attention"
-DUE = datetime(2026, 11, 20, 12, 0)
 STUDENTS = ("ontime", "late", "extended", "garbled", "unstamped")
 STAMPS = {
     "ontime": "2026-11-20 11:59:00 UTC",
@@ -45,21 +43,14 @@ STAMPS = {
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Course:
-    root = tmp_path_factory.mktemp("deadlines")
-    build_course(root, [])
-    with (root / "nbgrader_config.py").open("a") as config:
-        config.write(
-            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
-            'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
-        )
-    return Course.load(root)
+    return course_with_penalties(tmp_path_factory.mktemp("deadlines"), due=None)
 
 
 def _submit(course: Course, student: str, stamp: str | None) -> Outcome:
     """Hand in the released notebook (no outputs: every test cell scores) with ``stamp``."""
     folder = course.root / "grading" / "submitted" / student / ASSIGNMENT
     folder.mkdir(parents=True, exist_ok=True)
-    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    release = released(course)
     (folder / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())
     (folder / "timestamp.txt").unlink(missing_ok=True)
     if stamp is not None:
@@ -217,23 +208,19 @@ FORGED = {
 def exchange_course(tmp_path: Path) -> tuple[Course, Path]:
     """A course whose students handed in through nbgrader's exchange, due 25 hours ago."""
     root, exchange = tmp_path / "course", tmp_path / "exchange"
-    build_course(root, [])
-    with (root / "nbgrader_config.py").open("a") as config:
-        config.write(
-            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
-            'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
-            f"c.Exchange.root = {str(exchange)!r}\n"
-            'c.CourseDirectory.course_id = "attention_lab"\n'
-        )
+    more_config = (
+        f'c.Exchange.root = {str(exchange)!r}\nc.CourseDirectory.course_id = "attention_lab"\n'
+    )
+    course = course_with_penalties(root, due=None, more_config=more_config)
     inbound = exchange / "attention_lab" / "inbound"
     inbound.mkdir(parents=True)
-    return Course.load(root), inbound
+    return course, inbound
 
 
 def _hand_in(course: Course, inbound: Path, student: str, stamp: str | None) -> Outcome:
     """What nbgrader submit then collect leave: the notebook in the exchange (its ctime is now,
     whatever timestamp.txt says) and the collected copy with the student's timestamp.txt."""
-    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    release = released(course)
     received = inbound / f"{student}+{ASSIGNMENT}+2020-01-01 00:00:00.000000 UTC+abc"
     received.mkdir()
     (received / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())

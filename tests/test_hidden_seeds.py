@@ -8,7 +8,7 @@ import nbformat
 import pytest
 import torch
 
-from autograder.authoring.helpers import hidden_generator
+from autograder.authoring.hidden_draws import hidden_generator
 from autograder.authoring.hidden_seeds import (
     DEVELOPMENT_SECRET,
     hidden_seed,

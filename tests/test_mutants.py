@@ -26,7 +26,6 @@ import pytest
 
 import tests.mutants
 from autograder.authoring.dependencies import declared, dependents, judged_in
-from autograder.authoring.helpers import REQUIRED
 from autograder.authoring.hidden_seeds import secret_in_use
 from autograder.authoring.mistakes import mistakes_of, named_in
 from autograder.authoring.registry import (
@@ -37,6 +36,7 @@ from autograder.authoring.registry import (
     run_check,
     running_check,
 )
+from autograder.authoring.requiring import REQUIRED
 from autograder.examples import solution_answers
 from autograder.pipeline.feedback import redact_source
 from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission

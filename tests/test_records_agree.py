@@ -8,7 +8,7 @@ import json
 import shutil
 import tempfile
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import nbformat
@@ -16,9 +16,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from nbgrader.api import Gradebook
-from traitlets.config import Configurable
 
-from autograder.examples import build_course
 from autograder.pipeline.batch import without_twins
 from autograder.pipeline.course import Course, find_submissions, record, tool_env
 from autograder.pipeline.exports import CanvasExportPlugin, GradeRecordExport
@@ -26,10 +24,16 @@ from autograder.pipeline.extensions import grant
 from autograder.pipeline.grade_record import grading_folder, read_record
 from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import format_table, max_points_of, write_csv
+from tests.course_setup import (
+    ASSIGNMENT,
+    DUE,
+    course_with_penalties,
+    export_with,
+    hand_in,
+    released,
+)
 from tests.graded_cells import graded_cell
 
-ASSIGNMENT = "01_attention"
-DUE = datetime(2026, 11, 20, 12, 0)
 # Folder names: spreadsheet formula starts, the guard's own apostrophe, a letter outside ASCII,
 # a combining diaeresis (e + it prints as the composed letter) and a full-width digit (prints
 # like 1), so that twins that print alike occur.
@@ -55,17 +59,8 @@ HONEST_LATE = {
 WRITTEN, OVERRIDDEN = "why_sqrt_dk", "test_attention_numpy"  # a manual and an autograded cell
 
 
-def _hand_in(course: Course, folder_name: str, stamp: str) -> None:
-    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    folder = course.root / "grading" / "submitted" / folder_name / ASSIGNMENT
-    folder.mkdir(parents=True)
-    (folder / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())
-    (folder / "timestamp.txt").write_text(stamp)
-
-
 def _outcome(course: Course, student: str, passed: list[bool]) -> Outcome:
-    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    notebook = nbformat.read(release, 4)
+    notebook = nbformat.read(released(course), 4)
     points = max_points_of(dict(notebook))
     cells, failing = [], dict(zip(points, [not p for p in passed], strict=False))
     for cell in notebook.cells:  # a failing test cell shows an error, as nbgrader scores it
@@ -78,14 +73,6 @@ def _outcome(course: Course, student: str, passed: list[bool]) -> Outcome:
     return Outcome(student, "ok", [], dict(notebook), cells, 0.0)
 
 
-def _export(course: Course, plugin_class: type, to: Path) -> None:
-    parent = Configurable()
-    parent.coursedir = course.coursedir
-    plugin = plugin_class(parent=parent, to=str(to))
-    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-        plugin.export(gb)
-
-
 def _records(
     course: Course, students: list[str], export: bool = True
 ) -> dict[str, dict[str, float]]:
@@ -94,8 +81,8 @@ def _records(
     grading = grading_folder(course.coursedir)
     graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
     if export:
-        _export(course, GradeRecordExport, grading / "grades.csv")
-    _export(course, CanvasExportPlugin, grading / "canvas_grades.csv")
+        export_with(course, GradeRecordExport, to=str(grading / "grades.csv"))
+    export_with(course, CanvasExportPlugin, to=str(grading / "canvas_grades.csv"))
     with (grading / f"{ASSIGNMENT}_grades.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     with (grading / "canvas_grades.csv").open(newline="") as handle:
@@ -125,17 +112,7 @@ def _cell(student: str) -> str:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A course with its (empty) gradebook, copied for each example: a new one costs alembic."""
-    root = tmp_path_factory.mktemp("records") / "course"
-    build_course(root, [])
-    with (root / "nbgrader_config.py").open("a") as config:
-        config.write(
-            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
-            'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
-        )
-    course = Course.load(root)
-    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
-    return root
+    return course_with_penalties(tmp_path_factory.mktemp("records") / "course").root
 
 
 @pytest.mark.slow
@@ -158,7 +135,7 @@ def test_every_record_shows_the_gradebooks_total(template: Path, klass: dict, mo
         course = Course.load(root)
         for name, drawn in klass.items():
             stamp = DUE + timedelta(hours=drawn["hours_late"])
-            _hand_in(course, name, f"{stamp:%Y-%m-%d %H:%M:%S} UTC")
+            hand_in(course, name, f"{stamp:%Y-%m-%d %H:%M:%S} UTC")
         # The folders come in as the grading command takes them: a twin that prints like an
         # older folder is refused (a row, no grade), the others get their ids.
         found = find_submissions(course, ASSIGNMENT, [])

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from attention_lab.reference.a03_transformer_block import WordTokenizer
-from autograder.authoring.helpers import ReferenceBan, bans_of
+from autograder.authoring.reference_bans import ReferenceBan, bans_of
 from autograder.authoring.registry import check_modules, checks_for
 from autograder.examples import solution_answers
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
@@ -156,7 +156,7 @@ HELPER_CELLS = (
 def test_a_ban_reached_through_a_helper_names_the_helper():
     """Only `clean` calls the reference: the vocabulary cell's ban says so, in-process and from
     the notebook's source, instead of blaming the vocabulary code that merely uses clean."""
-    from autograder.authoring.helpers import forbid_references
+    from autograder.authoring.reference_bans import forbid_references
     from autograder.authoring.registry import CheckFailed
     from autograder.checks.a03_transformer_block.shared import TOKENIZER_BANNED
     from autograder.judging.source_bans import banned_use

@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.usefixtures("sandbox_required")]
 
 REPO = Path(__file__).resolve().parents[1]
 # A hidden check module and the module holding the seed salt: what a backup would hold.
-SECRETS = ("checks/a01_attention.py", "authoring/helpers.py")
+SECRETS = ("checks/a01_attention.py", "authoring/hidden_draws.py")
 
 
 @pytest.fixture

@@ -14,9 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
-from traitlets.config import Configurable
 
-from autograder.examples import build_course
 from autograder.pipeline.batch import without_twins
 from autograder.pipeline.cli import main
 from autograder.pipeline.course import Course, find_submissions, record, tool_env
@@ -26,9 +24,8 @@ from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.roster import read_roster
 from autograder.pipeline.student_ids import canonical, look_alike, spelled_as_recorded, twin_of
 from autograder.pipeline.zip_intake import unpack_canvas_zip
+from tests.course_setup import ASSIGNMENT, course_with_penalties, export_with, hand_in, released
 
-ASSIGNMENT = "01_attention"
-DUE = datetime(2026, 11, 20, 12, 0)
 COMPOSED = "zo\u00eb"
 DECOMPOSED = "zoe\u0308"  # zoe + combining diaeresis: prints as zoë
 
@@ -90,31 +87,11 @@ def test_a_canvas_download_collects_a_decomposed_roster_id_composed(tmp_path: Pa
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Course:
-    root = tmp_path_factory.mktemp("ids")
-    build_course(root, [])
-    with (root / "nbgrader_config.py").open("a") as config:
-        config.write(
-            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
-            'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
-        )
-    course = Course.load(root)
-    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
-    return course
-
-
-def _hand_in(course: Course, folder_name: str, stamp: str) -> Path:
-    folder = course.root / "grading" / "submitted" / folder_name / ASSIGNMENT
-    folder.mkdir(parents=True)
-    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    (folder / f"{ASSIGNMENT}.ipynb").write_bytes(release.read_bytes())
-    (folder / "timestamp.txt").write_text(stamp)
-    return folder
+    return course_with_penalties(tmp_path_factory.mktemp("ids"))
 
 
 def _outcome(course: Course, student: str) -> Outcome:
-    release = course.root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    return Outcome(student, "ok", [], dict(nbformat.read(release, 4)), [], 0.0)
+    return Outcome(student, "ok", [], dict(nbformat.read(released(course), 4)), [], 0.0)
 
 
 @pytest.mark.slow  # a gradebook: seconds
@@ -130,7 +107,7 @@ def test_every_entry_point_takes_a_decomposed_id_as_the_composed_one(
         assert pending(gb) == {(ASSIGNMENT, COMPOSED): 2 * 24 * 60.0}
 
     # Her folder is written decomposed, 25 h late (within the extension).
-    folder = _hand_in(course, DECOMPOSED, "2026-11-21 13:00:00 UTC")
+    folder = hand_in(course, DECOMPOSED, "2026-11-21 13:00:00 UTC")
     for typed in (COMPOSED, DECOMPOSED):  # grade --student, typed either way
         assert find_submissions(course, ASSIGNMENT, [typed]) == [
             (DECOMPOSED, folder / f"{ASSIGNMENT}.ipynb")
@@ -153,11 +130,8 @@ def test_every_entry_point_takes_a_decomposed_id_as_the_composed_one(
     # The Canvas export finds her from a roster that writes her id decomposed.
     roster = tmp_path / "roster.csv"
     roster.write_text(f"student,canvas_id\n{DECOMPOSED},101\n")
-    parent = Configurable()
-    parent.coursedir = course.coursedir
     dest = tmp_path / "canvas.csv"
-    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
-        CanvasExportPlugin(parent=parent, roster=str(roster), to=str(dest)).export(gb)
+    export_with(course, CanvasExportPlugin, roster=str(roster), to=str(dest))
     with dest.open(newline="") as handle:
         (row,) = list(csv.reader(handle))[2:]
     assert row[1] == "101" and float(row[5]) == json.loads(results.read_text())["score"]
@@ -173,10 +147,10 @@ def test_a_look_alike_folder_of_a_graded_student_is_refused_and_the_class_goes_o
     course: Course, monkeypatch
 ):
     monkeypatch.setenv("PATH", tool_env()["PATH"])
-    _hand_in(course, "kim1", "2026-11-20 11:00:00 UTC")
+    hand_in(course, "kim1", "2026-11-20 11:00:00 UTC")
     record(course, ASSIGNMENT, _outcome(course, "kim1"))
-    _hand_in(course, "kim\uff11", "2026-11-20 11:00:00 UTC")
-    _hand_in(course, "lee", "2026-11-20 11:00:00 UTC")
+    hand_in(course, "kim\uff11", "2026-11-20 11:00:00 UTC")
+    hand_in(course, "lee", "2026-11-20 11:00:00 UTC")
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         recorded = {s.student.id for s in gb.find_assignment(ASSIGNMENT).submissions}
     found = [f for f in find_submissions(course, ASSIGNMENT, []) if f[0] != DECOMPOSED]

@@ -1,7 +1,7 @@
 """The secret every hidden input derives from: inputs recorded one term are useless the next.
 
-A check draws its hidden inputs from ``hidden_generator(label)`` (:mod:`.helpers`), seeded by an
-HMAC of the label under the secret in use.  The grading command reads the course's secret
+A check draws its hidden inputs from ``hidden_generator(label)`` (:mod:`.hidden_draws`), seeded by
+an HMAC of the label under the secret in use.  The grading command reads the course's secret
 (autograder/pipeline/course_secret.py) and installs it with :func:`use_secret` in each grading
 worker before the worker builds its reference data; the judge, forked from that worker, inherits
 it, and the sandbox never sees it.  In-process grading (this project's tests, the pytest suite over

@@ -1,7 +1,7 @@
 """Named mistakes: every diagnosis that names a cause has one stable identity, per exercise.
 
 A message names a cause only when the answer's output matches the output of that mistake
-(:func:`autograder.authoring.helpers.diagnose`, given ``{mistake: output_of_that_mistake}``);
+(:func:`autograder.authoring.diagnosis.diagnose`, given ``{mistake: output_of_that_mistake}``);
 otherwise it says what was seen. Each exercise lists its mistakes by family (the kinds of
 variation a student's answer takes: the clipping kind, where a norm sits, which ids are kept) in
 a catalogue next to its checks, so that the mutation corpus can declare which mistakes each wrong

@@ -6,7 +6,7 @@ nbgrader all call :func:`grade_cell` and :class:`CellGrade`):
 
 - Every check of a cell runs, each on its own, and reports its own verdict.  Two exceptions, each
   reported as following from an earlier check rather than judged: the checks after a failing
-  *gate* (see :func:`check`) or reference ban (``helpers.ban``), and the checks left when the
+  *gate* (see :func:`check`) or reference ban (``reference_bans.ban``), and the checks left when the
   kernel stopped answering or judging time ran out.
 - A cell earns the sum of the weights of its passing checks over the sum of all its weights; a
   failing gate or reference ban makes it earn nothing.  The cell's points are that share of its
@@ -68,6 +68,12 @@ class CheckFailed(AssertionError):
         super().__init__(f"[{check_name}] {diagnosis}")
         self.check_name = check_name
         self.diagnosis = diagnosis
+
+
+def fail(diagnosis: object) -> None:
+    """Fail the running check with a one-sentence diagnosis, a str or a named mistake (run_check
+    adds the check's name)."""
+    raise CheckFailed(HELPER_LABEL, str(diagnosis))
 
 
 @dataclass(frozen=True)
@@ -337,7 +343,7 @@ def grade_cell(
 ) -> CellGrade:
     """Run every hidden check of a graded cell against the names in ``namespace``.
 
-    A failing gate or reference ban (see :func:`autograder.authoring.helpers.ban`: a precondition
+    A failing gate or reference ban (see :func:`.reference_bans.ban`: a precondition
     of every check that uses the answer) or a :class:`StopChecks` ends the run: the checks left
     are reported failed, as following from it.  ``on_check`` hears each check's result as soon as
     it is known (the judge reports them, so a judge that dies later keeps them).

@@ -219,9 +219,9 @@ def _add_imports(source: str, wanted: dict[str, str]) -> str:
 
 
 _CHECK_IMPORTS = {
-    "ban": "autograder.authoring.helpers",
-    "fail": "autograder.authoring.helpers",
-    "require": "autograder.authoring.helpers",
+    "ban": "autograder.authoring.reference_bans",
+    "fail": "autograder.authoring.registry",
+    "require": "autograder.authoring.requiring",
     "Namespace": "autograder.authoring.registry",
     "check": "autograder.authoring.registry",
 }
@@ -250,8 +250,9 @@ def _checks_edits(course: Course, assignment: str, name: str) -> dict[Path, str]
     header = (
         f'"""Exercise `{name}` (test_{name}): TODO what its checks find."""\n\n'
         "from __future__ import annotations\n\n"
-        "from autograder.authoring.helpers import ban, fail, require\n"
-        "from autograder.authoring.registry import Namespace, check\n"
+        "from autograder.authoring.reference_bans import ban\n"
+        "from autograder.authoring.registry import Namespace, check, fail\n"
+        "from autograder.authoring.requiring import require\n"
     )
     where = f"autograder/checks/{module}/{name}.py"
     init = package / "__init__.py"

@@ -9,6 +9,8 @@ sees the same values in eval and in train mode, so one run in each mode, compare
 stage, shows the first place where train mode changes a value, whatever draws the random numbers
 and in whatever order. A comparison with the reference under one seed would fail a correct
 answer that draws its masks otherwise (``F.dropout``, ``torch.bernoulli``, another order).
+:func:`compare_modes` runs the model in eval mode twice, then in train mode, and names what it
+finds first: a part in the wrong mode, randomness in eval mode, or a stage train mode changes.
 
 Through the grading judge a recorder stays in the judge's process and the kernel calls it back
 (autograder/judging/proxies.py), so install recorders after any dtype change of the model.
@@ -16,7 +18,7 @@ Through the grading judge a recorder stays in the judge's process and the kernel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +26,8 @@ import torch
 from torch import Tensor, nn
 
 from autograder.authoring.dropout_sites import elementwise_drop
-from autograder.authoring.helpers import fail
+from autograder.authoring.hidden_draws import draw_seed
+from autograder.authoring.registry import fail
 
 
 class Recorder(nn.Module):
@@ -123,3 +126,82 @@ def change_in_words(old: Any, new: Any) -> tuple[bool, str]:
         False,
         f"it differs by up to {float(gap.max()):.3g} (at index {where}), not by dropped values",
     )
+
+
+@dataclass(frozen=True)
+class WrongMode:
+    """A part that a call reached in the other mode than the model's."""
+
+    part: str
+    model_mode: str  # "train" or "eval"
+    part_mode: str  # the other one
+
+
+@dataclass(frozen=True)
+class RandomInEval:
+    """A stage whose value changed from one eval-mode call to the next: something random runs."""
+
+    stage: str
+
+
+@dataclass(frozen=True)
+class ChangedInTrain:
+    """The first stage whose value train mode changes, and how, in words."""
+
+    stage: str
+    dropped: bool  # whether the train-mode value is the eval-mode one with values dropped
+    words: str
+
+    @property
+    def verb(self) -> str:
+        """What the model does to the stage in train mode, as a message says it."""
+        return "applies dropout to" if self.dropped else "changes"
+
+
+@dataclass(frozen=True)
+class ModeRuns:
+    """The same forward pass with the model in eval mode, in eval mode again, then in train mode."""
+
+    eval_run: Run
+    eval_again: Run
+    train_run: Run
+
+    def first_mode_finding(self) -> WrongMode | RandomInEval | None:
+        """A part reached in the other mode than the model's (runs in order), else the first
+        stage that changed between the two eval-mode runs."""
+        runs = ((self.eval_run, False), (self.eval_again, False), (self.train_run, True))
+        for run, train in runs:
+            for name in wrong_modes(run, train):
+                model_mode, part_mode = ("train", "eval") if train else ("eval", "train")
+                return WrongMode(name, model_mode, part_mode)
+        changed = changed_stages(self.eval_run, self.eval_again)
+        return RandomInEval(changed[0][0]) if changed else None
+
+    def first_train_change(self, may_change: Collection[str] = ()) -> ChangedInTrain | None:
+        """The first stage, other than ``may_change``, whose value train mode changes; fails when
+        train mode runs other stages (:func:`changed_stages`)."""
+        for name, old, new in changed_stages(self.eval_run, self.train_run):
+            if name not in may_change:
+                dropped, words = change_in_words(old, new)
+                return ChangedInTrain(name, dropped, words)
+        return None
+
+    def first_finding(self) -> WrongMode | RandomInEval | ChangedInTrain | None:
+        """What is wrong first: a part's mode, randomness in eval mode, or a stage train mode
+        changes; None when train mode changes nothing outside the parts."""
+        return self.first_mode_finding() or self.first_train_change()
+
+
+def compare_modes(
+    model: nn.Module,
+    recorders: dict[str, Recorder],
+    forward: Callable[[], Sequence[tuple[str, Tensor]]],
+    generator: torch.Generator,
+) -> ModeRuns:
+    """``forward()`` with ``model`` in eval mode, in eval mode again and in train mode, each run
+    under its own seed drawn from the hidden ``generator`` (:func:`run_in_mode`)."""
+    eval_run, eval_again, train_run = (
+        run_in_mode(model, recorders, forward, train, draw_seed(generator))
+        for train in (False, False, True)
+    )
+    return ModeRuns(eval_run, eval_again, train_run)

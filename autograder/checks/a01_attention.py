@@ -11,20 +11,14 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a01_attention as reference
 from attention_lab.reference.a02_multi_head import MultiHeadAttention
+from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    ban,
-    diagnose,
-    fail,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-    squeezed,
-)
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 
 ASSIGNMENT = "01_attention"
 BANNED = {

@@ -12,27 +12,20 @@ from torch import Tensor, nn
 import attention_lab.reference.a04_depth as reference
 from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a03_transformer_block import EncoderBlock
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    identity,
-    is_close,
-    random_sizes,
-    require,
-    squeezed,
-)
+from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import (
+    ChangedInTrain,
+    RandomInEval,
     Recorder,
-    change_in_words,
-    changed_stages,
-    run_in_mode,
-    wrong_modes,
+    WrongMode,
+    compare_modes,
 )
 from autograder.authoring.student_errors import explain
 
@@ -539,29 +532,24 @@ def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
         out, maps = run_stack(stack, x, None, what)
         return [("the stack's output", out)] + [(f"map {i}", m) for i, m in enumerate(maps)]
 
-    runs = [
-        run_in_mode(stack, recorders, forward, mode, draw_seed(g)) for mode in (False, False, True)
-    ]
-    for run, train in zip(runs, (False, False, True), strict=True):
-        for name in wrong_modes(run, train):
-            mode, other = ("train", "eval") if train else ("eval", "train")
-            fail(
-                f"{name} runs in {other} mode when the stack is in {mode} mode ({what}): leave "
-                "the layers' mode to the stack's train()/eval(); do not switch it in forward"
-            )
-    changed = changed_stages(runs[0], runs[1])
-    if changed:
+    found = compare_modes(stack, recorders, forward, g).first_finding()
+    if isinstance(found, WrongMode):
         fail(
-            f"in eval mode {changed[0][0]} changes from one call to the next, so the stack draws random "
+            f"{found.part} runs in {found.part_mode} mode when the stack is in {found.model_mode} "
+            f"mode ({what}): leave the layers' mode to the stack's train()/eval(); do not switch "
+            "it in forward"
+        )
+    if isinstance(found, RandomInEval):
+        fail(
+            f"in eval mode {found.stage} changes from one call to the next, so the stack draws random "
             f"numbers in eval mode ({what}; F.dropout(x, p) drops unless given "
             f"training=self.training): {STACK_DRAWS_NOTHING}"
         )
-    changed = changed_stages(runs[0], runs[2])
-    if changed:
-        name, old, new = changed[0]
-        dropped, words = change_in_words(old, new)
-        seen = "applies dropout to" if dropped else "changes"
-        fail(f"in train mode the stack {seen} {name} ({words}; {what}): {STACK_DRAWS_NOTHING}")
+    if isinstance(found, ChangedInTrain):
+        fail(
+            f"in train mode the stack {found.verb} {found.stage} ({found.words}; {what}): "
+            f"{STACK_DRAWS_NOTHING}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,16 +11,13 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a01_attention as reference
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    fail,
-    hidden_generator,
-    observe_call,
-    require,
-)
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.kernel_objects import observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 
 ASSIGNMENT = "07_attention_at_scale"
 # The student's own online_softmax_update is allowed inside chunked_attention.

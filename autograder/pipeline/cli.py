@@ -239,22 +239,25 @@ def _add_authoring(commands: argparse._SubParsersAction, add: functools.partial)
     )
     assignment.add_argument("assignment", help="NN_name, such as 08_rotary_positions")
     for parser in (exercise, assignment):
-        parser.add_argument(
-            "--course", type=Path, default=Path.cwd(), help="the course checkout (default: .)"
-        )
+        _add_course_checkout(parser)
         parser.add_argument(
             "--no-generate",
             action="store_true",
             help="leave notebooks/ alone (by default nbgrader regenerates the student copy)",
         )
     lint = add("lint", help="check that graded cells, hidden checks and tables agree (seconds)")
-    lint.add_argument(
-        "--course", type=Path, default=Path.cwd(), help="the course checkout (default: .)"
-    )
+    _add_course_checkout(lint)
     lint.add_argument(
         "--write-tables",
         action="store_true",
         help="first rewrite each notebook's \"What is graded\" table from its cells' points",
+    )
+
+
+def _add_course_checkout(parser: argparse.ArgumentParser) -> None:
+    """The authors' commands' ``--course``: the course checkout they change or check."""
+    parser.add_argument(
+        "--course", type=Path, default=Path.cwd(), help="the course checkout (default: .)"
     )
 
 

@@ -10,9 +10,11 @@ from torch import Tensor, nn
 import attention_lab.reference.a01_attention as reference
 from attention_lab.torch_mha import load_into_torch_mha
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.helpers import diagnose, hidden_generator, require
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import hidden_generator
 from autograder.authoring.mistakes import Mistake
 from autograder.authoring.registry import Namespace, check
+from autograder.authoring.requiring import require
 from autograder.checks.a02_multi_head.shared import (
     ASSIGNMENT,
     MHA,

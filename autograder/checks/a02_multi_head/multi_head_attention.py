@@ -8,16 +8,11 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a02_multi_head as reference
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    ban,
-    fail,
-    hidden_generator,
-    random_sizes,
-    require,
-    squeezed,
-)
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.diagnosis import SQUEEZED, squeezed
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a02_multi_head.shared import (
     ASSIGNMENT,
     MHA,

@@ -7,15 +7,11 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    copy_into,
-    draw_seed,
-    fail,
-    random_sizes,
-    squeezed,
-)
+from autograder.authoring.diagnosis import SQUEEZED, squeezed
+from autograder.authoring.hidden_draws import draw_seed, random_sizes
+from autograder.authoring.kernel_objects import copy_into
 from autograder.authoring.mistakes import catalogue
+from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "02_multi_head"

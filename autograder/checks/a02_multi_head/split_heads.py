@@ -6,16 +6,12 @@ import torch
 from torch import Tensor
 
 import attention_lab.reference.a02_multi_head as reference
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    fail,
-    hidden_generator,
-    random_sizes,
-    require,
-)
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_split
 
 # The named mistakes of split_heads, by family (autograder/authoring/mistakes.py): each is

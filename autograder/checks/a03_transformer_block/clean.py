@@ -6,8 +6,10 @@ import re
 from collections.abc import Callable
 
 from attention_lab.reference.a03_transformer_block import WordTokenizer
-from autograder.authoring.helpers import ban, fail, hidden_generator, require
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a03_transformer_block.shared import (
     ASSIGNMENT,
     TOKENIZER_BANNED,

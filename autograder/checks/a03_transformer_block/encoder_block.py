@@ -11,25 +11,20 @@ import attention_lab.reference.a03_transformer_block as reference
 from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a04_depth import TransformerEncoder
 from attention_lab.torch_mha import load_into_torch_mha
+from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
+from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.dropout_sites import (
     RATE_TOLERANCE,
     all_masks,
     drop_rate,
     matching_rows,
 )
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-)
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 

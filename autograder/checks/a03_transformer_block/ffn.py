@@ -7,24 +7,19 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a03_transformer_block as reference
+from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.dropout_sites import (
     MATCH_ATOL,
     RATE_TOLERANCE,
     drop_rate,
     explained,
 )
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-)
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 

@@ -9,20 +9,13 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a03_transformer_block as reference
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    ban,
-    copy_into,
-    diagnose,
-    fail,
-    hidden_generator,
-    observe_call,
-    random_sizes,
-    require,
-    squeezed,
-)
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.kernel_objects import copy_into, observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 from autograder.judging.kernel import function_name
 

@@ -10,8 +10,8 @@ import torch
 
 from attention_lab.data import SentimentSplits, make_sentiment_corpus
 from attention_lab.reference.a03_transformer_block import WordTokenizer
-from autograder.authoring.helpers import fail, hidden_generator
-from autograder.authoring.registry import Namespace, reference_data
+from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.registry import Namespace, fail, reference_data
 
 ASSIGNMENT = "03_transformer_block"
 TOKENIZER_BANNED = {"attention_lab's WordTokenizer": WordTokenizer}

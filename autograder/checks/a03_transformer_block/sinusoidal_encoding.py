@@ -6,15 +6,11 @@ import torch
 from torch import Tensor
 
 import attention_lab.reference.a03_transformer_block as reference
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    fail,
-    hidden_generator,
-    random_sizes,
-    require,
-)
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
 PE_BANNED = {

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    random_sizes,
-    require,
-)
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a06_char_lm.shared import (
     ASSIGNMENT,
     BANNED_ATTENTION,

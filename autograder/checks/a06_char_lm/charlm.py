@@ -11,27 +11,20 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a06_char_lm as reference
 from attention_lab.embedding import LearnedPositionalEmbedding
+from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-    squeezed,
-)
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import (
+    ChangedInTrain,
+    RandomInEval,
     Recorder,
-    change_in_words,
-    changed_stages,
-    run_in_mode,
-    wrong_modes,
+    WrongMode,
+    compare_modes,
 )
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, build
@@ -300,28 +293,23 @@ def charlm_drops_only_inside_its_blocks(ns: Namespace) -> None:
     def forward() -> list[tuple[str, Tensor]]:
         return [("the logits", run_lm(lm, idx))]
 
-    runs = [
-        run_in_mode(lm, recorders, forward, mode, draw_seed(g)) for mode in (False, False, True)
-    ]
-    for run, train in zip(runs, (False, False, True), strict=True):
-        for name in wrong_modes(run, train):
-            mode, other = ("train", "eval") if train else ("eval", "train")
-            fail(
-                f"{name} runs in {other} mode when the model is in {mode} mode: leave the "
-                "blocks' mode to the model's train()/eval(); do not switch it in forward"
-            )
-    changed = changed_stages(runs[0], runs[1])
-    if changed:
+    found = compare_modes(lm, recorders, forward, g).first_finding()
+    if isinstance(found, WrongMode):
         fail(
-            f"in eval mode {changed[0][0]} changes from one call to the next, so something "
+            f"{found.part} runs in {found.part_mode} mode when the model is in {found.model_mode} "
+            "mode: leave the blocks' mode to the model's train()/eval(); do not switch it in "
+            "forward"
+        )
+    if isinstance(found, RandomInEval):
+        fail(
+            f"in eval mode {found.stage} changes from one call to the next, so something "
             f"random still runs in eval mode: {OUTSIDE_BLOCKS}"
         )
-    changed = changed_stages(runs[0], runs[2])
-    if changed:
-        name, old, new = changed[0]
-        dropped, words = change_in_words(old, new)
-        seen = "applies dropout to" if dropped else "changes"
-        fail(f"in train mode (dropout={p}) the model {seen} {name} ({words}): {OUTSIDE_BLOCKS}")
+    if isinstance(found, ChangedInTrain):
+        fail(
+            f"in train mode (dropout={p}) the model {found.verb} {found.stage} ({found.words}): "
+            f"{OUTSIDE_BLOCKS}"
+        )
 
 
 @check(ASSIGNMENT, "test_charlm")

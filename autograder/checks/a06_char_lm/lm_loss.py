@@ -9,16 +9,12 @@ from torch import Tensor
 from torch.nn import functional as F
 
 import attention_lab.reference.a06_char_lm as encoder_reference
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    fail,
-    hidden_generator,
-    random_sizes,
-    require,
-)
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
 
 # The named mistakes of lm_loss, by family (autograder/authoring/mistakes.py): each is

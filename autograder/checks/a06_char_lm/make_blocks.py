@@ -10,18 +10,12 @@ from torch import Tensor
 
 import attention_lab.reference.a06_char_lm as reference
 from attention_lab.data import sample_lm_batch
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    ban,
-    diagnose,
-    fail,
-    hidden_generator,
-    random_sizes,
-    require,
-    squeezed,
-)
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, oracle_blocks
 
 # The named mistakes of make_blocks, by family (autograder/authoring/mistakes.py): each is

@@ -6,19 +6,14 @@ import torch
 from torch import nn
 
 from attention_lab.torch_mha import load_into_torch_mha
+from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.helpers import (
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    is_close,
-    random_sizes,
-    require,
-)
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a06_char_lm.shared import (
     ASSIGNMENT,
     BANNED_ATTENTION,

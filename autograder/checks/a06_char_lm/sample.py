@@ -10,18 +10,12 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a06_char_lm as encoder_reference
-from autograder.authoring.helpers import (
-    SQUEEZED,
-    ban,
-    diagnose,
-    draw_seed,
-    fail,
-    hidden_generator,
-    random_sizes,
-    require,
-)
+from autograder.authoring.diagnosis import SQUEEZED, diagnose
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.registry import CheckFailed, Namespace, check
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import CheckFailed, Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
 

@@ -11,8 +11,9 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a02_multi_head as attention_reference
 import attention_lab.reference.a06_char_lm as encoder_reference
-from autograder.authoring.helpers import fail, is_close
+from autograder.authoring.closeness import is_close
 from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "06_char_lm"

@@ -10,9 +10,11 @@ from torch.nn import functional as F
 
 from attention_lab.data import load_char_corpus
 from attention_lab.tokenizer import CharTokenizer
+from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.helpers import fail, hidden_generator, is_close, require
-from autograder.authoring.registry import Namespace, check
+from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, oracle_blocks
 
 # The trained model's held-out loss must be below 0.6 ln V (notebook, section 8).

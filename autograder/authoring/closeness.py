@@ -1,0 +1,35 @@
+"""Whether an answer is close to an oracle's value, and where it first departs from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+def is_close(actual: Any, expected: torch.Tensor, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
+    """True when ``actual`` is a tensor of ``expected``'s shape and values (NaN never matches)."""
+    if not isinstance(actual, torch.Tensor) or actual.shape != expected.shape:
+        return False
+    actual = actual.detach().to(torch.float64).cpu()
+    return bool(
+        torch.allclose(actual, expected.detach().to(torch.float64).cpu(), atol=atol, rtol=rtol)
+    )
+
+
+def first_difference(actual: Any, expected: torch.Tensor, atol: float = 1e-5) -> str:
+    """Where ``actual`` first departs from ``expected`` (same shape), and by how much at most."""
+    if not isinstance(actual, torch.Tensor):
+        return f"expected a tensor, got {type(actual).__name__}"
+    got = actual.detach().to(torch.float64).cpu()
+    want = expected.detach().to(torch.float64).cpu()
+    differs = ~torch.isclose(got, want, atol=atol, rtol=1e-4)
+    if not differs.any():
+        return "the values agree within the tolerance"
+    where = tuple(int(i) for i in differs.nonzero()[0])
+    gap = (got - want).abs().nan_to_num(float("inf"))
+    return (
+        f"first difference at index {where}: got {got[where].item():.4g}, expected "
+        f"{want[where].item():.4g}; {int(differs.sum())} of {differs.numel()} values differ, "
+        f"by up to {gap.max().item():.3g}"
+    )

@@ -1,0 +1,59 @@
+"""Diagnosing a wrong value: the known mistake whose output it matches, or where it differs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from autograder.authoring.closeness import first_difference, is_close
+from autograder.authoring.registry import fail
+
+SQUEEZED = (
+    "an axis of size 1 disappeared (a batch of one, one head, or a length of one): squeeze() "
+    "drops every such axis, so use squeeze(dim) on the axis you mean, or index it"
+)
+
+
+def squeezed(actual: Any, expected_shape: Sequence[int]) -> bool:
+    """True when ``actual`` is a tensor of ``expected_shape`` with its size-1 axes dropped."""
+    kept = tuple(size for size in expected_shape if size != 1)
+    shape = tuple(getattr(actual, "shape", ()))
+    return isinstance(actual, torch.Tensor) and shape != tuple(expected_shape) and shape == kept
+
+
+def diagnose(
+    actual: Any,
+    expected: torch.Tensor,
+    mistakes: Mapping[Any, torch.Tensor],
+    otherwise: str,
+    *,
+    atol: float = 1e-5,
+) -> None:
+    """Pass if ``actual`` matches ``expected``; else fail naming the known mistake it matches.
+
+    mistakes: diagnosis (a str or a :class:`~autograder.authoring.mistakes.Mistake`) -> what a
+    submission with that misconception would return. A mistake is named only when ``actual``
+    matches its output and no other mistake's: where two match, the answer could make either.
+    otherwise: what is wrong when no known mistake matches; where the values first differ, and
+    by how much, is added to it.
+    """
+    if is_close(actual, expected, atol=atol):
+        return
+    if squeezed(actual, expected.shape):
+        fail(f"{SQUEEZED} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
+    matched: list[str] = []
+    if isinstance(actual, torch.Tensor) and not torch.isfinite(actual.detach()).all():
+        matched = [
+            str(diagnosis)
+            for diagnosis, value in mistakes.items()
+            if not torch.isfinite(value).all() and actual.shape == value.shape
+        ]
+    if not matched:
+        matched = [str(d) for d, value in mistakes.items() if is_close(actual, value, atol=atol)]
+    if len(set(matched)) == 1:
+        fail(matched[0])
+    if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
+        fail(f"{otherwise} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
+    fail(f"{otherwise} ({first_difference(actual, expected, atol)})")

@@ -1,0 +1,46 @@
+"""The student's objects in a check, wherever they live: in this process, or in the kernel
+seen through the judge's proxies (calls observed, identities, copies into them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from autograder.judging import kernel
+
+
+def is_remote(value: Any) -> bool:
+    """A kernel object seen through the judge (checked without importing the judge)."""
+    return getattr(type(value), "is_proxy", False) or hasattr(value, "__remote_id__")
+
+
+def observe_call(kind: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """Call ``fn`` and observe it in the process that runs it.
+
+    kind: "torch_functions" (sorted ``module.qualname`` of every torch function called),
+    "aten_ops" (sorted aten op names) or "peak_bytes" (peak tensor memory on the CPU; result None).
+    A kernel's observations are its own report: numbers are judged here, these only add bans.
+    """
+    if is_remote(fn):
+        from autograder.judging import proxies
+
+        return proxies.observed_call(fn, args, kwargs, kind)
+    return kernel.observe(kind, fn, args, kwargs)
+
+
+def identity(value: Any) -> int:
+    """id() of an object, or of the original of a tensor a kernel sent by value."""
+    return getattr(value, "origin_id", None) or id(value)
+
+
+def copy_into(owner: Any, name: str, value: torch.Tensor) -> None:
+    """``owner.<name>.copy_(value)`` without autograd, also when ``owner`` lives in a kernel."""
+    if is_remote(owner):
+        from autograder.judging import proxies
+
+        proxies.copy_into_remote(owner, name, value)
+        return
+    with torch.no_grad():
+        getattr(owner, name).copy_(value)

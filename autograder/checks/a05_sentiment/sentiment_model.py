@@ -1,0 +1,179 @@
+"""Exercise 2, `SentimentModel` (test_sentiment_model; its gate guards test_padding_invariance)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from attention_lab.embedding import TokenEmbedding
+from attention_lab.reference.a03_transformer_block import SinusoidalPositionalEncoding
+from autograder.authoring.closeness import is_close
+from autograder.authoring.dependencies import depends_on
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
+from autograder.checks.a05_sentiment.shared import (
+    ASSIGNMENT,
+    BANNED,
+    attention_mask_diagnosis,
+    build_model,
+    classifier_head,
+    draw_ids,
+    model_config,
+    pooling_outcomes,
+    run_model,
+)
+
+ban(
+    ASSIGNMENT,
+    "SentimentModel",
+    BANNED,
+    check_name="sentiment_model_does_not_use_the_reference",
+    instances=("model",),  # the trained model of the held-out cells is a SentimentModel
+)
+# SentimentModel pools with the student's masked_mean, as the notebook asks; `model` is one.
+depends_on(
+    ASSIGNMENT,
+    [
+        "test_sentiment_model",
+        "test_padding_invariance",
+        "test_heldout_accuracy",
+        "test_heldout_contrast",
+    ],
+    {"masked_mean": ["test_masked_mean"]},
+)
+
+
+# A gate: with an active dropout the other checks' verdicts would be chance.
+@check(ASSIGNMENT, "test_sentiment_model", gate=True)
+@check(ASSIGNMENT, "test_padding_invariance", gate=True)
+def sentiment_model_is_deterministic_in_eval_mode(ns: Namespace) -> None:
+    """First: an active dropout would otherwise be blamed on the padding or the pooling."""
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model eval")
+    for dropout in (0.0, 0.3):
+        config = {**model_config(g), "dropout": dropout}
+        model = build_model(cls, config, seed=draw_seed(g))
+        ids = draw_ids(g, 3, 9, config["pad_id"], config["vocab_size"])
+        outputs = []
+        first = draw_seed(g)
+        for seed in (first, first + 1):  # different random numbers: only dropout would use them
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                outputs.append(run_model(model, ids))
+        if not torch.equal(outputs[0], outputs[1]):
+            fail(
+                "in eval mode the model gives different logits at every call, so dropout is still "
+                "active: use nn.Dropout modules, which follow train()/eval(), or "
+                f"F.dropout(x, p, training=self.training) (dropout={dropout})"
+            )
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model shapes")
+    for _ in range(2):
+        config = model_config(g)
+        model = build_model(cls, config, seed=draw_seed(g))
+        if getattr(model, "pad_id", None) != config["pad_id"]:
+            fail("store the padding id as self.pad_id (the tokenizer's pad id is not always 0)")
+        b, length = random_sizes(g, 2, low=3, high=11)
+        ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+        logits = run_model(model, ids)
+        logits2, weights = run_model(model, ids, return_attention=True)
+        c, h, n = config["num_classes"], config["num_heads"], config["num_layers"]
+        if logits.shape != (b, c):
+            fail(
+                f"logits must be (B, num_classes) = {(b, c)}, got {tuple(logits.shape)}: "
+                "pool over the positions, then map d_model to num_classes"
+            )
+        if not is_close(logits2, logits):
+            fail("forward with return_attention=True must return the same logits as without it")
+        if len(weights) != n:
+            fail(
+                f"expected the encoder's list of {n} weight tensors (one per layer), got {len(weights)}"
+            )
+        for w in weights:
+            if w.shape != (b, h, length, length):
+                fail(
+                    f"each layer's weights must be (B, num_heads, L, L) = {(b, h, length, length)}, "
+                    f"got {tuple(w.shape)}"
+                )
+        diagnosis = attention_mask_diagnosis(model, weights, ids, config["pad_id"])
+        if diagnosis is not None:
+            fail(diagnosis)
+        for w in weights:
+            if not is_close(w.sum(-1), torch.ones(b, h, length)):
+                fail("each query's attention weights must sum to 1 over the keys")
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+def sentiment_model_matches_its_parts(ns: Namespace) -> None:
+    """logits = Linear(pool(encoder(position(embed(ids)), padding_mask))), pooling mean or <cls>."""
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model parts")
+    config = model_config(g)
+    model = build_model(cls, config, seed=draw_seed(g))
+    for name in ("embed", "position", "encoder"):
+        if not isinstance(getattr(model, name, None), nn.Module):
+            fail(f"keep the submodule name `self.{name}` (a check reads model.{name})")
+    if not isinstance(model.embed, TokenEmbedding):
+        fail(
+            "self.embed must be attention_lab's TokenEmbedding(vocab_size, d_model, padding_idx=pad_id): "
+            "it scales the vectors to about unit size, on a par with the positions"
+        )
+    if not isinstance(model.position, SinusoidalPositionalEncoding):
+        fail("self.position must be SinusoidalPositionalEncoding(d_model, max_len, dropout)")
+    with torch.no_grad():
+        scale = model.embed(torch.arange(config["vocab_size"])).std().item()
+    if not 0.5 < scale < 2.0:
+        fail(
+            f"the token vectors have standard deviation {scale:.2f}, not about 1: build self.embed "
+            "with TokenEmbedding and leave its initialisation alone"
+        )
+    b, length = random_sizes(g, 2, low=4, high=12)
+    ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+    logits = run_model(model, ids)
+    head = classifier_head(model, config["d_model"], config["num_classes"])
+    if head is None:
+        return  # an unusual head; the other checks still test the behaviour
+    expected, mistakes = pooling_outcomes(model, head, ids, config["pad_id"])
+    if mistakes is None:
+        return
+    diagnose(
+        logits,
+        expected,
+        mistakes,
+        "the logits are not Linear(masked_mean(encoder(position(embed(ids)), padding_mask))) "
+        "(nor the <cls> output's): follow the diagram of Exercise 2",
+    )
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+def sentiment_model_sees_word_order_and_batches_independently(ns: Namespace) -> None:
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model order")
+    config = model_config(g)
+    model = build_model(cls, config, seed=draw_seed(g))
+    pad_id, vocab = config["pad_id"], config["vocab_size"]
+    b, length = random_sizes(g, 2, low=4, high=10)
+    ids = draw_ids(g, b, length, pad_id, vocab)
+    others = [i for i in range(vocab) if i != pad_id]
+    ids[-1] = torch.tensor(others)[torch.randperm(len(others), generator=g)[:length]]
+    logits = run_model(model, ids)
+    for row in range(b):
+        if not is_close(run_model(model, ids[row : row + 1]), logits[row : row + 1]):
+            fail(
+                "a sentence gets other logits alone than inside a batch (in eval mode): do not mix "
+                "rows of the batch (pool over dim=1, the positions, not over the batch)"
+            )
+    swapped = ids[-1:].clone()
+    swapped[0, [1, length - 2]] = ids[-1, [length - 2, 1]]
+    if is_close(run_model(model, swapped), logits[-1:], atol=1e-6):
+        fail(
+            "swapping two words changes nothing: the model ignores word order; add "
+            "self.position(...) to the token embeddings before the encoder"
+        )

@@ -1,0 +1,143 @@
+"""Exercise 2, `SentimentModel` in train mode (test_sentiment_model): where it drops."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from autograder.authoring.dropout_sites import dropout_mismatch, elementwise_drop
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
+from autograder.authoring.stage_recorders import (
+    RandomInEval,
+    Recorder,
+    WrongMode,
+    change_in_words,
+    compare_modes,
+)
+from autograder.checks.a05_sentiment.shared import (
+    ASSIGNMENT,
+    build_model,
+    classifier_head,
+    draw_ids,
+    model_config,
+    run_model,
+)
+
+# Where this model drops values in train mode, as the diagram of Exercise 2 puts it.
+DROPOUT_SITES = (
+    "this model drops values only after the positions are added (self.position, built with the "
+    "model's dropout, does it) and inside self.encoder"
+)
+ENCODER_INPUT = "the input of self.encoder"
+
+
+def name_of(model: nn.Module, part: nn.Module) -> str | None:
+    """The dotted attribute name of submodule ``part`` in ``model``."""
+    return next((name for name, m in model.named_modules() if m is part and name), None)
+
+
+def front_end_diagnosis(old: Tensor, new: Tensor, embedded: Tensor, p: float) -> str | None:
+    """Why ``new``, the encoder's train-mode input, is not ``old`` (its eval-mode input,
+    embeddings plus positions) dropped with probability p, or None when it is."""
+    what = f"in train mode (dropout={p}) the encoder's input, position(embed(ids)),"
+    if not differs_anywhere(old, new):
+        return (
+            f"{what} is not dropped at all: build self.position = SinusoidalPositionalEncoding("
+            "d_model, max_len, dropout), which drops after adding the positions"
+        )
+    drop = elementwise_drop(new, old)
+    if drop is not None:
+        why = dropout_mismatch(drop, p)
+        return None if why is None else f"{what} is not dropped as dropout={p} drops: {why}"
+    before_positions = elementwise_drop(new - (old - embedded), embedded)
+    if before_positions is not None and dropout_mismatch(before_positions, p) is None:
+        return (
+            f"{what} is the token embeddings dropped, then the positions added: drop after "
+            "adding the positions (SinusoidalPositionalEncoding(d_model, max_len, dropout) does)"
+        )
+    return f"{what} is not its eval-mode value with values dropped: {change_in_words(old, new)[1]}"
+
+
+def differs_anywhere(old: Tensor, new: Tensor) -> bool:
+    return not torch.allclose(old, new, rtol=0.0, atol=1e-9)
+
+
+@check(ASSIGNMENT, "test_sentiment_model")
+def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
+    """In train mode the encoder gets position(embed(ids)) dropped at rate p, runs in train mode
+    with dropout p, and nothing after it drops: judged stage by stage, with recorders in the
+    encoder's and the classifier's place, so any random order passes."""
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 model train mode")
+    p = round(0.2 + 0.2 * float(torch.rand((), generator=g)), 3)
+    config = {**model_config(g), "dropout": p}
+    model = build_model(cls, config, seed=draw_seed(g)).double()
+    encoder = getattr(model, "encoder", None)
+    if not isinstance(encoder, nn.Module):
+        fail("keep the submodule name `self.encoder` (a check reads model.encoder)")
+    rates = sorted({float(m.p) for m in encoder.modules() if isinstance(m, nn.Dropout)})
+    if rates != [p]:
+        fail(
+            f"self.encoder drops with dropout={', '.join(map(str, rates)) or 'nothing'}, not the "
+            f"model's dropout={p}: "
+            "build TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)"
+        )
+    b, length, d_model = 6, 10, config["d_model"]
+    ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+    with torch.no_grad():
+        embedded = model.embed(ids)  # eval mode: what the positions are added to
+    head = classifier_head(model, d_model, config["num_classes"])
+    head_name = None if head is None else name_of(model, head)
+    parts = ["encoder"] + ([head_name] if head_name else [])  # an unusual head is not recorded
+    answers = {
+        "self.encoder": (
+            torch.randn(b, length, d_model, generator=g, dtype=torch.float64),
+            [
+                torch.rand(b, config["num_heads"], length, length, generator=g).double().softmax(-1)
+                for _ in range(config["num_layers"])
+            ],
+        ),
+    }
+    recorders = {
+        f"self.{path}": Recorder(
+            answers.get(f"self.{path}", torch.randn(b, config["num_classes"], generator=g).double())
+        )
+        for path in parts
+    }
+    for path, recorder in zip(parts, recorders.values(), strict=True):
+        owner, _, attribute = path.rpartition(".")
+        setattr(model.get_submodule(owner) if owner else model, attribute, recorder)
+
+    def forward() -> list[tuple[str, Tensor]]:
+        return [("the logits", run_model(model, ids))]
+
+    runs = compare_modes(model, recorders, forward, g)
+    found = runs.first_mode_finding()
+    if isinstance(found, WrongMode):
+        fail(
+            f"{found.part} runs in {found.part_mode} mode when the model is in {found.model_mode} "
+            "mode: leave the parts' mode to the model's train()/eval(); do not switch it in "
+            "forward"
+        )
+    if isinstance(found, RandomInEval):
+        fail(
+            f"in eval mode {found.stage} changes from one call to the next, so something "
+            "random still runs in eval mode: use nn.Dropout modules, which follow train()/eval(), "
+            "or F.dropout(x, p, training=self.training)"
+        )
+    calls = len(runs.eval_run.modes["self.encoder"])
+    if calls != 1:
+        fail(f"forward calls self.encoder {calls} times, not once: encode the embeddings once")
+    # Train mode may change the encoder's input (the positions' dropout): the front end judges it.
+    changed = runs.first_train_change(may_change=(ENCODER_INPUT,))
+    old, new = runs.eval_run.values[0][1], runs.train_run.values[0][1]
+    diagnosis = front_end_diagnosis(old, new, embedded, p)
+    if diagnosis is not None:
+        fail(diagnosis)
+    if changed is not None:
+        fail(
+            f"in train mode the model {changed.verb} {changed.stage} ({changed.words}): "
+            f"{DROPOUT_SITES}"
+        )

@@ -1,0 +1,244 @@
+"""What several exercises of 05 share: hidden ids, the pooling oracle, building the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+import attention_lab.reference.a05_sentiment as reference
+from attention_lab.reference.a01_attention import padding_mask
+from autograder.authoring.closeness import is_close
+from autograder.authoring.hidden_draws import random_sizes
+from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.registry import fail
+from autograder.authoring.student_errors import explain
+
+ASSIGNMENT = "05_sentiment"
+BANNED = {"attention_lab's SentimentClassifier": reference.SentimentClassifier}
+
+# The named mistakes of each exercise, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the answer's output matches the output of that mistake.
+MASKED_MEAN = catalogue(
+    ASSIGNMENT,
+    "masked_mean",
+    {
+        "what is averaged": {
+            "includes_padding": "pooling includes padding: the mean runs over all L positions, "
+            "so <pad> outputs enter the sentence vector; weight each position by "
+            "(token_ids != pad_id) and divide by the number of real tokens",
+            "pad_id_hard_coded": "the pad id is hard-coded to 0: compare the ids with `pad_id` "
+            "(self.pad_id in the model), which is not always 0",
+            "mask_reversed": "mask polarity reversed: you averaged the <pad> positions; keep the "
+            "positions where token_ids != pad_id",
+        },
+        "pooling denominator": {
+            "divided_by_length": "divided by L, the number of positions, instead of by the "
+            "number of real tokens (keep.sum(dim=1))",
+            "divided_by_batch_count": "divided by the number of real tokens in the whole batch "
+            "instead of in each row: sum the mask over dim=1 only (keep.sum(dim=1))",
+            "not_divided": "the masked values are summed but not divided: divide by the number "
+            "of real tokens",
+        },
+    },
+)
+POOLING_INCLUDES_PADDING = MASKED_MEAN["includes_padding"]
+PAD_ID_HARD_CODED = MASKED_MEAN["pad_id_hard_coded"]
+MODEL = catalogue(
+    ASSIGNMENT,
+    "sentiment_model",
+    {
+        "padding mask": {
+            "no_padding_mask": "real tokens attend to <pad> keys: there is no padding mask in "
+            "attention; pass padding_mask(token_ids, self.pad_id) to self.encoder",
+            "padding_mask_reversed": "padding mask polarity reversed: only the <pad> keys get "
+            "attention; True means 'may attend', so use padding_mask(token_ids, self.pad_id) as "
+            "it is",
+        },
+        "pipeline order": {
+            "no_position": "the positional encoding is missing: add self.position to the token "
+            "embeddings",
+        },
+    },
+)
+NO_PADDING_MASK = MODEL["no_padding_mask"]
+PADDING_MASK_REVERSED = MODEL["padding_mask_reversed"]
+
+
+def oracle_masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+    """The mean over real positions, written as a loop over rows (zeros for an all-padding row)."""
+    rows = []
+    for h, ids in zip(hidden, token_ids, strict=True):
+        real = ids != pad_id
+        rows.append(h[real].mean(0) if real.any() else torch.zeros_like(h[0]))
+    return torch.stack(rows)
+
+
+def masked_mean_mistakes(hidden: Tensor, token_ids: Tensor, pad_id: int) -> dict[Mistake, Tensor]:
+    keep = (token_ids != pad_id).unsqueeze(-1).to(hidden.dtype)
+    keep_zero = (token_ids != 0).unsqueeze(-1).to(hidden.dtype)
+    pads = 1.0 - keep
+    length = hidden.shape[1]
+    return {
+        POOLING_INCLUDES_PADDING: hidden.mean(1),
+        PAD_ID_HARD_CODED: (hidden * keep_zero).sum(1) / keep_zero.sum(1).clamp(min=1.0),
+        MASKED_MEAN["divided_by_length"]: (hidden * keep).sum(1) / length,
+        MASKED_MEAN["divided_by_batch_count"]: (hidden * keep).sum(1) / keep.sum().clamp(min=1.0),
+        MASKED_MEAN["not_divided"]: (hidden * keep).sum(1),
+        MASKED_MEAN["mask_reversed"]: (hidden * pads).sum(1) / pads.sum(1).clamp(min=1.0),
+    }
+
+
+def draw_ids(g: torch.Generator, b: int, length: int, pad_id: int, vocab: int) -> Tensor:
+    """(b, length) ids: every row has 1..length real tokens, then pads; id 0 occurs as a real token."""
+    ids = torch.randint(0, vocab, (b, length), generator=g)
+    ids[ids == pad_id] = (pad_id + 1) % vocab
+    if pad_id != 0:
+        ids[:, 0] = 0  # a real token with id 0: hard-coding pad_id = 0 would hide it
+    lengths = torch.randint(1, length + 1, (b,), generator=g)
+    lengths[0], lengths[-1] = max(1, length - 3), length  # some padding, and none
+    for row, n in enumerate(lengths.tolist()):
+        ids[row, n:] = pad_id
+    return ids
+
+
+def model_config(g: torch.Generator) -> dict[str, int]:
+    """A small configuration whose sizes all differ: H > 1 so d_model != d_k, C > 2, pad_id != 0."""
+    num_heads, d_k, num_classes, pad_id, num_layers = random_sizes(g, 5, low=2, high=7)
+    return dict(
+        vocab_size=20,
+        d_model=num_heads * d_k,
+        num_heads=num_heads,
+        num_layers=num_layers - 1 if num_layers > 4 else num_layers,
+        d_ff=3 * num_heads * d_k + 1,
+        num_classes=num_classes,
+        max_len=40,
+        pad_id=pad_id,
+        dropout=0.0,
+    )
+
+
+def build_model(cls: type, config: dict[str, int], seed: int) -> nn.Module:
+    """A fresh model in eval mode, built without touching the global RNG."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = cls(**config)
+    if not isinstance(model, nn.Module):
+        fail("SentimentModel must be an nn.Module (class SentimentModel(nn.Module))")
+    return model.eval()
+
+
+def run_model(model: nn.Module, ids: Tensor, return_attention: bool = False) -> Any:
+    with torch.no_grad():
+        try:
+            result = model(ids, return_attention=True) if return_attention else model(ids)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            pad_id = getattr(model, "pad_id", "?")
+            fail(
+                explain(
+                    error,
+                    "your SentimentModel",
+                    f" on ids of shape {tuple(ids.shape)}, pad_id={pad_id}",
+                )
+            )
+    if not return_attention:
+        if not isinstance(result, Tensor):
+            fail(f"forward(token_ids) must return the logits tensor, got {type(result).__name__}")
+        return result
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail("forward(token_ids, return_attention=True) must return a tuple (logits, weights)")
+    logits, weights = result
+    if not isinstance(weights, list | tuple) or not all(isinstance(w, Tensor) for w in weights):
+        fail("with return_attention=True the second element must be the encoder's list of weights")
+    return logits, list(weights)
+
+
+def attention_mask_diagnosis(
+    model: nn.Module, weights: list[Tensor], ids: Tensor, pad_id: int
+) -> str | None:
+    """What is seen of attention on the <pad> keys, or None when every pad key gets zero weight.
+
+    weights: the model's (B, H, L, L) weights per layer on ``ids`` (B, L).
+    """
+    pads = (ids == pad_id)[:, None, None, :]  # (B, 1, 1, L): the padded keys
+    # Each mistake's (B, 1, L) key mask, None for no mask: named where the weights are the
+    # model's own encoder's under that mask.
+    mistaken = {PADDING_MASK_REVERSED: (ids == pad_id).unsqueeze(-2), NO_PADDING_MASK: None}
+    if pad_id != 0:
+        mistaken[PAD_ID_HARD_CODED] = (ids != 0).unsqueeze(-2)
+    for layer, w in enumerate(weights):
+        on_pads = w.masked_select(pads.expand_as(w))
+        if (on_pads == 0).all():
+            continue
+        for diagnosis, mask in mistaken.items():
+            if matches_encoder(model, weights, ids, mask):
+                return diagnosis
+        return (
+            f"the <pad> keys get attention weight (up to {on_pads.abs().max().item():.3g} in "
+            f"layer {layer}), and the weights are not those of your encoder without a mask, "
+            "with the mask reversed or with pad id 0: "
+            "every query must give the <pad> keys zero weight, through padding_mask(token_ids, "
+            "self.pad_id) passed to self.encoder"
+        )
+    return None
+
+
+def matches_encoder(
+    model: nn.Module, weights: list[Tensor], ids: Tensor, mask: Tensor | None
+) -> bool:
+    """Whether ``weights`` are what the model's own encoder gives its embedded ids under ``mask``
+    (B, 1, L), or with no mask where ``mask`` is None."""
+    try:
+        with torch.no_grad():
+            hidden = model.position(model.embed(ids))
+            _, expected = model.encoder(hidden) if mask is None else model.encoder(hidden, mask)
+    except NotImplementedError:
+        raise
+    except Exception:  # other submodule names: the parts check says which it needs
+        return False
+    return len(expected) == len(weights) and all(
+        is_close(w, u) for w, u in zip(weights, expected, strict=True)
+    )
+
+
+def classifier_head(model: nn.Module, d_model: int, num_classes: int) -> nn.Linear | None:
+    """The one nn.Linear(d_model, num_classes) outside the encoder, if there is exactly one."""
+    encoder = getattr(model, "encoder", None)
+    inside = {id(m) for m in encoder.modules()} if isinstance(encoder, nn.Module) else set()
+    heads = [
+        m
+        for m in model.modules()
+        if isinstance(m, nn.Linear)
+        and id(m) not in inside
+        and (m.in_features, m.out_features) == (d_model, num_classes)
+    ]
+    return heads[0] if len(heads) == 1 else None
+
+
+def pooling_outcomes(
+    model: nn.Module, head: nn.Linear, ids: Tensor, pad_id: int, logits: Tensor | None = None
+) -> tuple[Tensor, dict[Mistake, Tensor] | None]:
+    """(the mean-pooled logits, the logits of known mistakes), or mistakes None if the model's
+    logits are those of mean or <cls> pooling."""
+    with torch.no_grad():
+        if logits is None:
+            logits = model(ids)
+        embedded = model.position(model.embed(ids))
+        hidden, _ = model.encoder(embedded, padding_mask(ids, pad_id))
+        mean_pooled = head(oracle_masked_mean(hidden, ids, pad_id))
+        if is_close(logits, mean_pooled) or is_close(logits, head(hidden[:, 0])):
+            return mean_pooled, None
+        unmasked, _ = model.encoder(embedded)
+        no_position, _ = model.encoder(model.embed(ids), padding_mask(ids, pad_id))
+        mistakes = {
+            **{
+                mistake: head(pooled)
+                for mistake, pooled in masked_mean_mistakes(hidden, ids, pad_id).items()
+            },
+            NO_PADDING_MASK: head(oracle_masked_mean(unmasked, ids, pad_id)),
+            MODEL["no_position"]: head(oracle_masked_mean(no_position, ids, pad_id)),
+        }
+    return mean_pooled, mistakes

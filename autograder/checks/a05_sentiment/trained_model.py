@@ -1,0 +1,139 @@
+"""The trained `model` (test_heldout_accuracy, test_heldout_contrast): against the baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from attention_lab.baseline import fit_baseline
+from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
+from autograder.authoring.dependencies import depends_on
+from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.registry import Namespace, check, fail, reference_data
+from autograder.authoring.requiring import require
+from autograder.checks.a05_sentiment.shared import (
+    ASSIGNMENT,
+)
+
+# The graded margins, as stated in the notebook (section 8).
+OVERALL_MARGIN = 0.02  # overall accuracy >= baseline - 0.02
+CONTRAST_MARGIN = 0.15  # contrast accuracy >= baseline + 0.15
+CHANCE_LEVEL = (
+    0.65  # at or below this overall accuracy a binary classifier has learned (almost) nothing
+)
+
+# The held-out cells judge the trained `model`: the student's SentimentModel, trained with the
+# student's training step (the cells that follow that step in the notebook).
+depends_on(
+    ASSIGNMENT,
+    ["test_heldout_accuracy", "test_heldout_contrast"],
+    {"sentiment_model": ["test_sentiment_model", "test_padding_invariance"]},
+)
+
+# Sentences drawn for the held-out split (about 11,100 remain once those seen in training are
+# dropped).  The split changes with the course secret, and a model's accuracy on it with the
+# split: with the corpus's default 1,000, a model 0.01 below a margin passed or failed by the
+# draw (SD 0.014 overall, about 0.03 on contrast sentences); with these, about 0.003 and 0.008,
+# and predicting them takes a trained model about 1 s of CPU per held-out check.
+HELDOUT_SIZE = 12000
+
+
+def _hidden_seed() -> int:
+    return int(hidden_generator("a05 held-out corpus").initial_seed() % 2**31)
+
+
+@reference_data(ASSIGNMENT)
+def heldout_split() -> tuple[tuple[SentimentExample, ...], np.ndarray]:
+    """A test split from a corpus seed the students never see, minus any sentence seen in training,
+    and the baseline's predictions on it (TF-IDF + logistic regression fit on the seed-0 train split)."""
+    seen = make_sentiment_corpus(seed=0)
+    train_texts = set(seen.texts("train"))
+    examples = tuple(
+        ex
+        for ex in make_sentiment_corpus(seed=_hidden_seed(), n_test=HELDOUT_SIZE).test
+        if ex.text not in train_texts
+    )
+    baseline = fit_baseline(seen.texts("train"), seen.labels("train"))
+    return examples, np.asarray(baseline.predict([ex.text for ex in examples]))
+
+
+def trained_predictions(ns: Namespace, examples: tuple[SentimentExample, ...]) -> np.ndarray:
+    model = require(ns, "model", nn.Module)
+    tokenizer = require(ns, "tokenizer")
+    max_len = require(ns, "MAX_LEN", int)
+    # A warning about cut sentences would be output of the graded cell: a shorter MAX_LEN
+    # costs accuracy here, nothing more.
+    ids = tokenizer.encode_batch([ex.text for ex in examples], max_len, on_truncate="ignore")
+    try:
+        device = next(model.parameters()).device
+    except StopIteration:
+        fail("your trained `model` has no parameters: register its layers as submodules")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            logits = torch.cat([model(chunk.to(device)).cpu() for chunk in ids.split(256)])
+    finally:
+        model.train(was_training)
+    if logits.shape != (len(examples), 2):
+        fail(f"the trained model must give (N, 2) logits, got {tuple(logits.shape)}")
+    return logits.argmax(-1).numpy()
+
+
+def accuracies(predicted: np.ndarray, examples: tuple[SentimentExample, ...]) -> dict[str, float]:
+    labels = np.array([ex.label for ex in examples])
+    kinds = np.array([ex.kind for ex in examples])
+    result = {
+        kind: float(np.mean(predicted[kinds == kind] == labels[kinds == kind])) for kind in KINDS
+    }
+    result["overall"] = float(np.mean(predicted == labels))
+    return result
+
+
+def untrained_diagnosis(predicted: np.ndarray, ours: dict[str, float]) -> str | None:
+    majority = float(max(np.mean(predicted == 0), np.mean(predicted == 1)))
+    if ours["overall"] <= CHANCE_LEVEL or majority > 0.95:
+        return (
+            f"your model looks untrained: {ours['overall']:.2f} accuracy on unseen sentences "
+            f"({majority:.0%} of them get the same class) is at chance; did the training cell run "
+            "to the end after your last change to SentimentModel (a crash, or a forward pass under "
+            "torch.no_grad(), leaves the weights where they started)?"
+        )
+    return None
+
+
+@check(ASSIGNMENT, "test_heldout_accuracy")
+def heldout_accuracy_matches_the_baseline(ns: Namespace) -> None:
+    examples, baseline_predictions = heldout_split()
+    predicted = trained_predictions(ns, examples)
+    ours, theirs = accuracies(predicted, examples), accuracies(baseline_predictions, examples)
+    diagnosis = untrained_diagnosis(predicted, ours)
+    if diagnosis is not None:
+        fail(diagnosis)
+    if ours["overall"] < theirs["overall"] - OVERALL_MARGIN:
+        weakest = min(KINDS, key=lambda kind: ours[kind] - theirs[kind])
+        fail(
+            f"on unseen sentences your model scores {ours['overall']:.3f}, the TF-IDF baseline "
+            f"{theirs['overall']:.3f} (needed: at least {theirs['overall'] - OVERALL_MARGIN:.3f}); "
+            f"it falls furthest behind on {weakest} sentences ({ours[weakest]:.2f} against "
+            f"{theirs[weakest]:.2f}): check the padding and the positions, then train again"
+        )
+
+
+@check(ASSIGNMENT, "test_heldout_contrast")
+def heldout_contrast_beats_the_baseline(ns: Namespace) -> None:
+    examples, baseline_predictions = heldout_split()
+    predicted = trained_predictions(ns, examples)
+    ours, theirs = accuracies(predicted, examples), accuracies(baseline_predictions, examples)
+    diagnosis = untrained_diagnosis(predicted, ours)
+    if diagnosis is not None:
+        fail(diagnosis)
+    if ours["contrast"] < theirs["contrast"] + CONTRAST_MARGIN:
+        fail(
+            f"on unseen contrast sentences your model scores {ours['contrast']:.3f}, the bag of "
+            f"n-grams {theirs['contrast']:.3f} (needed: at least "
+            f"{theirs['contrast'] + CONTRAST_MARGIN:.3f}), so it does not use which clause comes "
+            "after 'but': check that the positional encoding is added to TokenEmbedding's "
+            "unit-size vectors (Exercise 2), then train again"
+        )

@@ -1,0 +1,319 @@
+"""Exercise 3, `train_step` and `make_optimizer` (test_train_step, test_make_optimizer)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, NamedTuple
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+import attention_lab.reference.a05_sentiment as reference
+from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.reference_bans import ban
+from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import explain
+from autograder.checks.a05_sentiment.shared import (
+    ASSIGNMENT,
+)
+
+TRAIN_STEP = catalogue(
+    ASSIGNMENT,
+    "train_step",
+    {
+        "order": {
+            "no_zero_grad": "the gradients add up from one step to the next: call "
+            "optimizer.zero_grad() before loss.backward() in every step",
+            "zero_grad_after_backward": "optimizer.zero_grad() runs after loss.backward(), so "
+            "every update uses zero gradients and the weights never move: clear the gradients "
+            "before backward",
+        },
+        "clipping kind": {
+            "not_clipped": "the gradient is not clipped before the update: call "
+            "nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm) between loss.backward() "
+            "and optimizer.step() (clipping after step() changes nothing)",
+            "clipped_by_value": "each gradient entry is clipped to [-max_grad_norm, "
+            "max_grad_norm] (clip_grad_value_): clip the global norm of all the gradients "
+            "together with nn.utils.clip_grad_norm_",
+        },
+        "threshold source": {
+            "threshold_hard_coded": "the gradient is clipped to a norm of 1.0 whatever "
+            "max_grad_norm is: pass the argument, clip_grad_norm_(model.parameters(), "
+            "max_grad_norm)",
+        },
+        "mode": {
+            "eval_mode": "the model trains with dropout off: call model.train() at the start of "
+            "train_step, because evaluating (or a check) may have left it in eval mode",
+        },
+        "scheduler": {
+            "scheduler_first": "scheduler.step() runs before optimizer.step(), so the first "
+            "update already uses the second step's learning rate: step the scheduler after the "
+            "optimizer",
+            "scheduler_ignored": "the scheduler is never stepped, so the learning rate stays "
+            "where warm-up starts it: call scheduler.step() after optimizer.step() when a "
+            "scheduler is given",
+        },
+    },
+)
+NO_ZERO_GRAD = TRAIN_STEP["no_zero_grad"]
+ZERO_GRAD_AFTER_BACKWARD = TRAIN_STEP["zero_grad_after_backward"]
+NOT_CLIPPED = TRAIN_STEP["not_clipped"]
+CLIPPED_BY_VALUE = TRAIN_STEP["clipped_by_value"]
+THRESHOLD_HARD_CODED = TRAIN_STEP["threshold_hard_coded"]
+EVAL_MODE = TRAIN_STEP["eval_mode"]
+SCHEDULER_FIRST = TRAIN_STEP["scheduler_first"]
+SCHEDULER_IGNORED = TRAIN_STEP["scheduler_ignored"]
+STEP_MISTAKES = tuple(TRAIN_STEP.values())
+STEP_BANNED = {
+    "attention_lab's train_step": reference.train_step,
+    "attention_lab's make_optimizer": reference.make_optimizer,
+}
+
+
+def step_model(torch_nn: Any, vocab: int, length: int, d_model: int, classes: int) -> Any:
+    """A tiny classifier with dropout, built from ``torch_nn`` (torch.nn, here or in the kernel)."""
+    return torch_nn.Sequential(
+        torch_nn.Embedding(vocab, d_model),
+        torch_nn.Dropout(0.3),
+        torch_nn.Flatten(),
+        torch_nn.Linear(length * d_model, classes),
+    )
+
+
+def flat_parameters(model: Any) -> Tensor:
+    """Every parameter of ``model`` (also one in the kernel) as one float64 vector."""
+    return torch.cat([v.detach().double().flatten() for v in model.state_dict().values()])
+
+
+def simulated_steps(
+    model: nn.Module,
+    batches: list[tuple[Tensor, Tensor]],
+    lr: float,
+    max_grad_norm: float,
+    warmup: bool,
+    mistake: Mistake | None = None,
+) -> list[float]:
+    """The reference step, or one with a known ``mistake``, on ``batches``; the losses it saw."""
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    scheduler = (
+        torch.optim.lr_scheduler.LinearLR(optimizer, 0.25, total_iters=3) if warmup else None
+    )
+    losses = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns about a scheduler stepped first
+        for inputs, labels in batches:
+            model.train(mistake != EVAL_MODE)
+            loss = F.cross_entropy(model(inputs), labels)
+            if mistake not in (NO_ZERO_GRAD, ZERO_GRAD_AFTER_BACKWARD):
+                optimizer.zero_grad()
+            loss.backward()
+            if mistake == ZERO_GRAD_AFTER_BACKWARD:
+                optimizer.zero_grad()
+            if mistake == CLIPPED_BY_VALUE:
+                nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)
+            elif mistake == THRESHOLD_HARD_CODED:
+                nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            elif mistake != NOT_CLIPPED:
+                nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+            if scheduler is not None and mistake == SCHEDULER_FIRST:
+                scheduler.step()
+            optimizer.step()
+            if scheduler is not None and mistake not in (SCHEDULER_FIRST, SCHEDULER_IGNORED):
+                scheduler.step()
+            losses.append(loss.item())
+    return losses
+
+
+def require_own(ns: Namespace, name: str) -> Any:
+    """The submission's ``name``, failing if it is the package's reference itself."""
+    value = require(ns, name)
+    if value is getattr(reference, name):
+        fail(
+            f"`{name}` is attention_lab's own {name}, imported: write it yourself (no credit for "
+            "calling the reference)"
+        )
+    return value
+
+
+def call_train_step(train_step: Any, *args: Any) -> Any:
+    """The student's train_step(*args), its error explained."""
+    try:
+        return train_step(*args)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(explain(error, "your train_step"))
+
+
+ban(ASSIGNMENT, "train_step", STEP_BANNED)
+ban(ASSIGNMENT, "make_optimizer", STEP_BANNED)
+
+
+class StepTrial(NamedTuple):
+    """One hidden setting for train_step: sizes, starting weights, batches and optimizer settings."""
+
+    sizes: tuple[int, int, int, int]  # vocab, length, d_model, classes
+    start: dict[str, Tensor]
+    batches: list[tuple[Tensor, Tensor]]
+    lr: float
+    max_grad_norm: float
+    warmup: bool
+    seed: int
+
+
+def draw_step_trial(g: torch.Generator, warmup: bool) -> StepTrial:
+    """Random sizes, weights and batches; clipping acts on every step unless ``warmup``."""
+    vocab, length, d_model, classes, batch = random_sizes(g, 5, low=3, high=12)
+    reference = step_model(nn, vocab, length, d_model, classes)
+    start = {
+        name: torch.randn(value.shape, generator=g)
+        for name, value in reference.state_dict().items()
+    }
+    batches = [
+        (
+            torch.randint(0, vocab, (batch, length), generator=g),
+            torch.randint(0, classes, (batch,), generator=g),
+        )
+        for _ in range(3)
+    ]
+    lr, max_grad_norm = (0.3, 1e4) if warmup else (0.5, 0.05)
+    seed = int(torch.randint(0, 2**31, (1,), generator=g))
+    return StepTrial(
+        (vocab, length, d_model, classes), start, batches, lr, max_grad_norm, warmup, seed
+    )
+
+
+def simulate(trial: StepTrial, mistake: Mistake | None = None) -> tuple[Tensor, list[float]]:
+    """The parameters and losses after the trial's steps, made by the reference or a mistake."""
+    model = step_model(nn, *trial.sizes)
+    model.load_state_dict(trial.start)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(trial.seed)
+        losses = simulated_steps(
+            model, trial.batches, trial.lr, trial.max_grad_norm, trial.warmup, mistake
+        )
+    return flat_parameters(model), losses
+
+
+@check(ASSIGNMENT, "test_train_step")
+def train_step_matches_the_reference_update(ns: Namespace) -> None:
+    """Parameters after 3 steps equal the reference's: SGD makes every mistake visible."""
+    train_step = require_own(ns, "train_step")
+    kernel_torch, kernel_nn = require(ns, "torch"), require(ns, "nn")
+    g = hidden_generator("a05 train step")
+    for warmup in (False, True):
+        trial = draw_step_trial(g, warmup)
+        expected, expected_losses = simulate(trial)
+        mine = step_model(kernel_nn, *trial.sizes)
+        mine.load_state_dict(trial.start)
+        mine.eval()  # train_step must switch it to train mode itself
+        optimizer = kernel_torch.optim.SGD(mine.parameters(), lr=trial.lr)
+        scheduler = (
+            kernel_torch.optim.lr_scheduler.LinearLR(optimizer, 0.25, total_iters=3)
+            if warmup
+            else None
+        )
+        losses = []
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(trial.seed)
+            for inputs, labels in trial.batches:
+                losses.append(
+                    call_train_step(
+                        train_step, mine, inputs, labels, optimizer, trial.max_grad_norm, scheduler
+                    )
+                )
+        setting = f"3 steps of SGD(lr={trial.lr}) with max_grad_norm={trial.max_grad_norm}" + (
+            " and a warm-up scheduler" if warmup else ""
+        )
+        diagnose(
+            flat_parameters(mine),
+            expected,
+            {mistake: simulate(trial, mistake)[0] for mistake in STEP_MISTAKES},
+            f"after {setting}, the parameters differ from the reference update: train mode, "
+            "forward, cross-entropy, zero_grad, backward, clip, step, then the scheduler",
+            atol=1e-6,
+        )
+        if not all(isinstance(loss, float) for loss in losses):
+            fail(
+                "train_step must return the batch's loss as a Python float (loss.item()), got "
+                f"{type(losses[0]).__name__}"
+            )
+        if not is_close(torch.tensor(losses), torch.tensor(expected_losses)):
+            fail(
+                f"train_step returned the losses {[round(x, 4) for x in losses]}, expected "
+                f"{[round(x, 4) for x in expected_losses]}: return the cross-entropy of the batch "
+                "computed before the update"
+            )
+
+
+@check(ASSIGNMENT, "test_train_step")
+def train_step_drives_the_loss_down(ns: Namespace) -> None:
+    """The loss it reaches: a learnable task, AdamW from the kernel's torch, 60 steps."""
+    train_step = require_own(ns, "train_step")
+    kernel_torch, kernel_nn = require(ns, "torch"), require(ns, "nn")
+    g = hidden_generator("a05 train step loss")
+    vocab, length, d_model = 10, 5, 8
+    inputs = torch.randint(0, vocab, (48, length), generator=g)
+    labels = (inputs[:, 2] >= vocab // 2).long()  # the class is told by one position
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=g)))
+        model = step_model(kernel_nn, vocab, length, d_model, 2)
+        optimizer = kernel_torch.optim.AdamW(model.parameters(), lr=0.02)
+        losses = [
+            call_train_step(train_step, model, inputs, labels, optimizer, 1.0, None)
+            for _ in range(60)
+        ]
+    final = min(losses[-5:])
+    if not final < 0.25 * losses[0]:
+        fail(
+            f"with your train_step the loss of a small model on an easy task went from "
+            f"{losses[0]:.3f} to {final:.3f} in 60 AdamW steps (expected below "
+            f"{0.25 * losses[0]:.3f}): check the sign of the loss and that step() follows "
+            "backward()"
+        )
+
+
+@check(ASSIGNMENT, "test_make_optimizer")
+def make_optimizer_is_adamw_over_every_parameter(ns: Namespace) -> None:
+    make_optimizer = require_own(ns, "make_optimizer")
+    kernel_nn = require(ns, "nn")
+    g = hidden_generator("a05 make optimizer")
+    vocab, length, d_model, classes = random_sizes(g, 4, low=3, high=11)
+    lr = round(float(torch.empty(()).uniform_(1e-4, 1e-2, generator=g)), 6)
+    weight_decay = round(float(torch.empty(()).uniform_(0.02, 0.3, generator=g)), 4)
+    model = step_model(kernel_nn, vocab, length, d_model, classes)
+    try:
+        optimizer = make_optimizer(model, lr, weight_decay)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(explain(error, "your make_optimizer"))
+    if not isinstance(optimizer, torch.optim.AdamW):
+        if isinstance(optimizer, torch.optim.Adam):
+            fail(
+                "this is Adam, not AdamW: Adam adds the weight decay to the gradient, where the "
+                "adaptive scaling weakens it; AdamW decays the weights directly. Use "
+                "torch.optim.AdamW"
+            )
+        fail(f"make_optimizer must return a torch.optim.AdamW, got {type(optimizer).__name__}")
+    groups = optimizer.param_groups
+    for group in groups:
+        if group["lr"] != lr:
+            fail(f"the optimizer's learning rate is {group['lr']}, not lr={lr}: pass lr=lr")
+        if group["weight_decay"] != weight_decay:
+            fail(
+                f"the optimizer's weight decay is {group['weight_decay']}, not "
+                f"weight_decay={weight_decay}: pass weight_decay=weight_decay"
+            )
+    given = [p for group in groups for p in group["params"]]
+    wanted = list(model.state_dict().values())
+    if sorted(p.numel() for p in given) != sorted(p.numel() for p in wanted):
+        fail(
+            f"the optimizer updates {len(given)} parameter tensors, the model has {len(wanted)}: "
+            "give it model.parameters()"
+        )
