@@ -13,7 +13,7 @@ import attention_lab.reference.a01_attention as reference
 from attention_lab.reference.a02_multi_head import MultiHeadAttention
 from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
@@ -21,6 +21,7 @@ from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
 
 ASSIGNMENT = "01_attention"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 BANNED = {
     "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
     "attention_lab's scaled_dot_product_attention": reference.scaled_dot_product_attention,

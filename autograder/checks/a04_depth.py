@@ -13,7 +13,7 @@ import attention_lab.reference.a04_depth as reference
 from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a03_transformer_block import EncoderBlock
 from autograder.authoring.closeness import is_close
-from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
@@ -30,6 +30,7 @@ from autograder.authoring.stage_recorders import (
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "04_depth"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 BANNED = {
     "attention_lab's TransformerEncoder": reference.TransformerEncoder,
     "nn.TransformerEncoder": nn.TransformerEncoder,

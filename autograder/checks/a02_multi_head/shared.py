@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from autograder.authoring.diagnosis import SQUEEZED, squeezed
+from autograder.authoring.diagnosis import SQUEEZED, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, random_sizes
 from autograder.authoring.kernel_objects import copy_into
 from autograder.authoring.mistakes import catalogue
@@ -15,6 +15,7 @@ from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "02_multi_head"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")
 
 # The named mistakes of MultiHeadAttention, by family (autograder/authoring/mistakes.py): each
