@@ -36,6 +36,10 @@ MERGE = catalogue(
             "averaged": "the heads are averaged instead of concatenated: merge_heads must keep "
             "every head's d_k features side by side",
         },
+        "contiguity": {
+            "view_on_non_contiguous": "merge_heads fails on a non-contiguous tensor (transpose "
+            "makes one): .view cannot flatten it, so use .reshape(...) or .contiguous().view(...)",
+        },
         "axis order": {
             "not_flattened": "returned (B, L, H, d_k): flatten the last two axes into H * d_k",
         },
@@ -63,15 +67,17 @@ def merge_mistakes(x: Tensor) -> dict[Mistake, Tensor]:
     }
 
 
+# torch's error for .view on a tensor whose strides it cannot flatten (not contiguous)
+VIEW_ERROR = "view size is not compatible with input tensor's size and stride"
+
+
 def call_merge(merge_heads: Callable[[Tensor], Any], x: Tensor) -> Any:
+    """merge_heads(x); torch's error for a .view of a non-contiguous tensor is named."""
     try:
         return merge_heads(x)
     except RuntimeError as error:
-        if "view" in str(error):
-            fail(
-                "merge_heads fails on a non-contiguous tensor (transpose makes one): .view cannot "
-                "flatten it, so use .reshape(...) or .contiguous().view(...)"
-            )
+        if VIEW_ERROR in str(error):
+            fail(MERGE["view_on_non_contiguous"])
         raise
 
 
