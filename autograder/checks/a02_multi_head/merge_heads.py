@@ -15,6 +15,7 @@ from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import VIEW_OF_NON_CONTIGUOUS
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_merge, oracle_split
 
 # The named mistakes of merge_heads, by family (autograder/authoring/mistakes.py): each is
@@ -67,16 +68,12 @@ def merge_mistakes(x: Tensor) -> dict[Mistake, Tensor]:
     }
 
 
-# torch's error for .view on a tensor whose strides it cannot flatten (not contiguous)
-VIEW_ERROR = "view size is not compatible with input tensor's size and stride"
-
-
 def call_merge(merge_heads: Callable[[Tensor], Any], x: Tensor) -> Any:
     """merge_heads(x); torch's error for a .view of a non-contiguous tensor is named."""
     try:
         return merge_heads(x)
     except RuntimeError as error:
-        if VIEW_ERROR in str(error):
+        if VIEW_OF_NON_CONTIGUOUS.search(str(error)):
             fail(MERGE["view_on_non_contiguous"])
         raise
 
