@@ -7,14 +7,21 @@ from typing import Any
 import torch
 
 
-def is_close(actual: Any, expected: torch.Tensor, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
-    """True when ``actual`` is a tensor of ``expected``'s shape and values (NaN never matches)."""
+def is_close(
+    actual: Any,
+    expected: torch.Tensor,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    *,
+    equal_nan: bool = False,
+) -> bool:
+    """True when ``actual`` is a tensor of ``expected``'s shape and values; NaN never matches,
+    unless ``equal_nan`` (a mistake's output NaN in places): then NaN matches NaN alone."""
     if not isinstance(actual, torch.Tensor) or actual.shape != expected.shape:
         return False
     actual = actual.detach().to(torch.float64).cpu()
-    return bool(
-        torch.allclose(actual, expected.detach().to(torch.float64).cpu(), atol=atol, rtol=rtol)
-    )
+    expected = expected.detach().to(torch.float64).cpu()
+    return bool(torch.allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=equal_nan))
 
 
 def first_difference(actual: Any, expected: torch.Tensor, atol: float = 1e-5) -> str:

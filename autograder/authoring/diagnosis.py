@@ -8,12 +8,20 @@ from typing import Any
 import torch
 
 from autograder.authoring.closeness import first_difference, is_close
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import fail
 
 SQUEEZED = (
     "an axis of size 1 disappeared (a batch of one, one head, or a length of one): squeeze() "
     "drops every such axis, so use squeeze(dim) on the axis you mean, or index it"
 )
+
+
+def squeezed_mistake(assignment: str) -> Mistake:
+    """SQUEEZED as a named mistake of ``assignment``: any of its exercises may make it, and
+    :func:`diagnose` (or a check, through :func:`squeezed`) names it only where the answer has the
+    expected shape with its size-1 axes dropped. Its key is "shapes.squeezed"."""
+    return catalogue(assignment, "shapes", {"axes of size 1": {"squeezed": SQUEEZED}})["squeezed"]
 
 
 def squeezed(actual: Any, expected_shape: Sequence[int]) -> bool:

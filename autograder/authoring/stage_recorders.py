@@ -114,12 +114,18 @@ def wrong_modes(run: Run, train: bool) -> list[str]:
 
 
 def change_in_words(old: Any, new: Any) -> tuple[bool, str]:
-    """(whether ``new`` is ``old`` with values dropped, how it departs from ``old`` in words)."""
+    """(whether ``new`` is ``old`` with values dropped, how it departs from ``old`` in words).
+
+    Dropped means some values zeroed, the others all multiplied by one factor: a stage only
+    scaled, with no value zeroed, is changed, not dropped.
+    """
     if not (isinstance(old, Tensor) and isinstance(new, Tensor) and old.shape == new.shape):
         return False, "it is not even the same shape"
     drop = elementwise_drop(new, old)
-    if drop is not None:
+    if drop is not None and drop.rate > 0:
         return True, drop.describe()
+    if drop is not None and drop.factor is not None:
+        return False, f"no value is zeroed: every value is multiplied by {drop.factor:.3f}"
     gap = (new.double() - old.double()).abs()
     where = tuple(int(i) for i in torch.unravel_index(gap.argmax(), gap.shape))
     return (

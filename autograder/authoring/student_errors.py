@@ -11,6 +11,10 @@ import re
 from collections.abc import Callable
 
 _TRANSPOSE = "for q @ kᵀ use k.transpose(-2, -1): k.T reverses every axis of a batched tensor"
+# torch's error for .view() of a tensor whose strides it cannot merge (not contiguous)
+VIEW_OF_NON_CONTIGUOUS = re.compile(
+    r"view size is not compatible with input tensor's size and stride"
+)
 
 # (pattern of the message, the likely cause; a callable gets the match)
 _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
@@ -52,7 +56,7 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
         "scores' shape (B, H, L_q, L_k), so add its missing axes with unsqueeze",
     ),
     (
-        re.compile(r"view size is not compatible with input tensor's size and stride"),
+        VIEW_OF_NON_CONTIGUOUS,
         "a transposed tensor is no longer contiguous, so .view() cannot reshape it: use "
         ".reshape(...) or .contiguous().view(...)",
     ),

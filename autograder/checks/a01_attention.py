@@ -13,7 +13,7 @@ import attention_lab.reference.a01_attention as reference
 from attention_lab.reference.a02_multi_head import MultiHeadAttention
 from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
@@ -21,6 +21,7 @@ from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
 
 ASSIGNMENT = "01_attention"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 BANNED = {
     "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
     "attention_lab's scaled_dot_product_attention": reference.scaled_dot_product_attention,
@@ -52,6 +53,11 @@ ATTENTION = catalogue(
             "finite_fill": "masked keys filled with a finite number (like -100 or -1e9) instead "
             "of -inf, so they still get weight",
         },
+        "fully masked rows": {
+            "fully_masked_nan": "a fully masked row gives NaN: the softmax of a row of -inf "
+            "scores is 0/0; give such rows finite scores before the softmax and zero weights "
+            "after it",
+        },
         "stability": {
             "overflow": "the weights are NaN or inf for large scores, so exp overflowed: "
             "subtract each row's max from the scores before exponentiating (or use torch.softmax)",
@@ -59,6 +65,20 @@ ATTENTION = catalogue(
     },
 )
 OVERFLOW = ATTENTION["overflow"]
+NUMPY = catalogue(
+    ASSIGNMENT,
+    "attention_numpy",
+    {
+        "return order": {
+            "returns_swapped": "attention_numpy returns (weights, output): return (output, "
+            "weights), in that order",
+        },
+        "stability": {
+            "naive_exp": "np.exp overflows on large scores: subtract each row's max before "
+            "exponentiating",
+        },
+    },
+)
 CAUSAL_MASK = catalogue(
     ASSIGNMENT,
     "causal_mask",
@@ -144,9 +164,7 @@ def numpy_attention_matches_reference(ns: Namespace) -> None:
         expected_out, expected_w = reference_attention(q, k, v)
         out, weights = torch.as_tensor(np.asarray(out)), torch.as_tensor(np.asarray(weights))
         if is_close(out, expected_w) and is_close(weights, expected_out):
-            fail(
-                "attention_numpy returns (weights, output): return (output, weights), in that order"
-            )
+            fail(NUMPY["returns_swapped"])
         diagnose(
             weights,
             expected_w,
@@ -161,10 +179,19 @@ def numpy_attention_is_stable_for_large_scores(ns: Namespace) -> None:
     attention_numpy = require(ns, "attention_numpy")
     g = hidden_generator("a01 numpy stable")
     q, k, v = (torch.randn(n, 6, generator=g, dtype=torch.float64) for n in (3, 4, 4))
+    q, k = 300 * q, 300 * k
     with np.errstate(over="ignore", invalid="ignore"):
-        out, weights = attention_numpy(300 * q.numpy(), 300 * k.numpy(), v.numpy())
-    if not (np.isfinite(out).all() and np.isfinite(weights).all()):
-        fail("np.exp overflows on large scores: subtract each row's max before exponentiating")
+        out, weights = attention_numpy(q.numpy(), k.numpy(), v.numpy())
+        if np.isfinite(out).all() and np.isfinite(weights).all():
+            return
+        exps = np.exp((q @ k.T).numpy() / math.sqrt(6))  # inf where a score overflows
+        naive = torch.as_tensor(exps / exps.sum(-1, keepdims=True))  # NaN where inf / inf
+    if is_close(torch.as_tensor(np.asarray(weights)), naive, equal_nan=True):
+        fail(NUMPY["naive_exp"])
+    fail(
+        "attention_numpy gives NaN or inf for large scores (q and k times 300): a stable "
+        "softmax subtracts each row's max before exponentiating"
+    )
 
 
 ban(ASSIGNMENT, "attention", BANNED)
@@ -237,12 +264,17 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
     mask = torch.rand(2, 1, l_q, l_k, generator=g) > 0.5
     mask[..., 0] = True
     mask[0, 0, 1] = False  # a query that sees nothing
+    with torch.no_grad():  # the softmax of the masked scores: NaN in the row that sees nothing
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+        naive = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
     for m in (mask, mask.int()):
         out, weights = call_attention(attention, q, k, v, m)
         if not torch.isfinite(out).all() or not torch.isfinite(weights).all():
+            if is_close(weights, naive, equal_nan=True):
+                fail(ATTENTION["fully_masked_nan"])
             fail(
-                "a fully masked row gives NaN: give such rows finite scores before the softmax "
-                "and zero weights after it"
+                "with a fully masked row the output or the weights hold NaN or inf: such a row "
+                "must get all-zero weights, and every other row its softmax over visible keys"
             )
         if not (weights[0, :, 1] == 0).all():
             fail("a fully masked row must get all-zero weights (it may attend to nothing)")

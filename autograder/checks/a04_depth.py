@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ import attention_lab.reference.a04_depth as reference
 from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a03_transformer_block import EncoderBlock
 from autograder.authoring.closeness import is_close
-from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
+from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
@@ -25,15 +26,23 @@ from autograder.authoring.stage_recorders import (
     RandomInEval,
     Recorder,
     WrongMode,
+    changed_stages,
     compare_modes,
+    run_in_mode,
 )
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "04_depth"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 BANNED = {
     "attention_lab's TransformerEncoder": reference.TransformerEncoder,
     "nn.TransformerEncoder": nn.TransformerEncoder,
 }
+
+STACK_DRAWS_NOTHING = (
+    "each EncoderBlock applies its own dropout; the stack only feeds each layer the previous "
+    "layer's output and returns the last one's, unchanged, in either mode"
+)
 
 # The named mistakes of each exercise, by family (autograder/authoring/mistakes.py): each is
 # diagnosed only where the answer's output matches that mistake's, computed from the same layers
@@ -64,6 +73,25 @@ STACK = catalogue(
             "give without it; pass it to every layer, x, weights = layer(x, mask)",
             "mask_first_only": "only the first layer gets the mask, the later ones attend to "
             "every key: pass the mask to EVERY layer, layer(x, mask), inside the loop",
+        },
+        "dropout passed on": {
+            "dropout_not_passed": "the layers are built with EncoderBlock's default dropout, not "
+            "the stack's: pass dropout=dropout to every EncoderBlock",
+        },
+        "train mode": {
+            "dropout_on_input": "the stack applies dropout of its own to its input, before "
+            f"layer 0: {STACK_DRAWS_NOTHING}",
+            "dropout_between_layers": "the stack applies dropout of its own between the layers: "
+            f"{STACK_DRAWS_NOTHING}",
+            "dropout_on_output": "the stack applies dropout of its own to its output: "
+            f"{STACK_DRAWS_NOTHING}",
+            "dropout_on_maps": "the stack applies dropout to the attention maps it returns: "
+            f"{STACK_DRAWS_NOTHING}",
+            "random_in_eval": "in eval mode the stack draws random numbers, so its values change "
+            "from one call to the next (F.dropout(x, p) drops unless given "
+            f"training=self.training): {STACK_DRAWS_NOTHING}",
+            "layer_mode_switched": "a layer runs in another mode than the stack: leave the "
+            "layers' mode to the stack's train()/eval(); do not switch it in forward",
         },
         "maps": {
             "only_last_map": "only the last layer's attention map is returned: append the "
@@ -432,11 +460,18 @@ def depth_stack_passes_dropout_on(ns: Namespace) -> None:
     g = hidden_generator("a04 dropout")
     _, _, d_model, num_heads, d_ff = layer_sizes(g)
     stack = build_stack(cls, 3, d_model, num_heads, d_ff, 0, dropout=0.35)
+    with torch.random.fork_rng(devices=[]):
+        default = EncoderBlock(d_model, num_heads, d_ff)  # what a block without dropout= gets
     for i, layer in enumerate(check_structure(stack, 3, num_heads)):
-        if layer.dropout1.p != 0.35 or layer.self_attn.attn_dropout.p != 0.35:
-            fail(
-                f"layer {i} was built without the stack's dropout: pass dropout=dropout to every EncoderBlock"
-            )
+        built = (layer.dropout1.p, layer.self_attn.attn_dropout.p)
+        if built == (0.35, 0.35):
+            continue
+        if built == (default.dropout1.p, default.self_attn.attn_dropout.p):
+            fail(f"{STACK['dropout_not_passed']} (layer {i} drops with p={built[0]}, not 0.35)")
+        fail(
+            f"layer {i} was built with dropout {built[0]} (attention dropout {built[1]}), not the "
+            "stack's 0.35: every EncoderBlock gets the stack's dropout"
+        )
 
 
 @check(ASSIGNMENT, "test_depth_stack_layers")
@@ -495,12 +530,6 @@ def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
     stack.zero_grad(set_to_none=True)
 
 
-STACK_DRAWS_NOTHING = (
-    "each EncoderBlock applies its own dropout; the stack only feeds each layer the previous "
-    "layer's output and returns the last one's, unchanged, in either mode"
-)
-
-
 @check(ASSIGNMENT, "test_depth_stack_layers")
 def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
     """In train mode every layer runs in train mode and gets what it gets in eval mode: judged
@@ -535,21 +564,40 @@ def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
     found = compare_modes(stack, recorders, forward, g).first_finding()
     if isinstance(found, WrongMode):
         fail(
-            f"{found.part} runs in {found.part_mode} mode when the stack is in {found.model_mode} "
-            f"mode ({what}): leave the layers' mode to the stack's train()/eval(); do not switch "
-            "it in forward"
+            f"{STACK['layer_mode_switched']} ({found.part} runs in {found.part_mode} mode when "
+            f"the stack is in {found.model_mode} mode; {what})"
         )
     if isinstance(found, RandomInEval):
+        # Named where the eval-mode values follow the seed: two runs under one seed agree.
+        seed = draw_seed(g)
+        runs = [run_in_mode(stack, recorders, forward, False, seed) for _ in range(2)]
+        if not changed_stages(*runs):
+            fail(f"{STACK['random_in_eval']} ({found.stage} changed; {what})")
         fail(
-            f"in eval mode {found.stage} changes from one call to the next, so the stack draws random "
-            f"numbers in eval mode ({what}; F.dropout(x, p) drops unless given "
-            f"training=self.training): {STACK_DRAWS_NOTHING}"
+            f"in eval mode {found.stage} changes from one call to the next, even under one "
+            f"random seed ({what}): {STACK_DRAWS_NOTHING}"
         )
     if isinstance(found, ChangedInTrain):
+        site = dropout_site(found.stage)
+        if found.dropped and site is not None:
+            fail(f"in train mode {STACK[site]} ({found.stage}: {found.words}; {what})")
         fail(
-            f"in train mode the stack {found.verb} {found.stage} ({found.words}; {what}): "
+            f"in train mode the stack changes {found.stage} ({found.words}; {what}): "
             f"{STACK_DRAWS_NOTHING}"
         )
+
+
+def dropout_site(stage: str) -> str | None:
+    """The STACK mistake of dropout applied to ``stage`` (as compare_modes names the stages of
+    the stack's one call per layer), or None for any other stage."""
+    if stage == "the stack's output":
+        return "dropout_on_output"
+    if re.fullmatch(r"map \d+", stage):
+        return "dropout_on_maps"
+    layer = re.fullmatch(r"the input of layer (\d+)", stage)
+    if layer is None:
+        return None
+    return "dropout_on_input" if layer.group(1) == "0" else "dropout_between_layers"
 
 
 # ---------------------------------------------------------------------------------------------

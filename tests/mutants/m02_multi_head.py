@@ -163,7 +163,7 @@ class MultiHeadAttention(_Reference):
                 "        assert d_model % num_heads == 0, 'd_model must be divisible by num_heads'\n",
             )
         },
-        {"test_mha_shapes": "raised AssertionError, not ValueError"},
+        {"test_mha_shapes": "raises AssertionError for sizes that do not divide"},
     ),
     Mutant(
         "weights averaged over the heads",

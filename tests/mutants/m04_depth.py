@@ -121,7 +121,7 @@ WRONG = [
         "dropout not passed on",
         A,
         {"depth_stack": Replace(BLOCK, "EncoderBlock(d_model, num_heads, d_ff)")},
-        {"test_depth_stack_layers": "pass dropout=dropout to every EncoderBlock"},
+        {"test_depth_stack_layers": "built with EncoderBlock's default dropout"},
     ),
     Mutant(
         "uses attention_lab's TransformerEncoder",
@@ -291,7 +291,7 @@ WRONG += [
                 Replace(LAYER_CALL, "x, weights = layer(x, mask)\n            x = self.dropout(x)"),
             )
         },
-        {"test_depth_stack_layers": "the stack applies dropout to the input of layer 1"},
+        {"test_depth_stack_layers": "the stack applies dropout of its own between the layers"},
     ),
     Mutant(
         "stack: its own dropout on the output",
@@ -302,7 +302,7 @@ WRONG += [
                 Replace("return x, maps", "return self.dropout(x), maps"),
             )
         },
-        {"test_depth_stack_layers": "the stack applies dropout to the stack's output"},
+        {"test_depth_stack_layers": "the stack applies dropout of its own to its output"},
     ),
     Mutant(
         "stack: F.dropout on the input, left on in eval mode",
@@ -315,13 +315,23 @@ WRONG += [
                 ),
             )
         },
-        {"test_depth_stack_layers": "in eval mode the input of layer 0 changes"},
+        {"test_depth_stack_layers": "in eval mode the stack draws random numbers"},
+    ),
+    Mutant(  # not dropout: a stage only scaled must not be said to have dropout applied
+        "stack: its output scaled by 1.5 in train mode",
+        A,
+        {
+            "depth_stack": Replace(
+                "return x, maps", "return x * (1.5 if self.training else 1.0), maps"
+            )
+        },
+        {"test_depth_stack_layers": "no value is zeroed: every value is multiplied by 1.500"},
     ),
     Mutant(
         "stack: the layers switched to eval mode in forward",
         A,
         {"depth_stack": Replace(LAYER_CALL, "layer.eval()\n            " + LAYER_CALL)},
-        {"test_depth_stack_layers": "layer 0 runs in eval mode when the stack is in train mode"},
+        {"test_depth_stack_layers": "a layer runs in another mode than the stack"},
         in_notebook=True,
     ),
 ]

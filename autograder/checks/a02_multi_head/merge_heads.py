@@ -15,6 +15,7 @@ from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import VIEW_OF_NON_CONTIGUOUS
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_merge, oracle_split
 
 # The named mistakes of merge_heads, by family (autograder/authoring/mistakes.py): each is
@@ -35,6 +36,10 @@ MERGE = catalogue(
             "head's d_k features side by side",
             "averaged": "the heads are averaged instead of concatenated: merge_heads must keep "
             "every head's d_k features side by side",
+        },
+        "contiguity": {
+            "view_on_non_contiguous": "merge_heads fails on a non-contiguous tensor (transpose "
+            "makes one): .view cannot flatten it, so use .reshape(...) or .contiguous().view(...)",
         },
         "axis order": {
             "not_flattened": "returned (B, L, H, d_k): flatten the last two axes into H * d_k",
@@ -64,14 +69,12 @@ def merge_mistakes(x: Tensor) -> dict[Mistake, Tensor]:
 
 
 def call_merge(merge_heads: Callable[[Tensor], Any], x: Tensor) -> Any:
+    """merge_heads(x); torch's error for a .view of a non-contiguous tensor is named."""
     try:
         return merge_heads(x)
     except RuntimeError as error:
-        if "view" in str(error):
-            fail(
-                "merge_heads fails on a non-contiguous tensor (transpose makes one): .view cannot "
-                "flatten it, so use .reshape(...) or .contiguous().view(...)"
-            )
+        if VIEW_OF_NON_CONTIGUOUS.search(str(error)):
+            fail(MERGE["view_on_non_contiguous"])
         raise
 
 

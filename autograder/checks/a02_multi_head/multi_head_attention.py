@@ -7,6 +7,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a02_multi_head as reference
+from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
@@ -103,17 +104,32 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
             try:
                 out_k, _ = mha(query, memory)
             except Exception as error:
+                if value_defaults_to_query(mha, query, g):
+                    fail(f"{MHA['value_defaults_to_query']} (mha(x, memory) raised {error})")
                 fail(
-                    f"mha(x, memory) raised {type(error).__name__} although mha(x, memory, memory) works: "
-                    "when only key is given, value must default to key, not to query"
+                    f"mha(x, memory) raised {type(error).__name__} although mha(x, memory, "
+                    f"memory) works: when only key is given, value defaults to key ({error})"
                 )
             if not torch.allclose(out_k, out_kv, atol=1e-6):
-                fail(
-                    "mha(x, memory) must equal mha(x, memory, memory): value defaults to key, not to query"
-                )
+                if value_defaults_to_query(mha, query, g):
+                    fail(MHA["value_defaults_to_query"])
+                fail("mha(x, memory) must equal mha(x, memory, memory): value defaults to key")
             same, _ = call(mha, query, query, query, what=f"mha(x, x, x) ({sizes})")
             if not torch.allclose(same, out, atol=1e-6):
                 fail("mha(x) must equal mha(x, x, x): key defaults to query and value to key")
+
+
+def value_defaults_to_query(mha: nn.Module, query: Tensor, g: torch.Generator) -> bool:
+    """Whether mha(query, key) is mha(query, key, query), not mha(query, key, key), for keys
+    of the query's length (where a value of the wrong length cannot raise)."""
+    key = torch.randn(query.shape, generator=g)
+    try:
+        given_key, value_query, value_key = (mha(query, key, *v)[0] for v in ((), (query,), (key,)))
+    except Exception:
+        return False
+    return is_close(given_key, value_query, atol=1e-6) and not is_close(
+        given_key, value_key, atol=1e-6
+    )
 
 
 @check(ASSIGNMENT, "test_mha_shapes")
@@ -155,10 +171,15 @@ def mha_rejects_indivisible_sizes(ns: Namespace) -> None:
                 )
         except NotImplementedError:
             raise
+        except AssertionError:
+            fail(
+                f"{MHA['assert_not_value_error']} (MultiHeadAttention({d_model}, {h}) raised "
+                "AssertionError, not ValueError)"
+            )
         except Exception as error:
             fail(
                 f"MultiHeadAttention({d_model}, {h}) raised {type(error).__name__}, not ValueError: "
-                "raise ValueError(...) yourself when d_model % num_heads != 0 (no assert)"
+                "raise ValueError(...) when d_model % num_heads != 0"
             )
         else:
             fail(
@@ -255,10 +276,15 @@ def masks_apply_to_every_head(
         except NotImplementedError:
             raise
         except Exception as error:
-            fail(
-                f"{what3} raised {type(error).__name__}: insert a head axis with mask.unsqueeze(1), "
-                "making it (B, 1, L_q, L_k) so it broadcasts over the heads"
-            )
+            raised = f"{what3} raised {type(error).__name__}: {error}"
+            try:  # the same mask with its head axis, as unsqueeze(1) gives it
+                _, given_head_axis = mha(query, key, value, mask=m3.unsqueeze(1))
+                right = is_close(given_head_axis, renormalised(free, m3.unsqueeze(1)))
+            except Exception:
+                right = False
+            if right:
+                fail(f"{MHA['mask_not_unsqueezed']} ({raised})")
+            fail(f"{raised}: a (B, L_q, L_k) mask applies to every head of its sentence")
         check_masked_weights(weights, free, m3.unsqueeze(1), what3)
 
 

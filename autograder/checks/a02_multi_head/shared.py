@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from autograder.authoring.diagnosis import SQUEEZED, squeezed
+from autograder.authoring.diagnosis import SQUEEZED, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, random_sizes
 from autograder.authoring.kernel_objects import copy_into
 from autograder.authoring.mistakes import catalogue
@@ -15,6 +15,7 @@ from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "02_multi_head"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")
 
 # The named mistakes of MultiHeadAttention, by family (autograder/authoring/mistakes.py): each
@@ -50,6 +51,24 @@ MHA = catalogue(
         "mask polarity": {
             "mask_reversed": "mask polarity reversed: in this course True means 'may attend' "
             "(torch's attn_mask uses the opposite)",
+        },
+        "mask shapes": {
+            "mask_not_unsqueezed": "a (B, L_q, L_k) mask is used without a head axis: insert "
+            "one with mask.unsqueeze(1), making it (B, 1, L_q, L_k) so it broadcasts over the "
+            "heads",
+        },
+        "keys and values": {
+            "split_with_query_length": "the keys or values are reshaped with the query's length "
+            "L_q: cross-attention fails when the keys' length L_k differs, although "
+            "self-attention works; split the keys and values with their own length "
+            "(key.shape[1]), not the query's",
+            "value_defaults_to_query": "value must default to key, not to query: when only key "
+            "is given, value = key if value is None else value",
+        },
+        "argument checks": {
+            "assert_not_value_error": "MultiHeadAttention raises AssertionError for sizes that "
+            "do not divide: raise ValueError(...) yourself, with both numbers (an assert is no "
+            "argument check: python -O removes it)",
         },
     },
 )
@@ -103,15 +122,11 @@ def build(
     return mha.to(dtype).eval()
 
 
-KEY_LENGTH = (
-    "cross-attention fails when the keys' length L_k differs from the queries' length L_q, "
-    "although self-attention works: split the keys and values with their own length "
-    "(key.shape[1]), not the query's"
-)
-
-
-def own_length_needed(mha: nn.Module, args: tuple[Any, ...]) -> bool:
-    """True if ``mha(query, key, ...)`` with L_q != L_k failed where self-attention works."""
+def own_length_needed(mha: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """True if ``mha(query, key, ...)`` with L_q != L_k and no mask failed where self-attention
+    works (a mask's shape could be the cause instead)."""
+    if kwargs.get("mask") is not None:
+        return False
     if len(args) < 2 or not all(isinstance(t, Tensor) and t.dim() == 3 for t in args[:2]):
         return False
     if args[0].shape[1] == args[1].shape[1]:
@@ -123,6 +138,17 @@ def own_length_needed(mha: nn.Module, args: tuple[Any, ...]) -> bool:
     return True
 
 
+def split_with_query_length(error: Exception, query: Tensor, key: Tensor) -> bool:
+    """Whether ``error`` is torch's for reshaping the (B, L_k, d_model) keys or values to
+    (B, L_q, ...): the output of splitting them with the query's length."""
+    (b, l_q, _), l_k, d_model = query.shape, key.shape[1], key.shape[2]
+    text = str(error)
+    return (
+        f"shape '[{b}, {l_q}, " in text
+        and f"is invalid for input of size {b * l_k * d_model}" in text
+    )
+
+
 def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, Tensor]:
     """mha(*args, **kwargs) as (output, weights), or a failure naming the call."""
     try:
@@ -130,9 +156,14 @@ def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, 
     except NotImplementedError:
         raise
     except Exception as error:
-        if own_length_needed(mha, args):
+        if own_length_needed(mha, args, kwargs):
+            raised = f"your MultiHeadAttention raised {type(error).__name__} on {what}: {error}"
+            if split_with_query_length(error, *args[:2]):
+                fail(f"{MHA['split_with_query_length']}\n{raised}")
             fail(
-                f"{KEY_LENGTH}\nyour MultiHeadAttention raised {type(error).__name__} on {what}: {error}"
+                "cross-attention fails when the keys' length L_k differs from the queries' "
+                "length L_q, although self-attention works: wherever the keys and values are "
+                f"reshaped or combined, use their own length, key.shape[1]\n{raised}"
             )
         mask = kwargs.get("mask")
         hint = ""

@@ -11,6 +11,7 @@ import torch
 from attention_lab.reference.a03_transformer_block import WordTokenizer
 from attention_lab.tokenizer import SPECIAL_TOKENS
 from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -60,7 +61,45 @@ def vocab_variant(
     return head + words[:max_size]
 
 
-def vocab_mistakes(tokens: Callable[[str], list[str]]) -> dict[str, Callable[[tuple], list[str]]]:
+# The named mistakes of `build_vocab`, by family (autograder/authoring/mistakes.py): each is
+# diagnosed only where the answer gives that variant's vocabulary in every case (vocab_mistakes).
+VOCAB = catalogue(
+    ASSIGNMENT,
+    "build_vocab",
+    {
+        "specials": {
+            "no_specials": "the special tokens are missing: the vocabulary starts with <pad>, "
+            "<unk>, <cls> (ids 0, 1, 2)",
+            "size_excludes_specials": "max_vocab_size counts the special tokens too: the whole "
+            "list, specials included, has at most max_vocab_size entries",
+        },
+        "threshold": {
+            "strict_min_freq": "min_freq keeps tokens seen at least min_freq times: use count "
+            ">= min_freq, not >",
+        },
+        "order": {
+            "ties_first_seen": "tokens with the same count must be sorted alphabetically "
+            "(Counter.most_common keeps them in first-seen order): sort by (-count, token)",
+            "ties_reversed": "tokens with the same count are in reverse alphabetical order: "
+            "sort by key (-count, token) without reverse=True",
+            "rising_count": "tokens are sorted by rising count: the most frequent tokens come "
+            "first",
+            "alphabetical_only": "tokens are sorted alphabetically only: sort by falling count "
+            "first, alphabetically only among equal counts",
+        },
+        "counting": {
+            "once_per_text": "a token is counted once per text: count every occurrence "
+            "(Counter.update(clean(text)))",
+            "whitespace_split": "the vocabulary is built from text.split(): count the tokens of "
+            "clean(text), so case and punctuation are handled",
+        },
+    },
+)
+
+
+def vocab_mistakes(
+    tokens: Callable[[str], list[str]],
+) -> dict[Mistake, Callable[[tuple], list[str]]]:
     """What each misconception returns, counting the tokens that ``tokens`` gives."""
 
     def vocab_mistake(**change: Any) -> Callable[[tuple], list[str]]:
@@ -68,33 +107,15 @@ def vocab_mistakes(tokens: Callable[[str], list[str]]) -> dict[str, Callable[[tu
         return lambda case: vocab_variant(*case, **change)
 
     return {
-        "the special tokens are missing: the vocabulary starts with <pad>, <unk>, <cls> (ids 0, 1, 2)": vocab_mistake(
-            specials=False
-        ),
-        "max_vocab_size counts the special tokens too: the whole list, specials included, has at most max_vocab_size entries": vocab_mistake(
-            cut_counts_specials=False
-        ),
-        "min_freq keeps tokens seen at least min_freq times: use count >= min_freq, not >": vocab_mistake(
-            strict=True
-        ),
-        "tokens with the same count must be sorted alphabetically (Counter.most_common keeps them in first-seen order): sort by (-count, token)": vocab_mistake(
-            order="count, first seen"
-        ),
-        "tokens with the same count are in reverse alphabetical order: sort by key (-count, token) without reverse=True": vocab_mistake(
-            order="count, reverse alphabetical"
-        ),
-        "tokens are sorted by rising count: the most frequent tokens come first": vocab_mistake(
-            order="rising count"
-        ),
-        "tokens are sorted alphabetically only: sort by falling count first, alphabetically only among equal counts": vocab_mistake(
-            order="alphabetical"
-        ),
-        "a token is counted once per text: count every occurrence (Counter.update(clean(text)))": vocab_mistake(
-            per_text=True
-        ),
-        "the vocabulary is built from text.split(): count the tokens of clean(text), so case and punctuation are handled": vocab_mistake(
-            tokens=str.split
-        ),
+        VOCAB["no_specials"]: vocab_mistake(specials=False),
+        VOCAB["size_excludes_specials"]: vocab_mistake(cut_counts_specials=False),
+        VOCAB["strict_min_freq"]: vocab_mistake(strict=True),
+        VOCAB["ties_first_seen"]: vocab_mistake(order="count, first seen"),
+        VOCAB["ties_reversed"]: vocab_mistake(order="count, reverse alphabetical"),
+        VOCAB["rising_count"]: vocab_mistake(order="rising count"),
+        VOCAB["alphabetical_only"]: vocab_mistake(order="alphabetical"),
+        VOCAB["once_per_text"]: vocab_mistake(per_text=True),
+        VOCAB["whitespace_split"]: vocab_mistake(tokens=str.split),
     }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from attention_lab.reference.a03_transformer_block import WordTokenizer
 from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -33,34 +34,54 @@ def regex_clean(
 
 
 WORD, MARK = r"\w+(?:'\w+)*", r"[^\w\s]"
-CLEAN_MISTAKES: dict[str, Callable[[str], list]] = {
-    "the text is not lowercased: call text.lower() before splitting": regex_clean(
-        f"{WORD}|{MARK}", lower=False
+# The named mistakes of `clean`, by family (autograder/authoring/mistakes.py): each is diagnosed
+# only where the answer gives that variant's tokens on every text (CLEAN_MISTAKES).
+CLEAN = catalogue(
+    ASSIGNMENT,
+    "clean",
+    {
+        "case": {
+            "not_lowercased": "the text is not lowercased: call text.lower() before splitting",
+            "casefold": "use str.lower(), not str.casefold(): casefold also rewrites letters "
+            "(ß becomes ss)",
+        },
+        "apostrophes": {
+            "typographic_apostrophe": "the typographic apostrophe \u2019 (U+2019) is not "
+            "replaced by ': do text.replace('\\u2019', \"'\") before splitting",
+            "inner_apostrophe_splits": "inner apostrophes split a word: didn't and o'clock must "
+            "stay one token each (\\w+(?:'\\w+)*, not \\w+)",
+            "one_inner_apostrophe": "a word may contain several inner apostrophes (rock'n'roll "
+            "is one token): repeat the group, (?:'\\w+)*, not (?:'\\w+)?",
+            "edge_apostrophes": "apostrophes at the start or end of a word are kept in it: only "
+            "an apostrophe between two word characters belongs to the word ('tis gives ', tis)",
+        },
+        "punctuation": {
+            "whitespace_split": "split on whitespace only: every punctuation mark must be a "
+            "token of its own (use re.findall with \\w+(?:'\\w+)*|[^\\w\\s])",
+            "punctuation_runs": "runs of punctuation are kept together: each punctuation mark "
+            "is a token of its own ([^\\w\\s], not [^\\w\\s]+)",
+            "punctuation_dropped": "punctuation marks are dropped: each one is a token of its "
+            "own, so match words OR one punctuation mark, \\w+(?:'\\w+)*|[^\\w\\s]",
+        },
+        "letters": {
+            "ascii_only": "non-ASCII letters such as é or ß are word characters too: use \\w, "
+            "not [a-z0-9]",
+        },
+    },
+)
+CLEAN_MISTAKES: dict[Mistake, Callable[[str], list]] = {
+    CLEAN["not_lowercased"]: regex_clean(f"{WORD}|{MARK}", lower=False),
+    CLEAN["casefold"]: lambda text: re.findall(
+        f"{WORD}|{MARK}", text.casefold().replace("\u2019", "'")
     ),
-    "the typographic apostrophe \u2019 (U+2019) is not replaced by ': do text.replace('\\u2019', \"'\") before splitting": regex_clean(
-        f"{WORD}|{MARK}", apostrophe=False
-    ),
-    "split on whitespace only: every punctuation mark must be a token of its own (use re.findall with \\w+(?:'\\w+)*|[^\\w\\s])": lambda text: (
-        text.lower().replace("\u2019", "'").split()
-    ),
-    "inner apostrophes split a word: didn't and o'clock must stay one token each (\\w+(?:'\\w+)*, not \\w+)": regex_clean(
-        rf"\w+|{MARK}"
-    ),
-    "a word may contain several inner apostrophes (rock'n'roll is one token): repeat the group, (?:'\\w+)*, not (?:'\\w+)?": regex_clean(
-        rf"\w+(?:'\w+)?|{MARK}"
-    ),
-    "runs of punctuation are kept together: each punctuation mark is a token of its own ([^\\w\\s], not [^\\w\\s]+)": regex_clean(
-        rf"{WORD}|[^\w\s]+"
-    ),
-    "apostrophes at the start or end of a word are kept in it: only an apostrophe between two word characters belongs to the word ('tis gives ', tis)": regex_clean(
-        rf"[\w']+|{MARK}"
-    ),
-    "non-ASCII letters such as é or ß are word characters too: use \\w, not [a-z0-9]": regex_clean(
-        r"[a-z0-9_]+(?:'[a-z0-9_]+)*|[^a-z0-9_\s]"
-    ),
-    "use str.lower(), not str.casefold(): casefold also rewrites letters (ß becomes ss)": lambda text: (
-        re.findall(f"{WORD}|{MARK}", text.casefold().replace("\u2019", "'"))
-    ),
+    CLEAN["typographic_apostrophe"]: regex_clean(f"{WORD}|{MARK}", apostrophe=False),
+    CLEAN["inner_apostrophe_splits"]: regex_clean(rf"\w+|{MARK}"),
+    CLEAN["one_inner_apostrophe"]: regex_clean(rf"\w+(?:'\w+)?|{MARK}"),
+    CLEAN["edge_apostrophes"]: regex_clean(rf"[\w']+|{MARK}"),
+    CLEAN["whitespace_split"]: lambda text: text.lower().replace("\u2019", "'").split(),
+    CLEAN["punctuation_runs"]: regex_clean(rf"{WORD}|[^\w\s]+"),
+    CLEAN["punctuation_dropped"]: regex_clean(WORD),
+    CLEAN["ascii_only"]: regex_clean(r"[a-z0-9_]+(?:'[a-z0-9_]+)*|[^a-z0-9_\s]"),
 }
 
 CLEAN_PROBES = [

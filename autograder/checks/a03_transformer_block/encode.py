@@ -10,6 +10,7 @@ import torch
 from attention_lab.reference.a03_transformer_block import WordTokenizer
 from attention_lab.tokenizer import SPECIAL_TOKENS
 from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -53,7 +54,45 @@ def encode_variant(
     return ids
 
 
-def encode_mistakes(tokens: Callable[[str], list[str]]) -> dict[str, Callable[[tuple], list[int]]]:
+# The named mistakes of `encode`, by family (autograder/authoring/mistakes.py): each is diagnosed
+# only where the answer gives that variant's ids in every case (encode_mistakes).
+ENCODE = catalogue(
+    ASSIGNMENT,
+    "encode",
+    {
+        "<cls>": {
+            "no_cls": "the sequence must start with CLS_ID = 2: ids = [CLS_ID] + [one id per "
+            "token]",
+            "cls_not_counted": "<cls> counts towards max_len: cut the whole list, <cls> "
+            "included, to its first max_len ids",
+        },
+        "padding": {
+            "pad_in_front": "padding goes at the end: append PAD_ID up to max_len, do not "
+            "prepend it",
+            "not_padded": "short texts are not padded: append PAD_ID = 0 up to exactly max_len ids",
+        },
+        "unknown tokens": {
+            "unknown_as_pad": "unknown tokens must become UNK_ID = 1, not PAD_ID = 0: use "
+            "token_to_id.get(token, UNK_ID)",
+            "unknown_dropped": "unknown tokens are dropped: each one must become UNK_ID = 1 "
+            "(token_to_id.get(token, UNK_ID))",
+        },
+        "cutting": {
+            "not_cut": "long texts are not cut: keep only the first max_len ids",
+            "keeps_last": "the last max_len ids are kept: keep the FIRST max_len ids "
+            "(ids[:max_len])",
+        },
+        "tokens": {
+            "whitespace_split": "the text is split with text.split(): encode the tokens of "
+            "clean(text)",
+        },
+    },
+)
+
+
+def encode_mistakes(
+    tokens: Callable[[str], list[str]],
+) -> dict[Mistake, Callable[[tuple], list[int]]]:
     """What each misconception returns, encoding the tokens that ``tokens`` gives."""
 
     def encode_mistake(**change: Any) -> Callable[[tuple], list[int]]:
@@ -61,31 +100,15 @@ def encode_mistakes(tokens: Callable[[str], list[str]]) -> dict[str, Callable[[t
         return lambda case: encode_variant(case, **change)
 
     return {
-        "the sequence must start with CLS_ID = 2: ids = [CLS_ID] + [one id per token]": encode_mistake(
-            cls=False
-        ),
-        "<cls> counts towards max_len: cut the whole list, <cls> included, to its first max_len ids": encode_mistake(
-            cls_in_max_len=False
-        ),
-        "padding goes at the end: append PAD_ID up to max_len, do not prepend it": encode_mistake(
-            pad_front=True
-        ),
-        "unknown tokens must become UNK_ID = 1, not PAD_ID = 0: use token_to_id.get(token, UNK_ID)": encode_mistake(
-            unk=PAD_ID
-        ),
-        "unknown tokens are dropped: each one must become UNK_ID = 1 (token_to_id.get(token, UNK_ID))": encode_mistake(
-            unk=None
-        ),
-        "long texts are not cut: keep only the first max_len ids": encode_mistake(cut="none"),
-        "the last max_len ids are kept: keep the FIRST max_len ids (ids[:max_len])": encode_mistake(
-            cut="last"
-        ),
-        "short texts are not padded: append PAD_ID = 0 up to exactly max_len ids": encode_mistake(
-            pad=False
-        ),
-        "the text is split with text.split(): encode the tokens of clean(text)": encode_mistake(
-            tokens=str.split
-        ),
+        ENCODE["no_cls"]: encode_mistake(cls=False),
+        ENCODE["cls_not_counted"]: encode_mistake(cls_in_max_len=False),
+        ENCODE["pad_in_front"]: encode_mistake(pad_front=True),
+        ENCODE["not_padded"]: encode_mistake(pad=False),
+        ENCODE["unknown_as_pad"]: encode_mistake(unk=PAD_ID),
+        ENCODE["unknown_dropped"]: encode_mistake(unk=None),
+        ENCODE["not_cut"]: encode_mistake(cut="none"),
+        ENCODE["keeps_last"]: encode_mistake(cut="last"),
+        ENCODE["whitespace_split"]: encode_mistake(tokens=str.split),
     }
 
 

@@ -132,7 +132,30 @@ BLOCK = catalogue(
             "weights_averaged": "weights are averaged over the heads: return the per-head "
             "weights of self_attn, (B, num_heads, L, L)",
         },
+        "dropout passed on": {
+            "sublayers_without_dropout": "dropout is not passed on to the sublayers: build "
+            "MultiHeadAttention(d_model, num_heads, dropout) and PositionwiseFeedForward("
+            "d_model, d_ff, dropout)",
+            "attention_without_dropout": "dropout is not passed on to the MultiHeadAttention "
+            "sublayer: in train mode it never drops anything; build it with the block's "
+            "dropout, MultiHeadAttention(d_model, num_heads, dropout)",
+            "ffn_without_dropout": "dropout is not passed on to the PositionwiseFeedForward "
+            "sublayer: in train mode it never drops anything; build it with the block's "
+            "dropout, PositionwiseFeedForward(d_model, d_ff, dropout)",
+        },
+        "dropout mode": {
+            "random_in_eval": "in eval mode the block's output changes with the random seed, so "
+            "something in it still draws at random: use nn.Dropout modules, which follow "
+            "train()/eval(), or F.dropout(x, p, training=self.training)",
+        },
+        "dropout scale": {
+            "dropout_unscaled": "the block's dropout zeroes values but does not scale the kept "
+            "ones by 1/(1-p): use nn.Dropout(dropout), which does, so the expected output stays "
+            "the same",
+        },
         "dropout placement": {
+            "no_dropout": "dropout1 and dropout2 are not applied in training mode: h = "
+            "norm1(x + dropout1(attn(x))), out = norm2(h + dropout2(ffn(h)))",
             "dropout1_none": "dropout1 is not applied in training mode: h = norm1(x + "
             "dropout1(attn(x)))",
             "dropout2_none": "dropout2 is not applied in training mode: out = norm2(h + "
@@ -209,10 +232,14 @@ ban(
 )
 
 
-EVAL_NOT_DETERMINISTIC = (
-    "in eval mode the block gives a different output at every call, so dropout is still active: "
-    "use nn.Dropout modules, which follow train()/eval(), or F.dropout(x, p, training=self.training)"
-)
+def eval_outputs(block: nn.Module, x: Tensor, seeds: list[int], p: float) -> list[Tensor]:
+    """The block's eval-mode output on ``x`` under each global seed in turn."""
+    outputs = []
+    for seed in seeds:
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            torch.manual_seed(seed)
+            outputs.append(call_block(block, x, None, f"dropout={p}, eval mode")[0])
+    return outputs
 
 
 # A gate: with an active dropout the other checks' verdicts would be chance.
@@ -227,14 +254,17 @@ def encoder_block_is_deterministic_in_eval_mode(ns: Namespace) -> None:
         ref = reference_block(d_model, h, d_ff, g, dropout=p).double()
         mine = build_block(cls, ref, d_model, h, d_ff, dropout=p).eval()
         x = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
-        outputs = []
         first = draw_seed(g)
-        for seed in (first, first + 1):  # different random numbers: only dropout would use them
-            with torch.random.fork_rng(devices=[]), torch.no_grad():
-                torch.manual_seed(seed)
-                outputs.append(call_block(mine, x, None, f"dropout={p}, eval mode")[0])
-        if not torch.equal(outputs[0], outputs[1]):
-            fail(f"{EVAL_NOT_DETERMINISTIC} (dropout={p})")
+        # Different random numbers: only dropout would use them.
+        outputs = eval_outputs(mine, x, [first, first + 1], p)
+        if torch.equal(outputs[0], outputs[1]):
+            continue
+        if torch.equal(eval_outputs(mine, x, [first], p)[0], outputs[0]):
+            fail(f"{BLOCK['random_in_eval']} (dropout={p})")
+        fail(
+            f"in eval mode the block gives a different output at every call, even under the same "
+            f"random seed (dropout={p}): its output must depend on its input alone"
+        )
 
 
 @check(ASSIGNMENT, "test_encoder_block")
@@ -332,10 +362,15 @@ def train_mode_copy(
     return mine, ref, x, p
 
 
-DROPOUT_NOT_PASSED_ON = (
-    "dropout is not passed on to the sublayers: build MultiHeadAttention(d_model, num_heads, "
-    "dropout) and PositionwiseFeedForward(d_model, d_ff, dropout)"
-)
+def drops_in_train_mode(sublayer: nn.Module, x: Tensor) -> bool:
+    """Whether ``sublayer`` (an attention or a feed-forward module) gives another output on
+    ``x`` in train mode than in eval mode, under the current global seed."""
+    outputs = []
+    for train in (False, True):
+        sublayer.train(train)
+        result = sublayer(x)
+        outputs.append(result[0] if isinstance(result, tuple) else result)
+    return not is_close(outputs[1], outputs[0], atol=1e-9)
 
 
 @check(ASSIGNMENT, "test_encoder_block")
@@ -343,6 +378,7 @@ def encoder_block_passes_dropout_to_its_sublayers(ns: Namespace) -> None:
     """In train mode each sublayer of the block drops at random: it was built with dropout."""
     cls = require(ns, "EncoderBlock", type)
     mine, ref, x, p = train_mode_copy(cls, hidden_generator("a03 block sublayer dropout"))
+    d_model, h, d_ff = x.shape[-1], ref.self_attn.num_heads, ref.feed_forward.linear1.out_features
     still = []
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         torch.manual_seed(draw_seed(hidden_generator("a03 block sublayer dropout seed")))
@@ -359,13 +395,34 @@ def encoder_block_passes_dropout_to_its_sublayers(ns: Namespace) -> None:
             out = result[0] if isinstance(result, tuple) else result
             if is_close(out, expected, atol=1e-9):
                 still.append(name)
-    if len(still) == 2:
-        fail(f"{DROPOUT_NOT_PASSED_ON} (dropout={p})")
-    if still:
-        fail(
-            f"dropout is not passed on to the {still[0]} sublayer: in train mode it never drops "
-            f"anything for dropout={p}; build it with the block's dropout"
-        )
+        if not still:
+            return
+        # Named only where the notebook's class, built with dropout, does drop: then the block
+        # built it without (a feed-forward that never drops fails its own cell instead).
+        built_with_dropout = {
+            "MultiHeadAttention": lambda: require(ns, "MultiHeadAttention", type)(d_model, h, p),
+            "PositionwiseFeedForward": lambda: require(ns, "PositionwiseFeedForward", type)(
+                d_model, d_ff, p
+            ),
+        }
+        try:
+            passed_on = all(
+                drops_in_train_mode(built_with_dropout[name]().double(), x) for name in still
+            )
+        except NotImplementedError:
+            raise
+        except Exception:
+            passed_on = False
+    if passed_on:
+        key = {
+            ("MultiHeadAttention",): "attention_without_dropout",
+            ("PositionwiseFeedForward",): "ffn_without_dropout",
+        }.get(tuple(still), "sublayers_without_dropout")
+        fail(f"{BLOCK[key]} (dropout={p})")
+    fail(
+        f"in train mode the block's {' and '.join(still)} never drops anything for dropout={p}: "
+        "each sublayer is built with the block's dropout and drops at random in train mode"
+    )
 
 
 # Where a residual branch's dropout can sit: (norm, r, s, masks (K, d), c) -> (N, K, d), the
@@ -435,10 +492,7 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
         )
     first, second, scale, masks1, masks2 = found
     if first == second == "none":
-        fail(
-            "dropout1 and dropout2 are not applied in training mode: h = norm1(x + "
-            "dropout1(attn(x))), out = norm2(h + dropout2(ffn(h)))"
-        )
+        fail(BLOCK["no_dropout"])
     wrong = [
         str(MISPLACED[name, site])
         for name, site in (("dropout1", first), ("dropout2", second))
@@ -448,9 +502,13 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
         fail("; ".join(wrong))
     rates = {"dropout1": drop_rate(masks1), "dropout2": drop_rate(masks2)}
     if scale == 1.0:
+        seen = ", ".join(f"{name} zeroes {rate:.0%}" for name, rate in rates.items())
+        if all(abs(rate - p) <= RATE_TOLERANCE for rate in rates.values()):
+            fail(f"{BLOCK['dropout_unscaled']} (dropout={p}: {seen})")
         fail(
-            "the block's dropout zeroes values but does not scale the kept ones by 1/(1-p): use "
-            "nn.Dropout(dropout), which does, so the expected output stays the same"
+            f"in train mode the block's dropout zeroes values at other rates than p and leaves "
+            f"the kept ones unscaled (dropout={p}: {seen}): use nn.Dropout(dropout) on each "
+            "residual branch"
         )
     for name, rate in rates.items():
         if abs(rate - p) > RATE_TOLERANCE:

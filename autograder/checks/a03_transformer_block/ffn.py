@@ -7,11 +7,12 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a03_transformer_block as reference
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.dropout_sites import (
     MATCH_ATOL,
     RATE_TOLERANCE,
+    VISIBLE,
     drop_rate,
     explained,
 )
@@ -45,6 +46,12 @@ def build_ffn(
         fail("PositionwiseFeedForward must be an nn.Module (class ...(nn.Module))")
     for name, shape in (("linear1", (d_ff, d_model)), ("linear2", (d_model, d_ff))):
         layer = getattr(mine, name, None)
+        if (
+            isinstance(layer, nn.Linear)
+            and d_model != d_ff  # a square layer's sizes cannot be told apart
+            and tuple(layer.weight.shape) == shape[::-1]
+        ):
+            fail(f"{FFN[f'{name}_sizes_swapped']} (d_model={d_model}, d_ff={d_ff})")
         if not isinstance(layer, nn.Linear) or tuple(layer.weight.shape) != shape:
             fail(
                 f"self.{name} must be an nn.Linear whose weight is {shape} for d_model={d_model}, "
@@ -76,6 +83,12 @@ FFN = catalogue(
             "relu_on_input": "the ReLU is applied to the input, before the first layer: relu "
             "goes between linear1 and linear2",
         },
+        "layer sizes": {
+            "linear1_sizes_swapped": "linear1 is built as nn.Linear(d_ff, d_model): it maps "
+            "d_model features to d_ff, linear1 = nn.Linear(d_model, d_ff)",
+            "linear2_sizes_swapped": "linear2 is built as nn.Linear(d_model, d_ff): it maps "
+            "d_ff features back to d_model, linear2 = nn.Linear(d_ff, d_model)",
+        },
         "residual": {
             "adds_input": "the input is added back (a residual) inside the network: the block "
             "adds the residual, the FFN returns linear2(relu(linear1(x))) alone",
@@ -89,6 +102,19 @@ FFN = catalogue(
             "dropout_on_input": "dropout is applied to the input x: in train mode the hidden "
             "layer is relu(linear1(x)) of an x with entries zeroed; dropout belongs on the "
             "hidden layer, linear2(dropout(relu(linear1(x))))",
+        },
+        "dropout mode": {
+            "dropout_in_eval": "in eval mode dropout still zeroes hidden units: use an "
+            "nn.Dropout module, which follows train()/eval(), or F.dropout(h, p, "
+            "training=self.training)",
+        },
+        "dropout rate and scale": {
+            "dropout_unscaled": "the kept hidden units are not scaled by 1/(1-p): dropout "
+            "divides what it keeps by (1 - p), as nn.Dropout(dropout) does, so the expected "
+            "output stays the same",
+            "keep_probability": "dropout is built with the keep probability 1 - p: "
+            "nn.Dropout(p) takes the probability of ZEROING a unit, so build "
+            "nn.Dropout(dropout) with the constructor's dropout",
         },
     },
 )
@@ -182,6 +208,22 @@ def two_valued_scale(ratios: Tensor) -> float | None:
     return scale if torch.allclose(kept, torch.full_like(kept, scale), rtol=1e-6) else None
 
 
+def hidden_units_dropped(theirs: reference.FeedForward, x: Tensor, out: Tensor) -> bool:
+    """Whether ``out`` (x's shape) is linear2 of relu(linear1(x)) with some hidden units zeroed
+    and the others all scaled by one factor (linear2 injective: d_ff < d_model)."""
+    d_model = x.shape[-1]
+    with torch.no_grad():
+        hidden = F.relu(theirs.linear1(x.reshape(-1, d_model)))
+        seen = hidden_layer_of(theirs, out.reshape(-1, d_model))
+    if seen is None:
+        return False
+    observable = hidden > VISIBLE
+    zeroed = observable & (seen.abs() <= MATCH_ATOL)
+    return bool(zeroed.any()) and (
+        two_valued_scale(torch.where(observable, seen / hidden, 0.0)) is not None
+    )
+
+
 @check(ASSIGNMENT, "test_feed_forward")
 def feed_forward_uses_its_dropout(ns: Namespace) -> None:
     """In eval mode dropout does nothing; in train mode it zeroes hidden units at rate p and
@@ -195,10 +237,15 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
     x = torch.randn(6, 40, d_model, generator=g, dtype=torch.float64)
     with torch.no_grad():
         expected = theirs(x)
-        if not is_close(call_ffn(mine, x), expected, atol=1e-9):
+        evaluated = call_ffn(mine, x)
+        if not (isinstance(evaluated, Tensor) and evaluated.shape == x.shape):
+            fail(f"in eval mode the output must keep the input's shape {tuple(x.shape)}")
+        if not is_close(evaluated, expected, atol=1e-9):
+            if hidden_units_dropped(theirs, x, evaluated):
+                fail(f"{FFN['dropout_in_eval']} (dropout={p})")
             fail(
-                "in eval mode dropout must do nothing: use an nn.Dropout module, which follows "
-                "train()/eval(), or F.dropout(h, p, training=self.training)"
+                f"in eval mode (dropout={p}) the output differs from linear2(relu(linear1(x))), "
+                f"which it gives with dropout=0 ({first_difference(evaluated, expected, 1e-9)})"
             )
         mine.train()
         with torch.random.fork_rng(devices=[]):
@@ -223,7 +270,7 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
             "dropout belongs on the hidden layer, linear2(dropout(relu(linear1(x)))), and "
             "nothing else may change in train mode"
         )
-    observable = hidden > 1e-3  # a unit the ReLU zeroed shows no drop
+    observable = hidden > VISIBLE  # a unit the ReLU zeroed shows no drop
     scale = two_valued_scale(torch.where(observable, seen / hidden, 0.0))
     if scale is None:
 
@@ -239,22 +286,33 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
             "apply dropout once, to the hidden layer"
         )
     rate = drop_rate((seen.abs() > MATCH_ATOL).to(x.dtype), observable)
-    implied = 1 - 1 / scale if scale > 1 else None  # the p whose 1/(1-p) this scale is
     if abs(scale - 1 / (1 - p)) > 1e-6 * abs(scale):
-        if implied is not None and abs(rate - implied) <= RATE_TOLERANCE:
-            fail(
-                f"in train mode the hidden layer is dropped as by dropout={implied:.3f} ({rate:.0%} "
-                f"of the units zeroed, the others scaled by 1/(1-{implied:.3f})), not by "
-                f"dropout={p}: build nn.Dropout(dropout) with the constructor's dropout, the "
-                "probability of zeroing a unit"
-            )
-        fail(
-            f"the kept hidden units are scaled by {scale:.3f}, not by 1/(1-p) = "
-            f"{1 / (1 - p):.3f} for dropout={p}: dropout divides what it keeps by (1 - p), as "
-            "nn.Dropout(dropout) does, so the expected output stays the same"
-        )
+        fail(misscaled_dropout(scale, rate, p))
     if abs(rate - p) > RATE_TOLERANCE:
         fail(
             f"in train mode {rate:.0%} of the hidden units are zeroed for dropout={p}: build "
             "the dropout with the constructor's dropout, nn.Dropout(dropout)"
         )
+
+
+def misscaled_dropout(scale: float, rate: float, p: float) -> str:
+    """What is wrong with hidden units zeroed at ``rate`` and the kept ones scaled by ``scale``,
+    not 1/(1-p): a named mistake where that is its output, else what was seen."""
+    seen = f"dropout={p}: {rate:.0%} of the hidden units zeroed, the others scaled by {scale:.3f}"
+    if abs(scale - 1) <= 1e-6 and abs(rate - p) <= RATE_TOLERANCE:
+        return f"{FFN['dropout_unscaled']} ({seen})"
+    implied = 1 - 1 / scale if scale > 1 else None  # the p whose 1/(1-p) this scale is
+    if implied is not None and abs(rate - implied) <= RATE_TOLERANCE:
+        if abs(implied - (1 - p)) <= 1e-3:
+            return f"{FFN['keep_probability']} ({seen}, which is 1/(1 - {implied:.3f}))"
+        return (
+            f"in train mode the hidden layer is dropped as by dropout={implied:.3f} ({rate:.0%} "
+            f"of the units zeroed, the others scaled by 1/(1-{implied:.3f})), not by "
+            f"dropout={p}: build nn.Dropout(dropout) with the constructor's dropout, the "
+            "probability of zeroing a unit"
+        )
+    return (
+        f"the kept hidden units are scaled by {scale:.3f}, not by 1/(1-p) = {1 / (1 - p):.3f} "
+        f"for dropout={p}: dropout divides what it keeps by (1 - p), as nn.Dropout(dropout) "
+        "does, so the expected output stays the same"
+    )

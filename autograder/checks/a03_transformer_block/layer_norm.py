@@ -9,6 +9,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a03_transformer_block as reference
+from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.kernel_objects import copy_into, observe_call
@@ -90,6 +91,19 @@ NORM = catalogue(
             "shift_then_scale": "beta is added before scaling by gamma: return x_hat * "
             "self.weight + self.bias",
         },
+        "gradient": {
+            "detached_statistics": "the mean and the variance are detached: the gradient with "
+            "respect to the input flows through them too, so do not call .detach() on either",
+            "detached_mean": "the mean is detached: the gradient with respect to the input "
+            "flows through it too, so do not call .detach() on it",
+            "detached_variance": "the variance is detached: the gradient with respect to the "
+            "input flows through it too, so do not call .detach() on it",
+        },
+        "input shape": {
+            "three_d_only": "LayerNorm works on (B, L, d_model) inputs only: it must take any "
+            "(..., d_model) tensor, so normalise over dim=-1 with keepdim=True and do not "
+            "unpack a fixed number of axes",
+        },
         "axis": {
             "all_dimensions": "mean and variance are taken over the whole tensor: normalise each "
             "vector over its LAST dimension only (dim=-1, keepdim=True)",
@@ -122,6 +136,35 @@ def layer_norm_mistakes(
         mistakes[NORM["fixed_eps_outside"]] = variant(eps_at="outside, 1e-5")
         mistakes[NORM["fixed_eps"]] = variant(eps_at="1e-5")
     return mistakes
+
+
+def input_gradient_detached(
+    x: Tensor, weight: Tensor, bias: Tensor, eps: float, upstream: Tensor, detached: set[str]
+) -> Tensor:
+    """d(sum(LayerNorm(x) * upstream))/dx with the ``detached`` statistics ("mean",
+    "variance") cut from autograd, in float64."""
+    x = x.detach().clone().requires_grad_(True)
+    mean = x.mean(dim=-1, keepdim=True)
+    mean = mean.detach() if "mean" in detached else mean
+    variance = (x - mean).pow(2).mean(dim=-1, keepdim=True)
+    variance = variance.detach() if "variance" in detached else variance
+    out = (x - mean) / torch.sqrt(variance + eps) * weight.detach() + bias.detach()
+    (grad,) = torch.autograd.grad((out * upstream).sum(), x)
+    return grad
+
+
+def gradient_mistakes(
+    x: Tensor, weight: Tensor, bias: Tensor, eps: float, upstream: Tensor
+) -> dict[Mistake, Tensor]:
+    """The input gradients of LayerNorm with its statistics detached, each way."""
+    return {
+        NORM[f"detached_{name}"]: input_gradient_detached(x, weight, bias, eps, upstream, cut)
+        for name, cut in (
+            ("statistics", {"mean", "variance"}),
+            ("mean", {"mean"}),
+            ("variance", {"variance"}),
+        )
+    }
 
 
 def build_layer_norm(
@@ -157,8 +200,10 @@ def layer_norm_input(generator: torch.Generator, lead: tuple[int, ...], d: int) 
     return torch.randn(*lead, d, generator=generator, dtype=torch.float64) * scale + offset
 
 
-def call_layer_norm(layer_norm: nn.Module, x: Tensor) -> Any:
-    """layer_norm(x), or a failure that says any (..., d_model) input is allowed."""
+def call_layer_norm(layer_norm: nn.Module, x: Tensor, theirs: nn.LayerNorm) -> Any:
+    """layer_norm(x), or a failure that says any (..., d_model) input is allowed; a LayerNorm
+    that fails on ``x`` but is right on the same vectors as one (1, N, d_model) batch is told it
+    works for (B, L, d_model) inputs only."""
     try:
         return layer_norm(x)
     except NotImplementedError:
@@ -166,11 +211,22 @@ def call_layer_norm(layer_norm: nn.Module, x: Tensor) -> Any:
     except Exception as error:
         if x.dim() == 3:
             raise
+        raised = f"your LayerNorm raised {type(error).__name__}: {error}"
+    batch = x.reshape(1, -1, x.shape[-1])
+    try:
+        three_d_only = is_close(layer_norm(batch), theirs(batch), atol=1e-7)
+    except Exception:
+        three_d_only = False
+    if three_d_only:
         fail(
-            f"LayerNorm fails on a {x.dim()}-D input of shape {tuple(x.shape)}: it must take any "
-            "(..., d_model) tensor, so normalise over dim=-1 with keepdim=True and do not unpack "
-            f"a fixed number of axes\nyour LayerNorm raised {type(error).__name__}: {error}"
+            f"{NORM['three_d_only']} (it fails on a {x.dim()}-D input of shape "
+            f"{tuple(x.shape)})\n{raised}"
         )
+    fail(
+        f"LayerNorm fails on a {x.dim()}-D input of shape {tuple(x.shape)}: it must take any "
+        "(..., d_model) tensor, so normalise over dim=-1 with keepdim=True and do not unpack "
+        f"a fixed number of axes\n{raised}"
+    )
 
 
 ban(ASSIGNMENT, "LayerNorm", LAYER_NORM_BANNED)
@@ -214,7 +270,7 @@ def matches_torch_on(
     x = layer_norm_input(g, lead, d)
     original = x.clone()
     with torch.no_grad():
-        out = call_layer_norm(mine, x)
+        out = call_layer_norm(mine, x, theirs)
         expected = theirs(x)
     if not torch.equal(x, original):
         fail("LayerNorm changed its input in place: compute a new tensor (x - mean, not x -= mean)")
@@ -239,7 +295,8 @@ def layer_norm_gradients_match_torch(ns: Namespace) -> None:
     cls = require(ns, "LayerNorm", type)
     g = hidden_generator("a03 layer norm grad")
     lead_1, lead_2, d = random_sizes(g, 3, low=2, high=9)
-    mine, theirs = build_layer_norm(cls, d, 1e-4, g)
+    eps = 1e-4
+    mine, theirs = build_layer_norm(cls, d, eps, g)
     x = layer_norm_input(g, (lead_1, lead_2), d)
     x_mine, x_theirs = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
     upstream = torch.randn(x.shape, generator=g, dtype=torch.float64)
@@ -256,10 +313,15 @@ def layer_norm_gradients_match_torch(ns: Namespace) -> None:
         ("self.bias", mine.bias.grad, theirs.bias.grad),
     ):
         if a is None or not torch.allclose(a, b, atol=1e-7, rtol=1e-5):
-            fail(
-                f"the gradient with respect to {name} differs from nn.LayerNorm: do not detach the "
-                "mean or the variance, and use self.weight and self.bias themselves"
+            otherwise = (
+                f"the gradient with respect to {name} differs from nn.LayerNorm: do not detach "
+                "the mean or the variance, and use self.weight and self.bias themselves"
             )
+            if name == "the input" and a is not None:
+                weight, bias = theirs.weight, theirs.bias
+                mistakes = gradient_mistakes(x, weight, bias, eps, upstream)
+                diagnose(a, b, mistakes, otherwise, atol=1e-7)
+            fail(otherwise)
 
 
 @check(ASSIGNMENT, "test_layer_norm")

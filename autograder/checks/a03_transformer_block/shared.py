@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from attention_lab.data import SentimentSplits, make_sentiment_corpus
 from attention_lab.reference.a03_transformer_block import WordTokenizer
+from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.mistakes import Mistake
 from autograder.authoring.registry import Namespace, fail, reference_data
 
 ASSIGNMENT = "03_transformer_block"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 TOKENIZER_BANNED = {"attention_lab's WordTokenizer": WordTokenizer}
 
 
@@ -37,23 +40,30 @@ def explain_mismatch(
     cases: Sequence[Any],
     got: Sequence[Any],
     expected: Sequence[Any],
-    mistakes: dict[str, Callable[[Any], Any]],
+    mistakes: Mapping[Mistake, Callable[[Any], Any]],
     otherwise: Callable[[Any, Any, Any], str],
 ) -> None:
-    """Pass if every case is right; else name the first mistake that explains every wrong case.
+    """Pass if every case is right; else name the mistake whose output is the answer's.
 
-    mistakes: diagnosis -> a function computing what that misconception returns for a case.
+    mistakes: mistake -> a function computing what that misconception returns for a case. As
+    :func:`~autograder.authoring.diagnosis.diagnose` does for tensors, a mistake is named only
+    when it gives what the answer gave on every case, and no other mistake does.
     otherwise: (case, got, expected) -> the diagnosis when no known mistake fits.
     """
     wrong = [i for i, (a, e) in enumerate(zip(got, expected, strict=True)) if a != e]
     if not wrong:
         return
-    for diagnosis, mistake in mistakes.items():
+    # The wrong cases first: most mistakes are ruled out there, cheaply.
+    order = wrong + sorted(set(range(len(cases))) - set(wrong))
+    matched = []
+    for mistake, output_of in mistakes.items():
         try:
-            if all(mistake(cases[i]) == got[i] for i in wrong):
-                fail(diagnosis)
+            if all(output_of(cases[i]) == got[i] for i in order):
+                matched.append(mistake)
         except (ValueError, TypeError, IndexError, KeyError):
             continue
+    if len(matched) == 1:
+        fail(str(matched[0]))
     first = min(wrong, key=lambda i: len(repr(cases[i])))
     fail(otherwise(cases[first], got[first], expected[first]))
 

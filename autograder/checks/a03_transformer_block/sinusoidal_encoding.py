@@ -8,6 +8,7 @@ from torch import Tensor
 import attention_lab.reference.a03_transformer_block as reference
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -19,10 +20,34 @@ PE_BANNED = {
 }
 
 
-PE_CONCATENATED = (
-    "sines and cosines are concatenated (all sines in the first half, all cosines in the second): "
-    "the notebook's layout is interleaved, sin in the even columns 0, 2, 4, ... and cos in the odd "
-    "columns 1, 3, 5, ..., so position 0 is [0, 1, 0, 1, ...]"
+# The named mistakes of `sinusoidal_encoding`, by family (autograder/authoring/mistakes.py): each
+# is diagnosed only where the table matches that variant of the formula (pe_variant).
+PE = catalogue(
+    ASSIGNMENT,
+    "sinusoidal_encoding",
+    {
+        "layout": {
+            "concatenated": "sines and cosines are concatenated (all sines in the first half, "
+            "all cosines in the second): the notebook's layout is interleaved, sin in the even "
+            "columns 0, 2, 4, ... and cos in the odd columns 1, 3, 5, ..., so position 0 is "
+            "[0, 1, 0, 1, ...]",
+            "swapped": "sin and cos are swapped: sines go in the EVEN columns (pe[:, 0::2]) and "
+            "cosines in the ODD columns (pe[:, 1::2]), so position 0 is [0, 1, 0, 1, ...]",
+            "cos_first_concatenated": "cosines come first and the halves are concatenated: the "
+            "layout is interleaved, sin in the even columns and cos in the odd columns",
+        },
+        "frequencies": {
+            "exponent_i": "the exponent must be 2i/d_model with 2i the even column index (i = "
+            "0, 1, ..., d_model/2 - 1), not i/d_model",
+            "exponent_per_column": "columns 2i and 2i+1 must share ONE angle: the cosine column "
+            "uses the exponent 2i/d_model of its even partner, not (2i+1)/d_model",
+            "base_1000": "the base of the frequencies is 10000: angle = pos / 10000^(2i/d_model)",
+        },
+        "positions": {
+            "start_at_1": "positions start at 0, not 1: use torch.arange(max_len), so row 0 is "
+            "[0, 1, 0, 1, ...]",
+        },
+    },
 )
 
 
@@ -58,27 +83,18 @@ def pe_variant(
     return table
 
 
-def pe_mistakes(max_len: int, d_model: int) -> dict[str, Tensor]:
+def pe_mistakes(max_len: int, d_model: int) -> dict[Mistake, Tensor]:
+    """What each misreading of the formula gives, in float64."""
     return {
-        PE_CONCATENATED: pe_variant(max_len, d_model, layout="concatenated"),
-        "sin and cos are swapped: sines go in the EVEN columns (pe[:, 0::2]) and cosines in the ODD columns (pe[:, 1::2]), so position 0 is [0, 1, 0, 1, ...]": pe_variant(
-            max_len, d_model, layout="swapped"
-        ),
-        "cosines come first and the halves are concatenated: the layout is interleaved, sin in the even columns and cos in the odd columns": pe_variant(
+        PE["concatenated"]: pe_variant(max_len, d_model, layout="concatenated"),
+        PE["swapped"]: pe_variant(max_len, d_model, layout="swapped"),
+        PE["cos_first_concatenated"]: pe_variant(
             max_len, d_model, layout="concatenated, cos first"
         ),
-        "the exponent must be 2i/d_model with 2i the even column index (i = 0, 1, ..., d_model/2 - 1), not i/d_model": pe_variant(
-            max_len, d_model, exponent="i"
-        ),
-        "columns 2i and 2i+1 must share ONE angle: the cosine column uses the exponent 2i/d_model of its even partner, not (2i+1)/d_model": pe_variant(
-            max_len, d_model, exponent="column"
-        ),
-        "the base of the frequencies is 10000: angle = pos / 10000^(2i/d_model)": pe_variant(
-            max_len, d_model, base=1000.0
-        ),
-        "positions start at 0, not 1: use torch.arange(max_len), so row 0 is [0, 1, 0, 1, ...]": pe_variant(
-            max_len, d_model, first_position=1
-        ),
+        PE["exponent_i"]: pe_variant(max_len, d_model, exponent="i"),
+        PE["exponent_per_column"]: pe_variant(max_len, d_model, exponent="column"),
+        PE["base_1000"]: pe_variant(max_len, d_model, base=1000.0),
+        PE["start_at_1"]: pe_variant(max_len, d_model, first_position=1),
     }
 
 

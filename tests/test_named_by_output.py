@@ -1,0 +1,44 @@
+"""A mistake is named only when the answer's output is that mistake's, and no other's."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder.authoring.closeness import is_close
+from autograder.authoring.mistakes import Mistake
+from autograder.authoring.registry import CheckFailed
+from autograder.checks.a03_transformer_block.shared import explain_mismatch
+
+DOUBLED = Mistake("test.doubled", "arithmetic", "every value is doubled")
+SQUARED = Mistake("test.squared", "arithmetic", "every value is squared")
+CASES = [0, 1, 2, 3]  # 2 * x and x * x agree on 0 and 2, differ on 1 and 3
+
+
+def diagnosis(got: list[int], mistakes: dict[Mistake, object]) -> str:
+    with pytest.raises(CheckFailed) as failed:
+        explain_mismatch(CASES, got, CASES, mistakes, lambda case, a, e: f"case {case}: saw {a}")
+    return failed.value.diagnosis
+
+
+def test_the_one_mistake_whose_output_is_the_answer_s_is_named():
+    mistakes = {DOUBLED: lambda x: 2 * x, SQUARED: lambda x: x * x}
+    assert diagnosis([0, 2, 4, 6], mistakes) == str(DOUBLED)
+
+
+def test_two_mistakes_with_the_answer_s_output_are_not_named():
+    got = [0, 1, 4, 3]  # wrong on 2 only, where doubling and squaring both give 4
+    assert diagnosis(got, {DOUBLED: lambda x: 2 * x, SQUARED: lambda x: x * x}) == "case 2: saw 4"
+
+
+def test_a_mistake_that_explains_the_wrong_cases_but_not_the_right_ones_is_not_named():
+    got = [0, 1, 4, 3]  # doubling explains case 2, but would have made 1 and 3 wrong too
+    assert diagnosis(got, {DOUBLED: lambda x: 2 * x}) == "case 2: saw 4"
+
+
+def test_nan_matches_a_mistake_s_nan_only_where_asked_and_only_in_place():
+    mistake = torch.tensor([0.5, float("nan"), 0.25])
+    assert not is_close(mistake.clone(), mistake)
+    assert is_close(mistake.clone(), mistake, equal_nan=True)
+    moved = torch.tensor([float("nan"), 0.5, 0.25])
+    assert not is_close(moved, mistake, equal_nan=True)
