@@ -377,6 +377,9 @@ def drops_in_train_mode(sublayer: nn.Module, x: Tensor) -> bool:
 def encoder_block_passes_dropout_to_its_sublayers(ns: Namespace) -> None:
     """In train mode each sublayer of the block drops at random: it was built with dropout."""
     cls = require(ns, "EncoderBlock", type)
+    # The block builds the student's feed-forward network (declared with depends_on): required
+    # here, up front, so that its reference ban costs this cell whatever this check goes on to do.
+    ffn_cls = require(ns, "PositionwiseFeedForward", type)
     mine, ref, x, p = train_mode_copy(cls, hidden_generator("a03 block sublayer dropout"))
     d_model, h, d_ff = x.shape[-1], ref.self_attn.num_heads, ref.feed_forward.linear1.out_features
     still = []
@@ -401,9 +404,7 @@ def encoder_block_passes_dropout_to_its_sublayers(ns: Namespace) -> None:
         # built it without (a feed-forward that never drops fails its own cell instead).
         built_with_dropout = {
             "MultiHeadAttention": lambda: require(ns, "MultiHeadAttention", type)(d_model, h, p),
-            "PositionwiseFeedForward": lambda: require(ns, "PositionwiseFeedForward", type)(
-                d_model, d_ff, p
-            ),
+            "PositionwiseFeedForward": lambda: ffn_cls(d_model, d_ff, p),
         }
         try:
             passed_on = all(
