@@ -33,7 +33,7 @@ import nbformat
 
 from autograder.authoring.graded_table import HEADER_ROWS, HEADING_TEXT, rewrite_table
 from autograder.authoring.registry import CHECK_MODULE_NAME, check_modules
-from autograder.pipeline.course import tool_env
+from autograder.pipeline.course import NBGRADER, tool_env
 
 EXERCISE_NAME = re.compile(r"[a-z][a-z0-9_]*")
 CELL_ID_LENGTH = 64  # nbformat's limit
@@ -326,7 +326,7 @@ def _require_ruff() -> None:
 def generate(course: Course, assignment: str) -> None:
     """Regenerate ``notebooks/<assignment>`` from the solution with nbgrader."""
     result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
+        [*NBGRADER, "generate_assignment", assignment, "--force"],
         cwd=course.root,
         env=tool_env(),
         capture_output=True,

@@ -19,7 +19,6 @@ import functools
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -405,7 +404,7 @@ def _generated(assignment: str) -> dict[str, bytes]:
     """Every file of a course with ``assignment`` generated and nothing submitted, by path, made
     once per process: ``nbgrader generate_assignment`` costs seconds of CPU, writing its result
     again almost none (held in memory, so no process leaves a folder behind)."""
-    from autograder.pipeline.course import tool_env
+    from autograder.pipeline.course import NBGRADER, tool_env
 
     with tempfile.TemporaryDirectory(prefix="attention-lab-course-") as folder:
         root = Path(folder)
@@ -415,9 +414,7 @@ def _generated(assignment: str) -> dict[str, bytes]:
         shutil.copytree(ROOT / "solutions" / assignment, root / "solutions" / assignment)
         subprocess.run(
             [
-                sys.executable,
-                "-m",
-                "nbgrader",
+                *NBGRADER,
                 "generate_assignment",
                 assignment,
                 "--force",

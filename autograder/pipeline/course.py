@@ -273,6 +273,10 @@ def check_pending_extensions(course: Course) -> None:
         raise GradingError(str(error)) from None
 
 
+# nbgrader's command, started faster than `python -m nbgrader` (pipeline/nbgrader_app.py).
+NBGRADER = [sys.executable, "-m", "autograder.pipeline.nbgrader_app"]
+
+
 def tool_env(**extra: str) -> dict[str, str]:
     """This process's environment for nbgrader and grading subprocesses: this interpreter's
     scripts first on PATH (autograder and attention_lab are installed packages)."""

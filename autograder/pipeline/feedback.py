@@ -18,7 +18,6 @@ from __future__ import annotations
 import html
 import resource
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,7 +33,7 @@ from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, default
 
 from autograder.cells import HIDDEN_TESTS, region_lines
-from autograder.pipeline.course import Course, GradingError, tool_env
+from autograder.pipeline.course import NBGRADER, Course, GradingError, tool_env
 from autograder.pipeline.intake import ATTACHMENT_REFERENCE
 
 PLACEHOLDER = "# (hidden checks ran here; their names and results are shown below)"
@@ -291,9 +290,7 @@ def generate_feedback(course: Course, assignment: str, students: Sequence[str] =
     :class:`GradingError` names the students whose feedback could not be made.
     """
     command = [
-        sys.executable,
-        "-m",
-        "nbgrader",
+        *NBGRADER,
         "generate_feedback",
         assignment,
         "--force",
