@@ -4,7 +4,8 @@ deep inside a grading batch.
 
 - ``multiprocessing.forkserver._forkserver`` with ``_forkserver_pid`` and ``_stop()``: no public
   API stops a forkserver, and a new preload list is read only by a new server
-  (pipeline/preloaded_workers.py);
+  (pipeline/preloaded_workers.py); ``multiprocessing.forkserver.ensure_running()``, undocumented,
+  starts one before the first worker asks for it;
 - ``ProcessPoolExecutor._processes``: a pool's processes, to kill them with what they are grading
   (Python 3.14 adds ``kill_workers()``; this project supports 3.11);
 - ``torch.utils._python_dispatch.TorchDispatchMode``: the only way to see the aten ops a call
@@ -31,6 +32,14 @@ def forkserver_pid() -> int | None:
     from multiprocessing import forkserver
 
     return forkserver._forkserver._forkserver_pid  # noqa: SLF001
+
+
+def start_forkserver() -> None:
+    """Start this process's forkserver now, if none runs: it imports its preload list while this
+    process goes on (the first worker would otherwise start it, and wait for it)."""
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
 
 
 def forget_forkserver() -> None:

@@ -43,6 +43,19 @@ def test_the_forkserver_is_reachable_and_stoppable_as_the_grader_does_it():
     )
 
 
+def test_a_forkserver_starts_before_any_worker_asks_for_it():
+    multiprocessing.get_context("forkserver").set_forkserver_preload([])
+    private_apis.start_forkserver()
+    try:
+        pid = private_apis.forkserver_pid()
+        assert isinstance(pid, int), changed(
+            "multiprocessing.forkserver.ensure_running()", "preloaded_workers.py", pid
+        )
+        os.kill(pid, 0)  # it runs
+    finally:
+        stop_forkserver()
+
+
 def test_torch_dispatch_modes_still_observe_aten_ops():
     result, ops = observe("aten_ops", torch.add, (torch.ones(2), torch.ones(2)), {})
     assert torch.equal(result, torch.full((2,), 2.0)), result

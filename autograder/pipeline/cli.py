@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import shutil
 import sys
 import tempfile
@@ -29,7 +30,6 @@ from autograder.pipeline.course import (
     instructor_side,
 )
 from autograder.pipeline.course_secret import course_secret, create_secret, secret_path
-from autograder.pipeline.feedback import generate_feedback
 from autograder.pipeline.grade_record import read_record
 from autograder.pipeline.jobs_and_outcomes import DaskCluster, Settings
 from autograder.pipeline.zip_intake import collect_from_zip
@@ -409,6 +409,15 @@ def run_grade(
     if notice := due_date_notice(course, assignment):
         progress.stage(notice)
     check_pending_extensions(course)
+
+    def workers_starting() -> None:
+        # This process's work for after the grading, done while the workers' server imports
+        # torch and the checks on another core: fingerprint the release, import nbconvert.
+        progress.start()
+        similarity.prepare(release)
+        if feedback:
+            importlib.import_module("autograder.pipeline.feedback")
+
     outcomes = batch.grade(
         assignment,
         course,
@@ -417,7 +426,7 @@ def run_grade(
         settings=settings,
         progress=progress,
         stage=progress.stage,
-        on_start=progress.start,
+        on_start=workers_starting,
         cluster=_cluster(args),
         secret=secret,
     )
@@ -438,6 +447,8 @@ def run_grade(
     )
     problems = []
     if feedback:
+        from autograder.pipeline.feedback import generate_feedback
+
         graded = [o.student for o in outcomes if o.notebook is not None]
         try:
             generate_feedback(course, assignment, graded if students else ())

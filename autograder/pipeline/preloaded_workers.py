@@ -23,7 +23,7 @@ from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
 from autograder.authoring.registry import check_modules
-from autograder.private_apis import forget_forkserver, forkserver_pid
+from autograder.private_apis import forget_forkserver, forkserver_pid, start_forkserver
 
 
 def preloaded_modules(assignment: str) -> list[str]:
@@ -38,11 +38,13 @@ def preloaded_modules(assignment: str) -> list[str]:
 @contextlib.contextmanager
 def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[ForkServerContext]:
     """A forkserver context whose server imports ``also`` and the modules of ``assignment``'s
-    workers; the server is stopped on leaving, once its children have been ended."""
+    workers, starting at once (the caller's own work overlaps those imports); the server is
+    stopped on leaving, once its children have been ended."""
     context = multiprocessing.get_context("forkserver")
     shield = "autograder.pipeline.workers_ignore_ctrl_c"  # first: workers ignore Ctrl-C from birth
     context.set_forkserver_preload([shield, *also, *preloaded_modules(assignment)])
     try:
+        start_forkserver()
         yield context
     finally:
         stop_forkserver()

@@ -36,6 +36,7 @@ of the same class.  With every k-gram kept, the scores are the same in every run
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import html
 import io
@@ -89,6 +90,19 @@ def _fingerprint(code: str, boilerplate: np.ndarray | None = None) -> CodeFinger
     return CodeFingerprint(
         "answer.py", NOISE_THRESHOLD, 1, boilerplate, fp=io.StringIO(code), language="python"
     )
+
+
+def prepare(release: dict) -> None:
+    """Fingerprint the released notebook now, in this process, while the workers start (and
+    import copydetect); :func:`check_class` then reuses it.  Never raises: check_class says what
+    fails."""
+    with contextlib.suppress(Exception):
+        _boilerplate(_stub(nbformat.from_dict(release)))
+
+
+def _stub(release: nbformat.NotebookNode) -> str:
+    """The released notebook's code, canonical: what every student is given."""
+    return "\n".join(canonical(c.source) for c in release.cells if c.cell_type == "code")
 
 
 @functools.lru_cache(maxsize=8)
@@ -177,7 +191,7 @@ def compare_class(
 ) -> Comparison:
     """Compare every submission (student -> grade_id -> source) with the reference answers and
     with every other; a submission that cannot be fingerprinted is left out with the reason."""
-    stub = "\n".join(canonical(c.source) for c in release.cells if c.cell_type == "code")
+    stub = _stub(release)
     boilerplate = _boilerplate(stub)
     exercises = answer_cells(release).keys()
     comparison = Comparison(threshold, {}, stub)
