@@ -15,6 +15,8 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
+from autograder.pipeline.course import NBGRADER
+
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())
 ALLOWED_STUDENT_ERRORS = {"NotImplementedError", "NameError"}
@@ -160,7 +162,7 @@ def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
     problems = []  # every assignment is regenerated, so one report names all that are stale
     for assignment in ASSIGNMENTS:
         result = subprocess.run(
-            [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force"],
+            [*NBGRADER, "generate_assignment", assignment, "--force"],
             cwd=tmp_path,
             env=env,
             capture_output=True,
