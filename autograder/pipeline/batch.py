@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from multiprocessing.connection import Connection
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
 
 from autograder.isolation import sandbox
@@ -143,13 +144,14 @@ def _pooled(
         pending = {i: replace(job, marker=str(markers / str(i))) for i, job in enumerate(jobs)}
         deaths = WorkerDeaths("grader worker")
         with preloaded_forkserver(assignment) as context, lifeline(context) as grader:
+            cores = context.Value("i", 0)  # the next worker's core, counted modulo the cores
             on_start()
             while pending:  # a round per pool: a worker's death breaks the pool, not the batch
                 pool = ProcessPoolExecutor(
                     count,
                     mp_context=context,
                     initializer=_start_worker,
-                    initargs=(grader, assignment, release, sources, secret),
+                    initargs=(grader, cores, assignment, release, sources, secret),
                 )
                 try:
                     yield from _round(pool, pending, deaths)
@@ -198,11 +200,33 @@ def _round(
 
 
 def _start_worker(
-    grader: Connection, assignment: str, release: dict, sources: dict[str, str], secret: bytes
+    grader: Connection,
+    cores: Synchronized,
+    assignment: str,
+    release: dict,
+    sources: dict[str, str],
+    secret: bytes,
 ) -> None:
-    """A pool worker's set-up: it ends with the grading process, and warms up."""
+    """A pool worker's set-up: it ends with the grading process, keeps to a core of its own, and
+    warms up."""
     end_with(grader)
+    keep_to_one_core(cores)
     warm_up(assignment, release, sources, secret)
+
+
+def keep_to_one_core(cores: Synchronized) -> None:
+    """Run this worker, and every process it starts (the judge, the sandbox, the kernel), on one
+    core: the next in turn of those this process may use.
+
+    A submission whose kernel and runner are both busy (a flood of outputs) would otherwise
+    take a share of the core an honest classmate's grading runs on.  The student's code may
+    widen its own affinity again; this bounds the honest case and the flood, not a determined
+    thief of CPU time (the sandbox's CPU-time limit bounds that)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    with cores.get_lock():
+        turn = cores.value
+        cores.value += 1
+    os.sched_setaffinity(0, {allowed[turn % len(allowed)]})
 
 
 def _end_now(pool: ProcessPoolExecutor) -> None:
