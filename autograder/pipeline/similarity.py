@@ -93,9 +93,8 @@ def _fingerprint(code: str, boilerplate: np.ndarray | None = None) -> CodeFinger
 
 
 def prepare(release: dict) -> None:
-    """Fingerprint the released notebook now, in this process, while the workers start (and
-    import copydetect); :func:`check_class` then reuses it.  Never raises: check_class says what
-    fails."""
+    """Fingerprint the released notebook now (importing copydetect), while the workers start;
+    :func:`check_class` then reuses it.  Never raises: check_class says what fails."""
     with contextlib.suppress(Exception):
         _boilerplate(_stub(nbformat.from_dict(release)))
 
