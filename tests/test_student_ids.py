@@ -39,8 +39,13 @@ def test_the_id_rule_in_one_place():
     assert twin_of("alice", ["\u0430lice", "ada"]) == "\u0430lice"
     assert twin_of("ADA", ["\u0391DA"]) == "\u0391DA"
     assert twin_of("c\u043ep", ["cop"]) == "cop"  # Cyrillic о
+    # Armenian, Cherokee and Latin-extended letters drawn like Latin ones
+    assert twin_of("joshua", ["j\u0585sh\u057da"]) == "j\u0585sh\u057da"  # Armenian օ, ս
+    assert twin_of("MAGDA", ["\u13b7\u13aa\u13c0\u13a0\u13aa"]) is not None  # Cherokee
+    assert twin_of("gil", ["\u0261\u0131l"]) == "\u0261\u0131l"  # script g, dotless i
     # A Greek or Cyrillic name that does not print like a Latin one stays a name of its own.
     assert twin_of("Nikos", ["\u039d\u03b9\u03ba\u03bf\u03c2", "\u0434\u0430\u0448\u0430"]) is None
+    assert twin_of("Anna", ["\u0531\u0576\u0576\u0561"]) is None  # Armenian Աննա
     assert spelled_as_recorded(DECOMPOSED, []) == COMPOSED
     assert spelled_as_recorded(COMPOSED, [DECOMPOSED]) == DECOMPOSED  # a legacy grade stays hers
 

@@ -8,8 +8,8 @@ roster, a command line or the gradebook, and Unicode lets one name be written se
 (``zoë`` composed, or ``zoe`` and a combining diaeresis). Every entry point passes its ids through
 :func:`canonical` (NFC), so one student is one id everywhere; :func:`look_alike` says when two ids
 a reader cannot tell apart would stand for one student, and the newer one is then refused: equal
-after NFKC (full-width digits, ligatures), or once the Cyrillic and Greek letters drawn like Latin
-ones are read as those (a Cyrillic "а" in "аlice").
+after NFKC (full-width digits, ligatures), or once the Cyrillic, Greek, Armenian and Cherokee
+letters drawn like Latin ones are read as those (a Cyrillic "а" in "аlice").
 """
 
 from __future__ import annotations
@@ -50,21 +50,32 @@ def canonical(student: str) -> str:
     return unicodedata.normalize("NFC", student)
 
 
-# Cyrillic and Greek letters whose usual glyphs are those of a Latin letter, and that letter.
+# Letters of other scripts whose usual glyphs are those of a Latin letter, and that letter.
 _DRAWN_LIKE_LATIN = str.maketrans(
     # Cyrillic capitals, then small letters
     "АВЕКМНОРСТУХІЈЅԚԜӀҮ"
     "аеорсухіјѕһԁԛԝӏ"
     # Greek capitals, then small letters
     "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
-    "ονρϳ",
-    "ABEKMHOPCTYXIJSQWIYaeopcyxijshdqwlABEZHIKMNOPTYXovpj",
+    "ονρϳ"
+    # Armenian capitals, then small letters
+    "ՕՍԼ"
+    "օսհոզց"
+    # Cherokee (capitals only: NFKC leaves its small letters as they are, and they print small)
+    "ᎪᏴᏟᎬᏀᎻᎫᏦᏞᎷᏢᏚᎢᏙᎳᏃᎠᏒ"
+    # Latin letters outside the basic alphabet that print as one of it
+    "ɑɡǀı",
+    # ... read as, in the same order
+    "ABEKMHOPCTYXIJSQWIYaeopcyxijshdqwlABEZHIKMNOPTYXovpj"  # Cyrillic, Greek
+    "OULouhnqg"  # Armenian
+    "ABCEGHJKLMPSTVWZDR"  # Cherokee
+    "agli",  # Latin
 )
 
 
 def look_alike(student: str) -> str:
     """What ``student`` reads as: two ids with the same value print alike (Unicode NFKC, then
-    Cyrillic and Greek letters drawn like Latin ones read as those)."""
+    letters of other scripts drawn like Latin ones read as those)."""
     return unicodedata.normalize("NFKC", student).translate(_DRAWN_LIKE_LATIN)
 
 
