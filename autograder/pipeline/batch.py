@@ -143,6 +143,9 @@ def _pooled(
         markers.mkdir()
         pending = {i: replace(job, marker=str(markers / str(i))) for i, job in enumerate(jobs)}
         deaths = WorkerDeaths("grader worker")
+        if not pending:  # the forkserver starts at once, and would import torch for nothing
+            on_start()
+            return
         with preloaded_forkserver(assignment) as context, lifeline(context) as grader:
             cores = context.Value("i", 0)  # the next worker's core, counted modulo the cores
             on_start()
