@@ -7,7 +7,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 
-from autograder.pipeline.batch import keep_to_one_core
+from autograder.pipeline.batch import first_core_turn, keep_to_one_core
 
 
 def _report_core(cores, answers) -> None:  # noqa: ANN001 - multiprocessing's proxies
@@ -27,3 +27,10 @@ def test_workers_take_the_cores_in_turn_and_keep_to_one():
         process.join()
     assert taken == [[core] for core in [*allowed, allowed[0]]]
     assert sorted(os.sched_getaffinity(0)) == allowed  # the grading process itself is not bound
+
+
+def test_each_batch_starts_its_turn_at_a_core_drawn_at_random():
+    allowed = len(os.sched_getaffinity(0))
+    # 40 draws per core: the chance that a fair draw misses a core is below cores * e^-40
+    drawn = {first_core_turn() for _ in range(40 * allowed)}
+    assert drawn == set(range(allowed))

@@ -17,10 +17,14 @@ import ast
 import base64
 import functools
 import json
+import multiprocessing
+import resource
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -397,6 +401,72 @@ def build_attack_course(root: Path, honest: Sequence[str]) -> None:
     build_course(root, samples)
     release = nbformat.read(root / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
     write_class(root, [Sample(ATTACHMENTS, "hostile", "", False, raw=_attachment_bomb(release))])
+
+
+HONEST_PAIR = ("ada", "alan")
+
+
+@dataclass(frozen=True)
+class GradedBatch:
+    """What grading a class of 01_attention (two workers, feedback included) gave and cost."""
+
+    verdicts: dict[str, str]
+    seconds: dict[str, float]  # each student's own grading, from start to verdict
+    wall_seconds: float  # the whole batch and its feedback
+    largest_mib: float  # the largest process of it: the grading process or any it started
+
+
+def grade_with_feedback(root: Path) -> GradedBatch:
+    """Grade the class at ``root`` with two workers and make its feedback, in this process."""
+    from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET
+    from autograder.pipeline import batch
+    from autograder.pipeline.course import Course
+    from autograder.pipeline.feedback import generate_feedback
+    from autograder.pipeline.jobs_and_outcomes import Settings
+
+    started = time.perf_counter()
+    course = Course.load(root)
+    outcomes = batch.grade(
+        ASSIGNMENT,
+        course,
+        workers=2,
+        settings=Settings(cell_timeout=60.0),
+        secret=DEVELOPMENT_SECRET,
+    )
+    generate_feedback(course, ASSIGNMENT)
+    wall = time.perf_counter() - started
+    largest_kib = max(
+        resource.getrusage(who).ru_maxrss
+        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return GradedBatch(
+        verdicts={o.student: o.verdict for o in outcomes},
+        seconds={o.student: o.seconds for o in outcomes},
+        wall_seconds=wall,
+        largest_mib=largest_kib / 1024,
+    )
+
+
+def honest_pair_beside_attacks(scratch: Path) -> tuple[GradedBatch, GradedBatch]:
+    """(beside, alone): the honest pair graded in one batch with the attacks after the sandbox,
+    then in a batch of their own, each batch in a fresh process under ``scratch``.
+
+    The pair alone goes second, with the caches the first batch warmed: that can only make
+    them faster alone, so a ratio of beside to alone is not flattered by the order."""
+    beside_root, alone_root = scratch / "beside_attacks", scratch / "alone"
+    build_attack_course(beside_root, HONEST_PAIR)
+    build_course(alone_root, [Sample(s, "correct", "ok", True) for s in HONEST_PAIR])
+    runs = []
+    for root in (beside_root, alone_root):  # one at a time: the pair alone must be alone
+        spawn = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(1, mp_context=spawn) as fresh:
+            runs.append(fresh.submit(grade_with_feedback, root).result())
+    return runs[0], runs[1]
+
+
+def slowdown(beside: GradedBatch, alone: GradedBatch) -> float:
+    """The honest pair's mean grading time beside the attacks over their mean time alone."""
+    return sum(beside.seconds[s] for s in HONEST_PAIR) / sum(alone.seconds[s] for s in HONEST_PAIR)
 
 
 @functools.cache

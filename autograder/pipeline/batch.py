@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -147,7 +148,7 @@ def _pooled(
             on_start()
             return
         with preloaded_forkserver(assignment) as context, lifeline(context) as grader:
-            cores = context.Value("i", 0)  # the next worker's core, counted modulo the cores
+            cores = context.Value("i", first_core_turn())  # the next worker's, modulo the cores
             on_start()
             while pending:  # a round per pool: a worker's death breaks the pool, not the batch
                 pool = ProcessPoolExecutor(
@@ -215,6 +216,12 @@ def _start_worker(
     end_with(grader)
     keep_to_one_core(cores)
     warm_up(assignment, release, sources, secret)
+
+
+def first_core_turn() -> int:
+    """A batch's first worker's core, drawn at random: one-worker batches, and grading commands
+    run at once on one machine, would otherwise all start on the first core."""
+    return random.randrange(len(os.sched_getaffinity(0)))
 
 
 def keep_to_one_core(cores: Synchronized) -> None:
