@@ -226,6 +226,17 @@ def told_mistakes(mutant: Mutant, results: dict[str, CellGrade]) -> dict[str, se
     return told
 
 
+def told_a_ban(results: dict[str, CellGrade]) -> bool:
+    """Whether a failing check says that the answer calls the reference: seen in its code, not
+    guessed from its output, so that message names the mistake exactly."""
+    return any(
+        BANNED_PHRASE in check.diagnosis
+        for result in results.values()
+        for check in result.checks
+        if not check.passed
+    )
+
+
 def false_claims(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
     """A message naming a mistake that ``mutant`` does not make (it declares what it makes)."""
     declared_keys = declared_mistakes(mutant)
@@ -493,10 +504,12 @@ class _AssignmentCorpus:
         caught = sum(not mismatches(m, graded(m)) for m in wrong)
         accepted = sum(not mismatches(m, graded(m)) for m in correct)
         named = sum(bool(told_mistakes(m, graded(m))) for m in wrong)
+        banned = sum(not told_mistakes(m, graded(m)) and told_a_ban(graded(m)) for m in wrong)
         print(
             f"\n{self.assignment}: wrong implementations caught: {caught}/{len(wrong)}; "
             f"correct alternatives accepted: {accepted}/{len(correct)}; wrong ones shown a "
-            f"named mistake: {named}/{len(wrong)}"
+            f"named mistake: {named}/{len(wrong)}, and {banned} more told that they call the "
+            "reference"
         )
         assert wrong and caught == len(wrong) and accepted == len(correct)
 
