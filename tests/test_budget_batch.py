@@ -5,7 +5,7 @@ within a bound, no process of the grading grows past a stated bound, and the hon
 grading takes at most 1.5 times as long as in a batch of their own.
 
 That last bound compares wall times, so this test is marked ``timing`` and runs alone on the
-machine, after the rest of the suite (README): beside the suite's other workers, two CI runs once
+machine, before the rest of the suite (README): beside the suite's other workers, two CI runs once
 measured 1.72 and 0.6 times the pair's time alone."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_the_attacks_get_verdicts_within_bounds_and_the_honest_pair_its_grade_an
 ):
     if os.environ.get("PYTEST_XDIST_WORKER"):
         pytest.fail(
-            "this test compares wall times and must run alone on the machine, after the rest: "
+            "this test compares wall times and must run alone on the machine: "
             'python -m pytest -m timing (README, "Tests")'
         )
     beside, alone = honest_pair_beside_attacks(tmp_path)
