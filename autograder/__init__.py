@@ -12,8 +12,9 @@ import sys
 
 # nbformat imports jsonschema, which builds an IRI grammar (rfc3987_syntax) for ~0.8 s of CPU at
 # import; notebook schemas check no IRI format.  Skipped in every process that imports this
-# package before nbformat: the grading command, and the workers' forkserver, whose preload is on
-# the critical path of every batch (isolation/runner.py does the same inside the sandbox).
+# package before nbformat: the grading command, the workers' forkserver, whose preload is on the
+# critical path of every batch, and the test suite's processes (`-p autograder` in pyproject.toml).
+# isolation/runner.py does the same inside the sandbox.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 from autograder.authoring.registry import (  # noqa: E402
