@@ -340,6 +340,12 @@ WRONG += [
         makes=("sentiment_model.front_other_rate",),
     ),
     Mutant(
+        "model: the positions' dropout given the keep probability",
+        A,
+        {"sentiment_model": Replace(POSITION, POSITION.replace("dropout)", "1 - dropout)"))},
+        {"test_sentiment_model": "with the keep probability 1 - p as the rate"},
+    ),
+    Mutant(
         "model: the encoder built without dropout",
         A,
         {
