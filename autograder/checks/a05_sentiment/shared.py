@@ -232,7 +232,8 @@ def attention_mask_diagnosis(
             "and the weights are not those of your encoder without a mask, with the mask "
             "reversed, over the queries or with pad id 0"
             if not matched
-            else f"as under {len(matched)} of the known wrong masks alike"
+            else "and the weights are those of your encoder under more than one known wrong mask, "
+            "so which one cannot be told"
         )
         return (
             f"the <pad> keys get attention weight (up to {on_pads.abs().max().item():.3g} in "
