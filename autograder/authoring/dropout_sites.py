@@ -86,36 +86,61 @@ def elementwise_drop(seen: Tensor, clean: Tensor) -> Drop | None:
     return Drop(rate, factor)
 
 
-def dropout_mismatch(drop: Drop, p: float) -> str | None:
-    """Why ``drop`` is not dropout with probability ``p`` (each value zeroed with probability p,
-    the others scaled by 1/(1-p)), or None when it is."""
+def mismatch_kind(drop: Drop, p: float) -> str | None:
+    """How ``drop`` departs from dropout with probability ``p``, or None when it does not:
+    "all_zeroed", "rate" (scaled right, another share zeroed), "twice" (two dropouts at p in a
+    row), "unscaled" (the kept values not scaled), "keep_probability" or "other_rate" (exactly
+    dropout at 1 - p, or at another rate), "scale" (any other factor)."""
     expected = 1 / (1 - p)
     factor = drop.factor
     if factor is None:
-        return f"every value is zeroed, for dropout={p}"
+        return "all_zeroed"
     if abs(factor - expected) <= 1e-6 * expected:
-        if abs(drop.rate - p) <= RATE_TOLERANCE:
-            return None
+        return None if abs(drop.rate - p) <= RATE_TOLERANCE else "rate"
+    twice = 1 - (1 - p) ** 2  # two dropouts in a row zero this share, and keep at 1/(1-p)**2
+    if abs(factor - expected**2) <= 1e-6 * expected**2 and abs(drop.rate - twice) <= RATE_TOLERANCE:
+        return "twice"
+    if abs(factor - 1) <= 1e-6:
+        return "unscaled"
+    implied = implied_rate(drop)
+    if implied is not None and abs(drop.rate - implied) <= RATE_TOLERANCE:
+        return "keep_probability" if abs(implied - (1 - p)) <= 1e-3 else "other_rate"
+    return "scale"
+
+
+def implied_rate(drop: Drop) -> float | None:
+    """The p whose 1/(1-p) is the factor of ``drop``, None where no p in [0, 1) gives it."""
+    return 1 - 1 / drop.factor if drop.factor is not None and drop.factor > 1 else None
+
+
+def dropout_mismatch(drop: Drop, p: float) -> str | None:
+    """Why ``drop`` is not dropout with probability ``p`` (each value zeroed with probability p,
+    the others scaled by 1/(1-p)), or None when it is."""
+    kind = mismatch_kind(drop, p)
+    expected = 1 / (1 - p)
+    if kind is None:
+        return None
+    if kind == "all_zeroed":
+        return f"every value is zeroed, for dropout={p}"
+    if kind == "rate":
         return (
             f"{drop.rate:.0%} of the values are zeroed for dropout={p}, the kept ones scaled by "
             "1/(1-p): zero each value with probability p"
         )
-    twice = 1 - (1 - p) ** 2  # two dropouts in a row zero this share, and keep at 1/(1-p)**2
-    if abs(factor - expected**2) <= 1e-6 * expected**2 and abs(drop.rate - twice) <= RATE_TOLERANCE:
+    if kind == "twice":
         return f"the values are dropped twice ({drop.describe()}: 1/(1-p) squared, for dropout={p})"
-    if abs(factor - 1) <= 1e-6:
+    if kind == "unscaled":
         return (
             f"the kept values are not scaled by 1/(1-p) = {expected:.3f} ({drop.describe()}): "
             "dropout divides what it keeps by (1 - p), so the expected value stays the same"
         )
-    implied = 1 - 1 / factor if factor > 1 else None  # the p whose 1/(1-p) this factor is
-    if implied is not None and abs(drop.rate - implied) <= RATE_TOLERANCE:
-        keep = " (the keep probability 1 - p)" if abs(implied - (1 - p)) <= 1e-3 else ""
+    if kind in ("keep_probability", "other_rate"):
+        keep = " (the keep probability 1 - p)" if kind == "keep_probability" else ""
         return (
-            f"the values are dropped as by dropout={implied:.3f}{keep}, not dropout={p} "
-            f"({drop.describe()})"
+            f"the values are dropped as by dropout={implied_rate(drop):.3f}{keep}, not "
+            f"dropout={p} ({drop.describe()})"
         )
     return (
-        f"the kept values are scaled by {factor:.3f}, not by 1/(1-p) = {expected:.3f} "
+        f"the kept values are scaled by {drop.factor:.3f}, not by 1/(1-p) = {expected:.3f} "
         f"({drop.describe()})"
     )

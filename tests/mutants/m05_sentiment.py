@@ -46,8 +46,8 @@ WRONG = [
         A,
         {"sentiment_model": Replace("    def forward(", "    @torch.no_grad()\n    def forward(")},
         {
-            "test_heldout_accuracy": "looks untrained",
-            "test_heldout_contrast": "looks untrained",
+            "test_heldout_accuracy": "the logits carry no gradient",
+            "test_heldout_contrast": "the logits carry no gradient",
         },
     ),
     Mutant(
@@ -78,8 +78,8 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "dropout is still active",
-            "test_padding_invariance": "dropout is still active",
+            "test_sentiment_model": "follow the random seed",
+            "test_padding_invariance": "follow the random seed",
         },
         in_notebook=True,
     ),
@@ -251,9 +251,8 @@ CORRECT = [
         },
     ),
 ]
-# A mask that exists but hides the <pad> queries instead of the <pad> keys: the grader sees
-# attention on <pad> keys, but not the weights of an encoder without a mask, so it says so
-# and names no cause (it used to say "there is no padding mask").
+# A mask that exists but hides the <pad> queries instead of the <pad> keys: the weights are
+# those of the model's own encoder under the transposed mask, and under no other known mask.
 WRONG += [
     Mutant(
         "padding mask over the queries",
@@ -265,8 +264,8 @@ WRONG += [
             )
         },
         {
-            "test_sentiment_model": "the <pad> keys get attention weight",
-            "test_padding_invariance": "the <pad> keys get attention weight",
+            "test_sentiment_model": "hides the <pad> queries instead of the <pad> keys",
+            "test_padding_invariance": "hides the <pad> queries instead of the <pad> keys",
         },
     ),
     Mutant(
@@ -316,7 +315,7 @@ WRONG += [
                 Replace(EMBEDDED, "hidden = self.dropout(self.position(self.embed(token_ids)))"),
             )
         },
-        {"test_sentiment_model": "the values are dropped twice"},
+        {"test_sentiment_model": "is dropped twice, as by two dropouts"},
     ),
     Mutant(
         "model: a hand-made mask without the 1/(1-p) scale",
@@ -331,13 +330,20 @@ WRONG += [
                 ),
             )
         },
-        {"test_sentiment_model": "the kept values are not scaled by 1/(1-p)"},
+        {"test_sentiment_model": "does not scale the kept ones by 1/(1-p)"},
     ),
     Mutant(
         "model: the positions' dropout hard-coded to 0.1",
         A,
         {"sentiment_model": Replace(POSITION, POSITION.replace("dropout)", "0.1)"))},
         {"test_sentiment_model": "the values are dropped as by dropout=0.100"},
+        makes=("sentiment_model.front_other_rate",),
+    ),
+    Mutant(
+        "model: the positions' dropout given the keep probability",
+        A,
+        {"sentiment_model": Replace(POSITION, POSITION.replace("dropout)", "1 - dropout)"))},
+        {"test_sentiment_model": "with the keep probability 1 - p as the rate"},
     ),
     Mutant(
         "model: the encoder built without dropout",
@@ -349,6 +355,7 @@ WRONG += [
             )
         },
         {"test_sentiment_model": "self.encoder drops with dropout=0.0, not the model's dropout"},
+        makes=("sentiment_model.encoder_without_dropout",),
     ),
     Mutant(
         "model: dropout on the logits",
@@ -376,7 +383,7 @@ WRONG += [
                 ),
             )
         },
-        {"test_sentiment_model": "applies dropout to the input of self.classifier"},
+        {"test_sentiment_model": "applies dropout to the pooled vector"},
     ),
 ]
 CORRECT += [

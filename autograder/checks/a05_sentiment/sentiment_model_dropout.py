@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from autograder.authoring.dropout_sites import dropout_mismatch, elementwise_drop
+from autograder.authoring.closeness import is_close
+from autograder.authoring.dropout_sites import dropout_mismatch, elementwise_drop, mismatch_kind
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -18,6 +19,7 @@ from autograder.authoring.stage_recorders import (
 )
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
+    MODEL,
     build_model,
     classifier_head,
     draw_ids,
@@ -38,26 +40,69 @@ def name_of(model: nn.Module, part: nn.Module) -> str | None:
     return next((name for name, m in model.named_modules() if m is part and name), None)
 
 
-def front_end_diagnosis(old: Tensor, new: Tensor, embedded: Tensor, p: float) -> str | None:
+def front_end_diagnosis(
+    old: Tensor, new: Tensor, embedded: Tensor, positioned: Tensor | None, p: float
+) -> str | None:
     """Why ``new``, the encoder's train-mode input, is not ``old`` (its eval-mode input,
-    embeddings plus positions) dropped with probability p, or None when it is."""
-    what = f"in train mode (dropout={p}) the encoder's input, position(embed(ids)),"
+    embeddings plus positions) dropped with probability p, or None when it is; a mistake of
+    MODEL is named where the masks recovered from ``new`` are that mistake's and ``old`` is
+    ``positioned``, the model's own position(embed(ids)) in eval mode (None if it has none)."""
+    what = f"in train mode (dropout={p}) the encoder's input"
+    # Without the positions (or with other ones) in eval mode, a finding below is not the
+    # mistake of the dropout alone: it is told as seen, with what eval mode gives.
+    diagram = positioned is not None and is_close(old, positioned)
+    eval_mode = "" if diagram else ", whose eval-mode value is not position(embed(ids)) either,"
     if not differs_anywhere(old, new):
+        if diagram:
+            return f"{MODEL['front_not_dropped']} (dropout={p})"
         return (
-            f"{what} is not dropped at all: build self.position = SinusoidalPositionalEncoding("
-            "d_model, max_len, dropout), which drops after adding the positions"
+            f"{what}{eval_mode} is not dropped at all: it must be self.position(self.embed("
+            "token_ids)), with self.position = SinusoidalPositionalEncoding(d_model, max_len, "
+            "dropout) dropping after adding the positions"
         )
     drop = elementwise_drop(new, old)
     if drop is not None:
         why = dropout_mismatch(drop, p)
-        return None if why is None else f"{what} is not dropped as dropout={p} drops: {why}"
+        if why is None:
+            return None
+        # Each kind is the output of that mistake: the recovered masks and factor are its own
+        # (with no value zeroed it is no dropout at all, whatever its factor).
+        kind = mismatch_kind(drop, p) if drop.rate > 0 and diagram else None
+        named = FRONT_MISTAKES.get(kind or "")
+        if named is not None:
+            return f"{MODEL[named]} ({why})"
+        return f"{what}{eval_mode} is not dropped as dropout={p} drops: {why}"
     before_positions = elementwise_drop(new - (old - embedded), embedded)
-    if before_positions is not None and dropout_mismatch(before_positions, p) is None:
-        return (
-            f"{what} is the token embeddings dropped, then the positions added: drop after "
-            "adding the positions (SinusoidalPositionalEncoding(d_model, max_len, dropout) does)"
-        )
-    return f"{what} is not its eval-mode value with values dropped: {change_in_words(old, new)[1]}"
+    if diagram and before_positions is not None and dropout_mismatch(before_positions, p) is None:
+        return f"{MODEL['front_dropped_before_positions']} (dropout={p})"
+    return (
+        f"{what}{eval_mode} is not its eval-mode value with values dropped: "
+        f"{change_in_words(old, new)[1]}"
+    )
+
+
+# dropout_sites.mismatch_kind -> the MODEL mistake whose output that kind of drop is.
+FRONT_MISTAKES = {
+    "twice": "front_dropped_twice",
+    "unscaled": "front_unscaled",
+    "other_rate": "front_other_rate",
+    "keep_probability": "front_keep_probability",
+}
+
+
+def own_positions(model: nn.Module, embedded: Tensor) -> Tensor | None:
+    """The model's own self.position applied to ``embedded`` (eval mode), None where it has no
+    such part or the part fails on it (other names: the parts check says which it needs)."""
+    position = getattr(model, "position", None)
+    if not isinstance(position, nn.Module):
+        return None
+    try:
+        with torch.no_grad():
+            return position(embedded)
+    except NotImplementedError:
+        raise
+    except Exception:
+        return None
 
 
 def differs_anywhere(old: Tensor, new: Tensor) -> bool:
@@ -79,15 +124,18 @@ def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
         fail("keep the submodule name `self.encoder` (a check reads model.encoder)")
     rates = sorted({float(m.p) for m in encoder.modules() if isinstance(m, nn.Dropout)})
     if rates != [p]:
+        seen = f"self.encoder drops with dropout={', '.join(map(str, rates)) or 'nothing'}"
+        if rates == [0.0]:  # built with dropout 0, and p > 0: the model's never reached it
+            fail(f"{MODEL['encoder_without_dropout']} ({seen}, not the model's dropout={p})")
         fail(
-            f"self.encoder drops with dropout={', '.join(map(str, rates)) or 'nothing'}, not the "
-            f"model's dropout={p}: "
+            f"{seen}, not the model's dropout={p}: "
             "build TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)"
         )
     b, length, d_model = 6, 10, config["d_model"]
     ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
     with torch.no_grad():
         embedded = model.embed(ids)  # eval mode: what the positions are added to
+        positioned = own_positions(model, embedded)
     head = classifier_head(model, d_model, config["num_classes"])
     head_name = None if head is None else name_of(model, head)
     parts = ["encoder"] + ([head_name] if head_name else [])  # an unusual head is not recorded
@@ -133,10 +181,18 @@ def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
     # Train mode may change the encoder's input (the positions' dropout): the front end judges it.
     changed = runs.first_train_change(may_change=(ENCODER_INPUT,))
     old, new = runs.eval_run.values[0][1], runs.train_run.values[0][1]
-    diagnosis = front_end_diagnosis(old, new, embedded, p)
+    diagnosis = front_end_diagnosis(old, new, embedded, positioned, p)
     if diagnosis is not None:
         fail(diagnosis)
     if changed is not None:
+        # Named where train mode drops values of the classifier's input or of the logits: a
+        # stage a dropout there gives exactly, its other values unchanged.
+        site = {
+            f"the input of self.{head_name}": "dropout_on_pooled",
+            "the logits": "dropout_on_logits",
+        }.get(changed.stage)
+        if changed.dropped and site is not None:
+            fail(f"{MODEL[site]} ({changed.stage}: {changed.words}): {DROPOUT_SITES}")
         fail(
             f"in train mode the model {changed.verb} {changed.stage} ({changed.words}): "
             f"{DROPOUT_SITES}"

@@ -10,12 +10,14 @@ from torch import Tensor, nn
 import attention_lab.reference.a05_sentiment as reference
 from attention_lab.reference.a01_attention import padding_mask
 from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.hidden_draws import random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "05_sentiment"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 BANNED = {"attention_lab's SentimentClassifier": reference.SentimentClassifier}
 
 # The named mistakes of each exercise, by family (autograder/authoring/mistakes.py): each is
@@ -55,10 +57,55 @@ MODEL = catalogue(
             "padding_mask_reversed": "padding mask polarity reversed: only the <pad> keys get "
             "attention; True means 'may attend', so use padding_mask(token_ids, self.pad_id) as "
             "it is",
+            "padding_mask_on_queries": "the padding mask hides the <pad> queries instead of the "
+            "<pad> keys (it is transposed, (B, L, 1)): padding_mask(token_ids, self.pad_id) is "
+            "(B, 1, L), one row of keys shared by every query; pass it as it is",
         },
         "pipeline order": {
             "no_position": "the positional encoding is missing: add self.position to the token "
             "embeddings",
+        },
+        "gradient": {
+            "logits_without_gradient": "the logits carry no gradient (forward runs under "
+            "torch.no_grad(), or detaches), so loss.backward() cannot train the model: let "
+            "forward build the autograd graph, and train again",
+        },
+        # Train mode, judged in sentiment_model_dropout.py from what the encoder is given and
+        # what follows it.
+        "dropout mode": {
+            "random_in_eval": "in eval mode the logits change from one call to the next and "
+            "follow the random seed, so dropout (or something else drawn at random) is still "
+            "active: use nn.Dropout modules, which follow train()/eval(), or F.dropout(x, p, "
+            "training=self.training)",
+        },
+        "dropout before the encoder": {
+            "front_not_dropped": "in train mode the encoder's input, position(embed(ids)), is "
+            "not dropped at all: build self.position = SinusoidalPositionalEncoding(d_model, "
+            "max_len, dropout), which drops after adding the positions",
+            "front_dropped_before_positions": "in train mode the encoder's input, "
+            "position(embed(ids)), is the token embeddings dropped, then the positions added: "
+            "drop after adding the positions (SinusoidalPositionalEncoding(d_model, max_len, "
+            "dropout) does)",
+            "front_dropped_twice": "in train mode the encoder's input, position(embed(ids)), is "
+            "dropped twice, as by two dropouts at the model's rate in a row: drop it once, after "
+            "adding the positions",
+            "front_unscaled": "in train mode the dropout of the encoder's input zeroes values but "
+            "does not scale the kept ones by 1/(1-p): use nn.Dropout or F.dropout, which do",
+            "front_other_rate": "in train mode the encoder's input is dropped at another rate "
+            "than the model's dropout: give the dropout before the encoder the model's dropout, "
+            "SinusoidalPositionalEncoding(d_model, max_len, dropout)",
+            "front_keep_probability": "in train mode the encoder's input is dropped with the "
+            "keep probability 1 - p as the rate: dropout takes the probability of zeroing, p",
+        },
+        "dropout passed on": {
+            "encoder_without_dropout": "self.encoder is built without the model's dropout, so "
+            "it drops nothing in train mode: build TransformerEncoder(num_layers, d_model, "
+            "num_heads, d_ff, dropout)",
+        },
+        "dropout after the encoder": {
+            "dropout_on_pooled": "in train mode the model applies dropout to the pooled vector, "
+            "the input of its classifier",
+            "dropout_on_logits": "in train mode the model applies dropout to the logits",
         },
     },
 )
@@ -164,24 +211,34 @@ def attention_mask_diagnosis(
     weights: the model's (B, H, L, L) weights per layer on ``ids`` (B, L).
     """
     pads = (ids == pad_id)[:, None, None, :]  # (B, 1, 1, L): the padded keys
-    # Each mistake's (B, 1, L) key mask, None for no mask: named where the weights are the
-    # model's own encoder's under that mask.
-    mistaken = {PADDING_MASK_REVERSED: (ids == pad_id).unsqueeze(-2), NO_PADDING_MASK: None}
+    # Each mistake's mask, (B, 1, L) over the keys or (B, L, 1) over the queries, None for no
+    # mask: named where the weights are the model's own encoder's under that mask alone.
+    mistaken = {
+        PADDING_MASK_REVERSED: (ids == pad_id).unsqueeze(-2),
+        NO_PADDING_MASK: None,
+        MODEL["padding_mask_on_queries"]: (ids != pad_id).unsqueeze(-1),
+    }
     if pad_id != 0:
         mistaken[PAD_ID_HARD_CODED] = (ids != 0).unsqueeze(-2)
     for layer, w in enumerate(weights):
         on_pads = w.masked_select(pads.expand_as(w))
         if (on_pads == 0).all():
             continue
-        for diagnosis, mask in mistaken.items():
-            if matches_encoder(model, weights, ids, mask):
-                return diagnosis
+        # Named only where one mistake alone gives these weights.
+        matched = [m for m, mask in mistaken.items() if matches_encoder(model, weights, ids, mask)]
+        if len(matched) == 1:
+            return matched[0]
+        seen = (
+            "and the weights are not those of your encoder without a mask, with the mask "
+            "reversed, over the queries or with pad id 0"
+            if not matched
+            else "and the weights are those of your encoder under more than one known wrong mask, "
+            "so which one cannot be told"
+        )
         return (
             f"the <pad> keys get attention weight (up to {on_pads.abs().max().item():.3g} in "
-            f"layer {layer}), and the weights are not those of your encoder without a mask, "
-            "with the mask reversed or with pad id 0: "
-            "every query must give the <pad> keys zero weight, through padding_mask(token_ids, "
-            "self.pad_id) passed to self.encoder"
+            f"layer {layer}), {seen}: every query must give the <pad> keys zero weight, through "
+            "padding_mask(token_ids, self.pad_id) passed to self.encoder"
         )
     return None
 
@@ -190,7 +247,8 @@ def matches_encoder(
     model: nn.Module, weights: list[Tensor], ids: Tensor, mask: Tensor | None
 ) -> bool:
     """Whether ``weights`` are what the model's own encoder gives its embedded ids under ``mask``
-    (B, 1, L), or with no mask where ``mask`` is None."""
+    ((B, 1, L) over the keys, (B, L, 1) over the queries), or with no mask where ``mask`` is
+    None."""
     try:
         with torch.no_grad():
             hidden = model.position(model.embed(ids))

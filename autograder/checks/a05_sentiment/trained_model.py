@@ -14,6 +14,7 @@ from autograder.authoring.registry import Namespace, check, fail, reference_data
 from autograder.authoring.requiring import require
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
+    MODEL,
 )
 
 # The graded margins, as stated in the notebook (section 8).
@@ -103,14 +104,34 @@ def untrained_diagnosis(predicted: np.ndarray, ours: dict[str, float]) -> str | 
     return None
 
 
+def logits_carry_no_gradient(ns: Namespace, examples: tuple[SentimentExample, ...]) -> bool:
+    """Whether the trained model's logits, computed with gradients on, are cut from its
+    trainable parameters (so no training step could have moved them)."""
+    model = require(ns, "model", nn.Module)
+    tokenizer = require(ns, "tokenizer")
+    if not any(p.requires_grad for p in model.parameters()):
+        return False  # frozen on purpose, or by another mistake: not this one
+    ids = tokenizer.encode_batch([ex.text for ex in examples[:4]], 16, on_truncate="ignore")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.enable_grad():
+            logits = model(ids.to(next(model.parameters()).device))
+    finally:
+        model.train(was_training)
+    return isinstance(logits, torch.Tensor) and not logits.requires_grad
+
+
 def heldout_accuracies(ns: Namespace) -> tuple[dict[str, float], dict[str, float]]:
     """The trained model's accuracies on the held-out split and the baseline's, by kind and
-    overall; fails first if the model looks untrained."""
+    overall; fails first if the model looks untrained (naming why where its logits show it)."""
     examples, baseline_predictions = heldout_split()
     predicted = trained_predictions(ns, examples)
     ours, theirs = accuracies(predicted, examples), accuracies(baseline_predictions, examples)
     diagnosis = untrained_diagnosis(predicted, ours)
     if diagnosis is not None:
+        if logits_carry_no_gradient(ns, examples):
+            fail(f"{MODEL['logits_without_gradient']} ({diagnosis})")
         fail(diagnosis)
     return ours, theirs
 

@@ -60,6 +60,17 @@ TRAIN_STEP = catalogue(
         },
     },
 )
+MAKE_OPTIMIZER = catalogue(
+    ASSIGNMENT,
+    "make_optimizer",
+    {
+        "optimizer class": {
+            "adam": "this is Adam, not AdamW: Adam adds the weight decay to the gradient, where "
+            "the adaptive scaling weakens it; AdamW decays the weights directly. Use "
+            "torch.optim.AdamW",
+        },
+    },
+)
 NO_ZERO_GRAD = TRAIN_STEP["no_zero_grad"]
 ZERO_GRAD_AFTER_BACKWARD = TRAIN_STEP["zero_grad_after_backward"]
 NOT_CLIPPED = TRAIN_STEP["not_clipped"]
@@ -294,12 +305,8 @@ def make_optimizer_is_adamw_over_every_parameter(ns: Namespace) -> None:
     except Exception as error:
         fail(explain(error, "your make_optimizer"))
     if not isinstance(optimizer, torch.optim.AdamW):
-        if isinstance(optimizer, torch.optim.Adam):
-            fail(
-                "this is Adam, not AdamW: Adam adds the weight decay to the gradient, where the "
-                "adaptive scaling weakens it; AdamW decays the weights directly. Use "
-                "torch.optim.AdamW"
-            )
+        if isinstance(optimizer, torch.optim.Adam):  # and not an AdamW: its class says it
+            fail(MAKE_OPTIMIZER["adam"])
         fail(f"make_optimizer must return a torch.optim.AdamW, got {type(optimizer).__name__}")
     groups = optimizer.param_groups
     for group in groups:
