@@ -385,3 +385,44 @@ CORRECT += [
         },
     ),
 ]
+# Named mistakes of top_k and of dropout outside the blocks beyond the mutants above: two of
+# independent exercises per trained mutant (test_sample judges sample with stand-in models).
+BLOCK_LOOP = "            x = block(x)\n"
+WRONG += [
+    Mutant(
+        "sample: top_k masks the k-th largest too; charlm: dropout between the blocks",
+        A,
+        {
+            "sample": Replace("logits < kth_largest", "logits <= kth_largest"),
+            "charlm": (
+                Replace(FINAL_NORM, FINAL_NORM + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace(BLOCK_LOOP, "            x = self.dropout(block(x))\n"),
+            ),
+        },
+        {
+            "test_sample": "top_k keeps only k - 1 ids",
+            "test_charlm": "applies dropout of its own between the blocks",
+        },
+    ),
+    Mutant(
+        "sample: top_k cut at the (k+1)-th largest; charlm: dropout on the logits",
+        A,
+        {
+            "sample": Replace(
+                "torch.topk(logits, top_k, dim=-1).values[:, -1:]",
+                "torch.sort(logits, dim=-1, descending=True).values[:, top_k : top_k + 1]",
+            ),
+            "charlm": (
+                Replace(FINAL_NORM, FINAL_NORM + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace(
+                    "return self.lm_head(self.ln_f(x))",
+                    "return self.dropout(self.lm_head(self.ln_f(x)))",
+                ),
+            ),
+        },
+        {
+            "test_sample": "top_k keeps k + 1 ids",
+            "test_charlm": "applies dropout of its own to the logits",
+        },
+    ),
+]
