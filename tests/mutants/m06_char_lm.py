@@ -316,7 +316,7 @@ WRONG += [
                 "~self.mask[:length, :length]", "~self.mask[:length, :length].tril(-1)"
             )
         },
-        {"test_causal_head": "the output contains NaN or inf"},
+        {"test_causal_head": "the mask hides the diagonal too"},
         makes=("CausalSelfAttentionHead.hides_diagonal",),
     ),
 ]
@@ -335,7 +335,7 @@ WRONG += [
                 "Block(d_model, num_heads, block_size)",
             )
         },
-        {"test_charlm": "block 0 drops with dropout=0.0, not the model's dropout"},
+        {"test_charlm": "the blocks drop at Block's default rate"},
     ),
     Mutant(
         "charlm: F.dropout on the embeddings, left on in eval mode",
@@ -348,7 +348,7 @@ WRONG += [
                 ),
             )
         },
-        {"test_charlm": "in eval mode the model gives different logits at every call"},
+        {"test_charlm": "in eval mode the model's logits change with the random seed"},
     ),
     Mutant(
         "charlm: dropout on the embeddings",
@@ -359,7 +359,7 @@ WRONG += [
                 Replace(EMBEDDED, "x = self.dropout(self.position(self.token_embedding(idx)))"),
             )
         },
-        {"test_charlm": "the model applies dropout to the input of block 0"},
+        {"test_charlm": "applies dropout of its own to the embeddings"},
     ),
     Mutant(
         "charlm: dropout between ln_f and lm_head",
@@ -370,7 +370,7 @@ WRONG += [
                 Replace("self.lm_head(self.ln_f(x))", "self.lm_head(self.dropout(self.ln_f(x)))"),
             )
         },
-        {"test_charlm": "the model applies dropout to the input of self.lm_head"},
+        {"test_charlm": "dropout of its own between self.ln_f and self.lm_head"},
     ),
 ]
 CORRECT += [
@@ -382,6 +382,47 @@ CORRECT += [
                 "for block in self.blocks:\n            x = block(x)",
                 "for i in range(len(self.blocks)):\n            x = self.blocks[i](x)",
             )
+        },
+    ),
+]
+# Named mistakes of top_k and of dropout outside the blocks beyond the mutants above: two of
+# independent exercises per trained mutant (test_sample judges sample with stand-in models).
+BLOCK_LOOP = "            x = block(x)\n"
+WRONG += [
+    Mutant(
+        "sample: top_k masks the k-th largest too; charlm: dropout between the blocks",
+        A,
+        {
+            "sample": Replace("logits < kth_largest", "logits <= kth_largest"),
+            "charlm": (
+                Replace(FINAL_NORM, FINAL_NORM + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace(BLOCK_LOOP, "            x = self.dropout(block(x))\n"),
+            ),
+        },
+        {
+            "test_sample": "top_k keeps only k - 1 ids",
+            "test_charlm": "applies dropout of its own between the blocks",
+        },
+    ),
+    Mutant(
+        "sample: top_k cut at the (k+1)-th largest; charlm: dropout on the logits",
+        A,
+        {
+            "sample": Replace(
+                "torch.topk(logits, top_k, dim=-1).values[:, -1:]",
+                "torch.sort(logits, dim=-1, descending=True).values[:, top_k : top_k + 1]",
+            ),
+            "charlm": (
+                Replace(FINAL_NORM, FINAL_NORM + "\n        self.dropout = nn.Dropout(dropout)"),
+                Replace(
+                    "return self.lm_head(self.ln_f(x))",
+                    "return self.dropout(self.lm_head(self.ln_f(x)))",
+                ),
+            ),
+        },
+        {
+            "test_sample": "top_k keeps k + 1 ids",
+            "test_charlm": "applies dropout of its own to the logits",
         },
     ),
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.reference_bans import ban
@@ -12,7 +13,9 @@ from autograder.authoring.requiring import require
 from autograder.checks.a06_char_lm.shared import (
     ASSIGNMENT,
     BANNED_ATTENTION,
+    HEAD,
     LEAKS,
+    NOT_FINITE,
     build,
     call_module,
     check_projections,
@@ -42,8 +45,15 @@ def causal_head_matches_masked_attention(ns: Namespace) -> None:
         )
         check_projections(head, d_model, head_size)
         x = torch.randn(b, length, d_model, generator=g)
-        out = call_module(head, x, "your head", block_size)
+        out = call_module(head, x, "your head", block_size, finite=False)
         expected, mistakes = head_outcomes(head, x)
+        if not torch.isfinite(out).all():
+            # Named where the NaN sit where the mistake's do and every other value is its value
+            # (diagnose would name any NaN output of the right shape).
+            hidden = mistakes.get(HEAD["hides_diagonal"])
+            if hidden is not None and is_close(out, hidden, equal_nan=True):
+                fail(HEAD["hides_diagonal"])
+            fail(NOT_FINITE)
         diagnose(
             out,
             expected,

@@ -24,7 +24,9 @@ from autograder.authoring.stage_recorders import (
     RandomInEval,
     Recorder,
     WrongMode,
+    changed_stages,
     compare_modes,
+    run_in_mode,
 )
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, build
@@ -94,6 +96,8 @@ def expect_logit_shapes(lm: nn.Module, idx: Tensor, vocab: int) -> None:
                 )
 
 
+OUTSIDE_BLOCKS = "the blocks apply their own dropout; CharLM drops nothing outside them"
+
 # The named mistakes of CharLM, by family (autograder/authoring/mistakes.py): each is diagnosed
 # only where the logits match those of the model with that mistake (its own modules reused).
 CHARLM = catalogue(
@@ -116,6 +120,27 @@ CHARLM = catalogue(
             "over self.blocks?",
             "blocks_not_chained": "the blocks are not chained: feed each block the previous "
             "block's output (x = block(x))",
+        },
+        "dropout passed on": {
+            "blocks_without_dropout": "the blocks drop at Block's default rate, not the model's "
+            "dropout: pass it on, Block(d_model, num_heads, block_size, dropout)",
+        },
+        "train mode": {
+            "random_in_eval": "in eval mode the model's logits change with the random seed, so "
+            "something in it still draws at random (F.dropout(x, p) drops unless given "
+            f"training=self.training): {OUTSIDE_BLOCKS}",
+            "dropout_on_embeddings": "the model applies dropout of its own to the embeddings, "
+            f"the input of block 0: {OUTSIDE_BLOCKS}",
+            "dropout_between_blocks": "the model applies dropout of its own between the blocks: "
+            f"{OUTSIDE_BLOCKS}",
+            "dropout_before_ln_f": "the model applies dropout of its own to the last block's "
+            f"output, the input of self.ln_f: {OUTSIDE_BLOCKS}",
+            "dropout_before_lm_head": "the model applies dropout of its own between self.ln_f "
+            f"and self.lm_head: {OUTSIDE_BLOCKS}",
+            "dropout_on_logits": "the model applies dropout of its own to the logits: "
+            f"{OUTSIDE_BLOCKS}",
+            "mode_switched": "a part of the model runs in another mode than the model: leave "
+            "each part's mode to the model's train()/eval(); do not switch it in forward",
         },
     },
 )
@@ -152,18 +177,28 @@ def charlm_is_deterministic_in_eval_mode(ns: Namespace) -> None:
     config, p = train_mode_config(g)
     lm = build_lm(cls, config, seed=draw_seed(g), dropout=p)
     idx = torch.randint(0, config["vocab_size"], (3, config["block_size"]), generator=g)
-    outputs = []
     first = draw_seed(g)
-    for seed in (first, first + 1):  # different random numbers: only dropout would use them
+    # Different random numbers: only dropout would use them.
+    outputs = eval_logits(lm, idx, [first, first + 1])
+    if torch.equal(outputs[0], outputs[1]):
+        return
+    # Named where the logits follow the seed: a second run under the first seed repeats them.
+    if torch.equal(eval_logits(lm, idx, [first])[0], outputs[0]):
+        fail(f"{CHARLM['random_in_eval']} (dropout={p})")
+    fail(
+        f"in eval mode the model gives different logits at every call, even under the same "
+        f"random seed (dropout={p}): they must depend on the ids alone; {OUTSIDE_BLOCKS}"
+    )
+
+
+def eval_logits(lm: nn.Module, idx: Tensor, seeds: list[int]) -> list[Tensor]:
+    """The model's logits for ``idx`` under each global seed in turn (its mode left as it is)."""
+    outputs = []
+    for seed in seeds:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             outputs.append(run_lm(lm, idx))
-    if not torch.equal(outputs[0], outputs[1]):
-        fail(
-            f"in eval mode the model gives different logits at every call (dropout={p}), so "
-            "something random still runs in eval mode: use nn.Dropout modules, which follow "
-            "train()/eval(), or F.dropout(x, p, training=self.training)"
-        )
+    return outputs
 
 
 @check(ASSIGNMENT, "test_charlm")
@@ -249,9 +284,6 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
     )
 
 
-OUTSIDE_BLOCKS = "the blocks apply their own dropout; CharLM drops nothing outside them"
-
-
 @check(ASSIGNMENT, "test_charlm")
 def charlm_drops_only_inside_its_blocks(ns: Namespace) -> None:
     """The blocks are built with the model's dropout and run in train mode; nothing else drops:
@@ -264,12 +296,16 @@ def charlm_drops_only_inside_its_blocks(ns: Namespace) -> None:
     if not isinstance(blocks, nn.ModuleList) or len(blocks) != config["num_layers"]:
         fail(f"self.blocks must be an nn.ModuleList of num_layers = {config['num_layers']} Blocks")
     for i, block in enumerate(blocks):
-        rates = sorted({float(m.p) for m in block.modules() if isinstance(m, nn.Dropout)})
-        if rates != [p]:
-            fail(
-                f"block {i} drops with dropout={', '.join(map(str, rates)) or 'nothing'}, not the "
-                f"model's dropout={p}: build Block(d_model, num_heads, block_size, dropout)"
-            )
+        rates = dropout_rates(block)
+        if rates == [p]:
+            continue
+        seen = (
+            f"block {i} drops with dropout={', '.join(map(str, rates)) or 'nothing'}, not the "
+            f"model's dropout={p}"
+        )
+        if block_default_rates(ns, config, p) == rates:
+            fail(f"{CHARLM['blocks_without_dropout']} ({seen})")
+        fail(f"{seen}: build Block(d_model, num_heads, block_size, dropout)")
     for name in ("ln_f", "lm_head"):
         if not isinstance(getattr(lm, name, None), nn.Module):
             fail(f"keep the submodule name `self.{name}` (a check reads model.{name})")
@@ -296,20 +332,62 @@ def charlm_drops_only_inside_its_blocks(ns: Namespace) -> None:
     found = compare_modes(lm, recorders, forward, g).first_finding()
     if isinstance(found, WrongMode):
         fail(
-            f"{found.part} runs in {found.part_mode} mode when the model is in {found.model_mode} "
-            "mode: leave the blocks' mode to the model's train()/eval(); do not switch it in "
-            "forward"
+            f"{CHARLM['mode_switched']} ({found.part} runs in {found.part_mode} mode when the "
+            f"model is in {found.model_mode} mode)"
         )
     if isinstance(found, RandomInEval):
+        # Named where the eval-mode values follow the seed: two runs under one seed agree.
+        seed = draw_seed(g)
+        runs = [run_in_mode(lm, recorders, forward, False, seed) for _ in range(2)]
+        if not changed_stages(*runs):
+            fail(f"{CHARLM['random_in_eval']} ({found.stage} changed; dropout={p})")
         fail(
-            f"in eval mode {found.stage} changes from one call to the next, so something "
-            f"random still runs in eval mode: {OUTSIDE_BLOCKS}"
+            f"in eval mode {found.stage} changes from one call to the next, even under one "
+            f"random seed (dropout={p}): {OUTSIDE_BLOCKS}"
         )
     if isinstance(found, ChangedInTrain):
+        site = dropout_site(found.stage, len(blocks))
+        if found.dropped and site is not None:
+            fail(f"{CHARLM[site]} (in train mode, dropout={p}: {found.stage}, {found.words})")
         fail(
             f"in train mode (dropout={p}) the model {found.verb} {found.stage} ({found.words}): "
             f"{OUTSIDE_BLOCKS}"
         )
+
+
+def dropout_rates(block: nn.Module) -> list[float]:
+    """The rates of the nn.Dropout modules inside ``block``, each once, in order."""
+    return sorted({float(m.p) for m in block.modules() if isinstance(m, nn.Dropout)})
+
+
+def block_default_rates(ns: Namespace, config: dict[str, int], p: float) -> list[float] | None:
+    """The dropout rates of the notebook's Block built without a dropout argument, where Block
+    built with ``p`` drops at ``p`` alone (it passes its dropout on); None otherwise."""
+    try:
+        block_cls = require(ns, "Block", type)
+        sizes = (config["d_model"], config["num_heads"], config["block_size"])
+        with torch.random.fork_rng(devices=[]):
+            default, given = block_cls(*sizes), block_cls(*sizes, p)
+        if dropout_rates(given) != [p]:
+            return None
+        return dropout_rates(default)
+    except NotImplementedError:
+        raise
+    except Exception:  # a Block the student changed: what it drops is not known here
+        return None
+
+
+def dropout_site(stage: str, num_blocks: int) -> str | None:
+    """The CHARLM mistake of dropout applied to ``stage`` (as compare_modes names the stages of
+    one call of each recorder), or None for any other stage."""
+    sites = {
+        "the input of block 0": "dropout_on_embeddings",
+        **{f"the input of block {i}": "dropout_between_blocks" for i in range(1, num_blocks)},
+        "the input of self.ln_f": "dropout_before_ln_f",
+        "the input of self.lm_head": "dropout_before_lm_head",
+        "the logits": "dropout_on_logits",
+    }
+    return sites.get(stage)
 
 
 @check(ASSIGNMENT, "test_charlm")

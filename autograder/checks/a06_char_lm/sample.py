@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a06_char_lm as encoder_reference
-from autograder.authoring.diagnosis import SQUEEZED, diagnose
+from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
@@ -48,13 +48,23 @@ SAMPLE = catalogue(
             "temperature_ignored": "the temperature is ignored: divide the logits by it BEFORE "
             "the softmax",
         },
+        "top-k": {
+            "top_k_ignored": "top_k is ignored: ids outside the k likeliest are drawn; set every "
+            "logit below the k-th largest to -inf before the softmax",
+            "top_k_one_more": "top_k keeps k + 1 ids: the cut sits at the (k+1)-th largest logit; "
+            "keep the k largest, torch.topk(logits, k).values[:, -1:] is the k-th largest",
+            "top_k_one_fewer": "top_k keeps only k - 1 ids: the k-th largest logit is set to -inf "
+            "too; set only the logits strictly below it to -inf",
+        },
         "drawing": {
             "argmax": "the new ids do not follow softmax(logits / temperature): draw with "
             "torch.multinomial(probs, 1), not argmax",
         },
     },
 )
-TOLERANCE = 0.04  # total variation; every known mistake lies 0.1 or more away from the truth
+# Total variation; a known mistake 0.08 or more from the truth is named, and top_k's support is
+# judged exactly (top_k + 1 may lie only 0.043 away).
+TOLERANCE = 0.04
 
 
 class FixedLogits(nn.Module):
@@ -123,6 +133,11 @@ def call_sample(
     return out
 
 
+def total_variation(p: Tensor, q: Tensor) -> float:
+    """Half the L1 distance between two distributions over the same ids."""
+    return float((p - q).abs().sum() / 2)
+
+
 def distribution(row: Tensor, temperature: float, top_k: int | None) -> Tensor:
     scaled = row.double() / temperature
     if top_k is not None:
@@ -162,19 +177,10 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
         expected = distribution(row, temperature, top_k)
         drawn, allowed = freq > 0, expected > 0
         setting = f"(temperature {temperature}, top_k {top_k})"
-        if (drawn & ~allowed).any():
-            if top_k is not None and int(drawn.sum()) > top_k + 1:
-                fail(
-                    f"top_k is ignored {setting}: ids outside the {top_k} likeliest were drawn; set "
-                    "every logit below the k-th largest to -inf before the softmax"
-                )
-            fail(
-                f"top_k={top_k} lets more than {top_k} ids through {setting}: keep exactly the k "
-                "largest logits (torch.topk(logits, k).values[:, -1:] is the k-th largest)"
-            )
-        if top_k is not None and int(drawn.sum()) < top_k and top_k > 1:
-            fail(f"top_k={top_k} keeps fewer than {top_k} ids {setting}: is it off by one?")
-        if (freq - expected).abs().sum() / 2 < TOLERANCE:
+        # Which ids may be drawn is exact; how often, within TOLERANCE.
+        outside = bool((drawn & ~allowed).any())
+        fewer = top_k is not None and 1 < top_k and int(drawn.sum()) < top_k
+        if not (outside or fewer) and total_variation(freq, expected) < TOLERANCE:
             continue
         candidates = {
             SAMPLE["temperature_multiplies"]: distribution(
@@ -183,9 +189,32 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
             SAMPLE["temperature_ignored"]: distribution(row, 1.0, top_k),
             SAMPLE["argmax"]: torch.nn.functional.one_hot(row.argmax(), vocab).double(),
         }
-        matched = [m for m, p in candidates.items() if (freq - p).abs().sum() / 2 < TOLERANCE]
+        if top_k is not None:
+            candidates[SAMPLE["top_k_ignored"]] = distribution(row, temperature, None)
+            if top_k < vocab:
+                candidates[SAMPLE["top_k_one_more"]] = distribution(row, temperature, top_k + 1)
+            if top_k > 1:
+                candidates[SAMPLE["top_k_one_fewer"]] = distribution(row, temperature, top_k - 1)
+        # A mistake is named where the answer draws only ids it draws, about as often, and no
+        # other mistake fits; one that gives the right distribution at this setting explains
+        # nothing (the temperature's at temperature 1).
+        matched = [
+            mistake
+            for mistake, p in candidates.items()
+            if total_variation(p, expected) >= 2 * TOLERANCE
+            and not (drawn & ~(p > 0)).any()
+            and total_variation(freq, p) < TOLERANCE
+        ]
         if len(matched) == 1:
             fail(f"{matched[0]} {setting}")
+        if outside:
+            fail(
+                f"top_k={top_k} lets ids outside the {top_k} likeliest through {setting}: keep "
+                "exactly the k largest logits (torch.topk(logits, k).values[:, -1:] is the k-th "
+                "largest)"
+            )
+        if fewer:
+            fail(f"top_k={top_k} keeps fewer than {top_k} ids {setting}: is it off by one?")
         fail(
             f"the draw frequencies {[round(f, 3) for f in freq.tolist()]} do not match softmax(logits "
             f"/ temperature) restricted to the top k, {[round(p, 3) for p in expected.tolist()]} "
@@ -264,8 +293,9 @@ def sample_crops_the_context_and_reads_the_last_position(ns: Namespace) -> None:
         out = call_sample(sample, model, one, n_new, global_seed, top_k=1)
     except CheckFailed as failure:
         fail(
-            "sample works on a batch of prompts but not on one prompt of one id, shape (1, 1); "
-            f"the likely cause: {SQUEEZED}\n{failure.diagnosis}"
+            "sample works on a batch of prompts but not on one prompt of one id, shape (1, 1): "
+            "does a squeeze() drop an axis of size 1 there (the batch, or the one id)? squeeze "
+            f"the axis you mean, squeeze(dim), or index it\n{failure.diagnosis}"
         )
     if not torch.equal(out[:, 1:], expected[:1]):
         fail("sample gives other ids for one prompt than for the same prompt inside a batch")

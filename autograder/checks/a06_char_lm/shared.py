@@ -12,11 +12,13 @@ from torch.nn import functional as F
 import attention_lab.reference.a02_multi_head as attention_reference
 import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "06_char_lm"
+squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 BANNED_ATTENTION = {
     "nn.MultiheadAttention": nn.MultiheadAttention,
     "F.multi_head_attention_forward": F.multi_head_attention_forward,
@@ -129,7 +131,16 @@ def head_outcomes(head: nn.Module, x: Tensor) -> tuple[Tensor, dict[Mistake, Ten
     return attend(scaled, past), mistakes
 
 
-def call_module(module: nn.Module, x: Tensor, what: str, block_size: int | None = None) -> Tensor:
+def call_module(
+    module: nn.Module,
+    x: Tensor,
+    what: str,
+    block_size: int | None = None,
+    *,
+    finite: bool = True,
+) -> Tensor:
+    """``module(x)``, failing with what went wrong; a NaN or inf in the output fails too unless
+    ``finite`` is False (the caller then tells which mistake gives that output)."""
     try:
         out = module(x)
     except NotImplementedError:
@@ -144,7 +155,7 @@ def call_module(module: nn.Module, x: Tensor, what: str, block_size: int | None 
         fail(explain(error, what, f" on an input of shape {tuple(x.shape)}"))
     if not isinstance(out, Tensor):
         fail(f"{what} must return a tensor, got {type(out).__name__}")
-    if not torch.isfinite(out).all():
+    if finite and not torch.isfinite(out).all():
         fail(NOT_FINITE)
     return out
 
