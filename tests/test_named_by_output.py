@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.mistakes import Mistake
 from autograder.authoring.registry import CheckFailed
 from autograder.checks.a03_transformer_block.shared import explain_mismatch
@@ -42,3 +43,15 @@ def test_nan_matches_a_mistake_s_nan_only_where_asked_and_only_in_place():
     assert is_close(mistake.clone(), mistake, equal_nan=True)
     moved = torch.tensor([float("nan"), 0.5, 0.25])
     assert not is_close(moved, mistake, equal_nan=True)
+
+
+def test_diagnose_names_a_nan_mistake_only_where_the_answer_s_nan_sits_in_its_place():
+    expected = torch.tensor([0.5, 0.5, 0.25])
+    masked_row = Mistake("test.masked_row", "masking", "a fully masked row gives NaN")
+    mistakes = {masked_row: torch.tensor([0.5, float("nan"), 0.25])}
+    with pytest.raises(CheckFailed) as same_place:
+        diagnose(torch.tensor([0.5, float("nan"), 0.25]), expected, mistakes, "wrong values")
+    assert same_place.value.diagnosis == str(masked_row)
+    with pytest.raises(CheckFailed) as elsewhere:  # NaN too, but not that mistake's NaN
+        diagnose(torch.tensor([float("nan"), 0.5, 0.25]), expected, mistakes, "wrong values")
+    assert elsewhere.value.diagnosis.startswith("wrong values (")

@@ -51,15 +51,13 @@ def diagnose(
         return
     if squeezed(actual, expected.shape):
         fail(f"{SQUEEZED} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
-    matched: list[str] = []
-    if isinstance(actual, torch.Tensor) and not torch.isfinite(actual.detach()).all():
-        matched = [
-            str(diagnosis)
-            for diagnosis, value in mistakes.items()
-            if not torch.isfinite(value).all() and actual.shape == value.shape
-        ]
-    if not matched:
-        matched = [str(d) for d, value in mistakes.items() if is_close(actual, value, atol=atol)]
+    # A NaN or inf answer matches a mistake only where that mistake has its NaN and inf, and
+    # its other values: a NaN elsewhere is another fault.
+    matched = [
+        str(diagnosis)
+        for diagnosis, value in mistakes.items()
+        if is_close(actual, value, atol=atol, equal_nan=True)
+    ]
     if len(set(matched)) == 1:
         fail(matched[0])
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
