@@ -13,7 +13,7 @@ import sys
 # nbformat imports jsonschema, which builds an IRI grammar (rfc3987_syntax) for ~0.8 s of CPU at
 # import; notebook schemas check no IRI format.  Skipped in every process that imports this
 # package before nbformat: the grading command, the workers' forkserver, whose preload is on the
-# critical path of every batch, and the test suite's processes (`-p autograder` in pyproject.toml).
+# critical path of every batch, and the test suite's processes (autograder/suite/before_plugins.py).
 # isolation/runner.py does the same inside the sandbox.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
