@@ -17,6 +17,7 @@ import torch
 from autograder.examples import solution_answers
 from autograder.isolation.runner import _CellChannel
 from autograder.judging import kernel
+from autograder.judging.containment import exiting
 from autograder.judging.judge import WORKER_POLL_SECONDS, Judge
 from autograder.judging.limits import JudgeLimits
 
@@ -135,3 +136,16 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_process_is_exiting_only_once_it_has_begun_to_exit():
+    child = os.fork()
+    if child == 0:
+        time.sleep(30)
+        os._exit(0)
+    try:
+        assert not exiting(child)  # alive, asleep
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    assert exiting(child)  # waited for: gone

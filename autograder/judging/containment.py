@@ -36,6 +36,23 @@ def confine(limits: JudgeLimits, read_only: Sequence[str]) -> None:
             _mount_read_only(read_only)
 
 
+# PF_EXITING (include/linux/sched.h): set as a process begins to exit, before it closes its files.
+_PF_EXITING = 0x4
+
+
+def exiting(pid: int) -> bool:
+    """Whether process ``pid`` (a child, not yet waited for) has begun to exit by itself.
+
+    A judge that dies closes its sockets before its parent can wait for it: the notebook may see
+    it gone, and end, while it is not yet a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # gone already
+    flags = int(stat.rsplit(")", 1)[1].split()[6])  # after "pid (comm)": state ... flags
+    return bool(flags & _PF_EXITING)
+
+
 def death(status: int) -> str:
     """Why the judge process ended, in words, from its wait status."""
     if os.WIFSIGNALED(status):

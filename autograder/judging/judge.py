@@ -43,7 +43,7 @@ from autograder.authoring.registry import (
     grade_cell,
 )
 from autograder.judging import protocol, source_bans
-from autograder.judging.containment import confine, death
+from autograder.judging.containment import confine, death, exiting
 from autograder.judging.limits import JudgeLimits
 from autograder.judging.proxies import Link, RemoteNamespace, _current
 
@@ -141,6 +141,8 @@ class Judge:
         self._exited = True
         self.cell_channel.close()
         ended, status = os.waitpid(self.pid, os.WNOHANG)
+        if not ended and exiting(self.pid):  # dying by itself, not yet waitable: its status
+            ended, status = os.waitpid(self.pid, 0)
         died = status if ended else None  # the judge process ended before the notebook did
         if died is None:
             os.kill(self.pid, signal.SIGKILL)
