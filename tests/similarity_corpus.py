@@ -65,8 +65,9 @@ _CORRECT: list[Mutant] = [
     for info in pkgutil.iter_modules(tests.mutants.__path__)
     for mutant in importlib.import_module(f"tests.mutants.{info.name}").CORRECT
 ]
-ALTERNATIVES = [m for m in _CORRECT if changed_tokens(m) > ONE_EDIT_TOKENS]
-ONE_EDIT_COPIES = [m for m in _CORRECT if changed_tokens(m) <= ONE_EDIT_TOKENS]
+_CHANGED = [(m, changed_tokens(m)) for m in _CORRECT]
+ALTERNATIVES = [m for m, changed in _CHANGED if changed > ONE_EDIT_TOKENS]
+ONE_EDIT_COPIES = [m for m, changed in _CHANGED if changed <= ONE_EDIT_TOKENS]
 ASSIGNMENTS = sorted({m.assignment for m in ALTERNATIVES})
 COPIES = ("verbatim", "renamed", "reformatted")
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
-from sklearn.pipeline import Pipeline
 
 from attention_lab.baseline import baseline_accuracy, fit_baseline, make_tfidf_baseline
 from attention_lab.data import SentimentSplits, make_sentiment_corpus
+
+if TYPE_CHECKING:  # scikit-learn takes a second to import: only the tests that fit it pay
+    from sklearn.pipeline import Pipeline
 
 
 @pytest.fixture(scope="module")
