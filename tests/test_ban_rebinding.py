@@ -30,6 +30,7 @@ from autograder.judging import proxies, source_bans
 from autograder.suite.submission import DEMO_TAG, load_submission
 from tests.mutants import mutated_cells
 from tests.test_reference_bans import reference_expression
+from tests.tiers import by_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -225,7 +226,7 @@ def _uses(assignment: str) -> dict[str, list[ReferenceBan]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("assignment", list(check_modules()))
+@pytest.mark.parametrize("assignment", by_assignment(check_modules()))
 def test_a_rebound_answer_earns_nothing_where_it_is_used(assignment: str):
     checks_for(assignment)
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"

@@ -21,6 +21,7 @@ from autograder.authoring.reference_bans import ReferenceBan, bans_of
 from autograder.authoring.registry import check_modules, checks_for
 from autograder.examples import solution_answers
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
+from tests.tiers import by_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
 BANNED_PHRASE = "no credit for calling the reference"
@@ -95,7 +96,7 @@ def cells_using(assignment: str, namespace: dict[str, Any], reference_ban: Refer
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("assignment", list(check_modules()))
+@pytest.mark.parametrize("assignment", by_assignment(check_modules()))
 def test_an_answer_using_the_reference_loses_every_cell_that_uses_it(assignment: str):
     checks_for(assignment)
     bans = bans_of(assignment)

@@ -1,0 +1,18 @@
+"""Which tests leave the tier before pushing for the complete one (marker `sandbox`, README)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+# Grading one of these notebooks in-process trains its model (about 10 s of CPU; 05's held-out
+# checks then run it over 12,000 sentences): a test that grades many variants of one, such as
+# their mutation corpus, costs minutes, more than the rest of the tier before pushing together.
+TRAINED = ("05_sentiment", "06_char_lm")
+
+
+def by_assignment(assignments: Iterable[str]) -> list[str | pytest.ParameterSet]:
+    """``assignments`` as parameters of a test that grades many variants of each notebook: those
+    in TRAINED run in the complete tier only."""
+    return [pytest.param(a, marks=pytest.mark.sandbox) if a in TRAINED else a for a in assignments]
