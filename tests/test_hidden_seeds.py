@@ -8,7 +8,7 @@ import nbformat
 import pytest
 import torch
 
-from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.hidden_draws import hidden_generator, under_seed, under_seeds
 from autograder.authoring.hidden_seeds import (
     DEVELOPMENT_SECRET,
     hidden_seed,
@@ -46,6 +46,19 @@ def test_each_secret_draws_its_own_hidden_inputs():
     assert torch.equal(first, again)  # one secret: reproducible
     assert not torch.equal(first, other_label)
     assert not torch.equal(first, next_term)
+
+
+def test_a_check_s_seed_neither_follows_nor_moves_the_global_rng():
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state()
+    with under_seed(7):
+        inside = torch.rand(3)
+    assert torch.equal(torch.random.get_rng_state(), before)  # the student's state, untouched
+    assert torch.equal(inside, torch.rand(3, generator=torch.Generator().manual_seed(7)))
+    draws = under_seeds(lambda: torch.rand(2), [7, 8, 7])
+    assert torch.equal(draws[0], draws[2]) and not torch.equal(draws[0], draws[1])
+    assert torch.equal(draws[0], inside[:2])
+    assert torch.equal(torch.random.get_rng_state(), before)
 
 
 def test_the_development_secret_is_in_use_unless_told_otherwise():

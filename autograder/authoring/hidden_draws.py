@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
+
 import torch
 
 from autograder.authoring.hidden_seeds import hidden_seed
+
+T = TypeVar("T")
 
 
 def hidden_generator(label: str) -> torch.Generator:
@@ -23,3 +29,21 @@ def random_sizes(generator: torch.Generator, count: int, low: int = 2, high: int
         raise ValueError(f"cannot draw {count} distinct sizes from [{low}, {high}]")
     pool = torch.randperm(high - low + 1, generator=generator)[:count] + low
     return [int(x) for x in pool]
+
+
+@contextlib.contextmanager
+def under_seed(seed: int) -> Iterator[None]:
+    """Run the block with torch's global RNG seeded by ``seed``, and restore the RNG after it: a
+    check's draws neither follow nor move the random state of the student or of the next check."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+def under_seeds(call: Callable[[], T], seeds: Sequence[int]) -> list[T]:
+    """What ``call()`` gives under each of ``seeds`` in turn (:func:`under_seed`)."""
+    outputs = []
+    for seed in seeds:
+        with under_seed(seed):
+            outputs.append(call())
+    return outputs

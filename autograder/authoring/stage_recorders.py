@@ -26,7 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from autograder.authoring.dropout_sites import elementwise_drop
-from autograder.authoring.hidden_draws import draw_seed
+from autograder.authoring.hidden_draws import draw_seed, under_seed
 from autograder.authoring.registry import fail
 
 
@@ -70,8 +70,7 @@ def run_in_mode(
     model.train(train)
     for recorder in recorders.values():
         recorder.calls.clear()
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(seed)
+    with under_seed(seed), torch.no_grad():
         outputs = list(forward())
     values = []
     for name, recorder in recorders.items():

@@ -15,7 +15,7 @@ from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a03_transformer_block import EncoderBlock
 from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
-from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
@@ -216,8 +216,7 @@ def stack_cases(generator: torch.Generator) -> list[StackCase]:
 def build_stack(
     cls: type, num_layers: int, d_model: int, num_heads: int, d_ff: int, seed: int, **kwargs: Any
 ):
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with under_seed(seed):
         try:
             stack = cls(num_layers, d_model, num_heads, d_ff, **kwargs)
         except NotImplementedError:
@@ -372,8 +371,7 @@ def depth_stack_matches_the_reference(ns: Namespace) -> None:
     for case in stack_cases(g):
         seed = int(torch.randint(2**31, (1,), generator=g))
         n, d_model = case.num_layers, case.d_model
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with under_seed(seed):
             ref = reference.TransformerEncoder(n, d_model, case.num_heads, case.d_ff)
         with torch.no_grad():  # non-trivial LayerNorm parameters
             for layer in ref.layers:

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from autograder.authoring.diagnosis import SQUEEZED, squeezed, squeezed_mistake
-from autograder.authoring.hidden_draws import draw_seed, random_sizes
+from autograder.authoring.hidden_draws import draw_seed, random_sizes, under_seed
 from autograder.authoring.kernel_objects import copy_into
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import fail
@@ -98,8 +98,7 @@ def build(
     dtype: torch.dtype = torch.float32,
 ) -> nn.Module:
     """A fresh instance (global RNG untouched), its parameters drawn from ``generator``."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(draw_seed(generator))
+    with under_seed(draw_seed(generator)):
         mha = cls(d_model, num_heads)
     if not isinstance(mha, nn.Module):
         fail("MultiHeadAttention must be an nn.Module (class MultiHeadAttention(nn.Module))")

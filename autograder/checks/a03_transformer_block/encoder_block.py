@@ -20,7 +20,13 @@ from autograder.authoring.dropout_sites import (
     drop_rate,
     matching_rows,
 )
-from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.hidden_draws import (
+    draw_seed,
+    hidden_generator,
+    random_sizes,
+    under_seed,
+    under_seeds,
+)
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -43,8 +49,7 @@ def reference_block(
     d_model: int, num_heads: int, d_ff: int, generator: torch.Generator, dropout: float = 0.0
 ) -> reference.EncoderBlock:
     """attention_lab's post-norm block with random weights and non-trivial LayerNorm parameters."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(2**31, (1,), generator=generator)))
+    with under_seed(int(torch.randint(2**31, (1,), generator=generator))):
         block = reference.EncoderBlock(d_model, num_heads, d_ff, dropout)
     with torch.no_grad():
         for norm in (block.norm1, block.norm2):
@@ -234,12 +239,8 @@ ban(
 
 def eval_outputs(block: nn.Module, x: Tensor, seeds: list[int], p: float) -> list[Tensor]:
     """The block's eval-mode output on ``x`` under each global seed in turn."""
-    outputs = []
-    for seed in seeds:
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
-            torch.manual_seed(seed)
-            outputs.append(call_block(block, x, None, f"dropout={p}, eval mode")[0])
-    return outputs
+    with torch.no_grad():
+        return under_seeds(lambda: call_block(block, x, None, f"dropout={p}, eval mode")[0], seeds)
 
 
 # A gate: with an active dropout the other checks' verdicts would be chance.
@@ -383,8 +384,10 @@ def encoder_block_passes_dropout_to_its_sublayers(ns: Namespace) -> None:
     mine, ref, x, p = train_mode_copy(cls, hidden_generator("a03 block sublayer dropout"))
     d_model, h, d_ff = x.shape[-1], ref.self_attn.num_heads, ref.feed_forward.linear1.out_features
     still = []
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(draw_seed(hidden_generator("a03 block sublayer dropout seed")))
+    with (
+        under_seed(draw_seed(hidden_generator("a03 block sublayer dropout seed"))),
+        torch.no_grad(),
+    ):
         for name, sublayer, expected in (
             ("MultiHeadAttention", mine.self_attn, ref.self_attn(x)[0]),
             ("PositionwiseFeedForward", mine.feed_forward, ref.feed_forward(x)),
@@ -478,8 +481,7 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
     mine, ref, x, p = train_mode_copy(cls, g)
     mine.self_attn.eval()
     mine.feed_forward.eval()  # their own dropout is checked apart; here only the block's draws
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(draw_seed(g))
+    with under_seed(draw_seed(g)), torch.no_grad():
         out = call_block(mine, x, None, f"dropout={p}, train mode, sublayers in eval mode")[0]
     if not (isinstance(out, Tensor) and out.shape == x.shape):
         fail(f"in train mode the output must keep the input's shape {tuple(x.shape)}")

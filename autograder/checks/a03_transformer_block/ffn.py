@@ -16,7 +16,7 @@ from autograder.authoring.dropout_sites import (
     drop_rate,
     explained,
 )
-from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -33,8 +33,7 @@ def build_ffn(
     cls: type, d_model: int, d_ff: int, generator: torch.Generator, dropout: float = 0.0
 ) -> tuple[nn.Module, reference.FeedForward]:
     """(the student's network, the reference) with the same random weights, float64, eval mode."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(2**31, (1,), generator=generator)))
+    with under_seed(int(torch.randint(2**31, (1,), generator=generator))):
         theirs = reference.FeedForward(d_model, d_ff, dropout)
         try:
             mine = cls(d_model, d_ff, dropout)
@@ -248,8 +247,7 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
                 f"which it gives with dropout=0 ({first_difference(evaluated, expected, 1e-9)})"
             )
         mine.train()
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(draw_seed(g))
+        with under_seed(draw_seed(g)):
             trained = call_ffn(mine, x)
     if not (isinstance(trained, Tensor) and trained.shape == x.shape):
         fail(f"in train mode the output must keep the input's shape {tuple(x.shape)}")

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
-from torch import Tensor, nn
+from torch import nn
 
 from attention_lab.embedding import TokenEmbedding
 from attention_lab.reference.a03_transformer_block import SinusoidalPositionalEncoding
 from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import diagnose
-from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seeds
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -60,27 +62,17 @@ def sentiment_model_is_deterministic_in_eval_mode(ns: Namespace) -> None:
         ids = draw_ids(g, 3, 9, config["pad_id"], config["vocab_size"])
         first = draw_seed(g)
         # Different random numbers: only dropout would use them.
-        outputs = seeded_logits(model, ids, [first, first + 1])
+        outputs = under_seeds(partial(run_model, model, ids), [first, first + 1])
         if torch.equal(outputs[0], outputs[1]):
             continue
         # Named where the logits follow the seed: a third call under the first seed agrees.
-        if torch.equal(seeded_logits(model, ids, [first])[0], outputs[0]):
+        if torch.equal(under_seeds(partial(run_model, model, ids), [first])[0], outputs[0]):
             fail(f"{MODEL['random_in_eval']} (dropout={dropout})")
         fail(
             "in eval mode the model gives different logits at every call, even under the same "
             f"random seed (dropout={dropout}): in eval mode the logits must depend on the ids "
             "alone"
         )
-
-
-def seeded_logits(model: nn.Module, ids: Tensor, seeds: list[int]) -> list[Tensor]:
-    """The model's logits on ``ids``, one call under each of ``seeds`` (the global RNG kept)."""
-    outputs = []
-    for seed in seeds:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            outputs.append(run_model(model, ids))
-    return outputs
 
 
 @check(ASSIGNMENT, "test_sentiment_model")

@@ -11,7 +11,7 @@ import attention_lab.reference.a05_sentiment as reference
 from attention_lab.reference.a01_attention import padding_mask
 from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import squeezed_mistake
-from autograder.authoring.hidden_draws import random_sizes
+from autograder.authoring.hidden_draws import random_sizes, under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
@@ -168,8 +168,7 @@ def model_config(g: torch.Generator) -> dict[str, int]:
 
 def build_model(cls: type, config: dict[str, int], seed: int) -> nn.Module:
     """A fresh model in eval mode, built without touching the global RNG."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with under_seed(seed):
         model = cls(**config)
     if not isinstance(model, nn.Module):
         fail("SentimentModel must be an nn.Module (class SentimentModel(nn.Module))")

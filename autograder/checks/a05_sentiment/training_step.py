@@ -12,7 +12,7 @@ from torch.nn import functional as F
 import attention_lab.reference.a05_sentiment as reference
 from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import diagnose
-from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -203,8 +203,7 @@ def simulate(trial: StepTrial, mistake: Mistake | None = None) -> tuple[Tensor, 
     """The parameters and losses after the trial's steps, made by the reference or a mistake."""
     model = step_model(nn, *trial.sizes)
     model.load_state_dict(trial.start)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(trial.seed)
+    with under_seed(trial.seed):
         losses = simulated_steps(
             model, trial.batches, trial.lr, trial.max_grad_norm, trial.warmup, mistake
         )
@@ -230,8 +229,7 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
             else None
         )
         losses = []
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(trial.seed)
+        with under_seed(trial.seed):
             for inputs, labels in trial.batches:
                 losses.append(
                     call_train_step(
@@ -271,8 +269,7 @@ def train_step_drives_the_loss_down(ns: Namespace) -> None:
     vocab, length, d_model = 10, 5, 8
     inputs = torch.randint(0, vocab, (48, length), generator=g)
     labels = (inputs[:, 2] >= vocab // 2).long()  # the class is told by one position
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=g)))
+    with under_seed(int(torch.randint(0, 2**31, (1,), generator=g))):
         model = step_model(kernel_nn, vocab, length, d_model, 2)
         optimizer = kernel_torch.optim.AdamW(model.parameters(), lr=0.02)
         losses = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import torch
@@ -14,7 +15,7 @@ from attention_lab.embedding import LearnedPositionalEmbedding
 from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
-from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seeds
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -179,26 +180,16 @@ def charlm_is_deterministic_in_eval_mode(ns: Namespace) -> None:
     idx = torch.randint(0, config["vocab_size"], (3, config["block_size"]), generator=g)
     first = draw_seed(g)
     # Different random numbers: only dropout would use them.
-    outputs = eval_logits(lm, idx, [first, first + 1])
+    outputs = under_seeds(partial(run_lm, lm, idx), [first, first + 1])
     if torch.equal(outputs[0], outputs[1]):
         return
     # Named where the logits follow the seed: a second run under the first seed repeats them.
-    if torch.equal(eval_logits(lm, idx, [first])[0], outputs[0]):
+    if torch.equal(under_seeds(partial(run_lm, lm, idx), [first])[0], outputs[0]):
         fail(f"{CHARLM['random_in_eval']} (dropout={p})")
     fail(
         f"in eval mode the model gives different logits at every call, even under the same "
         f"random seed (dropout={p}): they must depend on the ids alone; {OUTSIDE_BLOCKS}"
     )
-
-
-def eval_logits(lm: nn.Module, idx: Tensor, seeds: list[int]) -> list[Tensor]:
-    """The model's logits for ``idx`` under each global seed in turn (its mode left as it is)."""
-    outputs = []
-    for seed in seeds:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            outputs.append(run_lm(lm, idx))
-    return outputs
 
 
 @check(ASSIGNMENT, "test_charlm")

@@ -11,7 +11,7 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.diagnosis import diagnose
-from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import CheckFailed, Namespace, check, fail
@@ -112,8 +112,7 @@ def call_sample(
     global_seed: int,
     **kwargs: Any,
 ):
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(global_seed)
+    with under_seed(global_seed):
         try:
             out = sample(model, idx, n, **kwargs)
         except NotImplementedError:

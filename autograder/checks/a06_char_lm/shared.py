@@ -13,6 +13,7 @@ import attention_lab.reference.a02_multi_head as attention_reference
 import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import squeezed_mistake
+from autograder.authoring.hidden_draws import under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
@@ -81,8 +82,7 @@ def oracle_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
 
 def build(cls: type, *args: Any, seed: int, what: str, **kwargs: Any) -> nn.Module:
     """A fresh module in eval mode, built without touching the global RNG."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with under_seed(seed):
         module = cls(*args, **kwargs)
     if not isinstance(module, nn.Module):
         fail(f"{what} must be an nn.Module")
