@@ -60,9 +60,8 @@ def reference_block(
 
 def build_block(cls: type, ref: nn.Module, d_model: int, num_heads: int, d_ff: int, dropout=0.0):
     """The student's block (global RNG untouched) with the reference's weights copied in."""
-    with torch.random.fork_rng(devices=[]):
-        # Fixed, not hidden: the reference's weights, drawn from a hidden seed, replace these.
-        torch.manual_seed(0)
+    # Fixed, not hidden: the reference's weights, drawn from a hidden seed, replace these.
+    with under_seed(0):
         mine = cls(d_model, num_heads, d_ff, dropout)
     if not isinstance(mine, nn.Module):
         fail("EncoderBlock must be an nn.Module (class EncoderBlock(nn.Module))")
