@@ -48,6 +48,17 @@ def as_bool_mask(mask: Tensor) -> Tensor:
     return mask != 0
 
 
+def _broadcasts_to(shape: torch.Size, target: torch.Size) -> bool:
+    """Whether ``shape`` broadcasts to exactly ``target``.
+
+    Not torch.broadcast_shapes: its first call imports sympy, 0.3 s in every fresh process.
+    """
+    if len(shape) > len(target):
+        return False
+    trailing = target[len(target) - len(shape) :]
+    return all(size in (1, wanted) for size, wanted in zip(shape, trailing, strict=True))
+
+
 def _check_qkv(q: Tensor, k: Tensor, v: Tensor) -> None:
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.dim() < 2:
@@ -93,11 +104,7 @@ def scaled_dot_product_attention(
     has_visible_key = None
     if mask is not None:
         mask = as_bool_mask(mask)
-        try:
-            shape = torch.broadcast_shapes(mask.shape, scores.shape)
-        except RuntimeError:
-            shape = None
-        if shape != scores.shape:
+        if not _broadcasts_to(mask.shape, scores.shape):
             raise ValueError(
                 f"expected mask broadcastable to {tuple(scores.shape)} (..., L_q, L_k), "
                 f"got {tuple(mask.shape)}"
