@@ -1,5 +1,6 @@
 """A pool worker runs no thread besides its own (it forks a judge per submission, and a fork copies
-only the forking thread), and still ends the moment the grading process does."""
+only the forking thread), and still ends the moment the grading process does; the grade command
+starts the workers' server first."""
 
 from __future__ import annotations
 
@@ -7,9 +8,19 @@ import multiprocessing
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
-from autograder.pipeline.preloaded_workers import end_processes, end_with, lifeline
-from autograder.private_apis import pool_processes
+import pytest
+
+from autograder.pipeline.cli import main
+from autograder.pipeline.course import Course, GradingError
+from autograder.pipeline.preloaded_workers import (
+    end_processes,
+    end_with,
+    lifeline,
+    stop_forkserver,
+)
+from autograder.private_apis import forkserver_pid, pool_processes
 
 
 def test_a_worker_watching_the_grader_runs_one_thread_and_ends_with_its_lifeline():
@@ -33,3 +44,38 @@ def test_a_worker_watching_the_grader_runs_one_thread_and_ends_with_its_lifeline
     pool.shutdown(wait=False)
     assert counts == [1, 1, 1, 1], f"threads in a worker when it would fork a judge: {counts}"
     assert workers and not alive, f"workers left running after the grader: {alive}"
+
+
+def _forkserver_seen_by_course_load(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> bool:
+    """Run the command ``argv`` in this process up to loading the course (which then fails);
+    whether the workers' server was already running when the course was loaded."""
+    stop_forkserver()  # one an earlier test left in this process would be seen
+    seen = []
+
+    def load(*args: object, **kwargs: object) -> Course:
+        seen.append(forkserver_pid() is not None)
+        raise GradingError("stopped by the test")
+
+    monkeypatch.setattr(Course, "load", load)
+    try:
+        assert main(argv) == 2
+    finally:
+        stop_forkserver()
+    assert seen == [True] or seen == [False]
+    return seen[0]
+
+
+def test_the_grade_command_starts_the_workers_server_before_it_loads_the_course(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """Its imports (torch, the judge, the checks) overlap the course's loading on another core;
+    the command stops it on every path, here an error."""
+    argv = ["grade", "01_attention", "--course", str(tmp_path), "--unsafe-no-sandbox"]
+    assert _forkserver_seen_by_course_load(monkeypatch, argv)
+    assert forkserver_pid() is None, "the grade command left its workers' server running"
+
+
+def test_a_dask_grading_starts_no_local_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Dask's workers fork from a server with Dask's own preload list (dask_engine.py)."""
+    argv = ["grade", "01_attention", "--course", str(tmp_path), "--cluster", "local:1"]
+    assert not _forkserver_seen_by_course_load(monkeypatch, [*argv, "--unsafe-no-sandbox"])

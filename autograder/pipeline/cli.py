@@ -6,6 +6,7 @@ assignment (``new``), or check what authors wrote (``lint``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import shutil
@@ -32,6 +33,7 @@ from autograder.pipeline.course import (
 from autograder.pipeline.course_secret import course_secret, create_secret, secret_path
 from autograder.pipeline.grade_record import read_record
 from autograder.pipeline.jobs_and_outcomes import DaskCluster, Settings
+from autograder.pipeline.preloaded_workers import preloaded_forkserver
 from autograder.pipeline.zip_intake import collect_from_zip
 
 
@@ -506,6 +508,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         file=sys.stderr,
         flush=True,
     )
+    with contextlib.ExitStack() as workers_server:
+        if args.command == "grade" and _cluster(args) is None:
+            # The workers' server imports torch and the checks (over a second of CPU) on another
+            # core while this process loads the course; the batch takes it over, and it stops
+            # with the command on every path.
+            workers_server.enter_context(preloaded_forkserver(args.assignment))
+        return _grade_or_demo(args)
+
+
+def _grade_or_demo(args: argparse.Namespace) -> int:
+    """The grade and demo commands; 2 on a grading error, 130 on Ctrl-C."""
     try:
         if args.command == "grade":
             course = Course.load(args.course, args.db)
