@@ -46,9 +46,11 @@ def test_a_worker_watching_the_grader_runs_one_thread_and_ends_with_its_lifeline
     assert workers and not alive, f"workers left running after the grader: {alive}"
 
 
-def _forkserver_seen_by_course_load(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> bool:
-    """Run the command ``argv`` in this process up to loading the course (which then fails);
-    whether the workers' server was already running when the course was loaded."""
+def _servers_around_course_load(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> tuple[bool, bool]:
+    """Run the command ``argv`` in this process up to loading the course (which then fails):
+    whether the workers' server was running when the course was loaded, and after the command."""
     stop_forkserver()  # one an earlier test left in this process would be seen
     seen = []
 
@@ -59,10 +61,11 @@ def _forkserver_seen_by_course_load(monkeypatch: pytest.MonkeyPatch, argv: list[
     monkeypatch.setattr(Course, "load", load)
     try:
         assert main(argv) == 2
+        left = forkserver_pid() is not None
     finally:
         stop_forkserver()
-    assert seen == [True] or seen == [False]
-    return seen[0]
+    assert len(seen) == 1, seen
+    return seen[0], left
 
 
 def test_the_grade_command_starts_the_workers_server_before_it_loads_the_course(
@@ -71,11 +74,13 @@ def test_the_grade_command_starts_the_workers_server_before_it_loads_the_course(
     """Its imports (torch, the judge, the checks) overlap the course's loading on another core;
     the command stops it on every path, here an error."""
     argv = ["grade", "01_attention", "--course", str(tmp_path), "--unsafe-no-sandbox"]
-    assert _forkserver_seen_by_course_load(monkeypatch, argv)
-    assert forkserver_pid() is None, "the grade command left its workers' server running"
+    running, left = _servers_around_course_load(monkeypatch, argv)
+    assert running, "the course was loaded before the workers' server started"
+    assert not left, "the grade command left its workers' server running"
 
 
 def test_a_dask_grading_starts_no_local_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """Dask's workers fork from a server with Dask's own preload list (dask_engine.py)."""
     argv = ["grade", "01_attention", "--course", str(tmp_path), "--cluster", "local:1"]
-    assert not _forkserver_seen_by_course_load(monkeypatch, [*argv, "--unsafe-no-sandbox"])
+    running, _ = _servers_around_course_load(monkeypatch, [*argv, "--unsafe-no-sandbox"])
+    assert not running
