@@ -9,8 +9,6 @@ import tempfile
 
 import pytest
 
-from tests.tiers import longest_first
-
 _DIRS = ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR", "MPLCONFIGDIR")
 if not all(_name in os.environ for _name in _DIRS):
     # Made by the first process (xdist workers inherit the variables) and removed when it ends.
@@ -50,8 +48,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The costliest scopes first (tests/tiers.py)."""
-    longest_first(items)
+    """The heaviest scopes first (those that grade through the sandbox, then other slow ones),
+    each kept whole and in its order.  `--dist loadscope` hands scopes out in this order
+    (`--no-loadscope-reorder`), so the quick ones fill the end and no worker idles while the
+    other finishes a batch it took last."""
+
+    def scope(item: pytest.Item) -> str:
+        return item.nodeid.rsplit("::", 1)[0]  # as xdist's loadscope splits it
+
+    weight: dict[str, int] = {}
+    for item in items:
+        heavy = (
+            2 if item.get_closest_marker("sandbox") else int(bool(item.get_closest_marker("slow")))
+        )
+        weight[scope(item)] = max(weight.get(scope(item), 0), heavy)
+    items.sort(key=lambda item: -weight[scope(item)])  # stable
 
 
 @pytest.fixture(scope="session")

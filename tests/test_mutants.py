@@ -43,7 +43,7 @@ from autograder.suite.submission import DEMO_TAG, grade_submission, load_submiss
 from tests.judge_parity import assert_judge_agrees
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells
 from tests.test_reference_bans import BANNED_PHRASE
-from tests.tiers import TRAINED, TRAINED_MARKS
+from tests.tiers import TRAINED
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS: list[Mutant] = [
@@ -533,6 +533,4 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 for _assignment in ASSIGNMENTS:
     _name = "TestMutantsOf" + _assignment.title().replace("_", "")
     _class = pytest.mark.slow(type(_name, (_AssignmentCorpus,), {"assignment": _assignment}))
-    for _mark in TRAINED_MARKS if _assignment in TRAINED else ():
-        _class = _mark(_class)
-    globals()[_name] = _class
+    globals()[_name] = pytest.mark.sandbox(_class) if _assignment in TRAINED else _class
