@@ -113,3 +113,20 @@ def test_an_answer_defined_under_a_cell_magic_is_read_from_its_body():
         [ANSWER, "attention = F.scaled_dot_product_attention", hidden], "attention", MORE
     )
     assert found is not None and found.reference == "F.scaled_dot_product_attention"
+
+
+def test_a_star_import_binds_what_its_module_holds_when_the_scan_runs(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # Cells are analysed once and shared between notebooks; a `from m import *` is not, since
+    # what it binds depends on the modules imported by the time of the scan.
+    star = "from attention_lab.star_probe import *\n"
+    uses = "def attention(q, k, v):\n    return sdpa(q, k, v)\n"
+    before = banned_use([star, uses], "attention", BANNED)
+    assert before is not None and before.reference is None  # unknown: it cannot be checked
+    module = type(sys)("attention_lab.star_probe")
+    module.__all__ = ["sdpa"]
+    module.sdpa = F.scaled_dot_product_attention
+    monkeypatch.setitem(sys.modules, "attention_lab.star_probe", module)
+    after = banned_use([star, uses, "x = 1\n"], "attention", BANNED)
+    assert after is not None and after.reference == "F.scaled_dot_product_attention", after

@@ -178,13 +178,31 @@ class _Notebook:
         self.patches: dict[str, list[_Binding]] = {}  # Cls.attr = value, setattr(Cls, ...)
         self._assigned: dict[int, ast.expr | None] = {}  # id(an attribute target) -> its value
         self._made = 0  # bindings recorded so far
+        self._star = False  # whether a `from m import *` was resolved against sys.modules
         for cell, source in enumerate(sources):
-            tree = _parsed(source)
-            if tree is None:
-                continue  # the cell did not run either
-            self._block(tree.body, cell)
+            self._extend(_cell(source, cell))
+
+    @classmethod
+    def of_cell(cls, source: str, cell: int) -> _Notebook:
+        """What the code cell at index ``cell`` binds and writes, its bindings numbered from 1."""
+        part = cls(())
+        tree = _parsed(source)
+        if tree is not None:  # else the cell did not run either
+            part._block(tree.body, cell)
             for node in ast.walk(tree):
-                self._dynamic_writes(node, cell)
+                part._dynamic_writes(node, cell)
+        return part
+
+    def _extend(self, part: _Notebook) -> None:
+        """Add the next cell's bindings and writes (:meth:`of_cell`) after those seen so far."""
+        for name, found in part.bindings.items():
+            numbered = (replace(b, order=self._made + b.order) for b in found)
+            self.bindings.setdefault(name, []).extend(numbered)
+        self._made += part._made
+        for key, writes in part.dynamic.items():
+            self.dynamic.setdefault(key, []).extend(writes)
+        for owner, patches in part.patches.items():
+            self.patches.setdefault(owner, []).extend(patches)
 
     # -- module-level bindings, in the order they run
 
@@ -298,6 +316,7 @@ class _Notebook:
                 self._bind(alias.asname or alias.name, _Binding("import", where, dotted=dotted))
                 continue
             found = _resolve(module) if module else None
+            self._star = True
             if found is None:  # which names it binds is not in the text
                 how = f"from {module or '.'} import *"
                 self.dynamic.setdefault(None, []).append(_Binding("dynamic", where, how=how))
@@ -387,6 +406,19 @@ class _Notebook:
 def _notebook(sources: tuple[str, ...]) -> _Notebook:
     """Each submission's cells are parsed once, however many checks ask about them."""
     return _Notebook(sources)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cell_once(source: str, cell: int) -> _Notebook:
+    return _Notebook.of_cell(source, cell)
+
+
+def _cell(source: str, cell: int) -> _Notebook:
+    """One code cell's part of a notebook, analysed once for the notebooks that share the cell
+    (the solution's cells, under each of the tests' appended tricks).  A cell with ``import *``
+    is analysed each time: which names it binds depends on the modules imported by then."""
+    part = _cell_once(source, cell)
+    return _Notebook.of_cell(source, cell) if part._star else part
 
 
 @dataclass(frozen=True)
