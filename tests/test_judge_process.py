@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from autograder.authoring import registry
 from autograder.examples import solution_answers
 from autograder.isolation.runner import _CellChannel
 from autograder.judging import kernel
 from autograder.judging.containment import exiting
-from autograder.judging.judge import WORKER_POLL_SECONDS, Judge
+from autograder.judging.judge import WORKER_POLL_SECONDS, Judge, _Server
 from autograder.judging.limits import JudgeLimits
 
 ASSIGNMENT, CELL = "01_attention", "test_attention_scaling"
@@ -149,3 +150,15 @@ def test_a_process_is_exiting_only_once_it_has_begun_to_exit():
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
     assert exiting(child)  # waited for: gone
+
+
+def test_a_replayed_cell_means_a_new_kernel_so_values_shared_by_cells_are_recomputed():
+    """After a restart the runner replays the cells that ran: the kernel's objects are new, and
+    what the judge computed from the old ones (05's held-out predictions) is computed again."""
+    server = _Server(None, None)  # type: ignore[arg-type]  # opening a cell touches neither
+    with registry.one_submission():
+        assert registry.shared(("predictions",), lambda: "old kernel's") == "old kernel's"
+        server._answer({"open": 41, "grade_id": "test_heldout_accuracy", "replay": False})
+        assert registry.shared(("predictions",), lambda: "new kernel's") == "old kernel's"
+        server._answer({"open": 3, "grade_id": None, "replay": True})
+        assert registry.shared(("predictions",), lambda: "new kernel's") == "new kernel's"

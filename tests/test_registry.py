@@ -1,8 +1,10 @@
-"""Reference data of the hidden checks is built once per process, ahead of the first submission."""
+"""Reference data of the hidden checks is built once per process, ahead of the first submission;
+a value that several cells of one submission judge is computed once per grading of it."""
 
 import pytest
 
 from autograder.authoring import registry
+from autograder.authoring.hidden_seeds import secret_in_use
 
 
 @pytest.fixture
@@ -41,3 +43,39 @@ def test_a03_hidden_corpora_are_distinct_draws():
     vals = [tuple(corpora[use].texts("val")) for use in ("clean", "vocab", "encode")]
     assert len(set(vals)) == 3
     assert course_corpora() is corpora
+
+
+def test_a_shared_value_is_computed_once_per_grading_and_never_across_gradings():
+    calls = []
+
+    def predictions():
+        calls.append(1)
+        return len(calls)
+
+    assert registry.shared(("p",), predictions) == 1  # outside a grading: every call computes
+    assert registry.shared(("p",), predictions) == 2
+    with registry.one_submission():
+        assert registry.shared(("p",), predictions) == 3
+        assert registry.shared(("p",), predictions) == 3  # the second cell: the same value
+        with secret_in_use(b"another course's secret, for this test only"):
+            assert registry.shared(("p",), predictions) == 4  # other hidden inputs
+        registry.forget_shared()  # the kernel restarted
+        assert registry.shared(("p",), predictions) == 5
+    with registry.one_submission():  # the next submission
+        assert registry.shared(("p",), predictions) == 6
+
+
+def test_a_failed_computation_is_not_kept():
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            registry.fail("the model crashed")
+        return "predictions"
+
+    with registry.one_submission():
+        with pytest.raises(registry.CheckFailed):
+            registry.shared(("q",), flaky)
+        assert registry.shared(("q",), flaky) == "predictions"
+    assert len(calls) == 2

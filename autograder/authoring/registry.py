@@ -21,11 +21,12 @@ nbgrader all call :func:`grade_cell` and :class:`CellGrade`):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -149,6 +150,43 @@ def reference_data(assignment: str) -> Callable[[Callable[[], T]], Callable[[], 
         return cached
 
     return register
+
+
+# Within one_submission(): key -> a value that several cells of one submission's grading judge.
+_shared: dict[tuple[str, ...], Any] | None = None
+
+
+@contextlib.contextmanager
+def one_submission() -> Iterator[None]:
+    """Grade one submission, once, under one course secret: the checks run inside share what
+    :func:`shared` computes.  The judge grades one submission per process and enters it for its
+    whole life; in-process grading enters it for each grading of a namespace."""
+    global _shared
+    previous, _shared = _shared, {}
+    try:
+        yield
+    finally:
+        _shared = previous
+
+
+def forget_shared() -> None:
+    """The kernel restarted: what was computed from its old objects no longer holds."""
+    if _shared is not None:
+        _shared.clear()
+
+
+def shared(key: tuple[str, ...], compute: Callable[[], T]) -> T:
+    """``compute()``, computed once for the cells of one submission that judge the same thing (a
+    trained model's predictions on a held-out split), within :func:`one_submission`; outside it,
+    computed at every call.  A failure is not kept: the next cell computes again.  The value is
+    the grader's own (the student's code can only have given its parts), and every cell that
+    shares it sees the same one, so the student's code cannot answer two cells differently."""
+    if _shared is None:
+        return compute()
+    key = (secret_fingerprint(), *key)
+    if key not in _shared:
+        _shared[key] = compute()
+    return _shared[key]
 
 
 def prepare(assignment: str) -> None:

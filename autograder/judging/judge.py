@@ -40,7 +40,9 @@ from autograder.authoring.registry import (
     CheckResult,
     StopChecks,
     checks_for,
+    forget_shared,
     grade_cell,
+    one_submission,
 )
 from autograder.judging import protocol, source_bans
 from autograder.judging.containment import confine, death, exiting
@@ -202,12 +204,13 @@ class Judge:
         selector = selectors.DefaultSelector()
         selector.register(self.listener, selectors.EVENT_READ, server.accept)
         selector.register(self._control, selectors.EVENT_READ, server.control)
-        while not server.done:
-            events = selector.select(WORKER_POLL_SECONDS)
-            if not events and os.getppid() != worker:  # the worker was killed
-                return
-            for key, _ in events:
-                key.data()
+        with one_submission():  # this process judges one submission
+            while not server.done:
+                events = selector.select(WORKER_POLL_SECONDS)
+                if not events and os.getppid() != worker:  # the worker was killed
+                    return
+                for key, _ in events:
+                    key.data()
 
 
 class _Server:
@@ -243,6 +246,8 @@ class _Server:
     def _answer(self, message: dict) -> dict:
         if "open" in message:
             grade_id = message.get("grade_id")
+            if message.get("replay"):  # a new kernel: values computed from the old one's go
+                forget_shared()
             self.window = _Window(
                 int(message["open"]),
                 str(grade_id) if grade_id is not None else None,

@@ -15,7 +15,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.authoring.registry import CellGrade, checks_for, grade_cell
+from autograder.authoring.registry import CellGrade, checks_for, grade_cell, one_submission
 from autograder.cells import is_test_cell, to_python
 
 SUBMISSION_MODULE = "__submission__"
@@ -106,7 +106,8 @@ def grade_submission(submission: Submission) -> dict[str, CellGrade]:
     cell's grade, which scores it as the grading command does (the visible checks are not run
     here)."""
     grade_ids = dict.fromkeys(entry.grade_id for entry in checks_for(submission.assignment))
-    return {
-        grade_id: grade_cell(submission.assignment, grade_id, submission.namespace)
-        for grade_id in grade_ids
-    }
+    with one_submission():
+        return {
+            grade_id: grade_cell(submission.assignment, grade_id, submission.namespace)
+            for grade_id in grade_ids
+        }

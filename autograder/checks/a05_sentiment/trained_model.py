@@ -10,7 +10,7 @@ from attention_lab.baseline import fit_baseline
 from attention_lab.data import KINDS, SentimentExample, make_sentiment_corpus
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.hidden_draws import hidden_generator
-from autograder.authoring.registry import Namespace, check, fail, reference_data
+from autograder.authoring.registry import Namespace, check, fail, reference_data, shared
 from autograder.authoring.requiring import require
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
@@ -79,7 +79,9 @@ def trained_predictions(ns: Namespace, examples: tuple[SentimentExample, ...]) -
         model.train(was_training)
     if logits.shape != (len(examples), 2):
         fail(f"the trained model must give (N, 2) logits, got {tuple(logits.shape)}")
-    return logits.argmax(-1).numpy()
+    predicted = logits.argmax(-1).numpy()
+    predicted.setflags(write=False)  # shared by both held-out cells
+    return predicted
 
 
 def accuracies(predicted: np.ndarray, examples: tuple[SentimentExample, ...]) -> dict[str, float]:
@@ -126,7 +128,8 @@ def heldout_accuracies(ns: Namespace) -> tuple[dict[str, float], dict[str, float
     """The trained model's accuracies on the held-out split and the baseline's, by kind and
     overall; fails first if the model looks untrained (naming why where its logits show it)."""
     examples, baseline_predictions = heldout_split()
-    predicted = trained_predictions(ns, examples)
+    # Both held-out cells judge these predictions: the model runs over the split once.
+    predicted = shared(("a05 held-out predictions",), lambda: trained_predictions(ns, examples))
     ours, theirs = accuracies(predicted, examples), accuracies(baseline_predictions, examples)
     diagnosis = untrained_diagnosis(predicted, ours)
     if diagnosis is not None:
