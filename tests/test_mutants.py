@@ -14,15 +14,22 @@ import contextlib
 import importlib
 import io
 import os
+import pickle
 import pkgutil
+import random
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+import traceback
+import warnings
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 import nbformat
+import numpy as np
 import pytest
+import torch
 
 import tests.mutants
 from autograder.authoring.dependencies import declared, dependents, judged_in
@@ -39,12 +46,13 @@ from autograder.authoring.registry import (
 from autograder.authoring.requiring import REQUIRED
 from autograder.examples import solution_answers
 from autograder.pipeline.feedback import redact_source
-from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
+from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
 from tests.judge_parity import assert_judge_agrees
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells
 from tests.test_reference_bans import BANNED_PHRASE
 from tests.tiers import TRAINED
 
+T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS: list[Mutant] = [
     mutant
@@ -91,16 +99,114 @@ def grade(path: Path) -> dict[str, CellGrade]:
 
 def graded(mutant: Mutant) -> dict[str, CellGrade]:
     """The mutant's grades (its hidden checks), computed by whichever test asks first; the errors
-    of its test cells' visible asserts are kept beside them (:func:`run_visible_checks`)."""
+    of its test cells' visible asserts are kept beside them (:func:`run_visible_checks`).
+
+    A mutant of a notebook that trains its model (tests/tiers.py) is run in a fork of this
+    process taken after the solution's cells before its first changed one (:func:`solution_up_to`):
+    the same state as running them again, so 06's mutants of `sample`, which comes after the
+    training, do not train the model again."""
     key = mutant_id(mutant)
     if key not in _GRADED:
         with tempfile.TemporaryDirectory() as folder:
-            submission = load_submission(build(mutant, Path(folder)), skip_tags=(DEMO_TAG,))
-            _GRADED[key] = grade_submission(submission)
-            with secret_in_use(OTHER_SECRET):
-                _GRADED_UNDER_OTHER[key] = grade_submission(submission)
-            _VISIBLE[key] = run_visible_checks(mutant.assignment, submission.namespace, folder)
+            path = build(mutant, Path(folder))
+            if mutant.assignment in TRAINED:
+                before, generators = solution_up_to(mutant.assignment, first_changed_cell(mutant))
+
+                def carried_on() -> tuple[dict, dict, dict]:
+                    set_generator_states(generators)  # as the solution's cells left them
+                    submission = load_submission(path, skip_tags=(DEMO_TAG,), after=before)
+                    return graded_with_visible(submission, folder)
+
+                results, required = in_a_fork(carried_on)
+                REQUIRED.update(required)
+            else:
+                results = graded_with_visible(load_submission(path, skip_tags=(DEMO_TAG,)), folder)
+            _GRADED[key], _GRADED_UNDER_OTHER[key], _VISIBLE[key] = results
     return _GRADED[key]
+
+
+def graded_with_visible(submission: Submission, folder: str) -> tuple[dict, dict, dict]:
+    """The submission's grades under the development secret and under OTHER_SECRET, and its
+    visible asserts' errors."""
+    grades = grade_submission(submission)
+    with secret_in_use(OTHER_SECRET):
+        other = grade_submission(submission)
+    return grades, other, run_visible_checks(submission.assignment, submission.namespace, folder)
+
+
+def first_changed_cell(mutant: Mutant) -> int:
+    """The index in the notebook of the first answer cell the mutant patches."""
+    return min(cell_indices(mutant.assignment)[grade_id] for grade_id in mutant.patches)
+
+
+@cache
+def cell_indices(assignment: str) -> dict[str, int]:
+    """grade_id -> the index of that cell in the solution notebook."""
+    notebook = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: index
+        for index, cell in enumerate(notebook.cells)
+        if "grade_id" in cell.metadata.get("nbgrader", {})
+    }
+
+
+@cache
+def solution_up_to(assignment: str, stop: int) -> tuple[Submission, tuple]:
+    """The solution run up to cell ``stop`` (its namespace is only ever carried on in a fork),
+    and the global random generators' states it left."""
+    path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
+    return load_submission(path, skip_tags=(DEMO_TAG,), stop=stop), generator_states()
+
+
+def generator_states() -> tuple:
+    """The states of Python's, NumPy's and torch's global random generators."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    return random.getstate(), np.random.get_state(), torch.get_rng_state(), cuda
+
+
+def set_generator_states(states: tuple) -> None:
+    """Put back what :func:`generator_states` returned."""
+    python, numpy, cpu, cuda = states
+    random.setstate(python)
+    np.random.set_state(numpy)
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+
+
+def in_a_fork(work: Callable[[], T]) -> tuple[T, set[tuple[str, str, str]]]:
+    """``work()`` computed in a child process forked from this one, and what its checks
+    required (autograder.authoring.requiring.REQUIRED) that this process had not seen."""
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        # The child runs only this function, then os._exit: it takes no lock of pytest's or
+        # xdist's threads, which Python 3.12 warns about when forking next to them.
+        warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+        child = os.fork()
+    if child == 0:
+        status = 1
+        try:  # whatever happens, the child leaves here: it must not go on running the tests
+            os.close(read)
+            try:
+                before = set(REQUIRED)
+                payload = pickle.dumps(("done", (work(), REQUIRED - before)))
+                status = 0
+            except BaseException:  # noqa: BLE001 - the parent raises it, with the traceback
+                payload = pickle.dumps(("failed", traceback.format_exc()))
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(payload)
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        payload = pipe.read()
+    _, wait_status = os.waitpid(child, 0)
+    if not payload:
+        raise AssertionError(f"the forked grading gave no result (wait status {wait_status})")
+    outcome, value = pickle.loads(payload)
+    if outcome != "done":
+        raise AssertionError(f"grading in the forked process failed:\n{value}")
+    return value
 
 
 def verdicts(results: dict[str, CellGrade]) -> dict[str, tuple[float, list[tuple[str, bool]]]]:

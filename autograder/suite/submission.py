@@ -29,6 +29,7 @@ class Submission:
     namespace: dict[str, Any]
     cell_errors: dict[int, str] = field(default_factory=dict)
     points: dict[str, float] = field(default_factory=dict)  # grade_id -> the test cell's points
+    next_cell: int | None = None  # where a run stopped early (load_submission's ``stop``)
 
 
 @contextlib.contextmanager
@@ -56,6 +57,8 @@ def load_submission(
     assignment: str | None = None,
     *,
     skip_tags: Collection[str] = (),
+    stop: int | None = None,
+    after: Submission | None = None,
 ) -> Submission:
     """Run every code cell except the autograder test cells, in order, in one namespace.
 
@@ -63,6 +66,9 @@ def load_submission(
     costs only the checks that need it. Cells run in a scratch folder with output hidden.
     skip_tags: cells with any of these tags are not run; ``(DEMO_TAG,)`` skips the solutions'
     demonstration cells (training studies, timings, plots), on which no answer or check depends.
+    stop: run only the cells before this index (the result's ``next_cell``).
+    after: a run stopped early; carry it on from its ``next_cell``, in its namespace (which
+    becomes the result's), with this notebook's later cells and a fresh scratch folder.
     """
     path = Path(path)
     assignment = assignment or path.stem
@@ -70,16 +76,23 @@ def load_submission(
         notebook = nbformat.read(path, as_version=4)
     except Exception as error:
         raise ValueError(f"{path} is not a readable notebook: {error}") from None
-    namespace: dict[str, Any] = {"__name__": SUBMISSION_MODULE, "display": lambda *a, **k: None}
-    submission = Submission(assignment, namespace)
+    if after is None:
+        start, errors = 0, {}
+        namespace: dict[str, Any] = {"__name__": SUBMISSION_MODULE, "display": lambda *a, **k: None}
+    elif after.next_cell is None:
+        raise ValueError("`after` must be a run that stopped early (load_submission's `stop`)")
+    else:
+        start, namespace, errors = after.next_cell, after.namespace, dict(after.cell_errors)
+    submission = Submission(assignment, namespace, errors, next_cell=stop)
+    for cell in notebook.cells:
+        if is_test_cell(cell):
+            meta = cell.metadata["nbgrader"]
+            submission.points[meta.get("grade_id", "")] = float(meta.get("points", 0))
     start_dir = os.getcwd()
     with tempfile.TemporaryDirectory() as scratch, _quiet_plots():
         os.chdir(scratch)
         try:
-            for index, cell in enumerate(notebook.cells):
-                if is_test_cell(cell):
-                    meta = cell.metadata["nbgrader"]
-                    submission.points[meta.get("grade_id", "")] = float(meta.get("points", 0))
+            for index, cell in enumerate(notebook.cells[start:stop], start):
                 if cell.cell_type != "code" or is_test_cell(cell):
                     continue
                 if set(cell.metadata.get("tags", ())) & set(skip_tags):
