@@ -178,7 +178,7 @@ class _Notebook:
         self.patches: dict[str, list[_Binding]] = {}  # Cls.attr = value, setattr(Cls, ...)
         self._assigned: dict[int, ast.expr | None] = {}  # id(an attribute target) -> its value
         self._made = 0  # bindings recorded so far
-        self._star = False  # whether a `from m import *` was resolved against sys.modules
+        self._star = False  # (a cell's part) whether it resolved a `from m import *` just now
         for cell, source in enumerate(sources):
             self._extend(_cell(source, cell))
 
