@@ -45,6 +45,7 @@ from autograder.authoring.registry import (
 )
 from autograder.authoring.requiring import REQUIRED
 from autograder.examples import solution_answers
+from autograder.judging.containment import death
 from autograder.pipeline.feedback import redact_source
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
 from tests.judge_parity import assert_judge_agrees
@@ -202,7 +203,7 @@ def in_a_fork(work: Callable[[], T]) -> tuple[T, set[tuple[str, str, str]]]:
         payload = pipe.read()
     _, wait_status = os.waitpid(child, 0)
     if not payload:
-        raise AssertionError(f"the forked grading gave no result (wait status {wait_status})")
+        raise AssertionError(f"the forked grading gave no result: {death(wait_status)}")
     outcome, value = pickle.loads(payload)
     if outcome != "done":
         raise AssertionError(f"grading in the forked process failed:\n{value}")
