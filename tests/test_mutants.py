@@ -68,6 +68,8 @@ _GRADED: dict[str, dict[str, CellGrade]] = {}  # mutant id -> its grades, once p
 OTHER_SECRET = b"tests/test_mutants.py: another course's secret"
 _GRADED_UNDER_OTHER: dict[str, dict[str, CellGrade]] = {}
 _VISIBLE: dict[str, dict[str, str]] = {}  # mutant id -> test cell -> its visible asserts' error
+# mutant id -> the modules its forked grading imported (a notebook that trains its model)
+_IMPORTED_IN_FORK: dict[str, list[str]] = {}
 
 
 def mutant_id(mutant: Mutant) -> str:
@@ -111,14 +113,21 @@ def graded(mutant: Mutant) -> dict[str, CellGrade]:
         with tempfile.TemporaryDirectory() as folder:
             path = build(mutant, Path(folder))
             if mutant.assignment in TRAINED:
+                # Grading the solution here first leaves in this process what a grading imports
+                # on first use (torch._dynamo with sympy, at the first optimizer; scikit-learn)
+                # and the checks' reference data under both secrets, which no fork could keep:
+                # 3 s of CPU per 05 mutant.  The class needs that grading anyway.
+                solution_graded(mutant.assignment)
                 before, generators = solution_up_to(mutant.assignment, first_changed_cell(mutant))
 
-                def carried_on() -> tuple[dict, dict, dict]:
+                def carried_on() -> tuple[dict, dict, dict, list[str]]:
                     set_generator_states(generators)  # as the solution's cells left them
+                    loaded = set(sys.modules)
                     submission = load_submission(path, skip_tags=(DEMO_TAG,), after=before)
-                    return graded_with_visible(submission, folder)
+                    results = graded_with_visible(submission, folder)
+                    return (*results, sorted(set(sys.modules) - loaded))
 
-                results, required = in_a_fork(carried_on)
+                (*results, _IMPORTED_IN_FORK[key]), required = in_a_fork(carried_on)
                 REQUIRED.update(required)
             else:
                 results = graded_with_visible(load_submission(path, skip_tags=(DEMO_TAG,)), folder)
@@ -629,6 +638,17 @@ class _AssignmentCorpus:
         assert_judge_agrees(self.assignment, tmp_path, graded, solution)
 
 
+class _ForkedCorpus(_AssignmentCorpus):
+    """A trained notebook's corpus, each mutant graded in a fork (:func:`graded`)."""
+
+    def test_the_fork_imports_nothing(self, mutant: Mutant):
+        """What a fork imports is lost with it, so it would be imported again for every mutant:
+        the solution's grading in this process leaves everything a mutant's grading needs."""
+        graded(mutant)
+        imported = _IMPORTED_IN_FORK[mutant_id(mutant)]
+        assert not imported, f"the forked grading imported {len(imported)} modules: {imported[:20]}"
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Each assignment's class takes that assignment's mutants."""
     if metafunc.cls is not None and "mutant" in metafunc.fixturenames:
@@ -639,5 +659,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # The corpus of a notebook that trains its model runs in the complete tier only (tests/tiers.py).
 for _assignment in ASSIGNMENTS:
     _name = "TestMutantsOf" + _assignment.title().replace("_", "")
-    _class = pytest.mark.slow(type(_name, (_AssignmentCorpus,), {"assignment": _assignment}))
-    globals()[_name] = pytest.mark.sandbox(_class) if _assignment in TRAINED else _class
+    if _assignment in TRAINED:
+        _base: type = _ForkedCorpus
+        _marks = [pytest.mark.slow, pytest.mark.sandbox]
+    else:
+        _base, _marks = _AssignmentCorpus, [pytest.mark.slow]
+    _class = type(_name, (_base,), {"assignment": _assignment})
+    for _mark in _marks:
+        _class = _mark(_class)
+    globals()[_name] = _class
