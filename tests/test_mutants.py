@@ -120,14 +120,14 @@ def graded(mutant: Mutant) -> dict[str, CellGrade]:
                 solution_graded(mutant.assignment)
                 before, generators = solution_up_to(mutant.assignment, first_changed_cell(mutant))
 
-                def carried_on() -> tuple[dict, dict, dict, list[str]]:
+                def carried_on() -> tuple[tuple[dict, dict, dict], list[str]]:
                     set_generator_states(generators)  # as the solution's cells left them
                     loaded = set(sys.modules)
                     submission = load_submission(path, skip_tags=(DEMO_TAG,), after=before)
                     results = graded_with_visible(submission, folder)
-                    return (*results, sorted(set(sys.modules) - loaded))
+                    return results, sorted(set(sys.modules) - loaded)
 
-                (*results, _IMPORTED_IN_FORK[key]), required = in_a_fork(carried_on)
+                (results, _IMPORTED_IN_FORK[key]), required = in_a_fork(carried_on)
                 REQUIRED.update(required)
             else:
                 results = graded_with_visible(load_submission(path, skip_tags=(DEMO_TAG,)), folder)
@@ -659,12 +659,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # The corpus of a notebook that trains its model runs in the complete tier only (tests/tiers.py).
 for _assignment in ASSIGNMENTS:
     _name = "TestMutantsOf" + _assignment.title().replace("_", "")
-    if _assignment in TRAINED:
-        _base: type = _ForkedCorpus
-        _marks = [pytest.mark.slow, pytest.mark.sandbox]
-    else:
-        _base, _marks = _AssignmentCorpus, [pytest.mark.slow]
-    _class = type(_name, (_base,), {"assignment": _assignment})
-    for _mark in _marks:
-        _class = _mark(_class)
-    globals()[_name] = _class
+    _base = _ForkedCorpus if _assignment in TRAINED else _AssignmentCorpus
+    _class = pytest.mark.slow(type(_name, (_base,), {"assignment": _assignment}))
+    globals()[_name] = pytest.mark.sandbox(_class) if _assignment in TRAINED else _class
