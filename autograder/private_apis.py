@@ -9,7 +9,10 @@ deep inside a grading batch.
 - ``ProcessPoolExecutor._processes``: a pool's processes, to kill them with what they are grading
   (Python 3.14 adds ``kill_workers()``; this project supports 3.11);
 - ``torch.utils._python_dispatch.TorchDispatchMode``: the only way to see the aten ops a call
-  runs (judging/kernel.py), documented by torch under this path.
+  runs (judging/kernel.py), documented by torch under this path;
+- ``nbgrader.api.get_alembic_version``: nbgrader stamps each new gradebook with its schema's
+  revision, which it asks of the ``alembic heads`` program (3 s of CPU, and a failure where this
+  interpreter's scripts are not on PATH); the same revision is read here in-process.
 
 Two subclass hooks cannot live here, since a subclass overrides them where it is defined; their
 canaries are in the same test file: nbgrader's ``GetGrades._get_score`` and nbconvert's
@@ -23,6 +26,7 @@ mode), so it imports only the standard library at module level.
 
 from __future__ import annotations
 
+import functools
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.process import BaseProcess
 
@@ -59,3 +63,20 @@ def torch_dispatch_mode() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode
 
     return TorchDispatchMode
+
+
+def stamp_gradebooks_in_process() -> None:
+    """Have nbgrader stamp every new gradebook of this process with its schema's revision read
+    in-process from nbgrader's own migrations, as the ``alembic heads`` program would print it."""
+    import nbgrader.api
+
+    nbgrader.api.get_alembic_version = gradebook_schema_revision
+
+
+@functools.cache
+def gradebook_schema_revision() -> str:
+    """The head revision of nbgrader's gradebook migrations (its ``alembic`` folder)."""
+    from alembic.script import ScriptDirectory
+    from nbgrader.dbutil import ALEMBIC_DIR
+
+    return ScriptDirectory(ALEMBIC_DIR).get_current_head()

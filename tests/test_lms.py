@@ -206,17 +206,17 @@ def test_gradescope_results_follow_the_documented_schema():
             jsonschema.validate(broken, schema)
 
 
-def _canvas_export(tmp_path: Path, roster: str, students: list[str], monkeypatch) -> Path:
+def _canvas_export(tmp_path: Path, roster: str, students: list[str]) -> Path:
     """CanvasExportPlugin in this process over a gradebook where ``students`` handed in."""
     from types import SimpleNamespace
 
     from nbgrader.api import Gradebook
     from traitlets.config import Configurable
 
-    from autograder.pipeline.course import tool_env
     from autograder.pipeline.exports import CanvasExportPlugin
+    from autograder.private_apis import stamp_gradebooks_in_process
 
-    monkeypatch.setenv("PATH", tool_env()["PATH"])  # a new gradebook runs alembic
+    stamp_gradebooks_in_process()  # a new gradebook, as the grader's commands make one
     parent = Configurable()
     parent.coursedir = SimpleNamespace(
         autograded_directory="autograded",
@@ -238,32 +238,28 @@ def _canvas_rows(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))[2:]
 
 
-@pytest.mark.slow  # seconds: kept out of the fast tier
-def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path, monkeypatch):
+def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path):
     roster = (
         "student,canvas_id,sis_login_id,name,section\n"
         'ada,101,"=HYPERLINK(""http://x"",""y"")",@Ada,+S1\n'
     )
-    dest = _canvas_export(tmp_path, roster, ["ada"], monkeypatch)
+    dest = _canvas_export(tmp_path, roster, ["ada"])
     row = _canvas_rows(dest)[0]
     assert row[:5] == ["'@Ada", "101", "", '\'=HYPERLINK("http://x","y")', "'+S1"], row
 
 
-@pytest.mark.slow  # seconds: kept out of the fast tier
-def test_the_canvas_export_serves_everyone_but_an_odd_name(tmp_path: Path, monkeypatch):
+def test_the_canvas_export_serves_everyone_but_an_odd_name(tmp_path: Path):
     composed = "zo\u00eb"
     decomposed = "zoe\u0308"
     roster = f"student,canvas_id\nada,101\n{composed},102\nkim,103\n"
     # jo handed in under a decomposed-Unicode name, the roster composes it: still her row.
     first = tmp_path / "composed"
     first.mkdir()
-    dest = _canvas_export(first, roster.replace("kim", "j\u00f6"), ["ada", "jo\u0308"], monkeypatch)
+    dest = _canvas_export(first, roster.replace("kim", "j\u00f6"), ["ada", "jo\u0308"])
     assert [row[5] for row in _canvas_rows(dest)] == ["0.0", "", "0.0"]
     (tmp_path / "twins").mkdir()
     with pytest.raises(SystemExit) as caught:
-        _canvas_export(
-            tmp_path / "twins", roster, ["ada", composed, decomposed, "ghost"], monkeypatch
-        )
+        _canvas_export(tmp_path / "twins", roster, ["ada", composed, decomposed, "ghost"])
     said = str(caught.value)
     assert "lacks students who have grades: ghost" in said, said
     assert "'zoe\\u0308' and 'zo\\xeb', which are one name written two ways" in said, said

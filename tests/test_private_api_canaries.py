@@ -7,8 +7,10 @@ from __future__ import annotations
 import inspect
 import multiprocessing
 import os
+import subprocess
 from concurrent.futures import ProcessPoolExecutor
 
+import pytest
 import torch
 
 from autograder import private_apis
@@ -97,3 +99,35 @@ def test_torch_legacy_profiler_still_reports_cpu_memory():
         "attention_lab/profiling.py (CPU peak memory)",
         peak,
     )
+
+
+def test_a_new_gradebook_is_stamped_without_the_alembic_program(tmp_path, monkeypatch):
+    from nbgrader.api import Gradebook
+    from sqlalchemy import create_engine, text
+
+    def no_program(*args, **kwargs):
+        raise AssertionError(f"nbgrader started a program for a new gradebook: {args}")
+
+    private_apis.stamp_gradebooks_in_process()
+    monkeypatch.setattr(subprocess, "Popen", no_program)
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    try:
+        Gradebook(url).close()
+    except AssertionError as error:
+        raise AssertionError(
+            changed("nbgrader.api.get_alembic_version", "course.py's Course.load", error)
+        ) from None
+    with create_engine(url).connect() as db:
+        stamped = db.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    assert stamped == private_apis.gradebook_schema_revision()
+
+
+@pytest.mark.slow
+def test_the_revision_read_in_process_is_the_one_the_alembic_program_prints():
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    from autograder.pipeline.course import tool_env
+
+    with _temp_alembic_ini("sqlite:///unused.db") as ini:
+        printed = subprocess.check_output(["alembic", "-c", ini, "heads"], env=tool_env())
+    assert printed.decode().split() == [private_apis.gradebook_schema_revision(), "(head)"]

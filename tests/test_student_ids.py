@@ -17,7 +17,7 @@ from nbgrader.api import Gradebook
 
 from autograder.pipeline.batch import without_twins
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import Course, find_submissions, record, tool_env
+from autograder.pipeline.course import Course, find_submissions, record
 from autograder.pipeline.exports import CanvasExportPlugin
 from autograder.pipeline.extensions import pending
 from autograder.pipeline.jobs_and_outcomes import Outcome
@@ -101,9 +101,8 @@ def _outcome(course: Course, student: str) -> Outcome:
 
 @pytest.mark.slow  # a gradebook: seconds
 def test_every_entry_point_takes_a_decomposed_id_as_the_composed_one(
-    course: Course, capsys, monkeypatch, tmp_path: Path
+    course: Course, capsys, tmp_path: Path
 ):
-    monkeypatch.setenv("PATH", tool_env()["PATH"])
     root = str(course.root)
     # extend, typed decomposed before her first grade: pending under the composed id.
     assert main(["extend", ASSIGNMENT, DECOMPOSED, "--days", "2", "--course", root]) == 0
@@ -149,9 +148,8 @@ def test_every_entry_point_takes_a_decomposed_id_as_the_composed_one(
 
 @pytest.mark.slow  # a gradebook: seconds
 def test_a_look_alike_folder_of_a_graded_student_is_refused_and_the_class_goes_on(
-    course: Course, monkeypatch
+    course: Course,
 ):
-    monkeypatch.setenv("PATH", tool_env()["PATH"])
     hand_in(course, "kim1", "2026-11-20 11:00:00 UTC")
     record(course, ASSIGNMENT, _outcome(course, "kim1"))
     hand_in(course, "kim\uff11", "2026-11-20 11:00:00 UTC")

@@ -5,13 +5,12 @@ Only the main process writes the gradebook (:func:`record`), as nbgrader autogra
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,9 @@ class Course:
         from nbgrader.coursedir import CourseDirectory
         from traitlets.config.loader import PyFileConfigLoader
 
+        from autograder.private_apis import stamp_gradebooks_in_process
+
+        stamp_gradebooks_in_process()  # the first command on a course makes its gradebook
         root = root.resolve()
         if not (root / "nbgrader_config.py").exists():
             raise GradingError(f"{root} has no nbgrader_config.py: run from the course folder")
@@ -78,29 +80,14 @@ def instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, st
     release = nbformat.read(notebook_file, as_version=4)
     url = course.db_shown
     try:
-        with _tools_on_path():  # nbgrader runs this interpreter's alembic for a new gradebook
-            try:
-                sources = _gradebook_sources(course, assignment)
-            except MissingEntry:  # released (python -m autograder release), never generated here
-                register_assignment(course, assignment, release)
-                sources = _gradebook_sources(course, assignment)
+        try:
+            sources = _gradebook_sources(course, assignment)
+        except MissingEntry:  # released (python -m autograder release), never generated here
+            register_assignment(course, assignment, release)
+            sources = _gradebook_sources(course, assignment)
     except (ImportError, SQLAlchemyError, ValueError) as error:
         raise GradingError(f"cannot open the gradebook {url}: {_without(error, course)}") from None
     return dict(release), sources
-
-
-@contextlib.contextmanager
-def _tools_on_path() -> Iterator[None]:
-    """This interpreter's scripts first on PATH while the block runs (see :func:`tool_env`)."""
-    path = os.environ.get("PATH")
-    os.environ["PATH"] = tool_env()["PATH"]
-    try:
-        yield
-    finally:
-        if path is None:
-            del os.environ["PATH"]
-        else:
-            os.environ["PATH"] = path
 
 
 def _gradebook_sources(course: Course, assignment: str) -> dict[str, str]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import re
 import shutil
 import sys
@@ -33,7 +32,7 @@ import nbformat
 
 from autograder.cells import REGIONS, region_lines
 from autograder.isolation.staging import copy_package
-from autograder.pipeline.course import GradingError, tool_env
+from autograder.pipeline.course import GradingError
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = Path("dist")  # under the repository root, git-ignored: dist/attention-lab-<assignment>
@@ -162,31 +161,26 @@ def _generated(root: Path, name: str, digest: str) -> dict[str, bytes]:
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
-    path = os.environ.get("PATH")
-    os.environ["PATH"] = tool_env()["PATH"]  # nbgrader runs this interpreter's alembic
-    try:
-        with tempfile.TemporaryDirectory(prefix="attention-lab-release-") as scratch:
-            course = Path(scratch)
-            shutil.copy(root / "nbgrader_config.py", course / "nbgrader_config.py")
-            shutil.copytree(root / "solutions" / name, course / "solutions" / name)
-            config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-            release = course / "release"
-            config.CourseDirectory.release_directory = str(release)
-            coursedir = CourseDirectory(config=config)
-            coursedir.assignment_id = name
-            converter = GenerateAssignment(coursedir=coursedir, config=config)
-            converter.force = True
-            converter.start()
-            return {
-                str(p.relative_to(release)): p.read_bytes()
-                for p in release.rglob("*")
-                if p.is_file() and ".ipynb_checkpoints" not in p.parts
-            }
-    finally:
-        if path is None:
-            del os.environ["PATH"]
-        else:
-            os.environ["PATH"] = path
+    from autograder.private_apis import stamp_gradebooks_in_process
+
+    stamp_gradebooks_in_process()  # the scratch course's new gradebook
+    with tempfile.TemporaryDirectory(prefix="attention-lab-release-") as scratch:
+        course = Path(scratch)
+        shutil.copy(root / "nbgrader_config.py", course / "nbgrader_config.py")
+        shutil.copytree(root / "solutions" / name, course / "solutions" / name)
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+        release = course / "release"
+        config.CourseDirectory.release_directory = str(release)
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id = name
+        converter = GenerateAssignment(coursedir=coursedir, config=config)
+        converter.force = True
+        converter.start()
+        return {
+            str(p.relative_to(release)): p.read_bytes()
+            for p in release.rglob("*")
+            if p.is_file() and ".ipynb_checkpoints" not in p.parts
+        }
 
 
 def secret_lines(solution: nbformat.NotebookNode) -> set[str]:
