@@ -115,7 +115,11 @@ def test_a_new_gradebook_is_stamped_without_the_alembic_program(tmp_path, monkey
         Gradebook(url).close()
     except AssertionError as error:
         raise AssertionError(
-            changed("nbgrader.api.get_alembic_version", "course.py's Course.load", error)
+            changed(
+                "nbgrader.api.get_alembic_version",
+                "stamp_gradebooks_in_process (Course.load, nbgrader_app.py, release.py)",
+                error,
+            )
         ) from None
     with create_engine(url).connect() as db:
         stamped = db.execute(text("SELECT version_num FROM alembic_version")).scalar_one()

@@ -111,7 +111,7 @@ def _cell(student: str) -> str:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A course with its (empty) gradebook, copied for each example: a new one costs alembic."""
+    """A course with its (empty) gradebook, built once and copied for each example."""
     return course_with_penalties(tmp_path_factory.mktemp("records") / "course").root
 
 
