@@ -3,6 +3,7 @@ and their Python."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Literal
 
@@ -40,12 +41,16 @@ def is_test_cell(cell: nbformat.NotebookNode) -> bool:
     return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
+# A graded test cell's hidden-check line: run_hidden_checks("<assignment>", "<grade id>", ...).
+_HIDDEN_CHECK_CALL = re.compile(
+    r"""run_hidden_checks\(\s*(["'])([\w.-]+)\1\s*,\s*(["'])([\w.-]+)\3"""
+)
+
+
 def hidden_calls(source: str) -> list[tuple[str, str]]:
     """(assignment, grade id) of every hidden line ``run_hidden_checks("<assignment>", "<grade
-    id>", ...)`` in a cell's source, however it is quoted: read with the grading runner's own
-    pattern, so that nothing disagrees with it on what counts as one."""
-    from autograder.isolation.runner import _HIDDEN_CHECK_CALL
-
+    id>", ...)`` in a cell's source, however it is quoted: the grading run's checkpoint is read
+    from it (pipeline/judged_notebook.py), so nothing disagrees on what counts as one."""
     return [(found[2], found[4]) for found in _HIDDEN_CHECK_CALL.finditer(source)]
 
 

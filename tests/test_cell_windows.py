@@ -18,7 +18,7 @@ import torch
 from autograder.examples import solution_answers
 from autograder.isolation.runner import _CellChannel
 from autograder.judging import kernel
-from autograder.judging.judge import Judge
+from autograder.judging.judge import VISIBLE_FAILED, Judge
 from autograder.judging.limits import JudgeLimits
 
 ASSIGNMENT, CELL, OTHER = "01_attention", "test_attention_scaling", "test_attention_rows_sum_to_one"
@@ -98,17 +98,12 @@ def test_a_replay_after_a_restart_gets_the_first_grade_and_is_not_judged_again(j
     assert judge.grades[CELL].full_marks and judge.refusals == []
 
 
-def test_a_failed_cell_is_judged_in_a_follow_up_only_when_its_line_never_reached_the_judge(judge):
+def test_a_failed_visible_check_is_shown_in_the_graders_words_never_the_kernels(judge):
     judge, channel = judge
-    channel.open(5, CELL)
-    assert _call(CELL, _namespace()) == "passed"
-    assert not channel.follow_up(CELL, "AssertionError: raised after the hidden line")
-    channel.close(5)
     channel.open(6, OTHER)
-    assert channel.follow_up(OTHER, "AssertionError:   the public\n example")
-    assert _call(OTHER, _namespace()) == "passed"
+    kernel.checkpoint(ASSIGNMENT, OTHER, _namespace(), visible_passed=False)
     channel.close(6)
     judge.__exit__(None, None, None)
     grade = judge.grades[OTHER]
-    assert grade.full_marks and grade.visible_failure == "AssertionError: the public example"
-    assert judge.refusals == []
+    assert grade.full_marks and grade.visible_failure == VISIBLE_FAILED
+    assert "visible check failed" in grade.describe() and judge.refusals == []

@@ -35,6 +35,7 @@ from autograder.examples import (
     Sample,
     build_course,
     connect_probe,
+    probe_said,
     read_probe,
     write_probe,
 )
@@ -137,16 +138,17 @@ class BeaconServer:
         self._listener.close()
 
 
-def probe_reports(course: Path, students: tuple[str, ...]) -> dict[str, list[str]]:
-    """student -> what the probe's cell said it reached, read from the autograded notebook."""
+def probe_reports(course: Path, students: tuple[str, ...]) -> dict[str, str]:
+    """student -> what the probe's cell said it reached (examples.probe_said), read from the
+    grader's note in the autograded notebook."""
     reports = {}
     for student in students:
         path = course / "grading" / "autograded" / student / "01_attention" / "01_attention.ipynb"
         for cell in nbformat.read(path, 4).cells:
             for output in cell.get("outputs", []):
                 text = output.get("text", "") if output.get("name") == "stdout" else ""
-                if text.startswith("probe reached: "):
-                    reports[student] = json.loads(text.removeprefix("probe reached: "))
+                if "probe reached: " in text:
+                    reports[student] = "probe reached: " + text.split("probe reached: ")[1].strip()
     return reports
 
 
@@ -279,7 +281,7 @@ def test_verdict_and_score(graded, sample: Sample):
 def test_the_probes_ran_and_reached_nothing(graded, beacon: BeaconServer):
     course, _, _ = graded
     assert set(PROBES) == {"eve", "h08-gradebook", "h09-solutions", "h10-socket"}
-    assert probe_reports(course, PROBES) == {student: [] for student in PROBES}
+    assert probe_reports(course, PROBES) == {student: probe_said([]) for student in PROBES}
     assert beacon.connections == 0
 
 

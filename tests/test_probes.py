@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.examples import build_course, find_outside
+from autograder.examples import build_course, find_outside, probe_said
 from tests.test_grading_corpus import CORPUS, PROBES, BeaconServer, _rows, probe_reports
 
 HONEST = "ada"
@@ -61,9 +61,9 @@ def test_every_probe_loses_its_points_without_the_sandbox(tmp_path: Path):
     gradebook = str(outside.gradebook)
     beacon = f"{server.beacon.host}:{server.beacon.port}"
     assert probe_reports(course, PROBES) == {
-        "eve": [*solutions, *checks, gradebook],
-        "h08-gradebook": [gradebook],
-        "h09-solutions": [*solutions, *checks],
-        "h10-socket": [beacon],
+        "eve": probe_said([*solutions, *checks, gradebook]),
+        "h08-gradebook": probe_said([gradebook]),
+        "h09-solutions": probe_said([*solutions, *checks]),
+        "h10-socket": probe_said([beacon]),
     }
     assert server.connections == 1  # h10's, and no one else's

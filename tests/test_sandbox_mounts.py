@@ -23,7 +23,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.cells import is_test_cell
-from autograder.examples import Sample, build_course, read_probe
+from autograder.examples import Sample, build_course, probe_said, read_probe
 from autograder.isolation import sandbox
 from autograder.isolation.staging import AUTOGRADER, build_staging
 from autograder.pipeline.verdicts import parse_report
@@ -86,7 +86,7 @@ def test_a_planted_copy_of_the_secrets_is_out_of_reach_and_honest_work_keeps_ful
     done = subprocess.run(command, capture_output=True, text=True, timeout=500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     row = _rows(course)["planter"]
-    assert probe_reports(course, ("planter",)) == {"planter": []}
+    assert probe_reports(course, ("planter",)) == {"planter": probe_said([])}
     assert float(row["score"]) == float(row["max_score"]) and row["verdict"] == "ok", row
     # matplotlib works from the allow-list alone: every figure shown before the first graded
     # test cell is a PNG (later outputs are withheld: they could hold hidden inputs).

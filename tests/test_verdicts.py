@@ -14,15 +14,12 @@ from autograder.pipeline.verdicts import (
 
 
 def test_outputs_past_the_notebook_budget_are_dropped_with_a_note():
-    cells = [new_code_cell(f"print({i})") for i in range(40)]
-    notebook = new_notebook(cells=cells)
-    chunk = "x" * (MAX_NOTEBOOK_OUTPUT_BYTES // 10)  # every cell prints a tenth of the budget
+    chunk = "x" * (MAX_NOTEBOOK_OUTPUT_BYTES // 10)  # every cell holds a tenth of the budget
     stream = {"output_type": "stream", "name": "stdout", "text": chunk}
+    cells = [new_code_cell(f"print({i})", outputs=[stream]) for i in range(40)]
+    notebook = new_notebook(cells=cells)
     result = {
-        "cells": [
-            {"index": i, "status": "ok", "execution_count": i + 1, "outputs": [stream]}
-            for i in range(len(cells))
-        ]
+        "cells": [{"index": i, "status": "ok", "execution_count": i + 1} for i in range(len(cells))]
     }
     notes: list[str] = []
     apply_verdicts(notebook, result, {}, notes)
@@ -67,13 +64,15 @@ def test_a_flood_of_empty_outputs_is_read_in_bounded_time_and_said():
 
     from autograder.pipeline.verdicts import MAX_NOTEBOOK_OUTPUTS
 
-    notebook = new_notebook(cells=[new_code_cell("flood()"), new_code_cell("print(1)")])
     empty = {"output_type": "display_data", "data": {}, "metadata": {}}
     stream = {"output_type": "stream", "name": "stdout", "text": "1\n"}
+    flood = new_code_cell("flood()")
+    flood["outputs"] = [empty] * 100_000  # as submitted: unchecked until the verdicts
+    notebook = new_notebook(cells=[flood, new_code_cell("print(1)", outputs=[stream])])
     result = {
         "cells": [
-            {"index": 0, "status": "ok", "execution_count": 1, "outputs": [empty] * 100_000},
-            {"index": 1, "status": "ok", "execution_count": 2, "outputs": [stream]},
+            {"index": 0, "status": "ok", "execution_count": 1},
+            {"index": 1, "status": "ok", "execution_count": 2},
         ]
     }
     notes: list[str] = []
@@ -88,8 +87,9 @@ def test_a_flood_of_empty_outputs_is_read_in_bounded_time_and_said():
 
 
 def test_a_library_warning_reaches_the_graded_copy_without_machine_paths(tmp_path):
-    """A real PyTorch UserWarning, raised from a kernel's temporary cell file: the graded copy
-    (and so the feedback) keeps its category and message, not the file, its line or the source."""
+    """A real PyTorch UserWarning, raised from a kernel's temporary cell file and submitted in a
+    cell's outputs: the graded copy (and so the feedback) keeps its category and message, not the
+    file, its line or the source."""
     import importlib.util
     import warnings
 
@@ -110,8 +110,8 @@ def test_a_library_warning_reaches_the_graded_copy_without_machine_paths(tmp_pat
     stderr = printed + "after the warning\n"
     assert str(cell_file) in stderr and "UserWarning: " in stderr  # what the kernel printed
     stream = {"output_type": "stream", "name": "stderr", "text": stderr}
-    notebook = new_notebook(cells=[new_code_cell("run()")])
-    result = {"cells": [{"index": 0, "status": "ok", "execution_count": 1, "outputs": [stream]}]}
+    notebook = new_notebook(cells=[new_code_cell("run()", outputs=[stream])])
+    result = {"cells": [{"index": 0, "status": "ok", "execution_count": 1}]}
     apply_verdicts(notebook, result, {}, [])
     shown = notebook.cells[0].outputs[0].text
     assert str(tmp_path) not in shown and "torch.tensor(torch.ones(2))" not in shown, shown

@@ -13,9 +13,9 @@ with the sandbox a probe keeps full marks, without it (``--unsafe-no-sandbox``) 
 
 from __future__ import annotations
 
-import ast
 import base64
 import functools
+import hashlib
 import json
 import multiprocessing
 import resource
@@ -61,7 +61,6 @@ class Outside:
     solutions: tuple[Path, ...]  # the instructor's notebook: the checkout's copy, the course's
     hidden_checks: tuple[Path, ...]  # the source files of the checks the judge imports
     gradebook: Path | None  # the course's gradebook file (None: a database server holds it)
-    answers: tuple[str, ...]  # the names the answer cells define: what a probe deletes on a leak
     beacon: Beacon | None = None  # a server of the caller's, for probes of the network
 
 
@@ -78,7 +77,9 @@ class Sample:
     expected: str  # the row verdict
     full_marks: bool  # every autograded cell passes
     answers: Mapping[str, str] = field(default_factory=dict)  # grade_id -> replaced answer
-    extra: Extra = ""  # a code cell of the student's own, placed after the setup cell
+    # Code of the student's own, at the end of the first answer cell: a cell the student adds
+    # never runs when graded (pipeline/judged_notebook.py).
+    extra: Extra = ""
     drop: Sequence[str] = ()  # grade_ids of cells the student deleted
     raw: bytes | None = None  # the submitted file's bytes, as is
 
@@ -104,6 +105,11 @@ CRASH_ON_MASK = """def attention(q, k, v, mask=None, scale=True):
 """
 # Hostile cells of the student's own.
 FAKE_CHECKS = """import sys, types, numpy, torch
+try:  # the hidden checks of a cell, called from an answer cell: refused, and noted
+    from autograder import run_hidden_checks
+    run_hidden_checks("01_attention", "test_attention_parity", globals())
+except Exception:
+    pass
 numpy.allclose = torch.allclose = lambda *args, **kwargs: True
 sys.modules["autograder"] = types.SimpleNamespace(run_hidden_checks=lambda *args: None)
 """
@@ -118,24 +124,33 @@ while True:
         pass
 """
 
-# Probes of the sandbox.  Each sets `reached` to what it could get at, prints it, and on a leak
-# deletes the student's answers after every cell from then on: every graded cell then fails.
+# Probes of the sandbox, each appended to the first answer cell (cells a student adds never run
+# when graded).  Each sets `reached` to what it could get at and ends its cell with an error that
+# says how much and which (the graded copy shows such an error, from before any hidden check);
+# on a leak it first breaks the functions every answer of 01 uses, so every graded cell fails.
 _PROBE_END = """
+import hashlib as _hashlib
 import json as _json
-from IPython import get_ipython as _get_ipython
 
-_shell = _get_ipython()
-
-
-def _delete_answers(*_):
-    for name in ANSWERS:
-        _shell.user_ns.pop(name, None)
-
-
-print("probe reached:", _json.dumps(reached))
 if reached:
-    _shell.events.register("post_run_cell", _delete_answers)
+    import numpy as _np
+    import torch as _torch
+
+    def _broken(*args, **kwargs):
+        raise RuntimeError("the probe reached what it must not")
+
+    _np.exp = _np.swapaxes = _torch.softmax = _torch.ones = _broken
+_digest = _hashlib.sha256(_json.dumps(sorted(reached)).encode()).hexdigest()[:16]
+raise RuntimeError(f"probe reached: {len(reached)} {_digest}")
 """
+
+
+def probe_said(reached: Sequence[str]) -> str:
+    """What a probe that reached ``reached`` says at the end of its cell."""
+    digest = hashlib.sha256(json.dumps(sorted(reached)).encode()).hexdigest()[:16]
+    return f"probe reached: {len(reached)} {digest}"
+
+
 _READ = """import os
 
 reached = []
@@ -178,7 +193,6 @@ except OSError:
 
 def _probe(outside: Outside, body: str, **constants: object) -> str:
     """A probe's cell: its constants (from the real machine), its search, the sabotage."""
-    constants["ANSWERS"] = outside.answers
     head = "".join(f"{name} = {value!r}\n" for name, value in constants.items())
     return f"{head}\n{body}{_PROBE_END}"
 
@@ -235,7 +249,7 @@ DEMO_CLASS: tuple[Sample, ...] = (
         extra=FAKE_CHECKS,
     ),
     Sample("trudy", "hostile", "crashed", False, answers={"attention": CRASH_ON_MASK}),
-    Sample("oscar", "hostile", "timeout", True, extra=STUBBORN_LOOP),
+    Sample("oscar", "hostile", "timeout", False, extra=STUBBORN_LOOP),
     Sample("eve", "hostile", "ok", True, extra=snoop),
 )
 
@@ -283,17 +297,10 @@ def find_outside(
     for path in (*solutions, *hidden_checks, gradebook):
         if path is not None and not path.is_file():  # a probe aimed at nothing could never fail
             raise FileNotFoundError(f"{path} is not a file: a probe must aim at a real one")
-    answers = tuple(
-        node.name
-        for source_text in solution_answers(assignment).values()
-        for node in ast.parse(source_text).body
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    )
     return Outside(
         solutions=tuple(p.resolve() for p in solutions),
         hidden_checks=tuple(p.resolve() for p in hidden_checks),
         gradebook=None if gradebook is None else gradebook.resolve(),
-        answers=answers,
         beacon=beacon,
     )
 
@@ -314,18 +321,16 @@ def build_submission(
             raise ValueError(f"{sample.student}'s cell is a probe: it needs the course's Outside")
         extra = extra(outside)
     notebook = nbformat.from_dict(json.loads(nbformat.writes(release)))
-    kept, setup_done = [], False
+    kept = []
     for cell in notebook.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if grade_id in sample.drop:
             continue
         if grade_id in answers:
             cell.source = sample.answers.get(grade_id, answers[grade_id])
+            if extra:  # the first answer cell only
+                cell.source, extra = f"{cell.source}\n\n{extra}", ""
         kept.append(cell)
-        if cell.cell_type == "code" and not setup_done:  # the student's cell goes after setup
-            setup_done = True
-            if extra:
-                kept.append(nbformat.v4.new_code_cell(extra))
     notebook.cells = kept
     return nbformat.writes(notebook).encode()
 

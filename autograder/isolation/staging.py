@@ -3,8 +3,8 @@ the sandbox's side of autograder.
 
 Of attention_lab, a student of assignment N has the tools and the reference answers of the
 assignments before N (``reference/aNN_<assignment>.py``, see :func:`copy_package`); the release
-and the sandbox both take it from here. Of autograder, the sandbox gets only the runner, the
-kernel's side of judging and the private APIs that uses (private_apis.py); its
+and the sandbox both take it from here. Of autograder, the sandbox gets only the runner, its
+plain kernel, the kernel's side of judging and the private APIs that uses (private_apis.py); its
 ``autograder/__init__.py`` is :mod:`autograder.isolation.autograder_in_sandbox`, whose
 ``run_hidden_checks`` hands the checks to the judge.  No hidden check is ever on disk inside the
 sandbox.
@@ -86,6 +86,7 @@ def build_staging(folder: Path, assignment: str) -> Path:
     shutil.copy(source / "isolation" / "autograder_in_sandbox.py", package / "__init__.py")
     for name in (
         "isolation/runner.py",
+        "isolation/plain_kernel.py",
         "judging/protocol.py",
         "judging/kernel.py",
         "private_apis.py",

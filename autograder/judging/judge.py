@@ -52,7 +52,8 @@ from autograder.judging.proxies import Link, RemoteNamespace, _current
 WORKER_POLL_SECONDS = 1.0  # how often an idle judge checks that its worker still lives
 HELLO_SECONDS = 10.0  # a kernel that connects says which cell it means at once, or is dropped
 _CONTROL_LINE_BYTES = 64 * 1024  # a runner's message is a short JSON line
-VISIBLE_FAILURE_CHARS = 1000
+# What the feedback says of a test cell whose visible checks failed in the grading run.
+VISIBLE_FAILED = "run the cell in your notebook to see its message"
 
 
 @dataclass
@@ -62,7 +63,6 @@ class _Window:
     index: int
     grade_id: str | None  # the instructor's grade id, for a graded test cell
     replay: bool = False  # re-run after a kernel restart: answered from the first verdict
-    visible_failure: str | None = None  # set when the runner asks for a follow-up judgement
 
 
 class Judge:
@@ -254,15 +254,6 @@ class _Server:
                 bool(message.get("replay")),
             )
             return {"ok": True}
-        if "follow_up" in message and self.window is not None:
-            needed = (
-                self.window.grade_id == message["follow_up"]
-                and self.window.grade_id not in self.judged
-            )
-            if needed:  # shown beside the grade, never scored: the kernel wrote it
-                shown = " ".join(str(message.get("visible_failure", "")).split())
-                self.window.visible_failure = shown[:VISIBLE_FAILURE_CHARS]
-            return {"needed": needed}
         self.window = None  # "close", or anything else: no cell is running
         return {"ok": True}
 
@@ -285,7 +276,7 @@ class _Server:
                 if window.replay:  # a replay after a restart gets the first verdict again
                     grade = self.judged.get(window.grade_id, CellGrade((), unjudged="not judged"))
                 else:
-                    grade = self._judge(connection, window)
+                    grade = self._judge(connection, window, hello.get("visible") is not False)
                 self._send_verdict(connection, grade.full_marks, grade.describe())
 
     def _refusal(self, claimed: object) -> str | None:
@@ -308,7 +299,7 @@ class _Server:
             return f"cell {window.index} called the hidden checks of {name} a second time"
         return None
 
-    def _judge(self, connection: socket.socket, window: _Window) -> CellGrade:
+    def _judge(self, connection: socket.socket, window: _Window, visible_passed: bool) -> CellGrade:
         grade_id = window.grade_id
         assert grade_id is not None
         self.report({"judging": grade_id})
@@ -326,7 +317,9 @@ class _Server:
             connection.settimeout(max(0.1, min(self.judge.limits.call_seconds, left)))
             signal.setitimer(signal.ITIMER_REAL, left)  # the whole cell's checks, all exchanges
             try:
-                grade = self.run_checks(grade_id, Link(connection), window.visible_failure or "")
+                # The kernel's own words are never shown: they may hold hidden inputs by now.
+                shown = "" if visible_passed else VISIBLE_FAILED
+                grade = self.run_checks(grade_id, Link(connection), shown)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         self.spent += time.monotonic() - started

@@ -265,10 +265,13 @@ def backward_exactly(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
         total.backward()
 
 
-def checkpoint(assignment: str, grade_id: str, namespace: Mapping[str, Any]) -> None:
+def checkpoint(
+    assignment: str, grade_id: str, namespace: Mapping[str, Any], visible_passed: bool = True
+) -> None:
     """Let the grader's judge run the hidden checks of ``grade_id`` against ``namespace``; raise
     if it says they fail.  The judge decides whether this call is judged at all: only the graded
-    test cell that is running may call, once (autograder/judging/judge.py)."""
+    test cell that is running may call, once (autograder/judging/judge.py).  ``visible_passed``:
+    whether the cell's visible checks passed, which the judge shows as pass or fail only."""
     path = os.environ.get(JUDGE_SOCKET_ENV)
     if not path:
         raise RuntimeError(
@@ -277,7 +280,7 @@ def checkpoint(assignment: str, grade_id: str, namespace: Mapping[str, Any]) -> 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
         server = _Server(sock, namespace)
-        send_message(sock, {"hello": [assignment, grade_id]}, [])
+        send_message(sock, {"hello": [assignment, grade_id], "visible": visible_passed}, [])
         while True:
             request, tensors = receive_message(sock)
             if request.get("op") == "verdict":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -77,6 +78,9 @@ class _Submitted:
     attachments: dict[str, Any] | None
     grade_id: str | None = None  # set once the cell holds a release cell's graded role
     fresh_id: bool = False  # a later copy of an id or a grade_id: it gets a new id
+    # A code cell's outputs as submitted, unchecked: the graded copy shows them, validated and
+    # bounded (pipeline/verdicts.py), since the grading run keeps none of its own.
+    outputs: list[Any] = dataclasses.field(default_factory=list)
 
 
 @dataclass
@@ -233,6 +237,7 @@ def _submitted_cell(number: int, raw: Any) -> _Submitted:
         raise _Invalid(f"cell {number} has metadata that is not a JSON object")
     rest = {key: value for key, value in metadata.items() if key != "nbgrader"}
     cell_id, attachments = raw.get("id"), raw.get("attachments")
+    outputs = raw.get("outputs")
     return _Submitted(
         number=number,
         cell_type=cell_type,
@@ -242,6 +247,7 @@ def _submitted_cell(number: int, raw: Any) -> _Submitted:
         cell_id=cell_id if isinstance(cell_id, str) and CELL_ID.fullmatch(cell_id) else None,
         # Malformed metadata or attachments would make the whole rebuilt notebook invalid.
         attachments=attachments if _valid_attachments(attachments) else None,
+        outputs=outputs if cell_type == "code" and isinstance(outputs, list) else [],
     )
 
 
@@ -412,8 +418,8 @@ def _restore_position(slots: list[_Slot], start: int, release_index: int) -> int
 
 
 def _plain_slot(cell: _Submitted, release_ids: Mapping[str, int]) -> _Slot:
-    """An ordinary cell with the student's content, without nbgrader metadata or outputs."""
-    node = _new_cell(cell.cell_type, cell.source, cell.metadata, cell.attachments)
+    """An ordinary cell with the student's content and outputs, without nbgrader metadata."""
+    node = _new_cell(cell.cell_type, cell.source, cell.metadata, cell.attachments, cell.outputs)
     wanted_id = None if cell.fresh_id else cell.cell_id
     hint = release_ids.get(cell.cell_id) if cell.cell_id else None
     return _Slot(node, wanted_id, hint, graded=False)
@@ -439,7 +445,8 @@ def _graded_cell(
     else:
         source, attachments = student.source, student.attachments
     metadata = copy.deepcopy(cell.metadata)
-    return _new_cell(cell.cell_type, source, metadata, copy.deepcopy(attachments))
+    outputs = student.outputs if student is not None and student.cell_type == "code" else []
+    return _new_cell(cell.cell_type, source, metadata, copy.deepcopy(attachments), outputs)
 
 
 def _deleted_message(grade_id: str, fixed: bool) -> str:
@@ -479,9 +486,14 @@ def _setting(nbgrader: Mapping[str, Any], name: str) -> Any:
 
 
 def _new_cell(
-    cell_type: str, source: str, metadata: dict[str, Any], attachments: dict[str, Any] | None
+    cell_type: str,
+    source: str,
+    metadata: dict[str, Any],
+    attachments: dict[str, Any] | None,
+    outputs: list[Any] = (),  # type: ignore[assignment]
 ) -> NotebookNode:
-    """A cell without outputs or execution count; its id is assigned once the layout is done."""
+    """A cell without execution count, with the ``outputs`` submitted in it (a code cell's);
+    its id is assigned once the layout is done."""
     cell: dict[str, Any] = {
         "id": "pending",
         "cell_type": cell_type,
@@ -489,7 +501,7 @@ def _new_cell(
         "source": source,
     }
     if cell_type == "code":
-        cell.update(outputs=[], execution_count=None)
+        cell.update(outputs=list(outputs), execution_count=None)
     elif attachments is not None:
         cell["attachments"] = attachments
     return nbformat.from_dict(cell)

@@ -1,9 +1,11 @@
 """Grade one submission, in a worker process: intake, sandboxed run with the judge, verdicts.
 
-Intake (pipeline/intake.py) restores the cells that nbgrader owns.  The notebook then runs inside
-the sandbox (isolation/) under the crash-tolerant runner; its hidden-check cells stop at a
-checkpoint and a judge in this process runs the checks against the kernel's objects (judging/).
-Last, the trusted verdicts are written into the notebook's test cells (pipeline/verdicts.py).
+Intake (pipeline/intake.py) restores the cells that nbgrader owns: that is the graded copy.  The
+judged notebook, the release's cells with the submitted answers in place (pipeline/
+judged_notebook.py), then runs inside the sandbox (isolation/) under the crash-tolerant runner in
+a plain Python process; after each graded test cell a judge in this process runs the hidden checks
+against that process's objects (judging/).  Last, the trusted verdicts are written into the graded
+copy's test cells (pipeline/verdicts.py).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from autograder.authoring.hidden_seeds import use_secret
 from autograder.authoring.registry import prepare
 from autograder.cells import is_test_cell
 from autograder.isolation import sandbox
-from autograder.pipeline import intake
+from autograder.pipeline import intake, judged_notebook
 from autograder.pipeline.jobs_and_outcomes import Job, Outcome
 from autograder.pipeline.verdicts import (
     MAX_REPORT_BYTES,
@@ -83,12 +85,14 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
         judge_dir.mkdir()
         scratch_path.chmod(0o711)
         judge_dir.chmod(0o755)
-        nbformat.write(taken.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
-        run, result, judged = execute(job, workdir, judge_dir, answer_sources(taken.notebook))
+        program = judged_notebook.build(taken.notebook, release)
+        nbformat.write(program.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
+        run, result, judged = execute(job, workdir, judge_dir, answer_sources(program.notebook))
     notes = list(taken.problems)
     if judged.failure:
         notes.append(judged.failure)
-    cells = apply_verdicts(taken.notebook, result, judged.grades, notes, judged.failure)
+    in_copy = judged_notebook.in_copy(result, program)
+    cells = apply_verdicts(taken.notebook, in_copy, judged.grades, notes, judged.failure)
     verdict = row_verdict(taken.verdict, run, result, cells, notes, judged.refusals)
     worker_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peak_mib = max(worker_kib, judged.peak_kib) / 1024
@@ -100,7 +104,8 @@ def _since(started: float) -> float:
 
 
 def answer_sources(notebook: nbformat.NotebookNode) -> list[str]:
-    """The code the student controls, in order: what reference bans are judged on."""
+    """The code the grading run executes besides the test cells, in order: what reference bans
+    are judged on."""
     return [c.source for c in notebook.cells if c.cell_type == "code" and not is_test_cell(c)]
 
 
@@ -130,16 +135,9 @@ def execute(
     env = sandbox.default_env()
     env.update(
         PYTHONPATH=job.staging,
-        # The inline backend sends each figure as a PNG output, so the feedback shows it (with
-        # Agg, plt.show() showed nothing).
-        MPLBACKEND="module://matplotlib_inline.backend_inline",
+        MPLBACKEND="Agg",  # no figure of the grading run is shown: its outputs are not kept
         MPLCONFIGDIR="/tmp/.matplotlib",
-        IPYTHONDIR="/tmp/.ipython",
-        JUPYTER_CONFIG_DIR="/tmp/.jupyter",
-        JUPYTER_DATA_DIR="/tmp/.jupyter-data",
-        JUPYTER_RUNTIME_DIR="/tmp/.jupyter-runtime",
         OMP_NUM_THREADS="1",
-        PYDEVD_DISABLE_FILE_VALIDATION="1",
     )
     env[JUDGE_SOCKET_ENV] = str(socket_path)
     judge = Judge(
@@ -173,9 +171,7 @@ def _run_unsandboxed(
 ) -> tuple[bytes, bool]:
     """Run the runner as this user (--unsafe-no-sandbox); its report and whether it was cut."""
     env["HOME"] = env["TMPDIR"] = str(workdir)
-    for key in ("MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR"):
-        env[key] = str(workdir / Path(env[key]).name)
-    env["JUPYTER_RUNTIME_DIR"] = str(workdir / ".jupyter-runtime")
+    env["MPLCONFIGDIR"] = str(workdir / Path(env["MPLCONFIGDIR"]).name)
     report_read, report_write = os.pipe()
     try:
         process = subprocess.Popen(

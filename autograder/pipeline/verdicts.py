@@ -135,22 +135,49 @@ _STATUS_MESSAGES = {
 }
 
 
-# Once the hidden checks have called the student's code, that code may hold their inputs and
-# print them; so no output of the grading run from then on reaches the graded copy or feedback.
-HIDDEN_INPUTS_NOTE = (
-    "[output not shown: this cell ran after the hidden checks first called your code, and what "
-    "it printed could hold their inputs; run your notebook yourself to see it]"
-)
-
-
-TEST_CELL_OUTPUT_NOTE = (
-    "[what this cell printed while the hidden checks ran is not shown: it could hold their inputs]"
-)
+_ERROR_CHARS = 300  # of an error message from before any hidden input entered the kernel
 
 
 def _stdout(text: str) -> nbformat.NotebookNode:
     """One line on stdout, as the graded copy shows the grader's own notes."""
     return nbformat.v4.new_output("stream", name="stdout", text=text + "\n")
+
+
+def _first_checkpoint(records: list[dict]) -> float:
+    """The execution count of the first graded test cell the grading run reached: from then on
+    the kernel may hold hidden inputs, so its words are no longer shown."""
+    counts = [
+        r["execution_count"]
+        for r in records
+        if "visible" in r and isinstance(r.get("execution_count"), int)
+    ]
+    return min(counts, default=float("inf"))
+
+
+def run_note(record: dict, first_checkpoint: float) -> str | None:
+    """What the graded copy says under a non-test cell that failed in the grading run."""
+    status = record.get("status")
+    if status != "error":
+        return None
+    count = record.get("execution_count")
+    if isinstance(count, int) and count < first_checkpoint:
+        ename = " ".join(str(record.get("ename", "Error")).split())[:100]
+        evalue = " ".join(str(record.get("evalue", "")).split())[:_ERROR_CHARS]
+        return f"[grading run] this cell raised {ename}: {evalue}"
+    return (
+        "[grading run] this cell raised an error; its message is not shown, since the hidden "
+        "checks had already called your code (run your notebook yourself to see it)"
+    )
+
+
+def _submitted_outputs(cell: nbformat.NotebookNode, room: int) -> tuple[list, int]:
+    """The cell's outputs as submitted, valid ones only, within ``room``; and how many it held."""
+    raw = cell.get("outputs") if isinstance(cell.get("outputs"), list) else []
+    kept = _outputs(raw, room)
+    for output in kept:
+        if output.output_type == "execute_result":
+            output.execution_count = cell.execution_count  # the grader's count, as the cell's
+    return kept, len(raw)
 
 
 def apply_verdicts(
@@ -160,43 +187,44 @@ def apply_verdicts(
     notes: list[str],
     judge_failure: str | None = None,
 ) -> list[GradedCell]:
-    """Put outputs and trusted grades into ``notebook``; return the test cells' results."""
-    by_index = {c.get("index"): c for c in result.get("cells", []) if isinstance(c, dict)}
+    """Put the grader's notes and trusted grades into the graded copy ``notebook``; return the
+    test cells' results.  ``result`` is the grading run's report with each record at its cell's
+    index in ``notebook``.  A code cell shows the outputs it was submitted with, never the
+    grading run's: that run's kernel met the hidden inputs."""
+    records = [c for c in result.get("cells", []) if isinstance(c, dict)]
+    by_index = {c.get("index"): c for c in records}
+    first_checkpoint = _first_checkpoint(records)
     cells = []
     shown_bytes = outputs_read = 0
-    checks_ran = False  # a graded test cell has run: later outputs may hold hidden inputs
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code":
             continue
         record = by_index.get(index, {})
         status = record.get("status")
-        raw = record.get("outputs") if isinstance(record.get("outputs"), list) else []
-        printed = any(not isinstance(o, dict) or o.get("output_type") != "error" for o in raw)
-        checks_ran = checks_ran or (is_test_cell(cell) and status not in (None, "skipped"))
-        if checks_ran:  # withheld unread, whatever they hold
-            cell.outputs = [_stdout(HIDDEN_INPUTS_NOTE)] if raw and not is_test_cell(cell) else []
-        else:
-            cell.outputs = _outputs(raw, MAX_NOTEBOOK_OUTPUTS - outputs_read)
-            outputs_read += len(raw)
-            if outputs_read > MAX_NOTEBOOK_OUTPUTS and _OUTPUTS_LEFT_OUT_NOTE not in notes:
-                notes.append(_OUTPUTS_LEFT_OUT_NOTE)
-        # The feedback renders every output: past the notebook's budget, outputs are dropped.
-        shown_bytes += len(json.dumps(cell.outputs))
-        if shown_bytes > MAX_NOTEBOOK_OUTPUT_BYTES and cell.outputs:
-            cell.outputs = [_OUTPUT_DROPPED]
-            if _OUTPUT_DROPPED_NOTE not in notes:
-                notes.append(_OUTPUT_DROPPED_NOTE)
         count = record.get("execution_count")
-        cell.execution_count = count if isinstance(count, int) and count > 0 else None
+        cell.execution_count = count if type(count) is int and count > 0 else None
         if status in ("timeout", "crashed"):
             notes.append(f"cell {index}: {_STATUS_MESSAGES[status]}")
         if not is_test_cell(cell):
+            cell.outputs, submitted = _submitted_outputs(cell, MAX_NOTEBOOK_OUTPUTS - outputs_read)
+            outputs_read += submitted
+            if outputs_read > MAX_NOTEBOOK_OUTPUTS and _OUTPUTS_LEFT_OUT_NOTE not in notes:
+                notes.append(_OUTPUTS_LEFT_OUT_NOTE)
+            # The feedback renders every output: past the notebook's budget, outputs are dropped.
+            shown_bytes += len(json.dumps(cell.outputs))
+            if shown_bytes > MAX_NOTEBOOK_OUTPUT_BYTES and cell.outputs:
+                cell.outputs = [_OUTPUT_DROPPED]
+                if _OUTPUT_DROPPED_NOTE not in notes:
+                    notes.append(_OUTPUT_DROPPED_NOTE)
+            note = run_note(record, first_checkpoint)
+            if note is not None:
+                cell.outputs.append(_stdout(note))
             continue
         grade_id = cell.metadata["nbgrader"]["grade_id"]
         points = float(cell.metadata["nbgrader"].get("points", 0))
         grade = _grade(grades, cell, record, judge_failure)
         graded = GradedCell(grade_id, grade, points, in_kernel_passed=status == "ok")
-        _rewrite_outputs(cell, graded.passed, graded.score, graded.message, printed)
+        _rewrite_outputs(cell, graded.passed, graded.score, graded.message)
         cells.append(graded)
     return cells
 
@@ -207,34 +235,30 @@ def _grade(
     record: dict,
     judge_failure: str | None,
 ) -> CellGrade:
-    """The judge's grade of a test cell, or, when it never judged the cell, why (it earns 0)."""
+    """The judge's grade of a test cell, or, when it never judged the cell, why (it earns 0):
+    always in the grader's words, never the kernel's."""
     grade_id = cell.metadata["nbgrader"]["grade_id"]
     status = record.get("status")
     if grade_id in grades:
         return grades[grade_id]
     if status == "error" and judge_failure:
         why = f"[judge] {judge_failure}, so this cell could not be checked"
-    elif status == "error":
-        why = f"{record.get('ename', 'Error')}: {record.get('evalue', '')}"
     elif lacks_hidden_line(cell):
         why = no_hidden_line(grade_id)
-    elif status == "ok":
-        why = "the hidden checks of this cell never reached the grader"
+    elif status in ("ok", "error"):
+        why = (
+            "the hidden checks of this cell never reached the grader: the grading run could not "
+            "hand them your answers (did an answer cell change how the notebook runs?)"
+        )
     else:
         why = _STATUS_MESSAGES.get(status, _STATUS_MESSAGES[None])
     return CellGrade((), unjudged=why)
 
 
-def _rewrite_outputs(
-    cell: nbformat.NotebookNode, passed: bool, score: float, message: str, printed: bool = False
-) -> None:
+def _rewrite_outputs(cell: nbformat.NotebookNode, passed: bool, score: float, message: str) -> None:
     """Make the test cell's outputs say what the trusted verdict says (nbgrader scores outputs):
-    full marks, partial credit (``score`` points) or nothing.  None of the kernel's outputs is
-    kept: while the hidden checks run, the student's code sees their inputs.  ``printed``: the
-    kernel wrote more than an error there, which the cell then says it does not show."""
+    full marks, partial credit (``score`` points) or nothing."""
     kept = []
-    if printed:
-        kept.append(_stdout(TEST_CELL_OUTPUT_NOTE))
     if passed or score > 0:
         if message:
             kept.append(_stdout(message))

@@ -1,0 +1,107 @@
+"""The notebook the grading run executes: the release's cells, with the submitted answers in place.
+
+What is judged must depend only on what the student wrote in the answer cells and on the
+released cells, not on what a kernel was made to hold.  So the grading run does not execute the
+submitted notebook.  It executes this one, built here in the trusted grader from:
+
+* every code cell of the release, in the release's order, with the release's own text: set-up,
+  demonstrations and trainings, whatever the student did to them;
+* in each answer cell's place, the answer cell's text as submitted (pipeline/intake.py matched it
+  to the release by its grade id);
+* each graded test cell as the instructor wrote it, split in two: its visible checks, which run
+  as cell text, and its checkpoint (assignment and grade id, read from its hidden line), which
+  the plain kernel hands the judge after them whatever they did (isolation/plain_kernel.py).
+
+Cells the student added are not run: no scratch cell can register a hook, rebind an answer or
+call the checks.  The graded copy still shows them, with the outputs they were submitted with.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import nbformat
+
+from autograder.cells import HIDDEN_TESTS, hidden_calls, is_test_cell, region_lines
+
+
+@dataclass(frozen=True)
+class JudgedNotebook:
+    """The notebook to run, and where each of its cells sits in the graded copy (None: nowhere,
+    a release cell the student deleted)."""
+
+    notebook: nbformat.NotebookNode
+    in_copy: dict[int, int | None]
+
+
+def _role(cell: nbformat.NotebookNode) -> str | None:
+    """ "answer", "fixed" (test or locked) or None (a plain cell of the release)."""
+    meta = cell.metadata.get("nbgrader", {})
+    if meta.get("solution"):
+        return "answer"
+    if meta.get("grade") or meta.get("locked") or meta.get("task"):
+        return "fixed"
+    return None
+
+
+def visible_part(source: str) -> str:
+    """A test cell's source without its hidden tests (the markers' lines included)."""
+    return "".join(line for line, place in region_lines(source, HIDDEN_TESTS) if place == "outside")
+
+
+def build(copy_notebook: nbformat.NotebookNode, release: nbformat.NotebookNode) -> JudgedNotebook:
+    """The judged notebook of a submission, from its graded copy (the intake's rebuild: answers
+    as submitted, test and locked cells from the instructor) and the release."""
+    by_grade_id: dict[str, int] = {}
+    by_cell_id: dict[str, int] = {}
+    for index, cell in enumerate(copy_notebook.cells):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if isinstance(grade_id, str):
+            by_grade_id.setdefault(grade_id, index)
+        elif isinstance(cell.get("id"), str):
+            by_cell_id.setdefault(cell["id"], index)
+    cells, in_copy = [], {}
+    for cell in release.cells:
+        if cell.cell_type != "code":
+            continue
+        role = _role(cell)
+        if role is None:
+            place = by_cell_id.get(cell.get("id"))
+            cells.append(_code_cell(cell.source, cell.metadata))
+        else:
+            place = by_grade_id.get(cell.metadata["nbgrader"]["grade_id"])
+            source = copy_notebook.cells[place].source if place is not None else ""
+            cells.append(_graded(source, copy_notebook.cells[place] if place is not None else cell))
+        in_copy[len(cells) - 1] = place
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(release.metadata))
+    return JudgedNotebook(notebook, in_copy)
+
+
+def _code_cell(source: str, metadata: dict) -> nbformat.NotebookNode:
+    return nbformat.v4.new_code_cell(source, metadata=copy.deepcopy(dict(metadata)))
+
+
+def _graded(source: str, cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """An answer cell as submitted, or a test cell split into visible checks and checkpoint."""
+    if not is_test_cell(cell):
+        return _code_cell(source, cell.metadata)
+    grade_id = cell.metadata["nbgrader"]["grade_id"]
+    judged = _code_cell(visible_part(source), cell.metadata)
+    own = [call for call in hidden_calls(source) if call[1] == grade_id]
+    if own:
+        judged.metadata["autograder"] = {"checkpoint": list(own[0])}
+    return judged
+
+
+def in_copy(result: dict, program: JudgedNotebook) -> dict:
+    """The runner's ``result`` with each cell record moved to its cell's index in the graded
+    copy; records of release cells the student deleted are left out."""
+    records = []
+    for record in result.get("cells", []):
+        if not isinstance(record, dict):
+            continue
+        place = program.in_copy.get(record.get("index"))  # type: ignore[arg-type]
+        if place is not None:
+            records.append({**record, "index": place})
+    return {**result, "cells": records}
