@@ -38,8 +38,9 @@ MISTAKES = {
     "alan": "scores are not scaled",  # forgot to scale the scores
     "edsger": "lets each position see the future",  # the causal mask keeps the future
     "linus": "not valid JSON",
-    "mallory": "sqrt(d_k)",  # the same unscaled answer, under faked checks
+    "mallory": "scores are not scaled",  # the same unscaled answer, under faked checks
     "trudy": "the kernel died",  # os._exit when given a mask
+    "oscar": "attention_numpy",  # its answer cell ran past the time limit, so it never ended
 }
 
 

@@ -13,7 +13,6 @@ they must lose their points.
 from __future__ import annotations
 
 import csv
-import json
 import secrets
 import shutil
 import socket
@@ -21,7 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import nbformat
@@ -37,6 +36,7 @@ from autograder.examples import (
     connect_probe,
     probe_said,
     read_probe,
+    solution_answers,
     write_probe,
 )
 
@@ -152,6 +152,61 @@ def probe_reports(course: Path, students: tuple[str, ...]) -> dict[str, str]:
     return reports
 
 
+RELEASE = Path(__file__).resolve().parents[1] / "notebooks" / "01_attention" / "01_attention.ipynb"
+SETUP = "cell-01_attention-001"
+# Every answer of 01, correct, as one cell's text (the instructor's).
+SOLUTIONS = "\n\n".join(solution_answers().values())
+
+
+def _handed_in(answers: Mapping[str, str], scratch: Mapping[str, str]) -> bytes:
+    """The release with ``answers`` in place (the stubs elsewhere) and, after the cell of each
+    grade id in ``scratch``, a cell of the student's own with that text."""
+    notebook = nbformat.read(RELEASE, 4)
+    cells = []
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+        cells.append(cell)
+        if grade_id in scratch:
+            cells.append(nbformat.v4.new_code_cell(scratch[grade_id]))
+    notebook.cells = cells
+    return nbformat.writes(notebook).encode()
+
+
+# Issue 39's attacks on what is judged.  A hook, registered in a cell of the student's own, binds
+# correct answers into the kernel before every cell, while every answer cell holds its stub.
+HOOK_ON_STUBS = f"""_SOLUTIONS = {SOLUTIONS!r}
+
+
+def _bind(*_):
+    exec(_SOLUTIONS, get_ipython().user_ns)
+
+
+get_ipython().events.register("pre_run_cell", _bind)
+"""
+# Stubs again, and correct answers written into the kernel's namespace after the attention cell.
+USER_NS_ON_STUBS = f"""_scratch = dict(get_ipython().user_ns)
+exec({SOLUTIONS!r}, _scratch)
+get_ipython().user_ns.update({{n: _scratch[n] for n in ("attention", "causal_mask")}})
+"""
+# Kernel-made text: the judge's follow-up silenced, so that a test cell's verdict would be the
+# kernel's own error (2,000 characters that a function could fill with hidden inputs), and every
+# later prompt numbered by the kernel.
+LEAK = "LEAK" * 500
+RAISES = f"def attention(q, k, v, mask=None, scale=True):\n    raise RuntimeError({LEAK!r})\n"
+KERNEL_TEXT = """import autograder
+autograder.judge_failed_cell = lambda *args: None
+
+
+def _count(*_):
+    get_ipython().execution_count = 10**60
+
+
+get_ipython().events.register("post_run_cell", _count)
+"""
+
+
 def _renamed(release_bytes: bytes) -> bytes:
     return release_bytes.replace(b'"test_causal_mask"', b'"test_causal_mask_v2"', 1)
 
@@ -162,12 +217,14 @@ KEPT_FROM_THE_DEMO = ("ada", "alan", "mallory", "eve")
 CORPUS: tuple[Sample, ...] = (
     *(s for s in DEMO_CLASS if s.student in KEPT_FROM_THE_DEMO),
     # The runner restarts the kernel after a MemoryError, so the breach costs only its own cell.
-    Sample("h01-memory-bomb", "hostile", "memory limit", True, extra=MEMORY_BOMB),
+    # Each extra runs at the end of the first answer cell: one that kills or stops its kernel
+    # costs that cell's answer, which the fresh kernel does not replay.
+    Sample("h01-memory-bomb", "hostile", "memory limit", False, extra=MEMORY_BOMB),
     Sample("h02-fork-burst", "hostile", "ok", True, extra=FORK_BURST),
-    Sample("h03-huge-output", "hostile", "output limit", True, extra=HUGE_OUTPUT),
+    Sample("h03-huge-output", "hostile", "ok", True, extra=HUGE_OUTPUT),  # printed to nowhere
     Sample("h04-huge-file", "hostile", "ok", True, extra=HUGE_FILE),
-    Sample("h05-segfault", "hostile", "crashed", True, extra=SEGFAULT),
-    Sample("h06-os-exit", "hostile", "crashed", True, extra=EXIT),
+    Sample("h05-segfault", "hostile", "crashed", False, extra=SEGFAULT),
+    Sample("h06-os-exit", "hostile", "crashed", False, extra=EXIT),
     Sample("h07-sys-exit", "hostile", "ok", True, extra=SYS_EXIT),
     Sample("h08-gradebook", "hostile", "ok", True, extra=write_gradebook),
     Sample("h09-solutions", "hostile", "ok", True, extra=read_solutions),
@@ -182,7 +239,22 @@ CORPUS: tuple[Sample, ...] = (
         extra=EXCEPTION_HOOK,
         answers={"attention": UNSCALED},
     ),
-    Sample("h13-keyboard-interrupt", "hostile", "timeout", True, extra=CATCH_INTERRUPT),
+    Sample("h13-keyboard-interrupt", "hostile", "timeout", False, extra=CATCH_INTERRUPT),
+    Sample("h14-hook-on-stubs", "hostile", "ok", False, raw=_handed_in({}, {SETUP: HOOK_ON_STUBS})),
+    Sample(
+        "h15-user-ns-on-stubs",
+        "hostile",
+        "ok",
+        False,
+        raw=_handed_in({}, {"attention": USER_NS_ON_STUBS}),
+    ),
+    Sample(
+        "h16-kernel-text",
+        "hostile",
+        "ok",
+        False,
+        raw=_handed_in({**solution_answers(), "attention": RAISES}, {SETUP: KERNEL_TEXT}),
+    ),
     Sample("b01-empty", "broken", "invalid notebook", False, raw=b""),
     Sample("b02-duplicated", "broken", "restored", True),  # built below: a test cell twice
     Sample("b03-renamed", "broken", "restored", True),  # built below: a grade_id renamed
@@ -267,6 +339,7 @@ def test_the_corpus_is_large_enough():
 @pytest.mark.sandbox
 @pytest.mark.parametrize("sample", CORPUS, ids=lambda s: s.student)
 def test_verdict_and_score(graded, sample: Sample):
+    """Each submission's verdict, and whether it kept full marks."""
     _, rows, _ = graded
     row = rows[sample.student]
     assert row["verdict"] == sample.expected, row
@@ -274,6 +347,30 @@ def test_verdict_and_score(graded, sample: Sample):
         assert float(row["score"]) == float(row["max_score"]), row
     else:
         assert float(row["score"]) < float(row["max_score"]), row
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_what_is_judged_is_the_answer_cells_text_never_what_a_kernel_was_made_to_hold(graded):
+    course, rows, _ = graded
+    # Stubs earn nothing, whatever a cell of the student's own bound in their place.
+    for student in ("h14-hook-on-stubs", "h15-user-ns-on-stubs"):
+        assert float(rows[student]["score"]) == 0, rows[student]
+    # Nothing the kernel wrote reaches the graded copy: no error of its own as a verdict (a
+    # check may quote 300 characters of it), no execution count of its own.
+    path = (
+        course
+        / "grading"
+        / "autograded"
+        / "h16-kernel-text"
+        / "01_attention"
+        / "01_attention.ipynb"
+    )
+    notebook = nbformat.read(path, 4)
+    assert LEAK[:400] not in nbformat.writes(notebook)
+    counts = [c.execution_count for c in notebook.cells if c.cell_type == "code"]
+    assert max(c for c in counts if c is not None) <= len(notebook.cells), counts
+    assert float(rows["h16-kernel-text"]["score"]) == 3.0, rows["h16-kernel-text"]  # not attention
 
 
 @pytest.mark.slow

@@ -107,7 +107,7 @@ CRASH_ON_MASK = """def attention(q, k, v, mask=None, scale=True):
 FAKE_CHECKS = """import sys, types, numpy, torch
 try:  # the hidden checks of a cell, called from an answer cell: refused, and noted
     from autograder import run_hidden_checks
-    run_hidden_checks("01_attention", "test_attention_parity", globals())
+    run_hidden_checks('01_attention', 'test_attention_parity', globals())
 except Exception:
     pass
 numpy.allclose = torch.allclose = lambda *args, **kwargs: True
