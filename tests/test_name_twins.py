@@ -64,6 +64,34 @@ def test_a_decomposed_folder_is_graded_under_the_composed_id(tmp_path: Path):
     assert [o.student for o in refused] == ["zo\\xeb"]
 
 
+def test_a_dash_or_an_invisible_character_makes_no_new_student(tmp_path: Path):
+    # Issue 39's attack round: each of these was graded as a student beside honest-correct.
+    honest = _hand_in(tmp_path, "honest-correct")
+    time.sleep(0.05)
+    hyphen = _hand_in(tmp_path, "honest\u2010correct")  # U+2010 HYPHEN
+    joiner = _hand_in(tmp_path, "honest-correct\u034f")  # COMBINING GRAPHEME JOINER
+    kept, refused = without_twins(sorted([honest, hyphen, joiner]), recorded=set())
+    assert kept == [honest]
+    assert sorted((o.student, o.verdict) for o in refused) == [
+        ("honest-correct\\u034f", "invalid name"),
+        ("honest\\u2010correct", "invalid name"),
+    ]
+    assert all("prints like 'honest-correct'" in o.notes[0] for o in refused)
+
+
+def test_a_letter_and_a_digit_that_print_alike_ask_for_a_new_name(tmp_path: Path):
+    # Two real students, bobl and bob1, print alike in many fonts: the newer is not graded
+    # until the instructor renames its folder.
+    first = _hand_in(tmp_path, "bobl")
+    time.sleep(0.05)
+    second = _hand_in(tmp_path, "bob1")
+    kept, refused = without_twins([second, first], recorded=set())
+    assert kept == [first]
+    [outcome] = refused
+    assert (outcome.student, outcome.verdict) == ("bob1", "invalid name")
+    assert "prints like 'bobl'" in outcome.notes[0] and "rename" in outcome.notes[0]
+
+
 @pytest.mark.slow  # seconds: kept out of the fast tier
 def test_a_name_typed_composed_finds_the_folder_written_decomposed(tmp_path: Path):
     from autograder.examples import build_course

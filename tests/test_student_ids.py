@@ -22,7 +22,13 @@ from autograder.pipeline.exports import CanvasExportPlugin
 from autograder.pipeline.extensions import pending
 from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.roster import read_roster
-from autograder.pipeline.student_ids import canonical, look_alike, spelled_as_recorded, twin_of
+from autograder.pipeline.student_ids import (
+    _reading,
+    canonical,
+    look_alike,
+    spelled_as_recorded,
+    twin_of,
+)
 from autograder.pipeline.zip_intake import unpack_canvas_zip
 from tests.course_setup import ASSIGNMENT, course_with_penalties, export_with, hand_in, released
 
@@ -48,6 +54,37 @@ def test_the_id_rule_in_one_place():
     assert twin_of("Anna", ["\u0531\u0576\u0576\u0561"]) is None  # Armenian Աննա
     assert spelled_as_recorded(DECOMPOSED, []) == COMPOSED
     assert spelled_as_recorded(COMPOSED, [DECOMPOSED]) == DECOMPOSED  # a legacy grade stays hers
+
+
+def test_names_are_compared_by_unicodes_confusables_without_invisible_characters():
+    # The two names of issue 39's attack round, each graded beside "honest-correct" before.
+    assert twin_of("honest\u2010correct", ["honest-correct"]) == "honest-correct"  # HYPHEN
+    assert twin_of("honest-correct\u034f", ["honest-correct"]) == "honest-correct"  # CGJ
+    # Default-ignorable characters print as nothing, wherever they stand.
+    for invisible in ("\u200b", "\u00ad", "\u2060", "\ufe0f", "\u180b", "\u3164", "\U000e0101"):
+        assert look_alike(f"ad{invisible}a") == look_alike("ada"), ascii(invisible)
+    # Pairs from Unicode's confusables data (UTS #39), with NFKC's full-width letters.
+    assert twin_of("ada", ["\uff41\uff44\uff41", "\u0430d\u0430"]) == "\u0430d\u0430"
+    assert twin_of("o'brien", ["o\u2019brien"]) == "o\u2019brien"  # RIGHT SINGLE QUOTATION MARK
+    assert twin_of("ada-lee", ["ada\u2013lee", "ada\u2212lee"]) == "ada\u2013lee"  # en dash, minus
+    assert twin_of("kamal", ["karnal"]) == "karnal"  # "rn" reads as "m"
+    # A letter and a digit the data reads as one ("l", "1", "I"; "O", "0") make one name too,
+    # though rosters hold real pairs like them: the newer is refused, to be renamed.
+    assert twin_of("bob1", ["bobl", "bobI"]) == "bobI"
+    assert twin_of("j0e", ["jOe"]) == "jOe"
+    # Names that print differently stay apart.
+    assert twin_of("anna", ["anne", "ana", "Anna", "ann\u0430\u0301"]) is None
+    assert twin_of("ada-lee", ["ada_lee", "ada.lee", "adalee"]) is None
+
+
+def test_the_confusables_data_is_read_from_its_package_as_prototypes():
+    drop, reads_as = _reading()
+    assert drop("ad\u034fa\u200b") == "ada"
+    assert reads_as["\u2010"] == "-" and reads_as["\u0430"] == "a" and reads_as["m"] == "rn"
+    assert reads_as["1"] == reads_as["I"] == "l"
+    assert "a" not in reads_as and len(reads_as) > 6000
+    # A prototype reads as itself, so each character is read once, as UTS #39 reads it.
+    assert all(reads_as.get(c, c) == c for to in reads_as.values() for c in to)
 
 
 def test_a_roster_reads_ids_composed_and_leaves_out_a_later_look_alike(tmp_path: Path):

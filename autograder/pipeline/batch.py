@@ -255,7 +255,8 @@ def without_twins(
     ``submitted``: (folder name, notebook) pairs.  A folder name becomes its id as written in
     the gradebook already, else in NFC (:mod:`autograder.pipeline.student_ids`).  Two folder
     names that print alike (``zoë`` composed or as ``e`` plus a combining diaeresis, full-width
-    digits) would give two rows that read as one student.  The name already in the gradebook
+    digits, a hyphen U+2010 for ``-``: :func:`~autograder.pipeline.student_ids.look_alike`) would
+    give two rows that read as one student.  The name already in the gradebook
     keeps it, else the older folder; the other is not graded, so it can neither take nor split
     that student's row, and its row shows its name escaped.
     """
@@ -276,8 +277,8 @@ def without_twins(
         for folder, _ in group[1:]:
             note = (
                 f"the folder name {ascii(folder)} prints like {ascii(group[0][0])}, which is "
-                "graded (the same after Unicode normalisation): it is not graded, so that it "
-                "cannot take that student's row; rename the folder and grade again"
+                "graded (Unicode's confusables data reads them as one name): it is not graded, "
+                "so that it cannot take that student's row; rename the folder and grade again"
             )
             refused.append(Outcome(escaped(folder), "invalid name", [note], None, [], 0.0))
     kept.sort()

@@ -8,14 +8,19 @@ roster, a command line or the gradebook, and Unicode lets one name be written se
 (``zoë`` composed, or ``zoe`` and a combining diaeresis). Every entry point passes its ids through
 :func:`canonical` (NFC), so one student is one id everywhere; :func:`look_alike` says when two ids
 a reader cannot tell apart would stand for one student, and the newer one is then refused: equal
-after NFKC (full-width digits, ligatures), or once the Cyrillic, Greek, Armenian and Cherokee
-letters drawn like Latin ones are read as those (a Cyrillic "а" in "аlice").
+once the characters that print as nothing are dropped and each character is read as Unicode's
+confusables data (UTS #39) reads it: a Cyrillic "а" in "аlice", a hyphen U+2010 as "-", and also
+"1" and "I" as "l", "0" as "O", "rn" as "m". So two real students "bob1" and "bobl" are one name
+here too: the newer is refused, and the instructor gives it another id.
 """
 
 from __future__ import annotations
 
+import json
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import cache, partial
+from importlib.resources import files
 
 EXPECTED = (
     "non-empty, printable UTF-8 text without leading or trailing spaces, naming one folder "
@@ -50,33 +55,54 @@ def canonical(student: str) -> str:
     return unicodedata.normalize("NFC", student)
 
 
-# Letters of other scripts whose usual glyphs are those of a Latin letter, and that letter.
-_DRAWN_LIKE_LATIN = str.maketrans(
-    # Cyrillic capitals, then small letters
-    "АВЕКМНОРСТУХІЈЅԚԜӀҮ"
-    "аеорсухіјѕһԁԛԝӏ"
-    # Greek capitals, then small letters
-    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
-    "ονρϳ"
-    # Armenian capitals, then small letters
-    "ՕՍԼ"
-    "օսհոզց"
-    # Cherokee (capitals only: NFKC leaves its small letters as they are, and they print small)
-    "ᎪᏴᏟᎬᏀᎻᎫᏦᏞᎷᏢᏚᎢᏙᎳᏃᎠᏒ"
-    # Latin letters outside the basic alphabet that print as one of it
-    "ɑɡǀı",
-    # ... read as, in the same order
-    "ABEKMHOPCTYXIJSQWIYaeopcyxijshdqwlABEZHIKMNOPTYXovpj"  # Cyrillic, Greek
-    "OULouhnqg"  # Armenian
-    "ABCEGHJKLMPSTVWZDR"  # Cherokee
-    "agli",  # Latin
-)
+@cache
+def _reading() -> tuple[Callable[[str], str], dict[str, str]]:
+    """What drops the characters that print as nothing, and what each character of Unicode's
+    confusables data reads as (its prototype there).
+
+    From installed packages, read when two names are first compared: regex's
+    Default_Ignorable_Code_Point property, and confusable_homoglyphs's confusables.json, which
+    holds each line of Unicode's confusables.txt both ways (``‐`` beside ``-`` and ``-`` beside
+    ``‐``), its right-to-left glyphs between two invisible marks. Read without those, the
+    characters that read as one prototype stand around it: the prototype is the one with two or
+    more beside it, or the string of several characters (``rn`` beside ``m``). Of a pair the
+    data does not say which is the prototype, and either answers "do two names read alike" the
+    same: the one NFD leaves as it is, else the lower code point.
+    """
+    import regex
+
+    drop = partial(regex.compile(r"\p{Default_Ignorable_Code_Point}+").sub, "")
+    data = files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    alike: dict[str, set[str]] = {}
+    for glyph, entries in json.loads(data).items():
+        for entry in entries:
+            one, other = drop(glyph), drop(entry["c"])
+            if one != other:
+                alike.setdefault(one, set()).add(other)
+                alike.setdefault(other, set()).add(one)
+    reads_as = {}
+    for char, others in alike.items():
+        if len(char) == 1 and len(others) == 1:
+            (other,) = others
+            pair = len(other) == 1 and len(alike[other]) == 1
+            if not pair or min(char, other, key=_pair_order) == other:
+                reads_as[char] = other
+    # the characters of a prototype of several, each read as its pair's choice above
+    return drop, {c: "".join(reads_as.get(p, p) for p in to) for c, to in reads_as.items()}
+
+
+def _pair_order(char: str) -> tuple[bool, str]:
+    return unicodedata.normalize("NFD", char) != char, char
 
 
 def look_alike(student: str) -> str:
-    """What ``student`` reads as: two ids with the same value print alike (Unicode NFKC, then
-    letters of other scripts drawn like Latin ones read as those)."""
-    return unicodedata.normalize("NFKC", student).translate(_DRAWN_LIKE_LATIN)
+    """What ``student`` reads as: two ids with the same value print alike. Unicode NFKC, which
+    reads full-width and compatibility forms as the plain ones, then the UTS #39 skeleton: NFD,
+    less the default-ignorable characters, each character read as its prototype in Unicode's
+    confusables data (a Cyrillic "а" as "a", a hyphen as "-", "1" and "I" as "l"), NFD again."""
+    drop, reads_as = _reading()
+    visible = drop(unicodedata.normalize("NFD", unicodedata.normalize("NFKC", student)))
+    return unicodedata.normalize("NFD", "".join(reads_as.get(c, c) for c in visible))
 
 
 def escaped(student: str) -> str:
