@@ -264,3 +264,17 @@ def test_a_line_of_brackets_costs_its_length_not_its_square():
     page = render(new_notebook(cells=[new_markdown_cell("[]" * 49_000)]))
     assert time.monotonic() - started < 10
     assert "[]" * 49_000 in page  # as written
+
+
+def test_an_unverified_submission_time_is_said_at_the_top(page: str):
+    from autograder.pipeline.submission_time import FEEDBACK_NOTE, UNVERIFIED, mark_graded_copy
+
+    notebook = _notebook()
+    said = f"{UNVERIFIED}: timestamp.txt, which the student can write, says <b>noon</b>"
+    mark_graded_copy(notebook, said)
+    assert notebook.metadata["autograder"] == {FEEDBACK_NOTE: said}
+    marked = render(notebook)
+    assert f'<li class="submission-time">{html.escape(said, quote=False)}</li>' in marked
+    assert 'class="submission-time"' not in page  # a time the grader could check: nothing said
+    mark_graded_copy(notebook, None)  # graded again, from evidence
+    assert notebook.metadata["autograder"] == {}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder.pipeline.submission_time import (
+    UNVERIFIED,
     ClaimRefused,
     decide,
     exchange_receipt,
@@ -73,6 +74,20 @@ def test_the_claim_counts_only_when_the_evidence_agrees():
     assert future.counted == late and "after the grader's copy was made" in future.notes[0]
     unknown = decide(None, None, None, late)
     assert unknown.counted is None and "lateness unknown" in unknown.notes[0]
+    assert {t.unverified for t in (agreeing, earlier, future, unknown)} == {None}  # evidence
+
+
+def test_a_claim_that_stands_alone_is_said_to_be_unverified():
+    # Issue 39: a notebook collected by hand, with a timestamp.txt claiming it was on time, was
+    # graded without a late penalty and without a note; the claim is only the student's word.
+    alone = decide("2026-11-20 11:00:00 UTC", None, None, NOON + timedelta(days=1))
+    assert alone.counted == NOON - timedelta(hours=1)  # no penalty is invented either way
+    assert alone.notes == (
+        f"{UNVERIFIED}: timestamp.txt, which the student can write, says 2026-11-20 11:00:00 "
+        "UTC, and no copy in nbgrader's exchange confirms it",
+    )
+    assert alone.unverified == alone.notes[0]
+    assert decide("2026-11-20 11:00:00 UTC", None, None, None).notes == alone.notes
 
 
 def test_only_the_students_own_copy_with_the_same_bytes_is_evidence(tmp_path: Path):
