@@ -5,6 +5,7 @@ referenced thousands of times."""
 from __future__ import annotations
 
 import csv
+import html
 import json
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ import nbformat
 import pytest
 
 from autograder.examples import build_course
+from autograder.pipeline import feedback
 from autograder.pipeline.batch import _recorded
 from autograder.pipeline.course import Course, GradingError
 from autograder.pipeline.feedback import generate_feedback
@@ -83,3 +85,30 @@ def test_one_students_broken_graded_copy_costs_only_her_feedback(tmp_path: Path)
     page = tmp_path / "grading" / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     assert page.stat().st_size > 0
     assert time.monotonic() - started < 240  # the class's run, then each student's
+
+
+@pytest.mark.slow
+def test_links_that_repeat_a_long_address_cost_seconds_not_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Issue 39's attack: nine markdown cells, each a 60 kB address used 5,700 times by
+    # reference links (3 GB of links): the feedback ran into its 4 GiB limit twice (222 s), the
+    # student had no page and the command exited 1.  A tighter time limit shows it sooner.
+    monkeypatch.setattr(feedback, "SECONDS_PER_STUDENT", 45.0)
+    build_course(tmp_path, [])
+    course = Course.load(tmp_path)
+    hostile = _outcome(course, "mallory", "fine")
+    address = "https://example.com/" + "a" * 60_000
+    cell = f"[ref]: <{address}>\n\n" + "[x][ref] " * 5_700
+    hostile.notebook["cells"] += [nbformat.v4.new_markdown_cell(cell) for _ in range(9)]
+    for outcome in (_outcome(course, "ada", "fine"), hostile):
+        assert _recorded(course, ASSIGNMENT, outcome).verdict == "ok", outcome.notes
+    started = time.monotonic()
+    generate_feedback(course, ASSIGNMENT)  # raises GradingError when a page is missing
+    took = time.monotonic() - started
+    feedback_folder = tmp_path / "grading" / "feedback"
+    page = (feedback_folder / "mallory" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert page.count(html.escape(feedback.LINKS_TOO_LONG)) == 9
+    assert len(page) < 10_000_000, f"{len(page):,} characters"
+    assert (feedback_folder / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html").stat().st_size > 0
+    assert took < 90, f"{took:.0f} s"  # about 10 s here, nbgrader's start included

@@ -68,6 +68,14 @@ def _graded(course: Course, student: str, stamp: str | None) -> tuple[float, flo
         return submission.score, submission.late_submission_penalty, outcome.notes
 
 
+def _unverified(stamp: str) -> str:
+    """The note on a time that only the student's timestamp.txt gives (handed in by hand)."""
+    return (
+        f"submission time unverified: timestamp.txt, which the student can write, says {stamp}, "
+        "and no copy in nbgrader's exchange confirms it"
+    )
+
+
 @pytest.mark.slow
 def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course):
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
@@ -82,12 +90,13 @@ def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course)
     results = {s: _graded(course, s, STAMPS.get(s)) for s in STUDENTS}
 
     score, penalty, notes = results["ontime"]
-    assert penalty == 0 and notes == []
+    assert penalty == 0 and notes == [_unverified(STAMPS["ontime"])]
     score, penalty, notes = results["late"]
     assert penalty == pytest.approx(0.5 * score)  # 0.25 per day started, two days
     assert notes == [
+        _unverified(STAMPS["late"]),
         "submitted 1 d 1 h after the due date 2026-11-20 12:00 UTC: "
-        f"late penalty {0.5 * score:g} points"
+        f"late penalty {0.5 * score:g} points",
     ]
     assert results["unstamped"][1] == 0
     assert len(results["unstamped"][2]) == 1
@@ -100,12 +109,15 @@ def test_penalties_follow_the_due_date_extensions_and_timestamps(course: Course)
     assert results["extended"][1] > 0
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.grant_extension(ASSIGNMENT, "extended", days=2)
-    assert _graded(course, "extended", STAMPS["extended"])[1:] == (0, [])
+    assert _graded(course, "extended", STAMPS["extended"])[1:] == (
+        0,
+        [_unverified(STAMPS["extended"])],
+    )
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.grant_extension(ASSIGNMENT, "extended", hours=1)  # 1 h is not enough
     score, penalty, notes = _graded(course, "extended", STAMPS["extended"])
     assert penalty == pytest.approx(0.25 * score)
-    assert "(with an extension of 1 h)" in notes[0], notes
+    assert "(with an extension of 1 h)" in notes[-1], notes
 
     # The same file, garbled after a late first grading: no timestamp, so no penalty.
     assert results["garbled"][1] > 0
@@ -130,7 +142,7 @@ def test_an_extension_granted_before_the_first_grading_counts(course: Course, ca
         with pytest.raises(MissingEntry):  # no placeholder that would read as a 0 handed in
             gb.find_submission(ASSIGNMENT, "early")
     score, penalty, notes = _graded(course, "early", STAMPS["late"])  # 25 h late
-    assert score > 0 and (penalty, notes) == (0, [])
+    assert score > 0 and (penalty, notes) == (0, [_unverified(STAMPS["late"])])
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         assert gb.find_submission(ASSIGNMENT, "early").extension == timedelta(days=2)
         assert pending(gb) == {}  # moved, not copied
@@ -140,7 +152,7 @@ def test_an_extension_granted_before_the_first_grading_counts(course: Course, ca
     assert "kept in the gradebook" in capsys.readouterr().out
     score, penalty, notes = _graded(course, "early", STAMPS["late"])
     assert penalty == pytest.approx(0.25 * score)  # 24 h late: one day started
-    assert "(with an extension of 1 h)" in notes[0], notes
+    assert "(with an extension of 1 h)" in notes[-1], notes
 
     # Bad requests and a garbled file of an earlier version are refused, saying what was
     # expected; a well-formed one is moved into the gradebook and removed.
@@ -323,6 +335,31 @@ def test_an_honestly_late_submission_reads_the_same_in_every_record(exchange_cou
     results = json.loads(results_json.read_text())
     assert results["extra_data"]["late_penalty"] > 0 and results["extra_data"]["manual"] == 2
     assert time.monotonic() - started < 240  # three nbgrader exports (about 20 s each here)
+
+
+@pytest.mark.slow
+def test_a_claimed_time_no_evidence_confirms_reads_unverified_in_every_record(course: Course):
+    """Issue 39: handed in by hand, with a timestamp.txt an hour before the due date: no penalty
+    is invented, and the grade CSV, the table and the feedback page say the time is unverified."""
+    from autograder.pipeline.feedback import generate_feedback
+
+    with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    outcome = _submit(course, "claimed", "2026-11-20 11:00:00 UTC")
+    record(course, ASSIGNMENT, outcome)
+    said = _unverified("2026-11-20 11:00:00 UTC")
+    assert outcome.notes == [said]
+    graded = read_record(course.coursedir.db_url, course.coursedir.course_id, ASSIGNMENT)
+    assert graded.totals["claimed"].late_penalty == 0
+    points = max_points_of(outcome.notebook)
+    grades_csv = course.root / "grading" / "claimed_grades.csv"
+    write_csv([outcome], grades_csv, points, record=graded)
+    with grades_csv.open(newline="") as handle:
+        assert next(csv.DictReader(handle))["notes"] == said
+    assert f"  claimed: {said}" in format_table([outcome], points, graded).splitlines()
+    generate_feedback(course, ASSIGNMENT, ["claimed"])
+    page = course.root / "grading" / "feedback" / "claimed" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    assert f'<li class="submission-time">{said}</li>' in page.read_text()
 
 
 def _nbgrader_export(course: Course, *args: str) -> Path:

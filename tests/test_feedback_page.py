@@ -10,7 +10,9 @@ test below, on a throwaway SQLite gradebook).
 
 from __future__ import annotations
 
+import html
 import os
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -215,3 +217,64 @@ def test_a_missing_attachment_costs_an_image_not_the_page():
     page = render(notebook)
     assert "and <em>this</em>" in page
     assert 'src="data:image/png;base64,iVBORw0KGgo="' in page
+
+
+def _repeated_reference(uses: int, address_chars: int) -> str:
+    """Markdown whose one reference definition, a long address, is used ``uses`` times."""
+    address = "https://example.com/" + "a" * (address_chars - 20)
+    return f"[ref]: <{address}>\n\n" + "[x][ref] " * uses
+
+
+def test_a_reference_repeated_thousands_of_times_is_shown_as_text():
+    # Issue 39: nine cells, each a 60 kB address used 5,700 times, spelled out 3 GB of links;
+    # the feedback ran into its memory limit twice and the student had no page.  Two cells of a
+    # 20 kB address used 1,000 times (40 MB of links before) keep this test fast.
+    from autograder.pipeline.feedback import LINKS_TOO_LONG
+
+    hostile = _repeated_reference(1_000, 20_000)
+    notebook = new_notebook(
+        cells=[
+            new_markdown_cell("before: [a link](https://example.com/before)"),
+            new_markdown_cell(hostile),
+            new_markdown_cell(hostile),
+            new_markdown_cell("after, with no link: *still markdown*"),
+        ],
+        metadata={"language_info": {"name": "python"}},
+    )
+    page = render(notebook)
+    assert len(page) < 1_000_000, f"{len(page):,} characters"
+    assert page.count(html.escape(LINKS_TOO_LONG)) == 2
+    assert '<a href="https://example.com/before">a link</a>' in page
+    assert "<em>still markdown</em>" in page
+
+
+def test_the_bound_on_links_is_the_pages_not_each_cells():
+    from autograder.pipeline.feedback import LINKS_TOO_LONG, MAX_LINK_CHARS
+
+    uses = MAX_LINK_CHARS * 3 // 5 // 10_000  # three fifths of the bound, in each cell
+    cells = [new_markdown_cell(_repeated_reference(uses, 10_000)) for _ in range(2)]
+    page = render(new_notebook(cells=cells, metadata={"language_info": {"name": "python"}}))
+    assert page.count(html.escape(LINKS_TOO_LONG)) == 1  # the second, not the first
+
+
+def test_a_line_of_brackets_costs_its_length_not_its_square():
+    # nbconvert's strip_files_prefix, after markdown2html, scanned from every "[" to the end of
+    # its line: one cell of 49,000 "[]" took 21 s, ten of them past the feedback's time limit.
+    started = time.monotonic()
+    page = render(new_notebook(cells=[new_markdown_cell("[]" * 49_000)]))
+    assert time.monotonic() - started < 10
+    assert "[]" * 49_000 in page  # as written
+
+
+def test_an_unverified_submission_time_is_said_at_the_top(page: str):
+    from autograder.pipeline.submission_time import FEEDBACK_NOTE, UNVERIFIED, mark_graded_copy
+
+    notebook = _notebook()
+    said = f"{UNVERIFIED}: timestamp.txt, which the student can write, says <b>noon</b>"
+    mark_graded_copy(notebook, said)
+    assert notebook.metadata["autograder"] == {FEEDBACK_NOTE: said}
+    marked = render(notebook)
+    assert f'<li class="submission-time">{html.escape(said, quote=False)}</li>' in marked
+    assert 'class="submission-time"' not in page  # a time the grader could check: nothing said
+    mark_graded_copy(notebook, None)  # graded again, from evidence
+    assert notebook.metadata["autograder"] == {}

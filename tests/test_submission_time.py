@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from autograder.pipeline.submission_time import (
+    UNVERIFIED,
     ClaimRefused,
     decide,
     exchange_receipt,
@@ -16,6 +17,11 @@ from autograder.pipeline.submission_time import (
 )
 
 NOON = datetime(2026, 11, 20, 12, 0)
+
+
+def _ctime(path: Path) -> datetime:
+    """The inode change time of ``path``, naive UTC as the gradebook keeps it."""
+    return datetime.fromtimestamp(os.lstat(path).st_ctime, UTC).replace(tzinfo=None)
 
 
 @pytest.mark.parametrize(
@@ -68,6 +74,20 @@ def test_the_claim_counts_only_when_the_evidence_agrees():
     assert future.counted == late and "after the grader's copy was made" in future.notes[0]
     unknown = decide(None, None, None, late)
     assert unknown.counted is None and "lateness unknown" in unknown.notes[0]
+    assert {t.unverified for t in (agreeing, earlier, future, unknown)} == {None}  # evidence
+
+
+def test_a_claim_that_stands_alone_is_said_to_be_unverified():
+    # Issue 39: a notebook collected by hand, with a timestamp.txt claiming it was on time, was
+    # graded without a late penalty and without a note; the claim is only the student's word.
+    alone = decide("2026-11-20 11:00:00 UTC", None, None, NOON + timedelta(days=1))
+    assert alone.counted == NOON - timedelta(hours=1)  # no penalty is invented either way
+    assert alone.notes == (
+        f"{UNVERIFIED}: timestamp.txt, which the student can write, says 2026-11-20 11:00:00 "
+        "UTC, and no copy in nbgrader's exchange confirms it",
+    )
+    assert alone.unverified == alone.notes[0]
+    assert decide("2026-11-20 11:00:00 UTC", None, None, None).notes == alone.notes
 
 
 def test_only_the_students_own_copy_with_the_same_bytes_is_evidence(tmp_path: Path):
@@ -88,12 +108,10 @@ def test_only_the_students_own_copy_with_the_same_bytes_is_evidence(tmp_path: Pa
     (tmp_path / "elsewhere.ipynb").write_bytes(content)
     unmatched = exchange_receipt(inbound, "ann", "a1", content)  # her copies, none of these bytes
     assert unmatched is not None and not unmatched.matched
-    assert unmatched.time >= datetime.utcfromtimestamp(os.lstat(other).st_ctime) - timedelta(
-        seconds=1
-    )
+    assert unmatched.time >= _ctime(other) - timedelta(seconds=1)
     own = hand_in("ann+a1+2026-01-02 00:00:00 UTC+y", content)
     received = exchange_receipt(inbound, "ann", "a1", content)
-    ctime = datetime.utcfromtimestamp(os.lstat(own).st_ctime)
+    ctime = _ctime(own)
     assert received.matched and abs(received.time - ctime) < timedelta(seconds=1)
 
 
@@ -108,8 +126,6 @@ def test_copies_too_many_to_read_make_the_latest_change_count(tmp_path: Path):
     received = exchange_receipt(inbound, "ann", "a1", content)
     assert received is not None and not received.matched
     last = inbound / "ann+a1+2026-01-59+pad" / "a1.ipynb"
-    assert received.time >= datetime.utcfromtimestamp(os.lstat(last).st_ctime) - timedelta(
-        seconds=1
-    )
+    assert received.time >= _ctime(last) - timedelta(seconds=1)
     said = decide("2020-01-01 00:00:00 UTC", None, received, None)
     assert said.counted == received.time and "too many to read" in said.notes[0]

@@ -193,7 +193,11 @@ def _record(course: Course, assignment: str, outcome: Outcome, folder: Path | No
     from autograder.pipeline.grade_record import grading_folder, totals_of
     from autograder.pipeline.gradescope import write_results
     from autograder.pipeline.report import max_points_of
-    from autograder.pipeline.submission_time import inbound_folder, submission_time
+    from autograder.pipeline.submission_time import (
+        inbound_folder,
+        mark_graded_copy,
+        submission_time,
+    )
 
     student = outcome.student
     source = folder or course.path(course.coursedir.submitted_directory, student, assignment)
@@ -217,7 +221,10 @@ def _record(course: Course, assignment: str, outcome: Outcome, folder: Path | No
         }
     }
     SaveAutoGrades().preprocess(notebook, resources)
-    assign_late_penalty(course.coursedir.config, resources, notebook, outcome.notes, when.notes)
+    dated = assign_late_penalty(
+        course.coursedir.config, resources, notebook, outcome.notes, when.notes
+    )
+    mark_graded_copy(notebook, when.unverified if dated else None)  # for the feedback page
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         submitted = gb.find_submission_notebook(assignment, assignment, student)
         submitted.flagged = outcome.verdict == "tamper suspected"

@@ -64,11 +64,11 @@ def due_date_notice(config: Any, db_url: str, course_id: str, assignment: str) -
 
 def assign_late_penalty(
     config: Any, resources: dict, notebook: Any, notes: list[str], time_notes: Sequence[str]
-) -> None:
+) -> bool:
     """Run nbgrader's late-penalty step on one recorded submission; a note says what it did.
 
     time_notes: why the submission's time is the one recorded (see ``submission_time``); they
-    matter, and are added, only when the assignment has a due date.
+    matter, and are added, only when the assignment has a due date (True: it has one).
     """
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import AssignLatePenalties
@@ -78,7 +78,7 @@ def assign_late_penalty(
         if gb.find_assignment(meta["assignment"]).duedate is None:
             # Said once for the whole batch.  nbgrader cannot add an extension to no due date
             # (a TypeError in its step), so the step is not run at all.
-            return
+            return False
     AssignLatePenalties(config=config, log=_QUIET).preprocess(notebook, resources)
     with Gradebook(meta["db_url"]) as gb:
         submission = gb.find_submission(meta["assignment"], meta["student"])
@@ -87,10 +87,10 @@ def assign_late_penalty(
         extension = submission.extension
         granted = f" (with an extension of {_span(extension)})" if extension else ""
         if submission.timestamp is None:
-            return  # a time note says why
+            return True  # a time note says why
         late = submission.total_seconds_late
         if late <= 0:
-            return
+            return True
         penalty = gb.find_submission_notebook(
             meta["notebook"], meta["assignment"], meta["student"]
         ).late_submission_penalty
@@ -98,6 +98,7 @@ def assign_late_penalty(
             f"submitted {_span(timedelta(seconds=late))} after the due date {due:%Y-%m-%d %H:%M} "
             f"UTC{granted}: late penalty {penalty or 0:g} points"
         )
+    return True
 
 
 def _span(delta: timedelta) -> str:

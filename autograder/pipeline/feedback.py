@@ -34,7 +34,7 @@ from traitlets import Bool, default
 
 from autograder.cells import HIDDEN_TESTS, region_lines
 from autograder.pipeline.course import NBGRADER, Course, GradingError, tool_env
-from autograder.pipeline.intake import ATTACHMENT_REFERENCE
+from autograder.pipeline.intake import ATTACHMENT_REFERENCE, MAX_SOURCE_CHARS
 
 PLACEHOLDER = "# (hidden checks ran here; their names and results are shown below)"
 
@@ -157,8 +157,46 @@ def tex_to_mathml(tex: str, display: str) -> str:
         return f'<code class="tex">{html.escape(tex)}</code>'
 
 
+# A link or image written as a reference (``[text][ref]``, with ``[ref]: <address>`` once) spells
+# its address out again at every use: nine cells using a 60 kB address 5,700 times each took the
+# feedback run to its memory limit.  The addresses and titles one page's links and images spell
+# out (as written; markdown outputs count too) are bounded by twice the most source a notebook
+# may hold, which cells that spell each of them once cannot reach; the cell that passes the
+# bound, and any later one with a link, is shown as its text.  Escaping makes a character at
+# most a dozen on the page.
+MAX_LINK_CHARS = 2 * MAX_SOURCE_CHARS
+_LINK_CHARS_LEFT = "autograder_link_chars_left"  # this page's, in its nbconvert resources
+LINKS_TOO_LONG = (
+    "shown as its text: its links and images repeat their addresses past what one page may "
+    f"spell out ({MAX_LINK_CHARS:,} characters of addresses and titles)"
+)
+
+
+class _LinksTooLong(Exception):
+    """A cell's links and images spelled out more than the page had left."""
+
+
 class _MathMLRenderer(IPythonRenderer):
-    """nbconvert's markdown renderer, with maths written as MathML instead of TeX for MathJax."""
+    """nbconvert's markdown renderer, with maths written as MathML instead of TeX for MathJax,
+    that stops (:class:`_LinksTooLong`) once its links and images have spelled out more than
+    ``link_chars`` characters of addresses and titles."""
+
+    def __init__(self, *args, link_chars: int, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.link_chars = link_chars
+
+    def _spell(self, url: str, title: str | None) -> None:
+        self.link_chars -= len(url) + len(title or "")
+        if self.link_chars < 0:
+            raise _LinksTooLong
+
+    def link(self, text: str, url: str, title: str | None = None) -> str:
+        self._spell(url, title)
+        return super().link(text, url, title)
+
+    def image(self, text: str, url: str, title: str | None = None) -> str:
+        self._spell(url, title)
+        return super().image(text, url, title)
 
     def inline_math(self, body: str) -> str:
         return tex_to_mathml(body, "inline")
@@ -265,7 +303,10 @@ class OfflineFeedbackExporter(HTMLExporter):
         source = ATTACHMENT_REFERENCE.sub(
             lambda found: found[0] if found[1] in attachments else f"missing-{found[0]}", source
         )
+        resources = context.get("resources", {})
+        left = resources.get(_LINK_CHARS_LEFT, MAX_LINK_CHARS)
         renderer = _MathMLRenderer(
+            link_chars=left,
             escape=False,
             attachments=attachments,
             embed_images=self.embed_images,
@@ -275,10 +316,24 @@ class OfflineFeedbackExporter(HTMLExporter):
             **self.lexer_options,
         )
         try:
-            rendered = MarkdownWithMath(renderer=renderer).render(source)
+            rendered = sanitize_rendered_markdown(
+                MarkdownWithMath(renderer=renderer).render(source)
+            )
         except InvalidNotebook as error:
-            return f"<p>({html.escape(str(error))})</p><pre>{html.escape(source)}</pre>"
-        return sanitize_rendered_markdown(rendered)
+            rendered = _as_text(source, str(error))
+        except _LinksTooLong:
+            renderer.link_chars = 0  # what this cell spelled out before it stopped
+            rendered = _as_text(source, LINKS_TOO_LONG)
+        resources[_LINK_CHARS_LEFT] = renderer.link_chars
+        # The template's next filter (nbconvert's strip_files_prefix) scans from every "[" to
+        # the end of its line: a line of 20,000 took it 3 s, one of 50,000 about 20.  "&#91;"
+        # reads as "[" in text and attributes alike.
+        return rendered.replace("[", "&#91;")
+
+
+def _as_text(source: str, why: str) -> str:
+    """A markdown cell shown as its text, after a line saying why."""
+    return f"<p>({html.escape(why)})</p><pre>{html.escape(source)}</pre>"
 
 
 def generate_feedback(course: Course, assignment: str, students: Sequence[str] = ()) -> None:

@@ -8,7 +8,10 @@ sets it to an earlier time.  The earliest inbound copy with the collected notebo
 says when the exchange received that content.  The claim counts when it agrees with the evidence
 within :data:`TOLERANCE` (``submit`` writes the claim a moment before it copies the files);
 otherwise the evidence counts and a note says why.  Without an exchange copy, the ctime of the
-collected notebook (when the grader's copy was made) only bounds the claim from above.
+collected notebook (when the grader's copy was made) only bounds the claim from above: a claim
+that stands on its own is *unverified*, and every record of the submission says so
+(:data:`UNVERIFIED`).  Nothing else here is a time the student could set: a file's mtime is never
+read, and a Canvas download holds no times at all.
 
 A claim is read strictly (:func:`parse_claim`): nbgrader's own format, or ISO 8601 with a numeric
 offset or a real zone name; any other form is refused with a note, never read as "no penalty"
@@ -48,6 +51,13 @@ _CLAIM = re.compile(
 MAX_OFFSET = timedelta(hours=14)
 
 
+# How each record (the grade CSV's notes, the table's, the feedback page) begins the note on a time
+# that only the student's own word supports.
+UNVERIFIED = "submission time unverified"
+# Where the graded copy keeps that note for the feedback page: ``metadata["autograder"][...]``.
+FEEDBACK_NOTE = "submission_time_unverified"
+
+
 class ClaimRefused(ValueError):
     """The claimed time is not in an accepted form; the message says what was wrong."""
 
@@ -60,6 +70,8 @@ class SubmissionTime:
     counted: datetime | None
     claim_text: str | None
     notes: tuple[str, ...]
+    # The note saying that ``counted`` is the student's claim alone, also one of ``notes``.
+    unverified: str | None = None
 
 
 def parse_claim(text: str) -> datetime:
@@ -254,7 +266,11 @@ def decide(
             f"({shown(collected)}): {shown(collected)} counts"
         )
         return SubmissionTime(collected, claim_text, tuple(notes))
-    return SubmissionTime(claim, claim_text, ())
+    unverified = (
+        f"{UNVERIFIED}: timestamp.txt, which the student can write, says {shown(claim)}, "
+        "and no copy in nbgrader's exchange confirms it"
+    )
+    return SubmissionTime(claim, claim_text, (unverified,), unverified)
 
 
 def _quoted(text: str) -> str:
@@ -287,3 +303,14 @@ def submission_time(
     if content is not None and inbound is not None:
         received = exchange_receipt(inbound, student, assignment, content)
     return decide(claim_text, claim_problem, received, collected)
+
+
+def mark_graded_copy(notebook: Any, unverified: str | None) -> None:
+    """Keep ``unverified`` (None: none) in the graded copy's metadata, where the feedback page
+    reads it (templates/offline_feedback.html.j2); any earlier one is replaced."""
+    if not isinstance(notebook.metadata.get("autograder"), dict):
+        notebook.metadata["autograder"] = {}
+    metadata = notebook.metadata["autograder"]  # as stored (nbformat copies a dict set in it)
+    metadata.pop(FEEDBACK_NOTE, None)
+    if unverified is not None:
+        metadata[FEEDBACK_NOTE] = unverified
