@@ -13,6 +13,7 @@ they must lose their points.
 from __future__ import annotations
 
 import csv
+import json
 import secrets
 import shutil
 import socket
@@ -367,7 +368,8 @@ def test_what_is_judged_is_the_answer_cells_text_never_what_a_kernel_was_made_to
         / "01_attention.ipynb"
     )
     notebook = nbformat.read(path, 4)
-    assert LEAK[:400] not in nbformat.writes(notebook)
+    shown = json.dumps([c.get("outputs", []) for c in notebook.cells])
+    assert "LEAK" in shown and LEAK[:400] not in shown
     counts = [c.execution_count for c in notebook.cells if c.cell_type == "code"]
     assert max(c for c in counts if c is not None) <= len(notebook.cells), counts
     assert float(rows["h16-kernel-text"]["score"]) == 3.0, rows["h16-kernel-text"]  # not attention

@@ -80,6 +80,8 @@ Open the assignments in order ({names}). Replace every
 tells you what is wrong and what to look at. Passing the public checks is necessary, not
 sufficient: hidden tests run the same properties on sizes and seeds you have not seen.
 Answer the "explain in your own words" cells in prose; they are graded by hand.
+When graded, the notebook's own cells and your answer cells run, in order; cells you add do
+not, so put everything an answer needs (a helper, an import) in its answer cell.
 Hand in each notebook as your course tells you (the `.ipynb` file, with its name unchanged).
 """
 
