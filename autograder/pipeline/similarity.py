@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hashlib
 import html
 import itertools
@@ -284,6 +285,9 @@ def _fingerprint_in_child(
     """In the forked process: confine it, fingerprint, send the result as JSON, exit."""
     status = 1
     with contextlib.suppress(BaseException):
+        # No cyclic collection: it would walk (and copy) every object of the parent's heap, and
+        # this short process makes no cycles worth collecting; its memory is bounded anyway.
+        gc.disable()
         os.close(read_end)
         confine(limits, ())
         try:
