@@ -17,12 +17,13 @@ What is left is printed again (the code the instructor's report shows) and read 
 tokens in pre-order, one a node: its type, with its operator, an attribute or keyword name, a
 constant, or a name written canonically.  Names the answer binds (locals, arguments, functions,
 classes) become placeholders numbered in order of first appearance, afresh in each top-level
-statement and method; attributes the answer assigns (``self.w_q``) are one placeholder; names it
-only reads (``torch``, ``len``, a given cell's constant) and attributes it only reads
-(``.softmax``, ``.transpose``) keep their names, which carry meaning; an imported name is written
-as its module path (``F`` -> ``torch.nn.functional``).  The top-level definitions of a cell and
-the methods of a class come after the other statements, in a canonical order (by their tokens),
-so reordering definitions changes nothing.
+statement and method; attributes the answer assigns (``self.w_q``) or that share a name of its
+own are one placeholder; names it only reads (``torch``, ``len``, a given cell's constant) and
+attributes it only reads (``.softmax``, ``.transpose``) keep their names, which carry meaning; an
+imported name is written as its module path (``F`` -> ``torch.nn.functional``); an f-string is
+one token (a message: its text and the names in it count for nothing).  The top-level
+definitions of a cell and the methods of a class come after the other statements, in a canonical
+order (by their tokens), so reordering definitions changes nothing.
 
 The stream is cut into k-grams of ``K`` tokens and winnowed (the smallest hash in each window of
 ``WINDOW`` consecutive k-grams, the rightmost on a tie): Dolos's tree-based winnowing, after
