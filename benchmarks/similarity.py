@@ -1,8 +1,9 @@
 """Similarity flags: the calibration's score distribution, and the time to compare a class.
 
 The distribution comes from tests/similarity_corpus.py: every copy of the reference answers
-(verbatim, renamed, reformatted) must score at or above the threshold, every correct alternative
-of the mutation corpus below it, against the reference and against each other.  The class is
+(verbatim, renamed, reformatted, padded, after dead code, reordered) must score at or above the
+threshold, every correct alternative of the mutation corpus below it, against the reference and
+against each other.  The class is
 synthetic: --size submissions of --assignment, each answer cell drawn at random from the
 reference and the mutation corpus's versions of it (right and wrong), then its locals renamed or
 not, or left as the stub; so many pairs are near-copies, which is the slow case for the report.
@@ -18,6 +19,7 @@ import json
 import pkgutil
 import platform
 import random
+import resource
 import sys
 import time
 from pathlib import Path
@@ -60,6 +62,12 @@ def synthetic_class(assignment: str, size: int, seed: int) -> dict[str, dict[str
     return students
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children (each submission's fingerprinting)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--assignment", default="03_transformer_block", help="the class's")
@@ -75,10 +83,11 @@ def main() -> None:
 
     students = synthetic_class(args.assignment, args.size, args.seed)
     reference = solution_answers(args.assignment)
-    started, cpu = time.perf_counter(), time.process_time()
+    started, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     comparison = compare_class(students, reference, release(args.assignment))
     compare_seconds = time.perf_counter() - started
     compare_cpu_seconds = time.process_time() - cpu
+    fingerprint_cpu_seconds = _children_cpu() - children
     started = time.perf_counter()
     page = report_html(comparison, args.assignment)
     report_seconds = time.perf_counter() - started
@@ -103,6 +112,7 @@ def main() -> None:
                 "pairs_flagged": len(comparison.flagged),
                 "compare_seconds": round(compare_seconds, 2),
                 "compare_cpu_seconds": round(compare_cpu_seconds, 2),
+                "fingerprint_processes_cpu_seconds": round(fingerprint_cpu_seconds, 2),
                 "report_seconds": round(report_seconds, 2),
                 "report_bytes": len(page.encode()),
                 "machine": f"{platform.machine()}, {platform.python_version()}",

@@ -1,7 +1,9 @@
 """The corpus that calibrates the similarity threshold (autograder/pipeline/similarity.py).
 
-Must be flagged: three copies of each assignment's reference answers, verbatim, with every local
-variable and attribute renamed, and reformatted by a real formatter at another line width.
+Must be flagged: six copies of each assignment's reference answers: verbatim, with every local
+variable and attribute renamed, reformatted by a real formatter at another line width, padded with
+``pass`` after every statement, after more than 20,000 characters of code that never runs or is
+never used, and with its definitions (functions, methods) in reverse order.
 Must not be flagged: the mutation corpus's correct alternatives (tests/mutants), against the
 reference or against each other.  Each alternative is a submission that holds only the cells it
 writes itself, the others left as the released stub: a mutant keeps the solution's text wherever
@@ -69,7 +71,8 @@ _CHANGED = [(m, changed_tokens(m)) for m in _CORRECT]
 ALTERNATIVES = [m for m, changed in _CHANGED if changed > ONE_EDIT_TOKENS]
 ONE_EDIT_COPIES = [m for m, changed in _CHANGED if changed <= ONE_EDIT_TOKENS]
 ASSIGNMENTS = sorted({m.assignment for m in ALTERNATIVES})
-COPIES = ("verbatim", "renamed", "reformatted")
+COPIES = ("verbatim", "renamed", "reformatted", "padded", "dead code", "reordered")
+DEAD_CODE_CHARS = 20_000  # at least this much dead code before each copied answer
 
 
 @cache
@@ -124,6 +127,94 @@ def reformatted(sources: Mapping[str, str]) -> dict[str, str]:
         return {key: path.read_text() for key, path in paths.items()}
 
 
+def padded(source: str) -> str:
+    """``source`` with a ``pass`` after every statement and before the first of every block."""
+    lines = source.split("\n")
+    after: dict[int, list[str]] = {}  # line index -> the indents of the passes after it
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.stmt):
+            continue
+        if lines[node.lineno - 1][: node.col_offset].strip() == "":  # it starts its line
+            after.setdefault(node.end_lineno - 1, []).append(" " * node.col_offset)
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and body[0].lineno > node.lineno:
+            after.setdefault(body[0].lineno - 2, []).append(" " * body[0].col_offset)
+    out = []
+    for number, line in enumerate(lines):
+        out.append(line)
+        out += [f"{indent}pass" for indent in sorted(after.get(number, ()), key=len, reverse=True)]
+    return "\n".join(out)
+
+
+def dead_code() -> str:
+    """More than DEAD_CODE_CHARS characters of code that never runs or is never used: a chain of
+    functions that only the unused last one calls, unused classes and assignments, and branches
+    that never run."""
+    parts = []
+    for n in range(80):
+        parts.append(
+            f"def scratch_{n}(values, scale={n}):\n"
+            "    total = 0\n"
+            "    for index, value in enumerate(values):\n"
+            f"        if index % {n % 5 + 2} == 0:\n"
+            "            total = total + value * scale\n"
+            "        else:\n"
+            f"            total = total - value // {n % 7 + 1}\n"
+            + (
+                f"    return scratch_{n - 1}([total, scale]) if total > {n} else total\n"
+                if n
+                else "    return total\n"
+            )
+        )
+        if n % 10 == 0:
+            parts.append(
+                f"class Scratch{n}:\n"
+                f"    def __init__(self, size={n}):\n"
+                "        self.size = size\n\n"
+                "    def grow(self):\n"
+                f"        return [self.size * {n}] * {n % 4 + 1}\n"
+            )
+            parts.append(f"unused_{n} = [{n}, {n + 1}, {n + 2}] * {n % 3 + 1}\n")
+            parts.append(
+                f"if False:\n    print(scratch_{n}([{n}]))\nwhile 0:\n    unused_{n} += 1\n"
+            )
+    text = "\n".join(parts)
+    assert len(text) > DEAD_CODE_CHARS
+    return text
+
+
+def reordered(source: str) -> str:
+    """``source`` with the definitions of its top level, and of each class there, in reverse
+    order (each keeps its text; what lies between them stays in place)."""
+    lines = source.split("\n")
+
+    def spans(body: list[ast.stmt]) -> list[tuple[int, int]]:
+        found = []
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                found.append((start - 1, node.end_lineno))
+        return found
+
+    tree = ast.parse(source)
+    runs = [spans(tree.body)]
+    runs += [spans(node.body) for node in tree.body if isinstance(node, ast.ClassDef)]
+    replaced: dict[int, tuple[int, list[str]]] = {}  # first line -> (end, new text)
+    for found in runs:
+        for (start, end), (other_start, other_end) in zip(found, reversed(found), strict=True):
+            replaced[start] = (end, lines[other_start:other_end])
+    out, number = [], 0
+    while number < len(lines):
+        if number in replaced:
+            end, text = replaced[number]
+            out += text
+            number = end
+        else:
+            out.append(lines[number])
+            number += 1
+    return "\n".join(out)
+
+
 def copies(assignment: str) -> dict[str, dict[str, str]]:
     """kind -> a submission that copies every reference answer of ``assignment``."""
     answers = solution_answers(assignment)
@@ -131,6 +222,9 @@ def copies(assignment: str) -> dict[str, dict[str, str]]:
         "verbatim": submission(assignment, answers),
         "renamed": submission(assignment, {g: renamed(s) for g, s in answers.items()}),
         "reformatted": submission(assignment, reformatted(answers)),
+        "padded": submission(assignment, {g: padded(s) for g, s in answers.items()}),
+        "dead code": submission(assignment, {g: dead_code() + s for g, s in answers.items()}),
+        "reordered": submission(assignment, {g: reordered(s) for g, s in answers.items()}),
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import shutil
+import time
 from functools import cache
 from pathlib import Path
 
@@ -21,9 +22,11 @@ from tests.mutants import mutated_cells
 from tests.similarity_corpus import (
     ALTERNATIVES,
     ASSIGNMENTS,
+    COPIES,
     ONE_EDIT_COPIES,
     Calibration,
     calibration,
+    copies,
     release,
     submission,
 )
@@ -40,7 +43,7 @@ def calibrated() -> Calibration:
 
 def test_copies_of_the_reference_are_flagged():
     scores = calibrated().copy_scores()
-    assert len(scores) == 3 * len(ASSIGNMENTS)
+    assert len(scores) == len(COPIES) * len(ASSIGNMENTS)
     low = {key: score for key, score in scores.items() if score < THRESHOLD + MARGIN}
     assert not low, f"copies of the reference that score too low: {low}"
     for key, comparison in calibrated().copies.items():
@@ -76,15 +79,27 @@ def test_the_released_stub_is_boilerplate_and_counts_for_nothing():
     assert comparison.cells["ada"] == {} and comparison.best == {} and comparison.flagged == []
 
 
+def test_padded_and_dead_code_copies_score_as_the_copy_they_hide():
+    """The attack round's copies: ``pass`` after every line scored 0.041, the copy after 20,000
+    characters of dead code 0.0 (only the first 20,000 characters of a cell were compared)."""
+    reference = solution_answers(ASSIGNMENT)
+    hidden = {k: v for k, v in copies(ASSIGNMENT).items() if k in ("padded", "dead code")}
+    comparison = compare_class(hidden, reference, release(ASSIGNMENT))
+    assert {s: (p.second, p.score) for s, p in comparison.best.items()} == {
+        "padded": (REFERENCE, 1.0),
+        "dead code": (REFERENCE, 1.0),
+    }
+
+
 def test_one_answer_that_breaks_fingerprinting_is_left_out_with_the_reason(monkeypatch):
-    real = similarity._fingerprint
+    real = similarity.fingerprint_submission
 
-    def fragile(code: str, boilerplate=None):
-        if "BREAKS THE FINGERPRINTER" in code:
+    def fragile(answers, known):
+        if any("BREAKS THE FINGERPRINTER" in source for source in answers.values()):
             raise ValueError("a tokenizer bug")
-        return real(code, boilerplate)
+        return real(answers, known)
 
-    monkeypatch.setattr(similarity, "_fingerprint", fragile)
+    monkeypatch.setattr(similarity, "fingerprint_submission", fragile)
     answers = solution_answers(ASSIGNMENT)
     odd = dict(answers, attention=answers["attention"] + "\n'BREAKS THE FINGERPRINTER'")
     comparison = compare_class(
@@ -124,7 +139,10 @@ def _outcome(student: str, answers: dict[str, str]) -> Outcome:
 
 def test_hostile_names_and_code_are_escaped_in_the_instructors_report(tmp_path: Path):
     answers = solution_answers(ASSIGNMENT)
-    tagged = dict(answers, attention=answers["attention"] + "\n'</pre><script>alert(3)</script>'")
+    # Printed, so that it is code that runs (a bare string is left out as doing nothing).
+    tagged = dict(
+        answers, attention=answers["attention"] + "\nprint('</pre><script>alert(3)</script>')"
+    )
     outcomes = [_outcome(name, tagged) for name in HOSTILE]
     course = _course(tmp_path)
     checked = check_class(course, ASSIGNMENT, outcomes, release(ASSIGNMENT))
@@ -132,6 +150,7 @@ def test_hostile_names_and_code_are_escaped_in_the_instructors_report(tmp_path: 
     page = report.read_text(encoding="utf-8")
     assert "<script" not in page and 'onmouseover="' not in page and "\x1b" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&lt;/pre&gt;&lt;script&gt;alert(3)&lt;/script&gt;" in page
     assert "jos\u00e9 \u540d\u524d \U0001f600" in page and "eve\\x1b[31m\\x07" in page
     assert "default-src 'none'" in page  # no script, no fetch, even if markup slipped through
     assert report.stat().st_mode & 0o077 == 0  # the instructor's alone
@@ -172,3 +191,89 @@ def test_regrading_a_few_compares_them_with_the_rest_of_the_class(tmp_path: Path
         nbformat.write(nbformat.from_dict(notebook), folder / f"{ASSIGNMENT}.ipynb")
     checked = check_class(course, ASSIGNMENT, [_outcome("cy", own)], release(ASSIGNMENT))
     assert checked.best == {"ada": (1.0, "cy"), "cy": (1.0, "ada")}  # bob wrote nothing
+
+
+def _grade_twice(tmp_path: Path, outcomes: list[Outcome]) -> tuple[float, ...]:
+    """Check the class twice (the second as a regrade would); the seconds each took."""
+    course = _course(tmp_path)
+    taken = []
+    for _ in range(2):
+        started = time.perf_counter()
+        check_class(course, ASSIGNMENT, outcomes, release(ASSIGNMENT))
+        taken.append(time.perf_counter() - started)
+    return tuple(taken)
+
+
+def _counted(monkeypatch, log: Path) -> None:
+    """Count each submission fingerprinted (in its own process) as a line of ``log``."""
+    real = similarity.fingerprint_submission
+
+    def counting(answers, known):
+        with log.open("a") as handle:
+            handle.write("computed\n")
+        return real(answers, known)
+
+    monkeypatch.setattr(similarity, "fingerprint_submission", counting)
+
+
+def test_long_cells_of_shell_escapes_take_bounded_time_and_are_read_once(
+    tmp_path: Path, monkeypatch
+):
+    """The attack round's answers: three students, each with three answer cells of 99 kB of
+    ``!ls`` lines, kept the grading process in IPython's input transformer for 764 s."""
+    log = tmp_path / "computed.log"
+    _counted(monkeypatch, log)
+    escapes = "\n".join(["!ls"] * 33_000)
+    assert len(escapes) > 99_000
+    shell = {grade_id: escapes for grade_id in solution_answers(ASSIGNMENT)}
+    outcomes = [_outcome(name, shell) for name in ("eve", "mallory", "trent")]
+    outcomes.append(_outcome("ada", solution_answers(ASSIGNMENT)))
+    first, second = _grade_twice(tmp_path, outcomes)
+    assert first < 10, f"the class took {first:.1f} s"
+    # Once for each different set of answers: ada's are the reference's, and the three alike.
+    assert log.read_text().count("computed") == 2
+    assert second < first and all(o.notes == [] for o in outcomes)
+    kept = list((tmp_path / "grading" / f"{ASSIGNMENT}_similarity_cache").iterdir())
+    assert len(kept) == 2 and all(p.stat().st_mode & 0o077 == 0 for p in kept)
+
+
+def test_a_regrade_fingerprints_only_the_answers_that_changed(tmp_path: Path, monkeypatch):
+    log = tmp_path / "computed.log"
+    _counted(monkeypatch, log)
+    answers = solution_answers(ASSIGNMENT)
+    course = _course(tmp_path)
+    ada, bob = _outcome("ada", answers), _outcome("bob", {})
+    first = check_class(course, ASSIGNMENT, [ada, bob], release(ASSIGNMENT))
+    assert log.read_text().count("computed") == 2  # ada's (the reference's) and bob's stub
+    changed = dict(answers, attention=answers["attention"] + "\nprint(weights.sum())")
+    again = check_class(course, ASSIGNMENT, [_outcome("ada", changed), bob], release(ASSIGNMENT))
+    assert log.read_text().count("computed") == 3  # ada's new answers only
+    assert first.best["ada"] == (1.0, REFERENCE) and again.best["ada"][1] == REFERENCE
+
+
+def test_a_submission_that_runs_away_loses_only_its_own_similarity(tmp_path: Path, monkeypatch):
+    real = similarity.fingerprint_submission
+
+    def pathological(answers, known):
+        if any("HANGS" in source for source in answers.values()):
+            while True:
+                pass
+        if any("EATS MEMORY" in source for source in answers.values()):
+            return bytearray(2 * similarity.MEMORY_BYTES)
+        return real(answers, known)
+
+    monkeypatch.setattr(similarity, "fingerprint_submission", pathological)
+    monkeypatch.setattr(similarity, "SECONDS_PER_SUBMISSION", 1.0)
+    answers = solution_answers(ASSIGNMENT)
+    outcomes = [
+        _outcome("hangs", dict(answers, attention=answers["attention"] + "\n'HANGS'")),
+        _outcome("eats", dict(answers, attention=answers["attention"] + "\n'EATS MEMORY'")),
+        _outcome("ada", answers),
+    ]
+    started = time.perf_counter()
+    checked = check_class(_course(tmp_path), ASSIGNMENT, outcomes, release(ASSIGNMENT))
+    assert time.perf_counter() - started < 8
+    assert checked.best == {"ada": (1.0, REFERENCE)}
+    assert outcomes[0].notes == ["similarity: not computed: stopped after 1 s"]
+    assert outcomes[1].notes == ["similarity: not computed: MemoryError: "]
+    assert outcomes[2].notes == [] and all(o.verdict == "ok" for o in outcomes)

@@ -1,17 +1,17 @@
 """Copying made visible to the instructor: every submission's answers, compared with the reference
-answers and with every classmate's by winnowing fingerprints (MOSS's method), flagged for human
-review at or above a calibrated threshold.  A flag never changes a grade: nothing here is read by
-the grading.
+answers and with every classmate's by winnowing fingerprints, flagged for human review at or above
+a calibrated threshold.  A flag never changes a grade: nothing here is read by the grading.
 
 What is compared, and why this unit:
 - Only answer cells (nbgrader's solution cells: what a student writes), exercise by exercise: a
   cell is compared with the same exercise's cell, never with another exercise's.
-- The released stub (signatures, docstrings, given code) is boilerplate: its fingerprints are
-  removed from every cell before anything is counted, so a stub left as it is has none.
-- Each cell is compared in canonical form: parsed and printed again by Python's ``ast`` (layout,
-  parentheses, quotes and comments gone), then tokenized by copydetect, which writes every
-  identifier as the same letter.  A reformatted copy, or one with renamed variables, has exactly
-  the fingerprints of the original.
+- Each cell is reduced to the code that can run and is used, its names written canonically, and
+  fingerprinted by tree-based winnowing (autograder/pipeline/fingerprints.py): ``pass`` after
+  every line, unreachable or unused code around a copy, renamed variables, reordered definitions
+  and another layout leave a copy's fingerprints as they were.  The whole cell counts (the intake
+  keeps at most 100,000 characters of one).
+- The released notebook's code (signatures, docstrings, given code) is boilerplate: every k-gram
+  of it is removed from every cell before anything is counted, so a stub left as it is has none.
 - A pair's score is Jaccard's, summed over the cells both wrote: fingerprints in common over
   fingerprints in either.  Each exercise so weighs as much as the code written for it, and one
   short exercise that everyone solves alike cannot flag a pair.  A cell with fewer than
@@ -19,30 +19,30 @@ What is compared, and why this unit:
   alike because they are short, not because they were copied.
 - Not whole notebooks: those would also match one exercise's code against another's and count
   the exercises only one side wrote, so a student who copied the one answer they wrote would
-  hide behind the stubs.  tests/test_similarity.py calibrates THRESHOLD on the mutation corpus
-  (tests/mutants) by the same unit: each correct alternative holds only the cells it writes
-  itself, the others left as the released stub, because where a mutant does not patch the
-  solution its text is the reference, not the alternative's work (compared whole, an
-  alternative that changes one line of one cell is a copy of the reference).
+  hide behind the stubs.  tests/test_similarity.py calibrates THRESHOLD on the corpus of
+  tests/similarity_corpus.py by the same unit.
 
-copydetect (pinned) does the tokenizing, fingerprinting and boilerplate removal, and finds the
-matching code for the report; its own HTML report is not used (it needs files on disk, renders file
-names unescaped and draws with matplotlib).  Its winnowing window is 1, its default (guarantee
-threshold = noise threshold): copydetect hashes with Python's salted ``hash()``, so a wider window
-would keep different fingerprints in every process and a score could change between two gradings
-of the same class.  With every k-gram kept, the scores are the same in every run.
+Each submission is fingerprinted in a process of its own, forked from this one and bounded in
+time and address space (the judge's confinement, autograder/judging/containment.py), so an answer
+that is slow or large to read costs only its own row ("not computed"); and its fingerprints are
+kept in the grading folder under a hash of its answers, so grading the class again reads them
+back instead of computing them again.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
+import gc
+import hashlib
 import html
-import io
 import itertools
+import json
 import os
+import selectors
+import signal
 import tempfile
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,87 +50,254 @@ from typing import TYPE_CHECKING, Any
 
 import nbformat
 
-from autograder.cells import answer_cells, to_python
+from autograder.cells import answer_cells
+from autograder.judging.containment import confine, death
+from autograder.judging.limits import JudgeLimits
+from autograder.pipeline import fingerprints
 from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import shown
 from autograder.untrusted import read_regular_file
 
 if TYPE_CHECKING:
-    import numpy as np
-    from copydetect import CodeFingerprint
-
     from autograder.pipeline.course import Course
 
-THRESHOLD = 0.85  # calibrated on the mutation corpus: see the README and tests/test_similarity.py
-NOISE_THRESHOLD = 25  # k: the shortest match counted, in characters of tokenized code (default)
-MIN_FINGERPRINTS = 20  # fewer in a cell: too short to tell copying from a common answer
+THRESHOLD = 0.85  # calibrated on tests/similarity_corpus.py: see docs/figures.md
+MIN_FINGERPRINTS = 8  # fewer in a cell: too short to tell copying from a common answer
 # The name the reference answers are compared and shown under: no student folder can hold a "/".
 REFERENCE = "/reference"
 REPORT_PAIRS = 200  # the report shows at most this many flagged pairs, highest first
-MAX_CELL_CHARS = 20_000  # compared of a cell's canonical code (the longest reference: 1,554)
 MAX_NOTEBOOK_BYTES = 64 * 2**20  # an autograded notebook read back from disk (outputs included)
+# One submission's fingerprinting: its process's wall time and address space (beyond what this
+# process had mapped when it forked), and what it may send back.
+SECONDS_PER_SUBMISSION = 10.0
+MEMORY_BYTES = 2**30
+MAX_RESULT_BYTES = 64 * 2**20
 
 
-def canonical(source: str) -> str:
-    """The cell as Python's own printer writes it, or as written when it is not Python."""
-    try:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:  # IPython's syntax, perhaps (magics, shell escapes)
-            tree = ast.parse(to_python(source))
-        return ast.unparse(tree)
-    except Exception:  # noqa: BLE001 - a student's text: what does not parse is compared as is
-        return source
+@dataclass(frozen=True)
+class Context:
+    """What the released notebook gives every submission's fingerprinting: the k-grams of its
+    code (boilerplate), the names it needs an answer to define or that its other cells read (never
+    dropped as unused), and a digest of both and of the method (part of every kept entry's key)."""
+
+    boilerplate: frozenset[int]
+    keep: frozenset[str]
+    digest: str
 
 
-def _fingerprint(code: str, boilerplate: np.ndarray | None = None) -> CodeFingerprint:
-    """copydetect's fingerprints of ``code`` (every k-gram: window 1), ``boilerplate`` removed."""
-    from copydetect import CodeFingerprint
-
-    return CodeFingerprint(
-        "answer.py", NOISE_THRESHOLD, 1, boilerplate, fp=io.StringIO(code), language="python"
+def context(release: nbformat.NotebookNode) -> Context:
+    """The release's :class:`Context` (made once per process for each release)."""
+    code = tuple(
+        (cell.metadata.get("nbgrader", {}).get("solution", False) is True, cell.source)
+        for cell in release.cells
+        if cell.cell_type == "code"
     )
-
-
-def prepare(release: dict) -> None:
-    """Fingerprint the released notebook now (importing copydetect), while the workers start;
-    :func:`check_class` then reuses it.  Never raises: check_class says what fails."""
-    with contextlib.suppress(Exception):
-        _boilerplate(_stub(nbformat.from_dict(release)))
-
-
-def _stub(release: nbformat.NotebookNode) -> str:
-    """The released notebook's code, canonical: what every student is given."""
-    return "\n".join(canonical(c.source) for c in release.cells if c.cell_type == "code")
+    exercises = tuple(answer_cells(release).values())
+    return _context(code, exercises)
 
 
 @functools.lru_cache(maxsize=8)
-def _boilerplate(code: str) -> np.ndarray:
-    """The fingerprints of the released notebook's code (what every student gets), sorted; made
-    once per process."""
-    import numpy as np
+def _context(code: tuple[tuple[bool, str], ...], exercises: tuple[str, ...]) -> Context:
+    keep: set[str] = set()
+    for source in exercises:
+        keep |= fingerprints.names_bound(source)
+    for solution, source in code:
+        if not solution:
+            keep |= fingerprints.names_read(source)
+    # Every k-gram of the released code, each cell read as an answer is (nothing dropped as
+    # unused: its cells use each other's names).
+    everything = frozenset(n for _, source in code for n in fingerprints.names_bound(source))
+    reduced = fingerprints.reduce_answers(
+        {str(n): source for n, (_, source) in enumerate(code)}, keep | everything
+    )
+    boilerplate = frozenset(
+        h for cell in reduced.values() for h in fingerprints.kgram_hashes(cell.tokens)
+    )
+    method = [fingerprints.VERSION, fingerprints.K, fingerprints.WINDOW, MIN_FINGERPRINTS]
+    digest = hashlib.sha256(
+        json.dumps([method, sorted(boilerplate), sorted(keep)]).encode()
+    ).hexdigest()
+    return Context(boilerplate, frozenset(keep), digest)
 
-    return np.unique(np.array(sorted(_fingerprint(code).hashes), dtype=np.int64))
+
+def prepare(release: dict) -> None:
+    """Read the released notebook's boilerplate now, while the workers start; :func:`check_class`
+    then reuses it.  Never raises: check_class says what fails."""
+    with contextlib.suppress(Exception):
+        context(nbformat.from_dict(release))
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One answer cell as compared: its canonical code (at most ``MAX_CELL_CHARS``) and the
-    fingerprints of its own (boilerplate removed)."""
+    """One answer cell as compared: the code shown (reachable code, printed again) and its
+    fingerprints of its own (boilerplate removed), each with the lines (0-based) it covers."""
 
     code: str
-    hashes: frozenset[int]
+    lines: Mapping[int, tuple[int, ...]] = field(compare=False)
+    hashes: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hashes", frozenset(self.lines))
 
 
-def fingerprint_answers(answers: Mapping[str, str], boilerplate: np.ndarray) -> dict[str, Cell]:
-    """grade_id -> the cell, for every answer with at least ``MIN_FINGERPRINTS`` of its own."""
+def fingerprint_submission(answers: Mapping[str, str], known: Context) -> dict[str, Any]:
+    """grade_id -> {"code", "fingerprints": [[hash, [lines]], ...]} of every answer with at least
+    ``MIN_FINGERPRINTS`` of its own: what a kept entry holds (JSON)."""
     cells = {}
-    for grade_id, source in answers.items():
-        code = canonical(source)[:MAX_CELL_CHARS]
-        hashes = _fingerprint(code, boilerplate).hashes
-        if len(hashes) >= MIN_FINGERPRINTS:
-            cells[grade_id] = Cell(code, frozenset(int(h) for h in hashes))
+    for grade_id, cell in fingerprints.reduce_answers(answers, known.keep).items():
+        own = {
+            h: lines
+            for h, lines in fingerprints.winnowed(cell.tokens).items()
+            if h not in known.boilerplate
+        }
+        if len(own) >= MIN_FINGERPRINTS:
+            cells[grade_id] = {
+                "code": cell.code,
+                "fingerprints": [[h, [n - 1 for n in lines]] for h, lines in sorted(own.items())],
+            }
     return cells
+
+
+def _cells(entry: Mapping[str, Any]) -> dict[str, Cell]:
+    """The cells of a kept or computed entry; raises on anything malformed."""
+    cells = {}
+    for grade_id, cell in entry.items():
+        code, found = cell["code"], cell["fingerprints"]
+        if not isinstance(grade_id, str) or not isinstance(code, str):
+            raise TypeError("not a cell")
+        cells[grade_id] = Cell(code, {int(h): tuple(int(n) for n in lines) for h, lines in found})
+    return cells
+
+
+def _key(known: Context, answers: Mapping[str, str]) -> str:
+    """The name a submission's entry is kept under: its answers' text and the context."""
+    text = json.dumps([known.digest, SECONDS_PER_SUBMISSION, MEMORY_BYTES, sorted(answers.items())])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _read_kept(cache: Path, key: str) -> dict[str, Cell] | str | None:
+    """A kept entry: the cells, why it could not be computed, or None if there is none."""
+    try:
+        entry = json.loads(read_regular_file(cache / f"{key}.json", MAX_RESULT_BYTES))
+        return str(entry["failed"]) if "failed" in entry else _cells(entry["cells"])
+    except Exception:  # noqa: BLE001 - missing or damaged: computed again
+        return None
+
+
+def _keep(cache: Path, key: str, result: Mapping[str, Any] | str) -> None:
+    """Keep an entry (best effort: a failure to write costs only a later recomputation)."""
+    entry = {"failed": result} if isinstance(result, str) else {"cells": result}
+    with contextlib.suppress(OSError, ValueError):
+        _write(cache / f"{key}.json", json.dumps(entry))
+
+
+@dataclass
+class _Run:
+    """One submission's fingerprinting process, as this process watches it."""
+
+    name: str
+    pid: int
+    fd: int
+    deadline: float
+    received: list[bytes] = field(default_factory=list)
+    size: int = 0
+
+
+def run_bounded(
+    jobs: Mapping[str, Mapping[str, str]], known: Context
+) -> dict[str, dict[str, Any] | str]:
+    """name -> each submission's :func:`fingerprint_submission`, computed in a process of its own
+    (at most one a core at a time) bounded in time and memory, or why it was not computed.
+
+    The processes are forked: nothing is imported in them, and they only read trees, hash and
+    write to their pipe.  A lock that another thread of this process held at the fork stays held
+    in the child; none of those is taken there, and a child that hung anyway is stopped at its
+    deadline, at the cost of its own row (as for the judge, autograder/judging/judge.py)."""
+    limits = JudgeLimits(total_seconds=SECONDS_PER_SUBMISSION, memory_bytes=MEMORY_BYTES)
+    waiting = list(jobs.items())
+    running: dict[int, _Run] = {}
+    results: dict[str, dict[str, Any] | str] = {}
+    parallel = max(1, len(os.sched_getaffinity(0)))
+    selector = selectors.DefaultSelector()
+
+    def end(run: _Run, why: str | None) -> None:
+        selector.unregister(run.fd)
+        os.close(run.fd)
+        del running[run.fd]
+        if why is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(run.pid, signal.SIGKILL)
+        _, status = os.waitpid(run.pid, 0)
+        if why is None and status != 0:
+            why = f"its process ended: {death(status)}"
+        if why is None:
+            try:
+                sent = json.loads(b"".join(run.received))
+                results[run.name] = sent["cells"] if "cells" in sent else str(sent["error"])
+            except (ValueError, KeyError, TypeError) as error:
+                results[run.name] = f"its process sent no fingerprints ({error})"
+        else:
+            results[run.name] = why
+
+    try:
+        while waiting or running:
+            while waiting and len(running) < parallel:
+                name, answers = waiting.pop(0)
+                read_end, write_end = os.pipe()
+                try:
+                    pid = os.fork()
+                except OSError as error:
+                    os.close(read_end)
+                    os.close(write_end)
+                    results[name] = f"its process could not start ({error})"
+                    continue
+                if pid == 0:  # the child: never returns
+                    _fingerprint_in_child(read_end, write_end, answers, known, limits)
+                os.close(write_end)
+                deadline = time.monotonic() + SECONDS_PER_SUBMISSION
+                running[read_end] = _Run(name, pid, read_end, deadline)
+                selector.register(read_end, selectors.EVENT_READ)
+            if not running:
+                continue
+            wait = min(run.deadline for run in running.values()) - time.monotonic()
+            for key, _ in selector.select(max(wait, 0)):
+                run = running[key.fd]
+                chunk = os.read(run.fd, 2**20)
+                run.received.append(chunk)
+                run.size += len(chunk)
+                if not chunk:
+                    end(run, None)
+                elif run.size > MAX_RESULT_BYTES:
+                    end(run, f"it sent more than {MAX_RESULT_BYTES // 2**20} MiB")
+            now = time.monotonic()
+            for run in [r for r in running.values() if r.deadline <= now]:
+                end(run, f"stopped after {SECONDS_PER_SUBMISSION:g} s")
+    finally:
+        for run in list(running.values()):
+            end(run, "stopped")
+        selector.close()
+    return results
+
+
+def _fingerprint_in_child(
+    read_end: int, write_end: int, answers: Mapping[str, str], known: Context, limits: JudgeLimits
+) -> None:
+    """In the forked process: confine it, fingerprint, send the result as JSON, exit."""
+    status = 1
+    with contextlib.suppress(BaseException):
+        # No cyclic collection: it would walk (and copy) every object of the parent's heap, and
+        # this short process makes no cycles worth collecting; its memory is bounded anyway.
+        gc.disable()
+        os.close(read_end)
+        confine(limits, ())
+        try:
+            sent: dict[str, Any] = {"cells": fingerprint_submission(answers, known)}
+        except Exception as error:  # noqa: BLE001 - said to the parent, which names the student
+            sent = {"error": f"{type(error).__name__}: {error}"}
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(json.dumps(sent).encode("utf-8", "surrogatepass"))
+        status = 0
+    os._exit(status)
 
 
 @dataclass(frozen=True)
@@ -175,11 +342,11 @@ class Comparison:
 
     threshold: float
     cells: dict[str, dict[str, Cell]]  # name (REFERENCE too) -> grade_id -> cell
-    stub: str  # the released notebook's code, canonical: the boilerplate
     best: dict[str, Pair] = field(default_factory=dict)  # student -> their highest-scoring pair
     flagged: list[Pair] = field(default_factory=list)  # score >= threshold, highest first
     problems: dict[str, str] = field(default_factory=dict)  # student -> why left out
     pairs_compared: int = 0
+    computed: int = 0  # submissions fingerprinted now (the others' fingerprints were kept)
 
 
 def compare_class(
@@ -187,19 +354,47 @@ def compare_class(
     reference: Mapping[str, str],
     release: nbformat.NotebookNode,
     threshold: float = THRESHOLD,
+    cache: Path | None = None,
 ) -> Comparison:
     """Compare every submission (student -> grade_id -> source) with the reference answers and
-    with every other; a submission that cannot be fingerprinted is left out with the reason."""
-    stub = _stub(release)
-    boilerplate = _boilerplate(stub)
+    with every other; a submission whose fingerprints could not be computed is left out with the
+    reason.  With ``cache`` (a folder), each submission's fingerprints are read from there when
+    its answers are unchanged, kept there otherwise, and entries no longer used are removed."""
+    known = context(release)
     exercises = answer_cells(release).keys()
-    comparison = Comparison(threshold, {}, stub)
-    for name, answers in [(REFERENCE, reference), *sorted(submissions.items())]:
+    comparison = Comparison(threshold, {})
+    named = [(REFERENCE, reference), *sorted(submissions.items())]
+    keys = {
+        name: _key(known, {g: s for g, s in answers.items() if g in exercises})
+        for name, answers in named
+    }
+    found: dict[str, dict[str, Cell] | str] = {}  # key -> the cells, or why there are none
+    jobs = {}  # each different set of answers is fingerprinted once
+    for name, answers in named:
+        key = keys[name]
+        if key in found or key in jobs:
+            continue
+        kept = _read_kept(cache, key) if cache is not None else None
+        if kept is not None:
+            found[key] = kept
+        else:
+            jobs[key] = {g: s for g, s in answers.items() if g in exercises}
+    comparison.computed = len(jobs)
+    for key, result in run_bounded(jobs, known).items():
+        if cache is not None:
+            _keep(cache, key, result)
         try:
-            own = {g: s for g, s in answers.items() if g in exercises}
-            comparison.cells[name] = fingerprint_answers(own, boilerplate)
-        except Exception as error:  # noqa: BLE001 - one odd submission must not stop the others
-            comparison.problems[name] = f"{type(error).__name__}: {error}"
+            found[key] = result if isinstance(result, str) else _cells(result)
+        except (KeyError, TypeError, ValueError) as error:
+            found[key] = f"its fingerprints were malformed ({error})"
+    if cache is not None:
+        _forget_others(cache, set(keys.values()))
+    for name, _ in named:
+        result = found[keys[name]]
+        if isinstance(result, str):
+            comparison.problems[name] = result
+        else:
+            comparison.cells[name] = result
     names = [n for n in comparison.cells if n != REFERENCE]
     # The reference first: on a tie, a student's highest pair names the reference.
     pairs = [(n, REFERENCE) for n in names if REFERENCE in comparison.cells]
@@ -220,44 +415,26 @@ def compare_class(
     return comparison
 
 
+def _forget_others(cache: Path, used: set[str]) -> None:
+    """Remove the kept entries of answers no submission of the class holds any longer."""
+    with contextlib.suppress(OSError):
+        for path in cache.glob("*.json"):
+            if path.stem not in used and len(path.stem) == 64:
+                path.unlink(missing_ok=True)
+
+
 def partner(pair: Pair, student: str) -> str:
     """The other side of ``pair``: a classmate, or ``REFERENCE``."""
     return pair.second if pair.first == student else pair.first
 
 
-def matched_lines(first: str, second: str, stub: str) -> tuple[set[int], set[int]]:
-    """The lines (0-based) of each code that hold code matching the other's (copydetect's
-    matching slices), the lines of the released stub ``stub`` excepted."""
-    from copydetect import compare_files
-
-    _, _, (first_spans, second_spans) = compare_files(_printed(first, stub), _printed(second, stub))
-    stub_lines = {line.strip() for line in stub.splitlines()}
-    return _lines_of(first, first_spans, stub_lines), _lines_of(second, second_spans, stub_lines)
-
-
-@functools.lru_cache(maxsize=1024)
-def _printed(code: str, stub: str) -> CodeFingerprint:
-    """copydetect's fingerprint of ``code``, the stub's removed (a flagged student's cell is in
-    each of their pairs: made once).
-
-    With boilerplate removed, copydetect 0.5.0 keeps only the last place of a fingerprint that a
-    cell repeats (``np.intersect1d(..., assume_unique=True)`` on hashes with repeats), so the
-    report may leave an earlier repeat unmarked; the set of fingerprints, which scores, is exact.
-    """
-    return _fingerprint(code, _boilerplate(stub))
-
-
-def _lines_of(code: str, spans: Any, stub_lines: set[str]) -> set[int]:
-    """The lines that the character spans (copydetect's 2xN starts and ends) touch, but for
-    the lines of the stub."""
-    rows = code.split("\n")
-    lines: set[int] = set()
-    for start, end in zip(*spans, strict=True) if len(spans) else ():
-        start, end = max(0, int(start)), min(len(code), int(end))
-        if end > start:
-            first = code.count("\n", 0, start)
-            lines.update(range(first, first + code.count("\n", start, end - 1) + 1))
-    return {n for n in lines if rows[n].strip() not in stub_lines}
+def matched_lines(first: Cell, second: Cell) -> tuple[set[int], set[int]]:
+    """The lines (0-based) of each cell's code that its fingerprints in common cover."""
+    shared = first.hashes & second.hashes
+    return (
+        {n for h in shared for n in first.lines[h]},
+        {n for h in shared for n in second.lines[h]},
+    )
 
 
 _STYLE = """
@@ -296,8 +473,9 @@ def report_html(comparison: Comparison, assignment: str) -> str:
         "<p><b>For instructors only.</b> A flag asks for a human review; it never changes a "
         f"grade. Pairs scoring at least {comparison.threshold:.2f} are shown: the share of "
         "winnowing fingerprints the two hold in common over the exercises both wrote, the "
-        "released stub left out. Code is shown as compared: printed again by Python's parser "
-        "(layout and comments gone); highlighted lines hold matching code.</p>",
+        "released stub left out. Code is shown as compared: what can run and is used, printed "
+        "again by Python's parser (layout, comments, dead and unused code gone); highlighted "
+        "lines hold matching code.</p>",
         f"<p>{len(comparison.flagged)} pairs flagged of {comparison.pairs_compared} compared"
         + (
             f"; the first {REPORT_PAIRS} are shown"
@@ -325,7 +503,7 @@ def report_html(comparison: Comparison, assignment: str) -> str:
         for cell in sorted(pair.cells, key=lambda c: (-c.shared / c.either, c.grade_id)):
             first = comparison.cells[pair.first][cell.grade_id]
             second = comparison.cells[pair.second][cell.grade_id]
-            first_lines, second_lines = matched_lines(first.code, second.code, comparison.stub)
+            first_lines, second_lines = matched_lines(first, second)
             parts.append(
                 f"<h3>{_esc(cell.grade_id)}: {cell.shared / cell.either:.3f} "
                 f"({cell.shared} of {cell.either} fingerprints in common)</h3>"
@@ -374,11 +552,16 @@ def _check_class(
         reference = answer_cells(nbformat.read(source, as_version=4))
     else:
         lines.append(f"  no reference answers ({source} is missing): classmates compared only")
-    comparison = compare_class(submissions, reference, release)
+    cache = grading_folder(course.coursedir) / f"{assignment}_similarity_cache"
+    with contextlib.suppress(OSError):
+        cache.mkdir(mode=0o700, exist_ok=True)
+    comparison = compare_class(
+        submissions, reference, release, cache=cache if cache.is_dir() else None
+    )
     problems.update(comparison.problems)
     by_student = {o.student: o for o in outcomes}
     for student, why in problems.items():
-        note = f"similarity: answers not compared ({why})"
+        note = f"similarity: not computed: {why}"
         if student in by_student:
             by_student[student].notes.append(note)
         else:
