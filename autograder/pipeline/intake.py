@@ -39,6 +39,9 @@ ATTACHMENT_REFERENCE = re.compile(r"attachment:([^\s)\"'<>]+)")
 CELL_TYPES = ("code", "markdown", "raw")
 # nbformat 4.5's rule for cell ids.
 CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+# The submitted outputs kept, in all: one more than the graded copy shows (pipeline/verdicts.py,
+# MAX_NOTEBOOK_OUTPUTS), so that it can say that some were left out; each is checked once here.
+MAX_OUTPUTS = 2_001
 # The nbgrader settings that decide whether and for how much a cell is graded.
 SETTINGS = ("grade", "solution", "locked", "task", "points")
 
@@ -190,6 +193,12 @@ def _parse(data: bytes) -> list[_Submitted]:
             f"the submitted notebook has {len(cells)} cells; at most {MAX_CELLS} can be graded"
         )
     parsed = [_submitted_cell(number, cell) for number, cell in enumerate(cells, 1)]
+    room = MAX_OUTPUTS
+    for cell in parsed:  # a cell's outputs are kept whole and valid, or not at all
+        cell.outputs = cell.outputs[: max(room, 0)]
+        room -= len(cell.outputs)
+        if cell.outputs and not _schema_valid("code", outputs=cell.outputs):
+            cell.outputs = []
     total = 0
     for cell in parsed:
         size = len(cell.source or "")
@@ -281,9 +290,8 @@ def _valid_attachments(attachments: Any) -> bool:
 
 def _schema_valid(cell_type: str, **fields: Any) -> bool:
     """Whether a cell of this type with these submitted fields passes the nbformat 4 schema."""
-    cell = {"id": "check", "cell_type": cell_type, "metadata": {}, "source": "", **fields}
-    if cell_type == "code":
-        cell.update(outputs=[], execution_count=None)
+    code = {"outputs": [], "execution_count": None} if cell_type == "code" else {}
+    cell = {"id": "check", "cell_type": cell_type, "metadata": {}, "source": "", **code, **fields}
     try:
         nbformat.validate(nbformat.from_dict(cell), ref=f"{cell_type}_cell", version=4)
     except (nbformat.ValidationError, RecursionError):
