@@ -135,6 +135,11 @@ def shift_rows(q: Tensor, k: Tensor, shift: Tensor) -> None:
     q[..., -1] = shift * math.sqrt(q.shape[-1])
 
 
+def g_normal(g: torch.Generator, *size: int) -> np.ndarray:
+    """A float64 NumPy array of standard normal draws from ``g``."""
+    return torch.randn(*size, generator=g, dtype=torch.float64).numpy()
+
+
 def reference_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None):
     return reference.scaled_dot_product_attention(q, k, v, mask)
 
@@ -172,6 +177,25 @@ def numpy_attention_matches_reference(ns: Namespace) -> None:
             "weights differ from softmax(Q Kᵀ / √d_k)",
         )
         diagnose(out, expected_out, {}, "the output must be weights @ V")
+
+
+@check(ASSIGNMENT, "test_attention_numpy")
+def numpy_attention_returns_numpy_arrays(ns: Namespace) -> None:
+    # The visible check's promise ("a tuple (output, weights) of NumPy arrays"), kept by a hidden
+    # twin: the visible checks decide no score.
+    attention_numpy = require(ns, "attention_numpy")
+    g = hidden_generator("a01 numpy types")
+    l_q, l_k, d_k, d_v = random_sizes(g, 4)
+    q, k, v = (np.asarray(g_normal(g, n, d)) for n, d in ((l_q, d_k), (l_k, d_k), (l_k, d_v)))
+    result = attention_numpy(q, k, v)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail(f"attention_numpy must return a tuple (output, weights), got {type(result).__name__}")
+    kinds = [type(part).__name__ for part in result]
+    if not all(isinstance(part, np.ndarray) for part in result):
+        fail(
+            f"attention_numpy returned ({', '.join(kinds)}): given NumPy arrays it must return "
+            "NumPy arrays, not tensors or lists"
+        )
 
 
 @check(ASSIGNMENT, "test_attention_numpy")

@@ -29,6 +29,17 @@ WRONG = [
         {"test_attention_rows_sum_to_one": "over queries, not keys"},
     ),
     Mutant(
+        "numpy answer returns tensors",
+        A,
+        {
+            "attention_numpy": Replace(
+                "return weights @ V, weights",
+                "return torch.as_tensor(weights @ V), torch.as_tensor(weights)",
+            )
+        },
+        {"test_attention_numpy": "must return NumPy arrays"},
+    ),
+    Mutant(
         "no scaling",
         A,
         {"attention": Replace(SCALING, "")},
