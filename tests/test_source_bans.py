@@ -1,6 +1,7 @@
 """Reference bans are read from the source text, and reading it never imports what it names."""
 
 import sys
+import textwrap
 
 import pytest
 import torch.nn.functional as F
@@ -130,3 +131,56 @@ def test_a_star_import_binds_what_its_module_holds_when_the_scan_runs(
     monkeypatch.setitem(sys.modules, "attention_lab.star_probe", module)
     after = banned_use([star, uses, "x = 1\n"], "attention", BANNED)
     assert after is not None and after.reference == "F.scaled_dot_product_attention", after
+
+
+FUSED = (
+    "import torch.nn.functional as F\n"
+    "def fused(q, k, v, mask=None, scale=True):\n"
+    "    return F.scaled_dot_product_attention(q, k, v), None\n"
+)
+OWN = textwrap.indent("def attention(q, k, v, mask=None, scale=True):\n    return q, k\n", "    ")
+# A def that never runs is no binding: the answer stays what the code that runs binds it to.
+DEAD_CODE = {
+    "a dead branch": f"attention = fused\nif False:\n{OWN}",
+    "not of a truth": f"attention = fused\nif not 1:\n{OWN}",
+    "the else of if True": f"if True:\n    attention = fused\nelse:\n{OWN}",
+    "the else of while True": f"while True:\n    attention = fused\n    break\nelse:\n{OWN}",
+    "after a raise": f"attention = fused\ntry:\n    raise ValueError\n{OWN}except ValueError:\n"
+    "    pass\n",
+}
+
+
+@pytest.mark.parametrize("trick", DEAD_CODE, ids=list(DEAD_CODE))
+def test_a_definition_that_never_runs_is_no_binding(trick: str):
+    source = DEAD_CODE[trick]
+    namespace: dict = {}
+    exec(FUSED + source, namespace)  # valid Python that binds attention to fused
+    assert namespace["attention"].__name__ == "fused", trick
+    found = banned_use([FUSED, source], "attention", BANNED)
+    assert found is not None and found.reference == "F.scaled_dot_product_attention", trick
+
+
+# An attribute spelled as a string is the attribute: each of these calls the reference.
+SPELLED = [
+    'getattr(F, "scaled_dot_product_attention")(q, k, v)',
+    'F.__dict__["scaled_dot_product_attention"](q, k, v)',
+    'vars(F)["scaled_dot_product_attention"](q, k, v)',
+    'operator.attrgetter("scaled_dot_product_attention")(F)(q, k, v)',
+]
+
+
+@pytest.mark.parametrize("call", SPELLED)
+def test_an_attribute_spelled_as_a_constant_string_is_judged_as_the_attribute(call: str):
+    source = (
+        "import operator\nimport torch.nn.functional as F\n"
+        f"def attention(q, k, v):\n    return {call}\n"
+    )
+    found = banned_use([source], "attention", BANNED)
+    assert found is not None and found.reference == "F.scaled_dot_product_attention", call
+
+
+def test_a_write_through_a_frames_globals_cannot_be_checked():
+    own = textwrap.dedent(OWN)
+    source = f"{own}import sys\nsys._getframe().f_globals['attention'] = len\n"
+    found = banned_use([source], "attention", BANNED)
+    assert found is not None and "dynamically" in found.seen, found

@@ -33,6 +33,9 @@ _NAMESPACE_CALLS = {"globals", "vars", "locals"}
 _MODULE_NAMES = {"__main__", "builtins", "__builtins__"}
 _MODULE_CALLS = {"__import__", "importlib.import_module", "importlib.reload"}
 _DYNAMIC_CODE = {"exec", "eval", "compile"}
+_FRAME_NAMESPACES = {"f_globals", "f_locals", "f_builtins"}
+# Calls that look an attribute up by a string: getattr(obj, "name"), attrgetter("name").
+_LOOKUPS = {"getattr", "attrgetter", "operator.attrgetter", "methodcaller", "operator.methodcaller"}
 _CELL_MAGICS_IN_PLACE = {"time", "capture"}  # cell magics that run their body as the cell
 _MAX_DEPTH = 50  # aliases followed before a chain counts as one that cannot be checked
 
@@ -114,6 +117,8 @@ def _is_namespace(node: ast.expr) -> bool:
         return node.func.id in _NAMESPACE_CALLS
     if isinstance(node, ast.Attribute) and node.attr == "__dict__":
         return _is_module_handle(node.value)
+    if isinstance(node, ast.Attribute) and node.attr in _FRAME_NAMESPACES:
+        return True  # a frame's globals are the notebook's, whichever frame it is
     return _is_module_handle(node)
 
 
@@ -169,6 +174,28 @@ def _parsed(source: str) -> ast.Module | None:
     return tree
 
 
+def _truth(node: ast.expr) -> bool | None:
+    """The truth of a test the text settles (a constant, ``not`` of one), else None."""
+    if isinstance(node, ast.Constant):
+        return bool(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _truth(node.operand)
+        return None if inner is None else not inner
+    return None
+
+
+def _fields_that_run(statement: ast.stmt) -> tuple[str, ...]:
+    """The blocks of ``statement`` that can run: a branch that a constant test rules out
+    (``if False:``, the ``else`` of ``if True:`` or of ``while True:``) binds nothing."""
+    if isinstance(statement, ast.If | ast.While):
+        truth = _truth(statement.test)
+        if truth is False:
+            return ("orelse",)
+        if truth is True:
+            return ("body",)  # a while True loop ends only by break, which skips its else
+    return ("body", "orelse", "finalbody")
+
+
 class _Notebook:
     """Every binding of a notebook's module-level names, in cell order, and its dynamic writes."""
 
@@ -212,10 +239,13 @@ class _Notebook:
         self.bindings.setdefault(name, []).append(replace(binding, order=self._made))
 
     def _block(self, statements: Sequence[ast.stmt], cell: int) -> None:
-        """Record the bindings of module-level ``statements``, in order."""
+        """Record the bindings of module-level ``statements``, in order, up to the first that
+        ends the block: what follows a ``raise`` (or ``break``, ``continue``) never runs."""
         for statement in statements:
             self._walruses(statement, cell)
             self._statement(statement, cell)
+            if isinstance(statement, ast.Raise | ast.Return | ast.Break | ast.Continue):
+                return
 
     def _walruses(self, statement: ast.stmt, cell: int) -> None:
         """``(name := value)`` outside any function binds a module-level name."""
@@ -269,7 +299,7 @@ class _Notebook:
                         self._bind(name, _Binding("value", _where(cell, case.pattern)))
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             return  # their bodies bind their own names
-        for field in ("body", "orelse", "finalbody"):
+        for field in _fields_that_run(statement):
             self._block(getattr(statement, field, []), cell)
         for clause in getattr(statement, "handlers", []) + getattr(statement, "cases", []):
             self._block(clause.body, cell)
@@ -429,6 +459,24 @@ class BrokenBan:
     reference: str | None
 
 
+def _attribute_spelled(node: ast.AST) -> str | None:
+    """The attribute name that ``node`` looks up: ``obj.name``, or the same spelled as a string
+    (``getattr(obj, "name")``, ``attrgetter("name")``, ``obj.__dict__["name"]``,
+    ``vars(obj)["name"]``), which reaches the same object."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call) and _dotted(node.func) in _LOOKUPS:
+        spelled = [_constant_key(arg) for arg in node.args]
+        return next((key for key in spelled if key is not None), None)
+    if isinstance(node, ast.Subscript):
+        owner = node.value
+        from_dict = isinstance(owner, ast.Attribute) and owner.attr == "__dict__"
+        from_vars = isinstance(owner, ast.Call) and _dotted(owner.func) == "vars"
+        if from_dict or from_vars:
+            return _constant_key(node.slice)
+    return None
+
+
 class _Scan:
     """Whether one answer, as the notebook's text binds it, reaches a banned reference."""
 
@@ -578,8 +626,9 @@ class _Scan:
                     pending.append((owner, patch.node))
                     self.patched[id(patch.node)] = patch.where
             for child in ast.walk(node):
-                if isinstance(child, ast.Attribute) and child.attr in self.by_name:
-                    label = self.label(child) or self.by_name[child.attr]
+                spelled = _attribute_spelled(child)
+                if spelled in self.by_name:
+                    label = self.label(child) or self.by_name[spelled]
                     if id(node) in self.patched:
                         seen = f"`{owner}` is patched ({self.patched[id(node)]}) with {label}"
                         return BrokenBan(seen, label)
