@@ -15,11 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from attention_lab.reference.a03_transformer_block import WordTokenizer
-from autograder.authoring.reference_bans import ReferenceBan, bans_of
+from autograder.authoring.reference_bans import (
+    TORCH_CAUSAL_MASK,
+    TORCH_MULTI_HEAD,
+    TORCH_SCALED_DOT_PRODUCT,
+    ReferenceBan,
+    bans_of,
+)
 from autograder.authoring.registry import check_modules, checks_for
 from autograder.examples import solution_answers
+from autograder.judging.source_bans import banned_use
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
 from tests.tiers import by_assignment
 
@@ -31,6 +39,9 @@ BUILT_FROM = {("05_sentiment", "SentimentModel"): "model", ("06_char_lm", "CharL
 
 def reference_expression(target: Any) -> tuple[str, str]:
     """(module to import, dotted expression) that names the banned ``target`` in code."""
+    if isinstance(target, torch._ops.OpOverloadPacket):  # torch.ops.<namespace>.<op>
+        namespace, _, op = target._qualified_op_name.partition("::")
+        return "torch", f"torch.ops.{namespace}.{op}"
     qualname = getattr(target, "__qualname__", None) or target.__name__
     # A C binding's qualname names a private class (torch._VariableFunctionsClass.layer_norm).
     for name in dict.fromkeys([qualname, target.__name__]):
@@ -171,3 +182,65 @@ def test_a_ban_reached_through_a_helper_names_the_helper():
     found = banned_use(HELPER_CELLS, "build_vocab", TOKENIZER_BANNED)
     assert found is not None
     assert found.seen.startswith("`clean`, which `build_vocab` uses, calls "), found.seen
+
+
+# Every exercise that writes attention bans torch's attention by each entry point a notebook can
+# reach: the public one, its private kernels and their aten operators (issue 39).
+ATTENTION_EXERCISES = {
+    ("01_attention", "attention"): (TORCH_SCALED_DOT_PRODUCT, TORCH_MULTI_HEAD),
+    ("01_attention", "attention_numpy"): (TORCH_SCALED_DOT_PRODUCT, TORCH_MULTI_HEAD),
+    ("01_attention", "causal_mask"): (TORCH_CAUSAL_MASK,),
+    ("02_multi_head", "MultiHeadAttention"): (TORCH_MULTI_HEAD,),
+    ("07_attention_at_scale", "chunked_attention"): (TORCH_SCALED_DOT_PRODUCT, TORCH_MULTI_HEAD),
+}
+
+
+def test_each_attention_exercise_bans_torchs_private_and_aten_entry_points():
+    assert sorted(TORCH_SCALED_DOT_PRODUCT) == [
+        "F.scaled_dot_product_attention",
+        "torch.ops.aten._fused_sdp_choice",
+        "torch.ops.aten._masked_softmax",
+        "torch.ops.aten._scaled_dot_product_attention_math",
+        "torch.ops.aten._scaled_dot_product_cudnn_attention",
+        "torch.ops.aten._scaled_dot_product_efficient_attention",
+        "torch.ops.aten._scaled_dot_product_flash_attention",
+        "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu",
+        "torch.ops.aten.scaled_dot_product_attention",
+    ]
+    assert sorted(TORCH_MULTI_HEAD) == [
+        "F.multi_head_attention_forward",
+        "nn.MultiheadAttention",
+        "torch._native_multi_head_attention",
+        "torch.ops.aten._native_multi_head_attention",
+        "torch.ops.aten._transformer_encoder_layer_fwd",
+    ]
+    for (assignment, name), groups in ATTENTION_EXERCISES.items():
+        checks_for(assignment)
+        banned = {label for b in bans_of(assignment) if b.name == name for label in b.banned}
+        for group in groups:
+            assert set(group) <= banned, (assignment, name, sorted(set(group) - banned))
+
+
+# Private routes to torch's attention, each as an answer would write it.
+PRIVATE_CALLS = {
+    "attention": [
+        "torch.ops.aten._scaled_dot_product_attention_math(q, k, v)",
+        "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v)",
+        "torch._C._nn.scaled_dot_product_attention(q, k, v)",
+        "torch.ops.aten._masked_softmax(q @ k.mT, None)",
+    ],
+    "causal_mask": ["nn.modules.transformer._generate_square_subsequent_mask(q) == 0"],
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "call"), [(n, c) for n, calls in PRIVATE_CALLS.items() for c in calls]
+)
+def test_a_private_entry_point_is_found_in_the_answers_source(name: str, call: str):
+    checks_for("01_attention")
+    (reference_ban,) = [b for b in bans_of("01_attention") if b.name == name]
+    source = (
+        f"import torch\nfrom torch import nn\ndef {name}(q, k=None, v=None):\n    return {call}\n"
+    )
+    found = banned_use([source], name, reference_ban.banned)
+    assert found is not None and found.reference is not None, (call, found)

@@ -11,8 +11,46 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+from torch import nn
+from torch.nn import functional as F
+
 from autograder.authoring.kernel_objects import is_remote
 from autograder.authoring.registry import CheckFailed, Namespace, fail, running_check
+
+# torch's own attention, by every entry point a notebook can reach: the public function, its
+# private kernels and their aten operators.  An exercise that writes attention bans them all.
+_ATEN_SCALED_DOT_PRODUCT = (
+    "scaled_dot_product_attention",
+    "_scaled_dot_product_attention_math",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_fused_sdp_choice",
+    "_masked_softmax",
+)
+TORCH_SCALED_DOT_PRODUCT: dict[str, Callable[..., Any]] = {
+    "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
+    **{f"torch.ops.aten.{op}": getattr(torch.ops.aten, op) for op in _ATEN_SCALED_DOT_PRODUCT},
+}
+# torch's multi-head attention, likewise: the module, its functional form and fused kernels.
+_ATEN_MULTI_HEAD = ("_native_multi_head_attention", "_transformer_encoder_layer_fwd")
+TORCH_MULTI_HEAD: dict[str, Callable[..., Any] | type] = {
+    "nn.MultiheadAttention": nn.MultiheadAttention,
+    "F.multi_head_attention_forward": F.multi_head_attention_forward,
+    "torch._native_multi_head_attention": torch._native_multi_head_attention,
+    **{f"torch.ops.aten.{op}": getattr(torch.ops.aten, op) for op in _ATEN_MULTI_HEAD},
+}
+# torch's causal masks, the public method and the private helper behind it.
+TORCH_CAUSAL_MASK: dict[str, Callable[..., Any]] = {
+    "nn.Transformer.generate_square_subsequent_mask": (
+        nn.Transformer.generate_square_subsequent_mask
+    ),
+    "nn.modules.transformer._generate_square_subsequent_mask": (
+        nn.modules.transformer._generate_square_subsequent_mask
+    ),
+}
 
 
 def _code_objects(code: types.CodeType) -> Iterable[types.CodeType]:

@@ -16,16 +16,21 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.reference_bans import ban
+from autograder.authoring.reference_bans import (
+    TORCH_CAUSAL_MASK,
+    TORCH_MULTI_HEAD,
+    TORCH_SCALED_DOT_PRODUCT,
+    ban,
+)
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
 
 ASSIGNMENT = "01_attention"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 BANNED = {
-    "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
+    **TORCH_SCALED_DOT_PRODUCT,
+    **TORCH_MULTI_HEAD,
     "attention_lab's scaled_dot_product_attention": reference.scaled_dot_product_attention,
-    "nn.MultiheadAttention": torch.nn.MultiheadAttention,
     "attention_lab's MultiHeadAttention": MultiHeadAttention,
 }
 
@@ -379,12 +384,7 @@ def large_scores_do_not_overflow(ns: Namespace) -> None:
 ban(
     ASSIGNMENT,
     "causal_mask",
-    {
-        "attention_lab's causal_mask": reference.causal_mask,
-        "nn.Transformer.generate_square_subsequent_mask": (
-            torch.nn.Transformer.generate_square_subsequent_mask
-        ),
-    },
+    {"attention_lab's causal_mask": reference.causal_mask, **TORCH_CAUSAL_MASK},
 )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 from torch.nn import functional as F
 
 import attention_lab.reference.a01_attention as reference
@@ -15,17 +15,16 @@ from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator
 from autograder.authoring.kernel_objects import observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
-from autograder.authoring.reference_bans import ban
+from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
 
 ASSIGNMENT = "07_attention_at_scale"
 # The student's own online_softmax_update is allowed inside chunked_attention.
 BANNED = {
-    "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
+    **TORCH_SCALED_DOT_PRODUCT,
+    **TORCH_MULTI_HEAD,
     "attention_lab's scaled_dot_product_attention": reference.scaled_dot_product_attention,
-    "nn.MultiheadAttention": nn.MultiheadAttention,
-    "F.multi_head_attention_forward": F.multi_head_attention_forward,
 }
 EXACT = 1e-10  # float64: the chunked result must equal the reference to rounding error
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
-from torch.nn import functional as F
 
 import attention_lab.reference.a02_multi_head as reference
 from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
-from autograder.authoring.reference_bans import ban
+from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.checks.a02_multi_head.shared import (
@@ -27,11 +26,7 @@ from autograder.checks.a02_multi_head.shared import (
 )
 
 # attention_lab's scaled_dot_product_attention is allowed (the notebook imports it for this purpose).
-BANNED = {
-    "nn.MultiheadAttention": nn.MultiheadAttention,
-    "F.multi_head_attention_forward": F.multi_head_attention_forward,
-    "attention_lab's MultiHeadAttention": reference.MultiHeadAttention,
-}
+BANNED = {**TORCH_MULTI_HEAD, "attention_lab's MultiHeadAttention": reference.MultiHeadAttention}
 
 ban(ASSIGNMENT, "MultiHeadAttention", BANNED, check_name="mha_does_not_call_the_reference")
 # The module is built on the student's split_heads and merge_heads, as the notebook asks.

@@ -7,7 +7,6 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
-from torch.nn import functional as F
 
 import attention_lab.reference.a02_multi_head as attention_reference
 import attention_lab.reference.a06_char_lm as encoder_reference
@@ -15,14 +14,14 @@ from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.hidden_draws import under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.reference_bans import TORCH_MULTI_HEAD
 from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "06_char_lm"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 BANNED_ATTENTION = {
-    "nn.MultiheadAttention": nn.MultiheadAttention,
-    "F.multi_head_attention_forward": F.multi_head_attention_forward,
+    **TORCH_MULTI_HEAD,
     "attention_lab's MultiHeadAttention": attention_reference.MultiHeadAttention,
     "attention_lab's CausalLM": encoder_reference.CausalLM,
 }
