@@ -208,6 +208,18 @@ get_ipython().events.register("post_run_cell", _count)
 """
 
 
+# torch's own attention kernel, reached by a name built at run time, which no reading of the text
+# can follow: where the judge calls the answer, the torch functions it runs are observed.
+BUILT_NAME = solution_answers()["attention"].replace(
+    "    if mask is None:\n"
+    "        weights = torch.softmax(scores, dim=-1)\n"
+    "        return weights @ v, weights\n",
+    "    if mask is None:\n"
+    '        op = getattr(torch.ops.aten, "_scaled_dot_product" + "_attention_math")\n'
+    "        return op(q, k, v, scale=None if scale else 1.0)\n",
+)
+
+
 def _renamed(release_bytes: bytes) -> bytes:
     return release_bytes.replace(b'"test_causal_mask"', b'"test_causal_mask_v2"', 1)
 
@@ -249,6 +261,7 @@ CORPUS: tuple[Sample, ...] = (
         False,
         raw=_handed_in({}, {"attention": USER_NS_ON_STUBS}),
     ),
+    Sample("h17-built-name", "hostile", "ok", False, answers={"attention": BUILT_NAME}),
     Sample(
         "h16-kernel-text",
         "hostile",
@@ -373,6 +386,12 @@ def test_what_is_judged_is_the_answer_cells_text_never_what_a_kernel_was_made_to
     counts = [c.execution_count for c in notebook.cells if c.cell_type == "code"]
     assert max(c for c in counts if c is not None) <= len(notebook.cells), counts
     assert float(rows["h16-kernel-text"]["score"]) == 3.0, rows["h16-kernel-text"]  # not attention
+    # A banned kernel reached by a built name earns nothing where the answer ran it.
+    built = rows["h17-built-name"]
+    assert float(built["test_attention_rows_sum_to_one"]) == 0, built
+    graded_copy = course / "grading" / "autograded" / "h17-built-name" / "01_attention"
+    shown = nbformat.writes(nbformat.read(graded_copy / "01_attention.ipynb", 4))
+    assert "ran torch.ops.aten._scaled_dot_product_attention_math" in shown
 
 
 @pytest.mark.slow

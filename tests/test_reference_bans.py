@@ -200,6 +200,7 @@ def test_each_attention_exercise_bans_torchs_private_and_aten_entry_points():
         "F.scaled_dot_product_attention",
         "torch.ops.aten._fused_sdp_choice",
         "torch.ops.aten._masked_softmax",
+        "torch.ops.aten._safe_softmax",
         "torch.ops.aten._scaled_dot_product_attention_math",
         "torch.ops.aten._scaled_dot_product_cudnn_attention",
         "torch.ops.aten._scaled_dot_product_efficient_attention",

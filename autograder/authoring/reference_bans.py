@@ -29,6 +29,7 @@ _ATEN_SCALED_DOT_PRODUCT = (
     "_scaled_dot_product_cudnn_attention",
     "_fused_sdp_choice",
     "_masked_softmax",
+    "_safe_softmax",
 )
 TORCH_SCALED_DOT_PRODUCT: dict[str, Callable[..., Any]] = {
     "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
@@ -214,16 +215,52 @@ def bans_using(assignment: str, used: str) -> list[ReferenceBan]:
 
 
 def enforce_bans(namespace: Namespace, used: str) -> None:
-    """Fail the running check if ``used`` brings a ban that its exercise's answer breaks."""
+    """Fail the running check if ``used`` brings a ban that its exercise's answer breaks; and
+    have every later call of a kernel function under a ban observed where it runs, so that one
+    reaching a banned torch function fails whatever name it was reached by."""
     entry = running_check()
     if entry is None:
         return
     for reference_ban in bans_using(entry.assignment, used):
         if reference_ban.name not in namespace:
             continue  # the check that requires it says it is missing
+        answer = namespace[reference_ban.name]
         try:
-            forbid_references(
-                namespace[reference_ban.name], reference_ban.banned, f"`{reference_ban.name}`"
-            )
+            forbid_references(answer, reference_ban.banned, f"`{reference_ban.name}`")
         except CheckFailed as failure:
             raise CheckFailed(reference_ban.check_name, failure.diagnosis) from None
+        _watch_torch_calls(answer, reference_ban)
+
+
+def _torch_functions(banned: Mapping[str, Callable[..., Any] | type]) -> dict[str, str]:
+    """The banned functions of torch itself, by the name their calls are observed under."""
+    return {
+        target.__name__: label
+        for label, target in banned.items()
+        if not isinstance(target, type)
+        and str(getattr(target, "__module__", "")).split(".")[0] == "torch"
+    }
+
+
+def _watch_torch_calls(answer: Any, reference_ban: ReferenceBan) -> None:
+    """Observe each call of a kernel function ``answer`` where it runs: one that runs a banned
+    torch function, by any route (``torch.ops``, ``getattr``, a name built at run time), fails.
+    Functions only: a class's calls may train a model, which the observation would slow."""
+    names = _torch_functions(reference_ban.banned)
+    if not names or not is_remote(answer) or inspect.isclass(answer):
+        return
+    from autograder.judging import proxies
+
+    exercise = f"`{reference_ban.name}`"
+
+    def judge(observed: list[str]) -> None:
+        for function in observed:
+            label = names.get(function.rsplit(".", 1)[-1])
+            if label is not None:
+                raise CheckFailed(
+                    reference_ban.check_name,
+                    f"{exercise} ran {label} when the grader called it: write the computation "
+                    "yourself (no credit for calling the reference)",
+                )
+
+    proxies.watch(answer, judge)

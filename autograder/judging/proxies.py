@@ -13,7 +13,7 @@ import itertools
 import socket
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -161,6 +161,8 @@ class Link:
         self.origins: dict[int, str] = {}  # id(proxy) -> the global name it was looked up by
         self.stand_ins: list[torch.nn.Module] = []  # the judge's models lent to the kernel
         self.callback_error: Exception | None = None
+        # ref -> what judges the torch functions that a call of that kernel object runs
+        self.watched: dict[int, Callable[[list[str]], None]] = {}
 
     # -- encoding this side's values for the kernel
 
@@ -306,7 +308,13 @@ class Link:
         return protocol.decode(reply.get("value"), out, self.resolve)
 
     def call(self, ref: int, args: tuple, kwargs: dict, kind: str | None = None) -> Any:
-        """Call the kernel's object ``ref``; with ``kind``, return (result, observation)."""
+        """Call the kernel's object ``ref``; with ``kind``, return (result, observation).  A
+        watched object's call is observed and judged (:func:`watch`), whatever the check asked."""
+        watcher = self.watched.get(ref) if kind is None else None
+        if watcher is not None:
+            value, names = self.call(ref, args, kwargs, kind="torch_functions")
+            watcher(names if isinstance(names, list) else [])
+            return value
         tensors: list[torch.Tensor] = []
         message = {
             "op": "observe" if kind else "call",
@@ -372,6 +380,14 @@ def observed_call(fn: Any, args: tuple, kwargs: dict, kind: str) -> tuple[Any, A
     else:
         link, ref = current_link(), fn.__remote_id__
     return link.call(ref, args, kwargs, kind=kind)
+
+
+def watch(fn: Any, judge: Callable[[list[str]], None]) -> None:
+    """From now on in this connection, every call of the kernel function ``fn`` is observed where
+    it runs, and ``judge`` is given the torch functions it ran (and may fail the check)."""
+    if type(fn) is RemoteObject:
+        link = object.__getattribute__(fn, "_link")
+        link.watched[object.__getattribute__(fn, "_ref")] = judge
 
 
 def copy_into_remote(owner: RemoteObject, name: str, value: torch.Tensor) -> None:
