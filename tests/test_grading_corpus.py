@@ -20,6 +20,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import textwrap
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -175,22 +176,30 @@ def _handed_in(answers: Mapping[str, str], scratch: Mapping[str, str]) -> bytes:
     return nbformat.writes(notebook).encode()
 
 
-# Issue 39's attacks on what is judged.  A hook, registered in a cell of the student's own, binds
-# correct answers into the kernel before every cell, while every answer cell holds its stub.
-HOOK_ON_STUBS = f"""_SOLUTIONS = {SOLUTIONS!r}
+# Issue 39's attacks on what is judged.  Correct answers, made inside a function (no exec, no
+# globals(): the static bans follow no write through IPython's user_ns).
+ANSWERS_MADE = f"""def _answers():
+    import math
 
+    import numpy as np
+    import torch
+    from torch import Tensor
+
+{textwrap.indent(SOLUTIONS, "    ")}
+    return dict(attention_numpy=attention_numpy, attention=attention, causal_mask=causal_mask)
+"""
+# A hook, registered in a cell of the student's own, binds them into the kernel before every
+# cell, while every answer cell holds its stub.
+HOOK_ON_STUBS = f"""{ANSWERS_MADE}
 
 def _bind(*_):
-    exec(_SOLUTIONS, get_ipython().user_ns)
+    get_ipython().user_ns.update(_answers())
 
 
 get_ipython().events.register("pre_run_cell", _bind)
 """
-# Stubs again, and correct answers written into the kernel's namespace after the attention cell.
-USER_NS_ON_STUBS = f"""_scratch = dict(get_ipython().user_ns)
-exec({SOLUTIONS!r}, _scratch)
-get_ipython().user_ns.update({{n: _scratch[n] for n in ("attention", "causal_mask")}})
-"""
+# Stubs again, and the answers written into the kernel's namespace after the attention cell.
+USER_NS_ON_STUBS = f"{ANSWERS_MADE}\nget_ipython().user_ns.update(_answers())\n"
 # Kernel-made text: the judge's follow-up silenced, so that a test cell's verdict would be the
 # kernel's own error (2,000 characters that a function could fill with hidden inputs), and every
 # later prompt numbered by the kernel.
