@@ -103,17 +103,17 @@ def test_a_later_cell_that_keeps_the_students_own_answer_passes(later: str):
     assert banned_use([ANSWER, later], "Attention", MORE) is None
 
 
-def test_an_answer_defined_under_a_cell_magic_is_read_from_its_body():
-    assert banned_use(["%%time\n" + ANSWER], "attention", MORE) is None
-    cheat = "%%time\n" + ANSWER + "attention = F.scaled_dot_product_attention\n"
-    found = banned_use([cheat], "attention", MORE)
-    assert found is not None and found.reference == "F.scaled_dot_product_attention"
-    # %%timeit runs its body inside a function: a def there does not replace the cheat.
-    hidden = "%%timeit\n" + ANSWER
-    found = banned_use(
-        [ANSWER, "attention = F.scaled_dot_product_attention", hidden], "attention", MORE
-    )
-    assert found is not None and found.reference == "F.scaled_dot_product_attention"
+def test_a_cell_with_ipython_syntax_binds_nothing_as_the_grading_run_runs_nothing_of_it():
+    # The grading run is plain Python (isolation/plain_kernel.py): a magic is a syntax error.
+    found = banned_use(["%%time\n" + ANSWER], "attention", MORE)
+    assert found is not None and "bound nowhere" in found.seen
+    for magic in ("%%time\n", "%%timeit\n", "%time "):
+        found = banned_use(
+            [ANSWER, "attention = F.scaled_dot_product_attention", magic + ANSWER],
+            "attention",
+            MORE,
+        )
+        assert found is not None and found.reference == "F.scaled_dot_product_attention", magic
 
 
 def test_a_star_import_binds_what_its_module_holds_when_the_scan_runs(

@@ -23,8 +23,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from autograder.cells import to_python
-
 # Only these packages are imported to resolve a dotted name: never a module the student names.
 _RESOLVABLE_ROOTS = {"torch", "numpy", "attention_lab", "math", "sklearn"}
 # Calls that return a module's namespace, whose items are the notebook's globals.
@@ -36,7 +34,6 @@ _DYNAMIC_CODE = {"exec", "eval", "compile"}
 _FRAME_NAMESPACES = {"f_globals", "f_locals", "f_builtins"}
 # Calls that look an attribute up by a string: getattr(obj, "name"), attrgetter("name").
 _LOOKUPS = {"getattr", "attrgetter", "operator.attrgetter", "methodcaller", "operator.methodcaller"}
-_CELL_MAGICS_IN_PLACE = {"time", "capture"}  # cell magics that run their body as the cell
 _MAX_DEPTH = 50  # aliases followed before a chain counts as one that cannot be checked
 
 _state = threading.local()
@@ -153,25 +150,13 @@ def _names_bound(node: ast.AST) -> set[str]:
 def _parsed(source: str) -> ast.Module | None:
     """A cell's syntax tree (None if it does not parse), shared by the notebooks that hold it.
 
-    ``%%time`` and ``%%capture`` run their body as the cell, so the body's tree stands for it
-    (``%%timeit`` runs it inside a function, so what it defines does not stay).
+    The grading run executes cells as plain Python (isolation/plain_kernel.py): a cell with an
+    IPython magic or shell escape does not compile there, runs nothing and binds nothing.
     """
     try:
-        tree = ast.parse(to_python(source))
-    except (SyntaxError, ValueError):
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    only = tree.body[0] if len(tree.body) == 1 else None
-    call = only.value if isinstance(only, ast.Expr) else None
-    if (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Attribute)
-        and call.func.attr == "run_cell_magic"
-        and len(call.args) == 3
-        and _constant_key(call.args[0]) in _CELL_MAGICS_IN_PLACE
-        and _constant_key(call.args[2]) is not None
-    ):
-        return _parsed(_constant_key(call.args[2]))
-    return tree
 
 
 def _truth(node: ast.expr) -> bool | None:
