@@ -18,6 +18,8 @@ call the checks.  The graded copy still shows them, with the outputs they were s
 
 from __future__ import annotations
 
+import ast
+import builtins
 import copy
 from dataclasses import dataclass
 
@@ -105,3 +107,71 @@ def in_copy(result: dict, program: JudgedNotebook) -> dict:
         if place is not None:
             records.append({**record, "index": place})
     return {**result, "cells": records}
+
+
+def _defined(source: str) -> set[str]:
+    """The module-level names a cell's code binds (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return names
+
+
+def _free(source: str) -> set[str]:
+    """The names a cell's code reads and binds nowhere in it, arguments included (none if it does
+    not parse): they must come from another cell or the builtins."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    read, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return read - bound
+
+
+def left_behind(
+    copy_notebook: nbformat.NotebookNode, program: JudgedNotebook
+) -> dict[int, list[str]]:
+    """Index in the graded copy of each answer cell -> the names it reads that only a cell the
+    student added defines: the grading run never defines them, as it never runs those cells."""
+    ran = set(program.in_copy.values())
+    judged: set[str] = set(dir(builtins))
+    for cell in program.notebook.cells:
+        judged |= _defined(cell.source)
+    added: set[str] = set()
+    for index, cell in enumerate(copy_notebook.cells):
+        if cell.cell_type == "code" and index not in ran:
+            added |= _defined(cell.source)
+    found = {}
+    for index, cell in enumerate(copy_notebook.cells):
+        if index in ran and cell.metadata.get("nbgrader", {}).get("solution"):
+            names = sorted((_free(cell.source) & added) - judged)
+            if names:
+                found[index] = names
+    return found
+
+
+def left_behind_note(names: list[str]) -> str:
+    """What the graded copy says under an answer cell that uses ``names``."""
+    shown = ", ".join(f"`{name}`" for name in names)
+    return (
+        f"[grading run] this answer uses {shown}, which only a cell you added defines; cells you "
+        "add do not run when your notebook is graded, so move what the answer needs into this cell"
+    )

@@ -93,6 +93,12 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
         notes.append(judged.failure)
     in_copy = judged_notebook.in_copy(result, program)
     cells = apply_verdicts(taken.notebook, in_copy, judged.grades, notes, judged.failure)
+    for index, names in judged_notebook.left_behind(taken.notebook, program).items():
+        note = judged_notebook.left_behind_note(names)
+        taken.notebook.cells[index].outputs.append(
+            nbformat.v4.new_output("stream", name="stdout", text=note + "\n")
+        )
+        notes.append(f"cell {index}: {note.removeprefix('[grading run] ')}")
     verdict = row_verdict(taken.verdict, run, result, cells, notes, judged.refusals)
     worker_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peak_mib = max(worker_kib, judged.peak_kib) / 1024
