@@ -96,6 +96,19 @@ def _graded(source: str, cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return judged
 
 
+def ban_sources(copy_notebook: nbformat.NotebookNode, program: JudgedNotebook) -> list[str]:
+    """What reference bans are judged on (judging/source_bans.py): the code the grading run
+    executes besides the test cells, one entry per code cell of the graded copy that is no test
+    cell, so that "your code cell N" counts as the student's notebook does.  A cell the student
+    added is empty there: it never runs."""
+    ran = {place: index for index, place in program.in_copy.items() if place is not None}
+    return [
+        program.notebook.cells[ran[index]].source if index in ran else ""
+        for index, cell in enumerate(copy_notebook.cells)
+        if cell.cell_type == "code" and not is_test_cell(cell)
+    ]
+
+
 def in_copy(result: dict, program: JudgedNotebook) -> dict:
     """The runner's ``result`` with each cell record moved to its cell's index in the graded
     copy; records of release cells the student deleted are left out."""

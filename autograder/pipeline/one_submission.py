@@ -25,7 +25,6 @@ import nbformat
 
 from autograder.authoring.hidden_seeds import use_secret
 from autograder.authoring.registry import prepare
-from autograder.cells import is_test_cell
 from autograder.isolation import sandbox
 from autograder.pipeline import intake, judged_notebook
 from autograder.pipeline.jobs_and_outcomes import Job, Outcome
@@ -87,7 +86,8 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
         judge_dir.chmod(0o755)
         program = judged_notebook.build(taken.notebook, release)
         nbformat.write(program.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
-        run, result, judged = execute(job, workdir, judge_dir, answer_sources(program.notebook))
+        sources = judged_notebook.ban_sources(taken.notebook, program)
+        run, result, judged = execute(job, workdir, judge_dir, sources)
     notes = list(taken.problems)
     if judged.failure:
         notes.append(judged.failure)
@@ -107,12 +107,6 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
 
 def _since(started: float) -> float:
     return round(time.monotonic() - started, 2)
-
-
-def answer_sources(notebook: nbformat.NotebookNode) -> list[str]:
-    """The code the grading run executes besides the test cells, in order: what reference bans
-    are judged on."""
-    return [c.source for c in notebook.cells if c.cell_type == "code" and not is_test_cell(c)]
 
 
 def execute(
