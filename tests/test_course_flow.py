@@ -161,4 +161,4 @@ def test_a_canvas_class_from_download_to_gradebook_csv(tmp_path: Path, capsys):
     alan = root / "grading" / "gradescope" / "alan" / ASSIGNMENT / "results.json"
     outputs = [t["output"] for t in json.loads(alan.read_text())["tests"] if t["score"] == 0]
     assert outputs and all(outputs), outputs  # each lost cell says why
-    assert any("sqrt(d_k)" in o for o in outputs), outputs  # alan's mistake, diagnosed
+    assert any("scores are not scaled" in o for o in outputs), outputs  # alan's mistake

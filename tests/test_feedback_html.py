@@ -1,9 +1,9 @@
-"""Feedback HTML shows what a student wrote as data: no script of theirs runs in a reader's
-browser, and their figures stay."""
+"""Feedback HTML shows what a student wrote and handed in as data: no script of theirs runs in a
+reader's browser, and their figures stay.  The feedback shows the outputs a notebook was submitted
+with (the grading run keeps none), so the hostile outputs are written into the file."""
 
 from __future__ import annotations
 
-import base64
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell
+from nbformat.v4 import new_code_cell, new_output
 
 from autograder.examples import Sample, build_course
 from autograder.pipeline.course import tool_env
@@ -21,19 +21,27 @@ pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 ASSIGNMENT = "01_attention"
 MARK = "pwned4711"
-# A 1x1 PNG, shown with IPython's display: a figure the feedback must keep.
-PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+# A 1x1 PNG, as a figure's output: a figure the feedback must keep.
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+    "rkJggg=="
 )
 HOSTILE_MARKDOWN = (
     f'<script>window.{MARK} = 1</script> <img src="x" onerror="window.{MARK} = 2">'
     f'<a href="javascript:window.{MARK}=3">sqrt(d_k)</a>'
 )
-HOSTILE_CELL = f"""from IPython.display import HTML, Image, Javascript, display
-display(HTML('<img src="x" onerror="window.{MARK} = 4"><script>window.{MARK} = 5</script>'))
-display(Javascript("window.{MARK} = 6"))
-display(Image(data={PNG!r}))
-"""
+# What a cell of IPython.display calls would have shown, handed in as its outputs.
+HOSTILE_OUTPUTS = [
+    new_output(
+        "display_data",
+        data={
+            "text/html": f'<img src="x" onerror="window.{MARK} = 4">'
+            f"<script>window.{MARK} = 5</script>"
+        },
+    ),
+    new_output("display_data", data={"application/javascript": f"window.{MARK} = 6"}),
+    new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
+]
 
 
 class _Active(HTMLParser):
@@ -69,7 +77,7 @@ def test_feedback_holds_no_active_script_of_the_student_and_keeps_figures(tmp_pa
         c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "why_sqrt_dk"
     )
     answer.source = HOSTILE_MARKDOWN
-    notebook.cells.insert(2, new_code_cell(HOSTILE_CELL))
+    notebook.cells.insert(2, new_code_cell("display(figures)", outputs=HOSTILE_OUTPUTS))
     nbformat.write(notebook, path)
     done = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "--course", str(tmp_path)],

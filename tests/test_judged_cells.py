@@ -1,13 +1,15 @@
 """Only the student's own work earns points: what a student's kernel does to the hidden checks'
 calls, graded end to end in the sandbox (one batch of 01_attention).
 
-- A scratch cell that calls the hidden checks itself, with correct objects, then empties the real
-  test cells: nothing is judged, every cell earns nothing, and the row is ``tamper suspected``.
-- A transformer that strips the visible checks from the test cells: exactly the score of the same
-  answers without it, for a wrong answer and for visible checks that fail whatever the answer
-  (the visible checks never change a score).
-- Functions that record what the judge passes them and print it in later cells: the graded copy
-  and the feedback hold none of it.
+Each trick sits in an answer cell, since a cell the student adds never runs when graded.
+
+- An answer cell that calls the hidden checks itself, with correct objects, then tries to empty
+  the real test cells: nothing it calls is judged, and the row is ``tamper suspected``.
+- A transformer that would strip the visible checks from the test cells (there is no IPython to
+  take it), and visible checks that fail whatever the answer: the visible checks never change a
+  score.
+- An answer that records what the judge passes it, and a later answer cell that raises with the
+  record: the graded copy and the feedback hold none of it.
 """
 
 from __future__ import annotations
@@ -85,11 +87,14 @@ def check_close(*args, **kwargs):
     raise AssertionError("the visible check failed")
 """
 # Looks for the runner's pipe and the judge's cell channel: in this process, and through /proc
-# in every other process it can see (the runner's, the launcher's).  Prints what it could open.
+# in every other process it can see (the runner's, the launcher's).  Ends its cell with an error
+# that says what it could open: the cell runs before any hidden check, so the graded copy quotes it.
 FD_PROBE = """
 import os, stat
 _reached = []
 for _pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    if _pid == str(os.getpid()):
+        continue  # the kernel's own pipes to the runner, which it was given
     try:
         _fds = os.listdir(f"/proc/{_pid}/fd")
     except OSError:
@@ -101,39 +106,31 @@ for _pid in [p for p in os.listdir("/proc") if p.isdigit()]:
         except OSError:
             continue
         if stat.S_ISSOCK(_mode) or stat.S_ISFIFO(_mode):
-            if _pid == str(os.getpid()) or _pid == "self":
-                continue  # the kernel's own sockets: ZeroMQ's
             try:
                 os.close(os.open(_path, os.O_WRONLY))
                 _reached.append(_path)
             except OSError:
                 pass
-print("fds reached:", _reached)
+raise RuntimeError(f"fds reached: {_reached}")
 """
-# Wraps every answer the moment it is defined; prints what it was called with, then and later.
-RECORDER = """
-import functools
-from IPython import get_ipython
+# The attention answer records what it is called with; the causal_mask cell, which runs after
+# attention's test cells, raises with the record.
+RECORDING = {
+    "attention": solution_answers(ASSIGNMENT)["attention"].replace(
+        "def attention(", "def _attention(", 1
+    )
+    + """
 _seen = []
 _MARK = "RECORDED-" + "HIDDEN-INPUT"  # built at run time: the source itself is shown
-def _wrap(function):
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        _seen.append(repr((args, kwargs))[:300])
-        print(_MARK, _seen[-1])
-        return function(*args, **kwargs)
-    wrapper._wrapped = True
-    return wrapper
-def _after(result):
-    shell = get_ipython()
-    for name in ("attention", "causal_mask"):
-        value = shell.user_ns.get(name)
-        if callable(value) and not getattr(value, "_wrapped", False):
-            shell.user_ns[name] = _wrap(value)
-    if _seen:
-        print(_MARK, len(_seen), _seen[-3:])
-get_ipython().events.register("post_run_cell", _after)
-"""
+
+
+def attention(*args, **kwargs):
+    _seen.append(repr((args, kwargs))[:300])
+    return _attention(*args, **kwargs)
+""",
+    "causal_mask": solution_answers(ASSIGNMENT)["causal_mask"]
+    + "\nraise RuntimeError(f'{_MARK} {len(_seen)} {_seen[-3:]}')\n",
+}
 
 CLASS = (
     Sample("stub", "broken", "ok", False, answers=_stubs()),
@@ -156,7 +153,7 @@ CLASS = (
     ),
     Sample("visible-fails", "hostile", "ok", True, extra=BREAK_VISIBLE),
     Sample("visible-fails-stripped", "hostile", "ok", True, extra=BREAK_VISIBLE + STRIP_VISIBLE),
-    Sample("recorder", "hostile", "ok", True, extra=RECORDER),
+    Sample("recorder", "hostile", "ok", True, answers=RECORDING),
     Sample("fd-prober", "hostile", "ok", True, extra=FD_PROBE),
 )
 
@@ -212,15 +209,15 @@ def test_inputs_the_judge_passed_reach_neither_the_graded_copy_nor_the_feedback(
     feedback = graded / "grading" / "feedback" / "recorder" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     assert MARK not in graded_copy
     assert MARK not in feedback.read_text()
-    assert "could hold their inputs" in feedback.read_text()
+    assert "its message is not shown, since the hidden checks had already called" in graded_copy
     assert set(recorded(_graded(graded, "recorder")).values()) != {0}
 
 
 def test_the_kernel_reaches_neither_the_report_pipe_nor_the_cell_channel(graded: Path):
     said = [
-        output.get("text", "")
+        output.get("text", "").split("fds reached: ")[1]
         for cell in _graded(graded, "fd-prober").cells
         for output in cell.get("outputs", [])
         if "fds reached:" in output.get("text", "")
     ]
-    assert said == ["fds reached: []\n"], said
+    assert said == ["[]\n"], said

@@ -315,7 +315,9 @@ def test_a_partly_right_cell_gets_its_share_in_the_gradebook_feedback_csv_and_gr
     assert main(["grade", assignment, "--course", str(root), "--workers", "2"]) == 0
 
     points = _points(assignment)
-    lost = "test_attention_numpy"  # two checks: the reference's values (passes), stability (fails)
+    # Three checks: the reference's values and NumPy arrays (pass), stability (fails).
+    lost = "test_attention_numpy"
+    share = math.floor(points[lost] * 2 / 3 * 100) / 100  # rounded down to 0.01 point
     with Gradebook(f"sqlite:///{root / 'grading' / 'gradebook.db'}", "attention_lab") as gb:
         scores = {}
         for student in ("nora", "stub"):
@@ -323,16 +325,16 @@ def test_a_partly_right_cell_gets_its_share_in_the_gradebook_feedback_csv_and_gr
             scores[student] = {
                 g.cell.name: g.auto_score for g in notebook.grades if g.cell.name in points
             }
-    assert scores["nora"] == {g: (points[g] / 2 if g == lost else points[g]) for g in points}
+    assert scores["nora"] == {g: (share if g == lost else points[g]) for g in points}
     assert scores["stub"] == dict.fromkeys(points, 0)
 
     with (root / "grading" / f"{assignment}_grades.csv").open(newline="") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
-    assert float(rows["nora"][lost]) == points[lost] / 2
+    assert float(rows["nora"][lost]) == share
     assert float(rows["nora"]["score"]) == sum(scores["nora"].values())
     gradescope = root / "grading" / "gradescope" / "nora" / assignment / "results.json"
     tests = {t["name"]: t for t in json.loads(gradescope.read_text())["tests"]}
-    assert (tests[lost]["score"], tests[lost]["max_score"]) == (points[lost] / 2, points[lost])
+    assert (tests[lost]["score"], tests[lost]["max_score"]) == (share, points[lost])
 
     # The feedback names every check of the cell, passed and failed, the failure diagnosed,
     # and shows no line of a hidden region or of the checks' source.
@@ -340,8 +342,9 @@ def test_a_partly_right_cell_gets_its_share_in_the_gradebook_feedback_csv_and_gr
         (root / "grading" / "feedback" / "nora" / assignment / f"{assignment}.html").read_text()
     )
     for shown in (
-        "hidden checks: 1 of 2 passed",
+        "hidden checks: 2 of 3 passed",
         "  passed  numpy_attention_matches_reference",
+        "  passed  numpy_attention_returns_numpy_arrays",
         "  FAILED  numpy_attention_is_stable_for_large_scores: see the first line",
         "overflows",
     ):

@@ -22,7 +22,6 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.cells import is_test_cell
 from autograder.examples import Sample, build_course, probe_said, read_probe
 from autograder.isolation import sandbox
 from autograder.isolation.staging import AUTOGRADER, build_staging
@@ -88,15 +87,14 @@ def test_a_planted_copy_of_the_secrets_is_out_of_reach_and_honest_work_keeps_ful
     row = _rows(course)["planter"]
     assert probe_reports(course, ("planter",)) == {"planter": probe_said([])}
     assert float(row["score"]) == float(row["max_score"]) and row["verdict"] == "ok", row
-    # matplotlib works from the allow-list alone: every figure shown before the first graded
-    # test cell is a PNG (later outputs are withheld: they could hold hidden inputs).
+    # matplotlib works from the allow-list alone: every cell that draws a figure ran without an
+    # error in the grading run (which shows no figure of its own: the graded copy keeps what was
+    # submitted).
     graded = course / "grading" / "autograded" / "planter" / "01_attention" / "01_attention.ipynb"
-    cells = nbformat.read(graded, 4).cells
-    first_test = next(i for i, c in enumerate(cells) if is_test_cell(c))
-    plots = [c for c in cells[:first_test] if c.source.endswith("plt.show()")]
-    assert plots and all(
-        any("image/png" in output.get("data", {}) for output in cell.outputs) for cell in plots
-    )
+    plots = [c for c in nbformat.read(graded, 4).cells if c.source.endswith("plt.show()")]
+    assert plots and all(c.execution_count for c in plots), plots
+    notes = [o.get("text", "") for c in plots for o in c.outputs]
+    assert not any("[grading run]" in note for note in notes), notes
 
 
 def _run_in_sandbox(
@@ -198,13 +196,11 @@ def test_the_kernel_cannot_write_into_the_report(tmp_path):
     result = _run_in_sandbox(tmp_path, code, report_bytes=1 << 20)
     assert result.verdict == "ok", result.stderr
     report = parse_report(result.report)
+    # The forger wrote only into pipes of its own: its reply pipe to the runner, which reads a
+    # line for another cell as a broken kernel, restarts it and goes on.  The report is intact.
     assert [(c["index"], c["status"]) for c in report["cells"]] == [
         (0, "ok"),
-        (1, "ok"),
+        (1, "crashed"),
         (2, "error"),
     ]
-    assert report["cells"][2]["ename"] == "ZeroDivisionError"
-    # The forger did write, but only into pipes of its own (ipykernel's capture of its output).
-    printed = "".join(output.get("text", "") for output in report["cells"][1]["outputs"])
-    # Its print and its forged lines reach that capture by two paths, so they may interleave.
-    assert '"index": 2, "status": "ok"' in printed and "reached" in printed
+    assert report["cells"][2]["ename"] == "ZeroDivisionError" and report["restarts"] == 1

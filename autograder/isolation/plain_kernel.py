@@ -8,7 +8,8 @@ The runner (autograder/isolation/runner.py) sends one JSON line per cell on REQU
 
     {"index": 14, "source": "...", "checkpoint": ["01_attention", "test_x"] | null}
 
-and this process answers on REPLY_FD, once the cell has ended::
+and this process answers on REPLY_FD, first ``{"ready": true}`` once it has started, then once each
+cell has ended::
 
     {"index": 14, "status": "ok" | "error", "ename": "...", "evalue": "...",
      "visible": true | false}            # "visible" only for a cell with a checkpoint
@@ -114,8 +115,16 @@ def execute(request: dict[str, Any]) -> dict[str, Any]:
     return {"index": index, **reply}
 
 
+def _send(replies: int, message: dict[str, Any]) -> None:
+    data = memoryview((json.dumps(message) + "\n").encode())
+    while data:
+        data = data[os.write(replies, data) :]
+
+
 def serve(requests: int, replies: int) -> None:
-    """Answer the runner's requests until it closes its end."""
+    """Say that this process is ready, then answer the runner's requests until it closes its
+    end."""
+    _send(replies, {"ready": True})
     buffer = b""
     while True:
         while b"\n" not in buffer:
@@ -124,10 +133,7 @@ def serve(requests: int, replies: int) -> None:
                 return
             buffer += chunk
         line, buffer = buffer.split(b"\n", 1)
-        reply = execute(json.loads(line))
-        data = memoryview((json.dumps(reply) + "\n").encode())
-        while data:
-            data = data[os.write(replies, data) :]
+        _send(replies, execute(json.loads(line)))
 
 
 def main() -> None:

@@ -71,7 +71,7 @@ DEFAULT_CELL_TIMEOUT = 60.0
 DEFAULT_MAX_RESTARTS = 3
 _PR_SET_DUMPABLE = 4
 JUDGE_ANSWER_SECONDS = 60.0  # the judge answers at once unless it is gone or stuck
-START_SECONDS = 30.0  # the plain kernel starts in well under a second
+START_SECONDS = 60.0  # the plain kernel imports torch: about 1.5 s on an idle machine
 _REPLY_BYTES = 64 * 1024  # a reply is one short JSON line
 
 Record = dict[str, Any]
@@ -104,6 +104,15 @@ class _PlainKernel:
             os.close(reply_write)
         self.buffer = b""
 
+    def wait_ready(self) -> None:
+        """Wait until the kernel has started (its imports do not count against a cell)."""
+        try:
+            ready = self._reply(time.monotonic() + START_SECONDS)
+        except TimeoutError:
+            raise KernelLost(f"the kernel did not start within {START_SECONDS:g} s") from None
+        if ready.get("ready") is not True:
+            raise KernelLost("the kernel did not say it was ready")
+
     def execute(self, index: int, cell: dict[str, Any], timeout: float) -> Record:
         """Run cell ``index``; its status (ok, error, timeout or crashed) and the kernel's
         error, if any."""
@@ -112,6 +121,8 @@ class _PlainKernel:
         try:
             self._send(json.dumps(request).encode() + b"\n")
             reply = self._reply(time.monotonic() + timeout)
+            if reply.get("index") != index:  # a line the cell's code wrote into the channel
+                raise KernelLost(f"the kernel answered for cell {reply.get('index')!r}")
         except TimeoutError:
             return {"status": "timeout"}
         except KernelLost:
@@ -287,6 +298,7 @@ class _Run:
 
     def start(self) -> None:
         self.kernel = _PlainKernel(self.cwd)
+        self.kernel.wait_ready()
 
     def stop(self) -> None:
         if self.kernel is not None:
