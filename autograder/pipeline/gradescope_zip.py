@@ -93,11 +93,13 @@ cd "$root"
 PYTHONPATH="$root/source" "$python" -m autograder.pipeline.gradescope_run "$root"
 status=$?
 if [ ! -s "$results" ]; then  # the grader could not even start (no Python, say)
+    echo "run_autograder: the grader ended with status $status and wrote no results" >&2
     cat >"$results" <<'END'
 {fallback}
 END
 fi
-exit "$status"
+# 0: results.json says how it went, also when it is the placeholder above (the log says why).
+exit 0
 """
 
 # What run_autograder writes when Python itself did not write results.json.
