@@ -504,6 +504,12 @@ def _generated(assignment: str) -> dict[str, bytes]:
         return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
+def course_files(assignment: str = ASSIGNMENT) -> dict[str, bytes]:
+    """Every file of a course with ``assignment`` generated from this checkout's ``solutions/``
+    and nothing submitted, by path (its gradebook ``grading/gradebook.db`` included)."""
+    return dict(_generated(assignment))
+
+
 def build_demo_course(root: Path):  # noqa: ANN201 - returns (Course, assignment)
     """The demo's course, ready to grade."""
     from autograder.pipeline.course import Course

@@ -1,7 +1,8 @@
 """python -m autograder: grade a class (``grade``), a bundled sample class (``demo``), build
-what students receive (``release``), grant an extension, before grading too (``extend``), make
-and rotate the course secret that hidden inputs derive from (``secret``), add an exercise or an
-assignment (``new``), or check what authors wrote (``lint``)."""
+what students receive (``release``) and the autograder zip Gradescope runs (``gradescope``),
+grant an extension, before grading too (``extend``), make and rotate the course secret that hidden
+inputs derive from (``secret``), add an exercise or an assignment (``new``), or check what authors
+wrote (``lint``)."""
 
 from __future__ import annotations
 
@@ -199,6 +200,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help=f"bundle folder (default: {release_mod.DEFAULT}/attention-lab-ASSIGNMENT)",
     )
+    _add_gradescope(add)
     extend = add("extend", help="grant STUDENT an extension on ASSIGNMENT (before grading too)")
     extend.add_argument("assignment")
     extend.add_argument("student")
@@ -222,6 +224,41 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_authoring(commands, add)
     return parser
+
+
+def _add_gradescope(add: functools.partial) -> None:
+    """The ``gradescope`` command: the autograder zip of one assignment."""
+    gradescope = add(
+        "gradescope", help="write the autograder.zip that Gradescope runs for ASSIGNMENT"
+    )
+    gradescope.add_argument("assignment")
+    gradescope.add_argument(
+        "--out", type=Path, help="the zip (default: dist/gradescope-ASSIGNMENT.zip)"
+    )
+    gradescope.add_argument(
+        "--course",
+        type=Path,
+        default=Path.cwd(),
+        help="the course folder whose secret goes into the zip (default: .)",
+    )
+    seeds = gradescope.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--course-secret",
+        type=Path,
+        metavar="FILE",
+        help="the course secret copied into the zip (default: $ATTENTION_LAB_SECRET_FILE, else "
+        "`secret show-path`)",
+    )
+    seeds.add_argument(
+        "--secret-from-env",
+        action="store_true",
+        help="put no secret in the zip: run_autograder reads it from $ATTENTION_LAB_SECRET",
+    )
+    seeds.add_argument(
+        "--development-secret",
+        action="store_true",
+        help="draw hidden inputs from the public development secret: trials only, never a class",
+    )
 
 
 def _add_authoring(commands: argparse._SubParsersAction, add: functools.partial) -> None:
@@ -495,6 +532,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "release":
         return release_mod.main(args.assignment, args.out)
+    if args.command == "gradescope":
+        from autograder.pipeline import gradescope_zip
+
+        return gradescope_zip.main(args)
     if args.command == "extend":
         return run_extend(args)
     if args.command == "secret":

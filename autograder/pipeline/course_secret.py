@@ -105,9 +105,16 @@ def read_secret(path: Path, course_root: Path) -> bytes:
             f"the course secret {path} can be read by others (mode {stat.filemode(mode)}): "
             f"chmod 600 {path}"
         )
+    return parse_secret(text, str(path))
+
+
+def parse_secret(text: str, where: str) -> bytes:
+    """The secret written as ``text`` (64 hexadecimal digits, as ``secret init`` writes them);
+    :class:`GradingError` naming ``where`` it came from when it is not one."""
+    text = text.strip()
     if not re.fullmatch(f"[0-9a-f]{{{_HEX_DIGITS}}}", text):
         raise GradingError(
-            f"the course secret {path} should hold {_HEX_DIGITS} hexadecimal digits, as `secret "
+            f"the course secret {where} should hold {_HEX_DIGITS} hexadecimal digits, as `secret "
             f"init` writes them, got {len(text)} characters"
         )
     return bytes.fromhex(text)

@@ -88,8 +88,13 @@ Hand in each notebook as your course tells you (the `.ipynb` file, with its name
 
 def student_requirements(root: Path = ROOT) -> list[str]:
     """The lock's pinned lines for the package's dependencies and its ``student`` extra."""
+    return lock_pins("student", root)
+
+
+def lock_pins(extra: str, root: Path = ROOT) -> list[str]:
+    """The lock's pinned lines for the package's dependencies and its extra ``extra``."""
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    wanted = [*project["dependencies"], *project["optional-dependencies"]["student"]]
+    wanted = [*project["dependencies"], *project["optional-dependencies"][extra]]
     names = {_name(spec) for spec in wanted}
     pins = {}
     for line in (root / "requirements.txt").read_text().splitlines():
