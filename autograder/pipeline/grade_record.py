@@ -81,10 +81,13 @@ def totals_of(submission: Any) -> Totals:
         if grade.manual_score is None  # a hand-entered score replaces the autograder's
     )
     pending = sum(
-        float(grade.max_score or 0)
-        for notebook in submission.notebooks
-        for grade in notebook.grades
-        if grade.auto_score is None and grade.manual_score is None
+        (
+            float(grade.max_score or 0)
+            for notebook in submission.notebooks
+            for grade in notebook.grades
+            if grade.auto_score is None and grade.manual_score is None
+        ),
+        0.0,
     )
     penalty = float(submission.late_submission_penalty or 0)
     return Totals(autograded, raw - autograded, penalty, max(0.0, raw - penalty), pending)
