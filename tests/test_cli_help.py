@@ -58,3 +58,16 @@ def test_the_demo_ends_saying_what_it_kept(
         assert not built[0].exists()
         assert f"demo course deleted: {built[0]} was a temporary folder" in out
         assert "python -m autograder demo --keep" in out
+
+
+def test_the_demo_says_what_each_sample_student_shows():
+    # Issue 41: the demo graded ten students without saying who does what, nor why similarity
+    # flags several of them at 1.000.
+    from autograder.examples import DEMO_CLASS
+
+    assert all(len(s.about) > 10 for s in DEMO_CLASS), [s.student for s in DEMO_CLASS]
+    said = cli.demo_cast(DEMO_CLASS).splitlines()
+    for sample in DEMO_CLASS:
+        (line,) = [line for line in said if line.split()[:1] == [f"{sample.student}:"]]
+        assert line.endswith(sample.about), line
+    assert any("similarity flags" in line and "1.000" in line for line in said), said

@@ -168,6 +168,21 @@ def test_the_secret_commands_run_as_shown(tmp_path: Path, monkeypatch: pytest.Mo
     assert (tmp_path / "secret" / "course.key").is_file()
 
 
+def test_what_a_documented_demo_keeps_in_the_checkout_is_git_ignored():
+    # The README's `demo --keep demo-course`, run from the checkout, left demo-course/ untracked.
+    kept = [
+        w[w.index("--keep") + 1]
+        for w in (c.values[0] for c in COMMANDS)
+        if w[3:4] == ["demo"] and "--keep" in w
+    ]
+    said = re.findall(r"demo --keep (\S+)", cli.demo_epilogue(Path("x"), "01_attention", False))
+    assert kept and said
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    for folder in {*kept, *said}:
+        assert "/" not in folder.strip("/"), folder  # a folder of the checkout's root
+        assert f"{folder.strip('/')}/" in ignored, f"{folder} is not in .gitignore"
+
+
 @pytest.mark.slow
 def test_the_dask_options_shown_exist():
     shown = [

@@ -165,6 +165,33 @@ def test_scores_read_in_words_and_ungraded_answers_read_pending(page: str, parse
     assert ".panel-heading .score { background: #fff;" in page
 
 
+def test_the_summary_names_each_graded_cell(page: str):
+    # Issue 41: nine lines of "Graded cell: 0 of 2 points", none saying which.  Without a
+    # "What is graded" table the grade id alone names it (the browser test has one).
+    toc = page[page.index('<div id="toc">') : page.index("</ol>")]
+    assert "Graded cell <code>test_partial</code></a>:" in toc
+    assert "Written answer <code>why</code></a>:" in toc
+
+
+def test_a_table_the_student_broke_costs_the_names_not_the_page():
+    from autograder.pipeline.feedback import graded_parts
+
+    table = (
+        "**What is graded** (2 points in all):\n\n"
+        "| Part | grade id | Points | How |\n|---|---|---|---|\n"
+    )
+    good = new_notebook(cells=[new_markdown_cell(table + "| NumPy | `q1` | 2 | auto |\n")])
+    assert graded_parts(good) == {"q1": "NumPy"}
+    broken = new_notebook(cells=[new_markdown_cell(table + "| NumPy | q1 |\n")])
+    assert graded_parts(broken) == {}
+    assert "Graded cell <code>q1</code>" in render(
+        new_notebook(
+            cells=[broken.cells[0], _graded(new_code_cell("check()"), "q1", 2.0, 2.0)],
+            metadata={"language_info": {"name": "python"}},
+        )
+    )
+
+
 def test_a_students_markup_stays_text(page: str, parsed: _Page):
     assert "&lt;script&gt;window.pwned = 1" in page  # shown, not run
     for tag, attrs in parsed.tags:

@@ -2,13 +2,14 @@
 
 import csv
 import multiprocessing
+import re
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from types import SimpleNamespace
 
 from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, refresh_csv, totals_of
 from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.report import SIMILARITY, write_csv
+from autograder.pipeline.report import PENDING_LEGEND, SIMILARITY, format_table, write_csv
 from tests.graded_cells import graded_cell
 
 POINTS = {"q1": 2.0, "q2": 1.0}
@@ -100,6 +101,59 @@ def test_hand_entered_scores_and_extra_credit_count_as_manual():
         score=raw, late_submission_penalty=0.5, notebooks=[SimpleNamespace(grades=grades)]
     )
     assert totals_of(submission) == Totals(autograded=6.0, manual=2.0, late_penalty=0.5, total=7.5)
+
+
+def test_a_cell_nobody_has_scored_is_pending_not_manual():
+    def grade(auto: float | None, manual: float | None = None, most: float = 2.0):
+        return SimpleNamespace(
+            auto_score=auto, manual_score=manual, extra_credit=None, max_score=most
+        )
+
+    # a written answer not graded yet, one graded by hand, and one left as released (nbgrader
+    # scores it 0 itself: it waits for no one)
+    grades = [grade(None, most=6.0), grade(None, manual=1.0), grade(0.0), grade(4.0)]
+    submission = SimpleNamespace(
+        score=5.0, late_submission_penalty=None, notebooks=[SimpleNamespace(grades=grades)]
+    )
+    assert totals_of(submission) == Totals(4.0, 1.0, 0.0, 5.0, pending=6.0)
+
+
+def _table_rows(table: str) -> dict[str, list[str]]:
+    """student -> the cells of her row, read from the table's column rule."""
+    lines = table.splitlines()
+    bounds = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[1])]
+    rows = {}
+    for line in lines[2:]:
+        if not line.strip():
+            break
+        cells = [line[a:b].strip() for a, b in bounds[:-1]] + [line[bounds[-1][0] :].strip()]
+        rows[cells[0]] = cells
+    return rows
+
+
+def test_the_table_shows_hand_graded_points_as_pending_and_no_minus_zero():
+    # Issue 41: a perfect submission read "manual 0, late -0, total 13/19" while its feedback
+    # said 6 points wait for hand grading.
+    outcomes = [outcome(s, {"q1": True, "q2": True}) for s in ("ada", "bo", "cy")]
+    record = GradeRecord(
+        {
+            "ada": Totals(3.0, 0.0, 0.0, 3.0, pending=6.0),
+            "bo": Totals(3.0, 2.0, 0.75, 4.25, pending=4.0),
+            "cy": Totals(3.0, 6.0, 0.0, 9.0),
+        },
+        9.0,
+    )
+    table = format_table(outcomes, POINTS, record)
+    rows = _table_rows(table)
+    header = table.splitlines()[0].split()
+    manual, late, total = (header.index(c) for c in ("manual", "late", "total"))
+    assert [rows[s][manual] for s in ("ada", "bo", "cy")] == ["6 pending", "2 + 4 pending", "6"]
+    assert [rows[s][late] for s in ("ada", "bo", "cy")] == ["0", "-0.75", "0"]
+    assert rows["ada"][total] == "3/9"
+    assert not re.search(r"-0(?![.\d])", table), table
+    assert PENDING_LEGEND in table.splitlines()
+    graded = GradeRecord({"cy": record.totals["cy"]}, 9.0)
+    assert PENDING_LEGEND not in format_table(outcomes[2:], POINTS, graded)  # nothing waits
 
 
 def _grade_one_at_a_time(path: Path, prefix: str, count: int, start: Barrier) -> None:

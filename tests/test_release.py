@@ -9,6 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.pipeline import release
 from autograder.pipeline.cli import main
 from autograder.pipeline.course import GradingError
 from autograder.pipeline.release import (
@@ -79,6 +80,18 @@ def test_a_release_names_one_known_assignment(tmp_path: Path, capsys):
     with pytest.raises(GradingError, match="unknown assignment '08_moe'; expected one of: 01_"):
         build_bundle(tmp_path / "bundle", "08_moe")
     assert not (tmp_path / "bundle").exists()
+
+
+def test_the_release_line_counts_its_assignments_in_words(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+):
+    # "(1 assignments)" was printed for the first release; the bundle itself is not built here.
+    monkeypatch.setattr(release, "stale_notebooks", lambda out: [])
+    monkeypatch.setattr(release.shutil, "make_archive", lambda base, *args: f"{base}.zip")
+    for names, said in ((["01_attention"], "(1 assignment)"), (["a", "b"], "(2 assignments)")):
+        monkeypatch.setattr(release, "build_bundle", lambda out, name, names=names: names)
+        assert main(["release", "01_attention", "--out", str(tmp_path / "b")]) == 0
+        assert said in capsys.readouterr().out
 
 
 def test_only_this_and_later_assignments_answers_are_secret(tmp_path: Path):

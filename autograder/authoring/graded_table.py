@@ -111,6 +111,13 @@ def listed_rows(lines: list[str]) -> list[Row]:
     return rows
 
 
+def parts_of(notebook: nbformat.NotebookNode) -> dict[str, str]:
+    """grade id -> the author's words for it (the "Part" column) in ``notebook``'s table, as
+    markdown; empty without a table.  ValueError: a row the table cannot be read from."""
+    table = _find(notebook)
+    return {} if table is None else {r.grade_id: r.part for r in listed_rows(table.lines)}
+
+
 def table_problems(assignment: str, notebook: nbformat.NotebookNode) -> list[str]:
     """Where the "What is graded" table of ``notebook`` disagrees with its graded cells."""
     expected = graded_rows(notebook)
@@ -152,7 +159,7 @@ def rewrite_table(notebook: nbformat.NotebookNode, parts: dict[str, str] | None 
     table = _find(notebook)
     if table is None:
         raise ValueError(f'no "What is graded" table to rewrite: add the line {HEADING_TEXT!r}')
-    words = {r.grade_id: r.part for r in listed_rows(table.lines)} | (parts or {})
+    words = parts_of(notebook) | (parts or {})
     rows = graded_rows(notebook)
     total = sum(float(r.points) for r in rows)
     lines = [

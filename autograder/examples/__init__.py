@@ -82,6 +82,7 @@ class Sample:
     extra: Extra = ""
     drop: Sequence[str] = ()  # grade_ids of cells the student deleted
     raw: bytes | None = None  # the submitted file's bytes, as is
+    about: str = ""  # what the sample shows, in one line (the demo prints it)
 
 
 # Answers with the mistakes students make most often.
@@ -234,12 +235,47 @@ def snoop(outside: Outside) -> str:
 
 
 DEMO_CLASS: tuple[Sample, ...] = (
-    Sample("ada", "correct", "ok", True),
-    Sample("grace", "correct", "ok", True, extra='import sys\nprint("a warning", file=sys.stderr)'),
-    Sample("alan", "mistake", "ok", False, answers={"attention": UNSCALED}),
-    Sample("edsger", "mistake", "ok", False, answers={"causal_mask": UPPER_MASK}),
-    Sample("linus", "broken", "invalid notebook", False, raw=b'{"cells": [ this is not JSON'),
-    Sample("margaret", "broken", "restored", True, drop=("test_causal_mask",)),
+    Sample("ada", "correct", "ok", True, about="hands in the reference answers: full marks"),
+    Sample(
+        "grace",
+        "correct",
+        "ok",
+        True,
+        extra='import sys\nprint("a warning", file=sys.stderr)',
+        about="correct, and prints a warning to stderr, which costs nothing",
+    ),
+    Sample(
+        "alan",
+        "mistake",
+        "ok",
+        False,
+        answers={"attention": UNSCALED},
+        about="forgot to scale the scores by sqrt(d_k)",
+    ),
+    Sample(
+        "edsger",
+        "mistake",
+        "ok",
+        False,
+        answers={"causal_mask": UPPER_MASK},
+        about="a causal mask that lets each position see the future, not the past",
+    ),
+    Sample(
+        "linus",
+        "broken",
+        "invalid notebook",
+        False,
+        raw=b'{"cells": [ this is not JSON',
+        about="hands in a file that is not JSON: every question 0, and a page saying why",
+    ),
+    Sample(
+        "margaret",
+        "broken",
+        "restored",
+        True,
+        drop=("test_causal_mask",),
+        about="deleted a graded test cell: restored from the release, then graded",
+    ),
     Sample(
         "mallory",
         "hostile",
@@ -247,10 +283,33 @@ DEMO_CLASS: tuple[Sample, ...] = (
         False,
         answers={"attention": UNSCALED},
         extra=FAKE_CHECKS,
+        about="alan's mistake; calls the hidden checks from an answer cell, patches allclose: "
+        "refused",
     ),
-    Sample("trudy", "hostile", "crashed", False, answers={"attention": CRASH_ON_MASK}),
-    Sample("oscar", "hostile", "timeout", False, extra=STUBBORN_LOOP),
-    Sample("eve", "hostile", "ok", True, extra=snoop),
+    Sample(
+        "trudy",
+        "hostile",
+        "crashed",
+        False,
+        answers={"attention": CRASH_ON_MASK},
+        about="kills its kernel (os._exit) when given a mask: restarted, the rest is graded",
+    ),
+    Sample(
+        "oscar",
+        "hostile",
+        "timeout",
+        False,
+        extra=STUBBORN_LOOP,
+        about="an answer cell that never ends and shrugs off interrupts: it times out alone",
+    ),
+    Sample(
+        "eve",
+        "hostile",
+        "ok",
+        True,
+        extra=snoop,
+        about="reads for the solutions, hidden checks and gradebook: the sandbox hides them",
+    ),
 )
 
 

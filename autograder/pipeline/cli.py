@@ -17,6 +17,7 @@ import time
 from collections.abc import Collection, Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET, secret_fingerprint
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
@@ -36,6 +37,9 @@ from autograder.pipeline.grade_record import read_record
 from autograder.pipeline.jobs_and_outcomes import DaskCluster, Settings
 from autograder.pipeline.preloaded_workers import preloaded_forkserver
 from autograder.pipeline.zip_intake import collect_from_zip
+
+if TYPE_CHECKING:
+    from autograder.examples import Sample
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -509,6 +513,20 @@ def run_grade(
     return 1 if problems else 0
 
 
+def demo_cast(samples: Sequence[Sample]) -> str:
+    """What each sample student of the demo shows, a line each, and why similarity flags them."""
+    width = max(len(sample.student) for sample in samples) + 1
+    return "\n".join(
+        [
+            "\nThe sample class, one line per student:",
+            *(f"  {f'{s.student}:'.ljust(width)} {s.about}" for s in samples),
+            "Why similarity flags several at or near 1.000: every sample hands in the reference",
+            "answers except those it changes. In a real class such a score asks for a human "
+            "review, never a deduction.",
+        ]
+    )
+
+
 def demo_epilogue(root: Path, assignment: str, kept: bool) -> str:
     """The demo's last words: what it kept and where, or that nothing was kept and how to."""
     grading = root / "grading"
@@ -578,7 +596,7 @@ def _grade_or_demo(args: argparse.Namespace) -> int:
                 feedback=not args.no_feedback,
                 canvas_late=canvas_late if args.from_zip else frozenset(),
             )
-        from autograder.examples import build_demo_course
+        from autograder.examples import DEMO_CLASS, build_demo_course
 
         secret, notice = hidden_seeds_notice(args, None)
         print(notice, file=sys.stderr, flush=True)
@@ -589,6 +607,7 @@ def _grade_or_demo(args: argparse.Namespace) -> int:
             print(f"demo course: building it in {root}", file=sys.stderr, flush=True)
             course, assignment = build_demo_course(root)
             status = run_grade(assignment, course, args, secret)
+            print(demo_cast(DEMO_CLASS))
             print(demo_epilogue(root, assignment, kept=bool(args.keep)))
             return status
     except GradingError as error:

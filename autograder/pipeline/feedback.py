@@ -10,7 +10,8 @@ region and cuts error tracebacks down to their last line: "CheckFailed: [check] 
 (latex2mathml), so no script is loaded from the network and nothing runs in a reader's browser;
 markdown sanitised *after* it is rendered (a blockquote stays a blockquote); each graded cell's
 score in words ("1.5 of 2 points"), and an answer still waiting for a human grader "pending",
-not 0 (``GetGradesOrPending``).
+not 0 (``GetGradesOrPending``); a summary that names each graded cell, in the words of the
+notebook's "What is graded" table; long lines of output and code wrapped, never scrolled sideways.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from nbformat import NotebookNode
 from nbgrader.preprocessors import GetGrades
 from traitlets import Bool, default
 
+from autograder.authoring.graded_table import parts_of
 from autograder.cells import HIDDEN_TESTS, region_lines
 from autograder.pipeline.course import NBGRADER, Course, GradingError, tool_env
 from autograder.pipeline.intake import ATTACHMENT_REFERENCE, MAX_SOURCE_CHARS
@@ -138,6 +140,15 @@ def score_in_words(score: float | None, possible: float | None, pending: bool = 
 
 def _noun(possible: float | None) -> str:
     return "point" if float(possible or 0.0) == 1 else "points"
+
+
+def graded_parts(notebook: NotebookNode) -> dict[str, str]:
+    """grade id -> what the notebook's "What is graded" table calls that cell (markdown), so the
+    page's summary names each cell in the author's words; empty when no table can be read."""
+    try:
+        return parts_of(notebook)
+    except ValueError:  # a table the student broke: the summary names cells by grade id alone
+        return {}
 
 
 # ------------------------------------------------------------------------------------------
@@ -291,6 +302,7 @@ class OfflineFeedbackExporter(HTMLExporter):
         yield from super().default_filters()
         yield ("score_in_words", score_in_words)
         yield ("points", points)
+        yield ("graded_parts", graded_parts)
 
     @pass_context
     def markdown2html(self, context, source: str) -> str:  # noqa: ANN001

@@ -24,12 +24,17 @@ COLUMNS = ("manual", "late_penalty", "total", "total_max")
 
 @dataclass(frozen=True)
 class Totals:
-    """One submission's points: total = max(0, autograded + manual - late_penalty)."""
+    """One submission's points: total = max(0, autograded + manual - late_penalty).
+
+    ``pending``: the points of graded cells that hold no score yet (a written answer before hand
+    grading), which the total does not count until someone grades them; the feedback page says
+    "pending" for the same cells (feedback.GetGradesOrPending)."""
 
     autograded: float
     manual: float
     late_penalty: float
     total: float
+    pending: float = 0.0
 
     def cells(self) -> list[float]:
         """The CSV's values of :data:`COLUMNS` but ``total_max``."""
@@ -75,8 +80,17 @@ def totals_of(submission: Any) -> Totals:
         for grade in notebook.grades
         if grade.manual_score is None  # a hand-entered score replaces the autograder's
     )
+    pending = sum(
+        (
+            float(grade.max_score or 0)
+            for notebook in submission.notebooks
+            for grade in notebook.grades
+            if grade.auto_score is None and grade.manual_score is None
+        ),
+        0.0,
+    )
     penalty = float(submission.late_submission_penalty or 0)
-    return Totals(autograded, raw - autograded, penalty, max(0.0, raw - penalty))
+    return Totals(autograded, raw - autograded, penalty, max(0.0, raw - penalty), pending)
 
 
 def grading_folder(coursedir: Any) -> Path:

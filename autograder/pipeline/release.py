@@ -283,7 +283,8 @@ def main(assignment: str | None, out: Path | None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     archive = shutil.make_archive(str(out), "zip", out.parent, out.name)
-    print(f"student bundle: {out} ({len(names)} assignments), and as one file {archive}")
+    held = f"{len(names)} assignment" + ("" if len(names) == 1 else "s")
+    print(f"student bundle: {out} ({held}), and as one file {archive}")
     for name in stale_notebooks(out):
         print(
             f"warning: notebooks/{name} differs from what nbgrader generates now (the bundle "

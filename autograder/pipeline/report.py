@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from autograder.cells import is_test_cell
 from autograder.pipeline.csv_file import locked, replace_csv
-from autograder.pipeline.grade_record import COLUMNS, GradeRecord, fill_rows
+from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, fill_rows
 from autograder.pipeline.jobs_and_outcomes import Outcome
 
 
@@ -192,13 +192,29 @@ class Progress:
             bar.refresh()
 
 
+PENDING_LEGEND = (
+    "manual = points graded by hand; N pending = points of answers no one has graded by hand yet "
+    "(Formgrader), not in the total until they are"
+)
+
+
+def _manual(totals: Totals) -> str:
+    """The manual column: the points graded by hand, and those still waiting for it."""
+    if not totals.pending:
+        return f"{totals.manual:g}"
+    waiting = f"{totals.pending:g} pending"
+    return waiting if not totals.manual else f"{totals.manual:g} + {waiting}"
+
+
 def format_table(
     outcomes: Sequence[Outcome], max_points: dict[str, float], record: GradeRecord | None = None
 ) -> str:
     """Score per student and question, total and verdict; notes below the table.
 
     With ``record``, the manual points, late penalty and total are the gradebook's (as in every
-    other record); a student it lacks shows the verdicts' sum, as without one.
+    other record); a student it lacks shows the verdicts' sum, as without one.  Points that wait
+    for hand grading show as pending in the manual column (the total counts them once graded),
+    with a line below that says so; no penalty shows as 0.
     """
     questions = list(max_points)
     short = [f"Q{i + 1}" for i in range(len(questions))]
@@ -212,7 +228,7 @@ def format_table(
             parts = [""] * len(extra)
             total = f"{sum(scores.values()):g}/{sum(max_points.values()):g}"
         else:
-            parts = [f"{totals.manual:g}", f"-{totals.late_penalty:g}"]
+            parts = [_manual(totals), f"-{totals.late_penalty:g}" if totals.late_penalty else "0"]
             total = f"{totals.total:g}/{record.max_score:g}"
         rows.append(
             [
@@ -231,6 +247,10 @@ def format_table(
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append("")
     lines += [f"{s} = {q} ({max_points[q]:g} pt)" for s, q in zip(short, questions, strict=True)]
+    if record and any(
+        record.totals[o.student].pending for o in outcomes if o.student in record.totals
+    ):
+        lines.append(PENDING_LEGEND)
     notes = [(o.student, n) for o in outcomes for n in o.notes]
     if notes:
         lines += ["", "Notes:"] + [f"  {shown(student)}: {shown(note)}" for student, note in notes]
