@@ -98,7 +98,8 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
         taken.notebook.cells[index].outputs.append(
             nbformat.v4.new_output("stream", name="stdout", text=note + "\n")
         )
-        notes.append(f"cell {index}: {note.removeprefix('[grading run] ')}")
+        grade_id = taken.notebook.cells[index].metadata["nbgrader"]["grade_id"]
+        notes.append(f"answer cell {grade_id}: {note.removeprefix('[grading run] ')}")
     verdict = row_verdict(taken.verdict, run, result, cells, notes, judged.refusals)
     worker_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peak_mib = max(worker_kib, judged.peak_kib) / 1024
