@@ -77,6 +77,7 @@ def _run_autograder(root: Path, **env: str) -> dict:
     return results
 
 
+@pytest.mark.slow  # builds two zips of the grader and the course: seconds
 def test_the_zip_holds_the_scripts_the_grader_and_the_course_secret(tmp_path: Path):
     zipped = _build(tmp_path)  # the default: the course secret ($ATTENTION_LAB_SECRET_FILE)
     with zipfile.ZipFile(zipped) as archive:
@@ -114,6 +115,7 @@ def test_the_zip_holds_the_scripts_the_grader_and_the_course_secret(tmp_path: Pa
     assert all(re.fullmatch(r"[\w.\[\]-]+==[\w.]+", line) for line in pinned[1:])
 
 
+@pytest.mark.slow  # runs the grader for each case: seconds
 def test_what_cannot_be_graded_still_gets_a_results_json_that_says_why(tmp_path: Path):
     zipped = _build(tmp_path, "--secret-from-env")
     with zipfile.ZipFile(zipped) as archive:

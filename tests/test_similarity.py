@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from autograder.examples import ROOT, solution_answers
 from autograder.pipeline import similarity
@@ -41,6 +42,7 @@ def calibrated() -> Calibration:
     return calibration()
 
 
+@pytest.mark.slow  # the calibration grades every copy and alternative: seconds
 def test_copies_of_the_reference_are_flagged():
     scores = calibrated().copy_scores()
     assert len(scores) == len(COPIES) * len(ASSIGNMENTS)
@@ -52,6 +54,7 @@ def test_copies_of_the_reference_are_flagged():
         ], key
 
 
+@pytest.mark.slow  # the calibration grades every copy and alternative: seconds
 def test_no_correct_alternative_is_flagged_against_the_reference_or_another():
     for assignment, comparison in calibrated().alternatives.items():
         flagged = [(p.first, p.second, round(p.score, 3)) for p in comparison.flagged]
