@@ -12,7 +12,7 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a01_attention as reference
 from autograder.authoring.diagnosis import diagnose
-from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.kernel_objects import observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
@@ -96,6 +96,9 @@ CHUNKED = catalogue(
         "stability": {
             "overflow": "the output overflows for large scores (exp of an unshifted score): "
             "subtract the running max before exponentiating, exp(scores - new_max)",
+            "max_starts_at_zero": "rows whose scores are all very negative give NaN (0/0): the "
+            "running max starts at 0 instead of -inf, so exp(score - 0) underflows to 0 for every "
+            "key; start it at -inf (q.new_full(..., -math.inf)), as the statement says",
         },
         "memory": {
             "full_matrix": "chunked_attention builds a full (L, L) matrix: memory grows "
@@ -178,17 +181,19 @@ def simulate_chunked(
     update_max: bool = True,
     divide: bool = True,
     shift: bool = True,
+    start_max: float = -math.inf,
     dtype: torch.dtype = torch.float64,
 ) -> Tensor:
     """Chunked attention in ``dtype``, with one of the known mistakes switched on.
 
     hide(query_pos (L_q, 1), key_pos (C,)) -> True where a key is hidden (causal variants).
     shift=False: exp of the raw scores, no running max (the overflow mistake).
+    start_max: where the running max starts (0: the mistake of a max that starts at 0).
     """
     q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
     if scale:
         q = q / math.sqrt(q.shape[-1])
-    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=dtype)
+    m = torch.full((*q.shape[:-1], 1), start_max, dtype=dtype)
     s = torch.zeros((*q.shape[:-1], 1), dtype=dtype)
     acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=dtype)
     len_k = k.shape[-2]
@@ -553,6 +558,52 @@ def chunked_is_stable_for_large_scores(ns: Namespace) -> None:
 
 
 # Half weight: rejecting bad arguments is a detail beside computing the right answer.
+def shifted_scores(
+    g: torch.Generator, rows: int, l_k: int, d_k: int, shift: float
+) -> tuple[Tensor, Tensor]:
+    """q (rows, d_k), k (l_k, d_k) in float64 whose scaled scores are those of random q and k
+    over the first d_k - 1 coordinates, moved by -shift on rows 1, 4, 7, ... and by +shift on
+    rows 2, 5, 8, ... (softmax ignores a shift shared by a row; rows 0, 3, ... keep theirs).
+
+    The last coordinate carries the shift: every key holds -c there, c = sqrt(shift √d_k), and
+    q holds c, -c or 0, so that q·k/√d_k moves by -shift, +shift or nothing."""
+    q = torch.randn(rows, d_k, generator=g, dtype=torch.float64)
+    k = torch.randn(l_k, d_k, generator=g, dtype=torch.float64)
+    carrier = math.sqrt(shift * math.sqrt(d_k))
+    q[0::3, -1] = 0.0
+    q[1::3, -1] = carrier
+    q[2::3, -1] = -carrier
+    k[:, -1] = -carrier
+    return q, k
+
+
+@check(ASSIGNMENT, "test_chunked_attention_exact")
+def chunked_is_stable_for_very_negative_scores(ns: Namespace) -> None:
+    """The statement starts the running max at -inf: rows whose every score is far below 0 (here
+    about -10^4, where exp underflows even in float64) must still give the softmax's average.
+    Rows near +10^4 beside them tell a max that starts at 0 from no max subtraction at all."""
+    chunked = require(ns, "chunked_attention")
+    g = hidden_generator("a07 chunked very negative")
+    l_q, l_k, d_k, d_v = random_sizes(g, 4, low=4, high=20)
+    chunk = int(torch.randint(2, l_k, (1,), generator=g))
+    q, k = shifted_scores(g, l_q, l_k, d_k, 1e4)
+    v = torch.randn(l_k, d_v, generator=g, dtype=torch.float64)
+    out = call_chunked(chunked, q, k, v, chunk)
+    what = (
+        f"float64, L_q={l_q}, L_k={l_k}, chunk_size={chunk}, the scores of rows 1, 4, 7, ... "
+        "near -10^4 and of rows 2, 5, 8, ... near +10^4"
+    )
+    diagnose_chunked(
+        out,
+        reference_out(q, k, v),
+        {
+            CHUNKED["max_starts_at_zero"]: simulate_chunked(q, k, v, chunk, start_max=0.0),
+            CHUNKED["overflow"]: simulate_chunked(q, k, v, chunk, shift=False),
+        },
+        f"{what}: the output differs from the reference attention",
+    )
+
+
 @check(ASSIGNMENT, "test_chunked_attention_exact", weight=0.5)
 def chunked_rejects_bad_chunk_sizes(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")

@@ -426,3 +426,45 @@ CORRECT += [
         },
     ),
 ]
+# Issue 40: promises of the statement that no hidden input exercised before. Each keeps full
+# marks on right-padded float32/float64 batches and fresh gradients.
+WRONG += [
+    Mutant(
+        "masked_mean averages the first n positions, as if every pad sat at the end",
+        A,
+        {
+            "masked_mean": Body(
+                "masked_mean",
+                """
+                n = (token_ids != pad_id).sum(dim=1, keepdim=True)  # (B, 1) real tokens
+                positions = torch.arange(token_ids.shape[1], device=token_ids.device)
+                keep = (positions < n).unsqueeze(-1).to(hidden.dtype)  # the first n positions
+                return (hidden * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1.0)
+                """,
+            )
+        },
+        {"test_masked_mean": "pads before the end of a row were averaged in"},
+    ),
+    Mutant(
+        "masked_mean builds its weight in float32, so half precision comes back as float32",
+        A,
+        {"masked_mean": Replace(".unsqueeze(-1).to(hidden.dtype)", ".unsqueeze(-1).float()")},
+        {"test_masked_mean": "returned torch.float32: the mean must come back in hidden's dtype"},
+    ),
+    Mutant(
+        "training step zeroes the gradients after the optimizer step",
+        A,
+        {
+            "training_step": (
+                Replace(
+                    "    optimizer.zero_grad()  # backward() adds to .grad: start from zero\n", ""
+                ),
+                Replace(
+                    "    optimizer.step()\n",
+                    "    optimizer.step()\n    optimizer.zero_grad()  # ready for the next step\n",
+                ),
+            )
+        },
+        {"test_train_step": "were added to the first update"},
+    ),
+]

@@ -426,3 +426,17 @@ WRONG += [
         },
     ),
 ]
+# Issue 40: the statement registers the mask with persistent=False; a persistent one computes
+# the same outputs and was graded full marks.
+WRONG += [
+    Mutant(
+        "causal mask buffer registered persistent, so it is saved in state_dict()",
+        A,
+        {
+            "causal_head": Replace(
+                ", causal_mask(block_size), persistent=False)", ", causal_mask(block_size))"
+            )
+        },
+        {"test_causal_head": "is saved in state_dict()"},
+    ),
+]

@@ -292,3 +292,18 @@ CORRECT = [
         },
     ),
 ]
+# Issue 40: the statement starts the running max at -inf. One that starts at 0 is exact for every
+# row with a score above about -700, so only a row of very negative scores shows it (0/0).
+WRONG += [
+    Mutant(
+        "chunked running max starts at 0 instead of -inf",
+        A,
+        {
+            "chunked_attention": Replace(
+                "running_max = q.new_full((*q.shape[:-1], 1), -math.inf)",
+                "running_max = q.new_zeros((*q.shape[:-1], 1))",
+            )
+        },
+        {"test_chunked_attention_exact": "the running max starts at 0 instead of -inf"},
+    ),
+]

@@ -14,7 +14,9 @@ from autograder.authoring.requiring import require
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
     BANNED,
+    MASKED_MEAN,
     draw_ids,
+    first_n_mean,
     masked_mean_mistakes,
     oracle_masked_mean,
 )
@@ -94,3 +96,77 @@ def masked_mean_ignores_appended_padding(ns: Namespace) -> None:
             "appending <pad> positions (with large values) changed the pooled vectors: "
             "padded positions must count for nothing, neither in the sum nor in the count"
         )
+
+
+def ids_padded_inside(g: torch.Generator, b: int, length: int, pad_id: int, vocab: int) -> Tensor:
+    """(b, length) ids whose pads sit between real tokens: the first and last positions are real,
+    row 0 has a pad at position 1, and about a third of the other positions are pads."""
+    ids = torch.randint(0, vocab, (b, length), generator=g)
+    ids[ids == pad_id] = (pad_id + 1) % vocab
+    pads = torch.rand(b, length, generator=g) < 0.35
+    pads[:, 0] = pads[:, -1] = False
+    pads[0, 1] = True
+    ids[pads] = pad_id
+    return ids
+
+
+@check(ASSIGNMENT, "test_masked_mean")
+def masked_mean_finds_pads_wherever_they_sit(ns: Namespace) -> None:
+    """The statement defines the pads by their id: left padding and pads between real tokens."""
+    masked_mean = require(ns, "masked_mean")
+    g = hidden_generator("a05 masked mean pads anywhere")
+    for where in ("at the start", "between real tokens"):
+        b, length, d_model, pad_id = random_sizes(g, 4, low=3, high=11)
+        vocab = max(pad_id + 2, 12)
+        if where == "at the start":  # right padding mirrored: row 0 starts with pads
+            ids = draw_ids(g, b, length, pad_id, vocab).flip(1)
+        else:
+            ids = ids_padded_inside(g, b, length, pad_id, vocab)
+        hidden = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
+        diagnose(
+            masked_mean(hidden, ids, pad_id),
+            oracle_masked_mean(hidden, ids, pad_id),
+            {
+                **masked_mean_mistakes(hidden, ids, pad_id),
+                MASKED_MEAN["first_n_positions"]: first_n_mean(hidden, ids, pad_id),
+            },
+            f"masked_mean(hidden {tuple(hidden.shape)}, pad_id={pad_id}) with pads {where} of "
+            "the rows must give the (B, d_model) mean of hidden over the positions whose id is "
+            "not pad_id",
+        )
+
+
+# Half precision rounds each value to 3 (float16) or 2 (bfloat16) significant digits; the sum
+# of at most 10 values of size about 1 stays well within these of the exact mean.
+HALF_TOLERANCES = {torch.float16: 1e-2, torch.bfloat16: 6e-2}
+
+
+@check(ASSIGNMENT, "test_masked_mean")
+def masked_mean_keeps_half_precision(ns: Namespace) -> None:
+    """The statement: the mean "in hidden's dtype", also for float16 and bfloat16."""
+    masked_mean = require(ns, "masked_mean")
+    g = hidden_generator("a05 masked mean half")
+    for dtype, tolerance in HALF_TOLERANCES.items():
+        b, length, d_model, pad_id = random_sizes(g, 4, low=2, high=11)
+        ids = draw_ids(g, b, length, pad_id, max(pad_id + 2, 12))
+        hidden = torch.randn(b, length, d_model, generator=g).to(dtype)
+        out = masked_mean(hidden, ids, pad_id)
+        if not isinstance(out, Tensor) or out.shape != (b, d_model):
+            fail(
+                f"masked_mean(hidden {tuple(hidden.shape)} in {dtype}) must return a (B, d_model) "
+                f"= {(b, d_model)} tensor"
+            )
+        if out.dtype != dtype:
+            fail(
+                f"masked_mean(hidden in {dtype}) returned {out.dtype}: the mean must come back "
+                "in hidden's dtype; a weight or a count in another dtype promotes the result, so "
+                "make them with .to(hidden.dtype)"
+            )
+        if not is_close(
+            out, oracle_masked_mean(hidden.double(), ids, pad_id), atol=tolerance, rtol=tolerance
+        ):
+            fail(
+                f"masked_mean(hidden {tuple(hidden.shape)} in {dtype}, pad_id={pad_id}) differs "
+                f"from the mean over the real positions by more than {dtype} rounding "
+                f"({tolerance:g})"
+            )

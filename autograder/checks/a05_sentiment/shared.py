@@ -34,6 +34,10 @@ MASKED_MEAN = catalogue(
             "(self.pad_id in the model), which is not always 0",
             "mask_reversed": "mask polarity reversed: you averaged the <pad> positions; keep the "
             "positions where token_ids != pad_id",
+            "first_n_positions": "pads before the end of a row were averaged in: the mean runs "
+            "over the first n positions, n the row's number of real tokens, as if every pad sat "
+            "at the end; masked_mean must leave out every position whose id is pad_id, wherever "
+            "it sits (weight each position by token_ids != pad_id)",
         },
         "pooling denominator": {
             "divided_by_length": "divided by L, the number of positions, instead of by the "
@@ -135,6 +139,16 @@ def masked_mean_mistakes(hidden: Tensor, token_ids: Tensor, pad_id: int) -> dict
         MASKED_MEAN["not_divided"]: (hidden * keep).sum(1),
         MASKED_MEAN["mask_reversed"]: (hidden * pads).sum(1) / pads.sum(1).clamp(min=1.0),
     }
+
+
+def first_n_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+    """The mean over the first n positions of each row, n its count of real tokens: right only
+    where every pad sits at the end of its row (zeros for an all-padding row)."""
+    rows = []
+    for h, ids in zip(hidden, token_ids, strict=True):
+        n = int((ids != pad_id).sum())
+        rows.append(h[:n].mean(0) if n else torch.zeros_like(h[0]))
+    return torch.stack(rows)
 
 
 def draw_ids(g: torch.Generator, b: int, length: int, pad_id: int, vocab: int) -> Tensor:

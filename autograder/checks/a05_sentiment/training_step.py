@@ -32,6 +32,11 @@ TRAIN_STEP = catalogue(
             "zero_grad_after_backward": "optimizer.zero_grad() runs after loss.backward(), so "
             "every update uses zero gradients and the weights never move: clear the gradients "
             "before backward",
+            "zero_grad_after_step": "the gradients the parameters already held when train_step "
+            "began were added to the first update, and the later updates are right: "
+            "optimizer.zero_grad() runs at the end of the step instead of before "
+            "loss.backward(); clear the gradients before backward, whatever the previous call "
+            "left",
         },
         "clipping kind": {
             "not_clipped": "the gradient is not clipped before the update: call "
@@ -73,6 +78,7 @@ MAKE_OPTIMIZER = catalogue(
 )
 NO_ZERO_GRAD = TRAIN_STEP["no_zero_grad"]
 ZERO_GRAD_AFTER_BACKWARD = TRAIN_STEP["zero_grad_after_backward"]
+ZERO_GRAD_AFTER_STEP = TRAIN_STEP["zero_grad_after_step"]
 NOT_CLIPPED = TRAIN_STEP["not_clipped"]
 CLIPPED_BY_VALUE = TRAIN_STEP["clipped_by_value"]
 THRESHOLD_HARD_CODED = TRAIN_STEP["threshold_hard_coded"]
@@ -120,7 +126,7 @@ def simulated_steps(
         for inputs, labels in batches:
             model.train(mistake != EVAL_MODE)
             loss = F.cross_entropy(model(inputs), labels)
-            if mistake not in (NO_ZERO_GRAD, ZERO_GRAD_AFTER_BACKWARD):
+            if mistake not in (NO_ZERO_GRAD, ZERO_GRAD_AFTER_BACKWARD, ZERO_GRAD_AFTER_STEP):
                 optimizer.zero_grad()
             loss.backward()
             if mistake == ZERO_GRAD_AFTER_BACKWARD:
@@ -134,6 +140,8 @@ def simulated_steps(
             if scheduler is not None and mistake == SCHEDULER_FIRST:
                 scheduler.step()
             optimizer.step()
+            if mistake == ZERO_GRAD_AFTER_STEP:
+                optimizer.zero_grad()
             if scheduler is not None and mistake not in (SCHEDULER_FIRST, SCHEDULER_IGNORED):
                 scheduler.step()
             losses.append(loss.item())
@@ -199,10 +207,22 @@ def draw_step_trial(g: torch.Generator, warmup: bool) -> StepTrial:
     )
 
 
-def simulate(trial: StepTrial, mistake: Mistake | None = None) -> tuple[Tensor, list[float]]:
-    """The parameters and losses after the trial's steps, made by the reference or a mistake."""
+def leave_gradients(model: Any, inputs: Tensor, weights: Tensor) -> None:
+    """Fill the ``.grad`` of every parameter of ``model`` (also one in the kernel), in eval mode,
+    with the gradient of sum(weights * model(inputs)): what an earlier backward leaves."""
+    model.eval()
+    (model(inputs) * weights).sum().backward()
+
+
+def simulate(
+    trial: StepTrial, mistake: Mistake | None = None, stale: tuple[Tensor, Tensor] | None = None
+) -> tuple[Tensor, list[float]]:
+    """The parameters and losses after the trial's steps, made by the reference or a mistake;
+    ``stale``: (inputs, weights) whose gradient the parameters hold before the first step."""
     model = step_model(nn, *trial.sizes)
     model.load_state_dict(trial.start)
+    if stale is not None:
+        leave_gradients(model, *stale)
     with under_seed(trial.seed):
         losses = simulated_steps(
             model, trial.batches, trial.lr, trial.max_grad_norm, trial.warmup, mistake
@@ -242,7 +262,12 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
         diagnose(
             flat_parameters(mine),
             expected,
-            {mistake: simulate(trial, mistake)[0] for mistake in STEP_MISTAKES},
+            # Without gradients on entry, zero_grad after step() gives the reference's update.
+            {
+                mistake: simulate(trial, mistake)[0]
+                for mistake in STEP_MISTAKES
+                if mistake != ZERO_GRAD_AFTER_STEP
+            },
             f"after {setting}, the parameters differ from the reference update: train mode, "
             "forward, cross-entropy, zero_grad, backward, clip, step, then the scheduler",
             atol=1e-6,
@@ -258,6 +283,39 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
                 f"{[round(x, 4) for x in expected_losses]}: return the cross-entropy of the batch "
                 "computed before the update"
             )
+
+
+@check(ASSIGNMENT, "test_train_step")
+def train_step_ignores_gradients_left_before_it(ns: Namespace) -> None:
+    """The statement: zero_grad before backward, so gradients left by an earlier backward (an
+    evaluation, a check) do not enter the update; no other call starts with gradients present."""
+    train_step = require_own(ns, "train_step")
+    kernel_torch, kernel_nn = require(ns, "torch"), require(ns, "nn")
+    g = hidden_generator("a05 train step stale gradients")
+    trial = draw_step_trial(g, warmup=False)
+    vocab, length, _, classes = trial.sizes
+    batch = trial.batches[0][0].shape[0]
+    stale = (
+        torch.randint(0, vocab, (batch, length), generator=g),
+        torch.randn(batch, classes, generator=g),
+    )
+    expected, _ = simulate(trial, stale=stale)
+    mine = step_model(kernel_nn, *trial.sizes)
+    mine.load_state_dict(trial.start)
+    leave_gradients(mine, *stale)
+    optimizer = kernel_torch.optim.SGD(mine.parameters(), lr=trial.lr)
+    with under_seed(trial.seed):
+        for inputs, labels in trial.batches:
+            call_train_step(train_step, mine, inputs, labels, optimizer, trial.max_grad_norm, None)
+    diagnose(
+        flat_parameters(mine),
+        expected,
+        {mistake: simulate(trial, mistake, stale)[0] for mistake in STEP_MISTAKES},
+        f"after 3 steps of SGD(lr={trial.lr}) with max_grad_norm={trial.max_grad_norm}, begun "
+        "on a model whose parameters already held gradients, the parameters differ from the "
+        "reference update, which starts each step from fresh gradients",
+        atol=1e-6,
+    )
 
 
 @check(ASSIGNMENT, "test_train_step")

@@ -82,3 +82,23 @@ def causal_head_ignores_the_future(ns: Namespace) -> None:
             f"{3 * d_model * head_size}: only query, key and value, without bias; the mask is a "
             "buffer (register_buffer), not a parameter"
         )
+
+
+@check(ASSIGNMENT, "test_causal_head", weight=0.5)
+def causal_head_keeps_its_mask_out_of_the_state_dict(ns: Namespace) -> None:
+    """The statement: register_buffer("mask", ..., persistent=False), so that a checkpoint holds
+    the weights only. A persistent mask gives the same outputs: only state_dict() tells."""
+    cls = require(ns, "CausalSelfAttentionHead", type)
+    g = hidden_generator("a06 head state dict")
+    d_model, head_size, block_size = random_sizes(g, 3, low=2, high=9)
+    head = build(
+        cls, d_model, head_size, block_size, seed=draw_seed(g), what="CausalSelfAttentionHead"
+    )
+    parameters = {name for name, _ in head.named_parameters()}
+    saved = [name for name in head.state_dict() if name not in parameters]
+    if saved:
+        fail(
+            f"the buffer `{saved[0]}` is saved in state_dict(): register the causal mask with "
+            'self.register_buffer("mask", ..., persistent=False), so that it moves with '
+            ".to(device) but a checkpoint holds only the weights"
+        )
