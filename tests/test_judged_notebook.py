@@ -8,6 +8,7 @@ import nbformat
 
 from autograder.examples import solution_answers
 from autograder.pipeline import intake, judged_notebook
+from tests.test_grading_corpus import SETUP, _handed_in
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = nbformat.read(ROOT / "notebooks" / "01_attention" / "01_attention.ipynb", 4)
@@ -21,34 +22,22 @@ FIXED = {
 }
 
 
-def _taken(cells: list[nbformat.NotebookNode]) -> nbformat.NotebookNode:
-    notebook = nbformat.from_dict(nbformat.reads(nbformat.writes(RELEASE), 4))
-    notebook.cells = cells
-    taken = intake.take_in(nbformat.writes(notebook).encode(), RELEASE, FIXED)
+def _taken(submitted: bytes) -> nbformat.NotebookNode:
+    taken = intake.take_in(submitted, RELEASE, FIXED)
     assert taken.notebook is not None, taken.problems
     return taken.notebook
-
-
-def _submitted(answers: dict[str, str], after: dict[str, str]) -> list[nbformat.NotebookNode]:
-    cells = []
-    for cell in nbformat.reads(nbformat.writes(RELEASE), 4).cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in answers:
-            cell.source = answers[grade_id]
-        cells.append(cell)
-        if grade_id in after:
-            cells.append(nbformat.v4.new_code_cell(after[grade_id]))
-    return cells
 
 
 def test_only_the_releases_cells_and_the_answers_run_with_test_cells_split():
     answers = solution_answers()
     edited = {"attention": answers["attention"]}
-    cells = _submitted(edited, {"attention": "attention = None  # a cell of my own"})
-    for cell in cells:  # an edit to a plain cell of the release is not what runs
+    submitted = nbformat.reads(
+        _handed_in(edited, {"attention": "attention = None  # a cell of my own"}), 4
+    )
+    for cell in submitted.cells:  # an edit to a plain cell of the release is not what runs
         if cell.cell_type == "code" and "lifespan_years = " in cell.source:
             cell.source = "lifespan_years = 'mine'"
-    program = judged_notebook.build(_taken(cells), RELEASE)
+    program = judged_notebook.build(_taken(nbformat.writes(submitted).encode()), RELEASE)
     sources = [c.source for c in program.notebook.cells]
     release_code = [c for c in RELEASE.cells if c.cell_type == "code"]
     assert len(sources) == len(release_code)
@@ -71,7 +60,7 @@ def test_an_answer_that_uses_a_helper_of_a_cell_the_student_added_is_told_so():
     helper = "def scale_of(q):\n    return q.shape[-1] ** 0.5\n"
     answer = solution_answers()["attention"].replace("math.sqrt(q.shape[-1])", "scale_of(q)")
     assert "scale_of(q)" in answer
-    taken = _taken(_submitted({"attention": answer}, {"cell-01_attention-001": helper}))
+    taken = _taken(_handed_in({"attention": answer}, {SETUP: helper}))
     program = judged_notebook.build(taken, RELEASE)
     found = judged_notebook.left_behind(taken, program)
     assert list(found.values()) == [["scale_of"]]
@@ -79,5 +68,5 @@ def test_an_answer_that_uses_a_helper_of_a_cell_the_student_added_is_told_so():
     assert taken.cells[index].metadata.nbgrader.grade_id == "attention"
     # An argument or a local of the same name is no such use.
     own = answer.replace("def attention(", "def scale_of(q):\n    return 2.0\n\n\ndef attention(")
-    taken = _taken(_submitted({"attention": own}, {"cell-01_attention-001": helper}))
+    taken = _taken(_handed_in({"attention": own}, {SETUP: helper}))
     assert judged_notebook.left_behind(taken, judged_notebook.build(taken, RELEASE)) == {}
