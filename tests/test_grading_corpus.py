@@ -41,6 +41,8 @@ from autograder.examples import (
     solution_answers,
     write_probe,
 )
+from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
+from tests.judge_parity import cell_points
 
 pytestmark = pytest.mark.usefixtures("sandbox_required")
 
@@ -154,7 +156,8 @@ def probe_reports(course: Path, students: tuple[str, ...]) -> dict[str, str]:
     return reports
 
 
-RELEASE = Path(__file__).resolve().parents[1] / "notebooks" / "01_attention" / "01_attention.ipynb"
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE = ROOT / "notebooks" / "01_attention" / "01_attention.ipynb"
 SETUP = "cell-01_attention-001"
 # Every answer of 01, correct, as one cell's text (the instructor's).
 SOLUTIONS = "\n\n".join(solution_answers().values())
@@ -346,6 +349,11 @@ def graded(
     return course, rows, done.stdout
 
 
+def _graded_notebook(course: Path, student: str) -> nbformat.NotebookNode:
+    folder = course / "grading" / "autograded" / student / "01_attention"
+    return nbformat.read(folder / "01_attention.ipynb", 4)
+
+
 def _rows(course: Path) -> dict[str, dict]:
     with (course / "grading" / "01_attention_grades.csv").open() as handle:
         return {row["student"]: row for row in csv.DictReader(handle)}
@@ -410,6 +418,24 @@ def test_the_probes_ran_and_reached_nothing(graded, beacon: BeaconServer):
     assert set(PROBES) == {"eve", "h08-gradebook", "h09-solutions", "h10-socket"}
     assert probe_reports(course, PROBES) == {student: probe_said([]) for student in PROBES}
     assert beacon.connections == 0
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_the_honest_pair_beside_the_attacks_gets_exactly_its_scores_alone(graded):
+    """ada and alan, graded in this batch beside every attack, score what their answers score
+    in-process, alone: each cell's points from the hidden checks of the same definitions."""
+    course, rows, _ = graded
+    path = ROOT / "solutions" / "01_attention" / "01_attention.ipynb"
+    solution = load_submission(path, skip_tags=(DEMO_TAG,)).namespace
+    points = cell_points(_graded_notebook(course, "ada"))
+    for student, answers in (("ada", {}), ("alan", {"attention": UNSCALED})):
+        namespace = dict(solution)
+        for source in answers.values():
+            exec(source, namespace)
+        alone = grade_submission(Submission("01_attention", namespace))
+        expected = {g: grade.points(points[g]) for g, grade in alone.items()}
+        assert {g: float(rows[student][g]) for g in expected} == expected, student
 
 
 @pytest.mark.slow
