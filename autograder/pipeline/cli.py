@@ -205,6 +205,16 @@ def _parser() -> argparse.ArgumentParser:
         help=f"bundle folder (default: {release_mod.DEFAULT}/attention-lab-ASSIGNMENT)",
     )
     _add_gradescope(add)
+    feedback = add(
+        "feedback",
+        help="write again the feedback pages of ASSIGNMENT whose grades changed since (hand "
+        "grades, comments, extensions), and only those",
+    )
+    feedback.add_argument("assignment")
+    feedback.add_argument(
+        "--course", type=Path, default=Path.cwd(), help="course folder (default: .)"
+    )
+    feedback.add_argument("--db", help="gradebook URL (default: the course's)")
     extend = add("extend", help="grant STUDENT an extension on ASSIGNMENT (before grading too)")
     extend.add_argument("assignment")
     extend.add_argument("student")
@@ -391,6 +401,24 @@ def run_extend(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_feedback(args: argparse.Namespace) -> int:
+    """Write again the pages whose grades changed; 2 when a page could not be written."""
+    from autograder.pipeline.feedback import refresh_feedback
+
+    try:
+        course = Course.load(args.course, args.db)
+        changed, unchanged = refresh_feedback(course, args.assignment)
+    except GradingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    names = ", ".join(report.shown(s) for s in changed)
+    print(
+        f"feedback of {args.assignment}: {len(changed)} page{'s' * (len(changed) != 1)} written "
+        f"again{': ' + names if names else ''}; {len(unchanged)} unchanged, left as they were"
+    )
+    return 0
+
+
 def run_secret(args: argparse.Namespace) -> int:
     """Make, rotate or locate the course secret; 2 when it cannot be done."""
     root = args.course.resolve()
@@ -556,6 +584,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return gradescope_zip.main(args)
     if args.command == "extend":
         return run_extend(args)
+    if args.command == "feedback":
+        return run_feedback(args)
     if args.command == "secret":
         return run_secret(args)
     if args.command == "new":

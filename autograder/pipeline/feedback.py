@@ -17,6 +17,8 @@ notebook's "What is graded" table; long lines of output and code wrapped, never 
 from __future__ import annotations
 
 import html
+import json
+import os
 import resource
 import subprocess
 import time
@@ -36,6 +38,8 @@ from traitlets import Bool, default
 from autograder.authoring.graded_table import parts_of
 from autograder.cells import HIDDEN_TESTS, region_lines
 from autograder.pipeline.course import NBGRADER, Course, GradingError, tool_env
+from autograder.pipeline.csv_file import locked
+from autograder.pipeline.grade_record import grade_states, grading_folder
 from autograder.pipeline.intake import ATTACHMENT_REFERENCE, MAX_SOURCE_CHARS
 
 PLACEHOLDER = "# (hidden checks ran here; their names and results are shown below)"
@@ -366,18 +370,17 @@ def generate_feedback(course: Course, assignment: str, students: Sequence[str] =
     graded = course.path(course.coursedir.autograded_directory, ".", ".")
     wanted = list(students) or sorted(p.parent.name for p in graded.glob(f"*/{assignment}"))
     started = time.time() - 1  # a page older than this was not made by this run
+    states = grade_states(course.coursedir.db_url, course.coursedir.course_id, assignment, wanted)
     seen: dict[str, str] = {}
-    if not students:
-        why = _failure(course, command, [], SECONDS_PER_STUDENT * max(len(wanted), 1))
-        if why is None and all(_made(course, assignment, s, started) for s in wanted):
-            return
-    for student in wanted:
-        if students or not _made(course, assignment, student, started):
-            why = _failure(course, command, ["--student", student], SECONDS_PER_STUDENT)
-            if why is None and not _made(course, assignment, student, started):
-                why = "wrote no feedback page"
-            if why is not None:
-                seen[student] = why
+    try:
+        if not students:
+            why = _failure(course, command, [], SECONDS_PER_STUDENT * max(len(wanted), 1))
+            if why is None and all(_made(course, assignment, s, started) for s in wanted):
+                return
+        _each_alone(course, assignment, command, wanted, bool(students), started, seen)
+    finally:  # the pages written now show the gradebook as it was read above
+        made = [s for s in wanted if s in states and _made(course, assignment, s, started)]
+        _remember(course, assignment, {s: states[s] for s in made})
     if seen:
         raise GradingError(
             "; ".join(
@@ -387,6 +390,71 @@ def generate_feedback(course: Course, assignment: str, students: Sequence[str] =
             + "; the grades are recorded (and the others' feedback written), rerun it to get "
             "the feedback"
         )
+
+
+def _each_alone(
+    course: Course,
+    assignment: str,
+    command: list[str],
+    wanted: Sequence[str],
+    all_of_them: bool,
+    started: float,
+    seen: dict[str, str],
+) -> None:
+    """Run the feedback of each student in ``wanted`` alone (of each whose page the class's run
+    did not write, unless ``all_of_them``); ``seen`` gets why one failed."""
+    for student in wanted:
+        if all_of_them or not _made(course, assignment, student, started):
+            why = _failure(course, command, ["--student", student], SECONDS_PER_STUDENT)
+            if why is None and not _made(course, assignment, student, started):
+                why = "wrote no feedback page"
+            if why is not None:
+                seen[student] = why
+
+
+def _state_file(course: Course, assignment: str) -> Path:
+    """Where each page's grade state is kept: beside the CSVs, never in the feedback folder,
+    which students are sent."""
+    return grading_folder(course.coursedir) / f"{assignment}_feedback_state.json"
+
+
+def _remember(course: Course, assignment: str, made: dict[str, str]) -> None:
+    """Keep the grade state each page in ``made`` was written from (other graders' too)."""
+    if not made:
+        return
+    path = _state_file(course, assignment)
+    with locked(path):
+        kept = _remembered(path)
+        kept.update(made)
+        written = path.with_name(f".{path.name}.new")
+        written.write_text(json.dumps(kept, indent=1, sort_keys=True))
+        os.replace(written, path)
+
+
+def _remembered(path: Path) -> dict[str, str]:
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in kept.items()} if isinstance(kept, dict) else {}
+
+
+def refresh_feedback(course: Course, assignment: str) -> tuple[list[str], list[str]]:
+    """Write again the feedback page of every student whose grades changed since their page was
+    written (hand grades, comments, extensions, late penalties), and only those; (rewritten,
+    unchanged).  A page missing, or with no state on record, counts as changed."""
+    folder = course.path(course.coursedir.autograded_directory, ".", ".")
+    graded = sorted(p.parent.name for p in folder.glob(f"*/{assignment}"))
+    states = grade_states(course.coursedir.db_url, course.coursedir.course_id, assignment, graded)
+    kept = _remembered(_state_file(course, assignment))
+    changed = [
+        s
+        for s in graded
+        if s in states and (kept.get(s) != states[s] or not _made(course, assignment, s, 0))
+    ]
+    if changed:
+        generate_feedback(course, assignment, changed)
+    return changed, [s for s in graded if s not in changed]
 
 
 def _made(course: Course, assignment: str, student: str, since: float) -> bool:

@@ -11,6 +11,8 @@ columns up to date, so after grading by hand the CSV and the export still agree.
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +93,39 @@ def totals_of(submission: Any) -> Totals:
     )
     penalty = float(submission.late_submission_penalty or 0)
     return Totals(autograded, raw - autograded, penalty, max(0.0, raw - penalty), pending)
+
+
+def grade_states(
+    db_url: str, course_id: str, assignment: str, students: Iterable[str] = ()
+) -> dict[str, str]:
+    """student -> a digest of everything of ``assignment`` a feedback page shows from the
+    gradebook: every score (auto, manual, extra credit), every comment, the late penalty."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    wanted = set(students)
+    with Gradebook(db_url, course_id) as gb:
+        try:
+            found = gb.find_assignment(assignment)
+        except MissingEntry:
+            return {}
+        return {
+            submission.student.id: _digest(submission)
+            for submission in found.submissions
+            if not wanted or submission.student.id in wanted
+        }
+
+
+def _digest(submission: Any) -> str:
+    shown = [
+        [
+            notebook.name,
+            sorted([g.name, g.auto_score, g.manual_score, g.extra_credit] for g in notebook.grades),
+            sorted([c.name, c.auto_comment, c.manual_comment] for c in notebook.comments),
+        ]
+        for notebook in submission.notebooks
+    ]
+    state = [sorted(shown), submission.late_submission_penalty]
+    return hashlib.sha256(json.dumps(state, default=str).encode()).hexdigest()
 
 
 def grading_folder(coursedir: Any) -> Path:
