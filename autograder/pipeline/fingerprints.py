@@ -155,14 +155,19 @@ def _target_names(target: ast.expr) -> set[str] | None:
     if isinstance(target, ast.Starred):
         return _target_names(target.value)
     if isinstance(target, ast.Tuple | ast.List):
-        names: set[str] = set()
-        for item in target.elts:
-            inner = _target_names(item)
-            if inner is None:
-                return None
-            names |= inner
-        return names
+        return _all_target_names(target.elts)
     return None
+
+
+def _all_target_names(targets: list[ast.expr]) -> set[str] | None:
+    """The names all of ``targets`` bind, or None when one assigns anything else."""
+    names: set[str] = set()
+    for target in targets:
+        inner = _target_names(target)
+        if inner is None:
+            return None
+        names |= inner
+    return names
 
 
 def _binds(statement: ast.stmt) -> set[str] | None:
@@ -173,13 +178,7 @@ def _binds(statement: ast.stmt) -> set[str] | None:
         names = {(a.asname or a.name).split(".")[0] for a in statement.names}
         return None if "*" in names else names
     if isinstance(statement, ast.Assign):
-        names = set()
-        for target in statement.targets:
-            inner = _target_names(target)
-            if inner is None:
-                return None
-            names |= inner
-        return names
+        return _all_target_names(statement.targets)
     if isinstance(statement, ast.AnnAssign | ast.AugAssign):
         return _target_names(statement.target)
     return None
