@@ -121,7 +121,7 @@ def take_in(
     return Intake(notebook, "restored" if problems else "ok", problems)
 
 
-def _role(nbgrader: Mapping[str, Any]) -> str | None:
+def role(nbgrader: Mapping[str, Any]) -> str | None:
     """A release cell's role: "answer" (solution), "fixed" (test or locked) or None."""
     if nbgrader.get("solution"):
         return "answer"
@@ -137,9 +137,9 @@ def _expected_cells(
     expected = {}
     for index, cell in enumerate(release.cells):
         nbgrader = cell.metadata.get("nbgrader", {})
-        role = _role(nbgrader)
-        if role is not None:
-            expected[nbgrader["grade_id"]] = _Expected(index, cell, role == "fixed")
+        cell_role = role(nbgrader)
+        if cell_role is not None:
+            expected[nbgrader["grade_id"]] = _Expected(index, cell, cell_role == "fixed")
     missing = [
         key for key, cell in expected.items() if cell.fixed and key not in instructor_sources
     ]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import nbformat
 
 from autograder.cells import HIDDEN_TESTS, hidden_calls, is_test_cell, region_lines
+from autograder.pipeline.intake import role
 
 
 @dataclass(frozen=True)
@@ -35,16 +36,6 @@ class JudgedNotebook:
 
     notebook: nbformat.NotebookNode
     in_copy: dict[int, int | None]
-
-
-def _role(cell: nbformat.NotebookNode) -> str | None:
-    """ "answer", "fixed" (test or locked) or None (a plain cell of the release)."""
-    meta = cell.metadata.get("nbgrader", {})
-    if meta.get("solution"):
-        return "answer"
-    if meta.get("grade") or meta.get("locked") or meta.get("task"):
-        return "fixed"
-    return None
 
 
 def visible_part(source: str) -> str:
@@ -67,8 +58,7 @@ def build(copy_notebook: nbformat.NotebookNode, release: nbformat.NotebookNode) 
     for cell in release.cells:
         if cell.cell_type != "code":
             continue
-        role = _role(cell)
-        if role is None:
+        if role(cell.metadata.get("nbgrader", {})) is None:
             place = by_cell_id.get(cell.get("id"))
             cells.append(_code_cell(cell.source, cell.metadata))
         else:
