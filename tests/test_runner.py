@@ -6,12 +6,15 @@ prints to /dev/null, so cells that must say something write it to a file.
 
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +59,10 @@ def run_code(folder: Path, *sources: str, **options: Any) -> dict[str, Any]:
     return run_notebook(path, **options)
 
 
-def run_cli(*args: str) -> tuple[int, str, bytes]:
+def run_cli(*args: str, preexec_fn: Callable[[], None] | None = None) -> tuple[int, str, bytes]:
     """Run ``python -m autograder.isolation.runner ARGS --report-fd FD`` from the repository
-    root; its exit status, its stderr and what it sent on the report pipe."""
+    root (``preexec_fn`` run in its process first); its exit status, its stderr and what it sent
+    on the report pipe."""
     report_read, report_write = os.pipe()
     argv = [sys.executable, "-m", "autograder.isolation.runner", *args]
     with subprocess.Popen(
@@ -67,6 +71,7 @@ def run_cli(*args: str) -> tuple[int, str, bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         pass_fds=(report_write,),
+        preexec_fn=preexec_fn,
     ) as process:
         os.close(report_write)
         report, truncated = read_pipe(report_read, 1 << 20, 60)
@@ -187,6 +192,66 @@ def test_a_memory_error_restarts_the_kernel_so_its_memory_is_freed(tmp_path):
     assert result["restarts"] == 1
     # A fresh kernel replayed the cell that succeeded, not the one that ran out of memory.
     assert written(tmp_path) == "1 False\n"
+
+
+@pytest.mark.slow
+@contextmanager
+def busy_neighbours(cpu: int, count: int) -> Iterator[None]:
+    """``count`` processes that spin on CPU ``cpu`` for as long as the block runs."""
+    spin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass"
+    # Each in a session of its own, as each sandbox is: with autogroup scheduling the kernel
+    # shares the CPU between sessions, so one session of spinners would take half, not most.
+    neighbours = [
+        subprocess.Popen([sys.executable, "-c", spin], start_new_session=True) for _ in range(count)
+    ]
+    try:
+        time.sleep(0.3)  # every neighbour spinning before the run starts
+        yield
+    finally:
+        for neighbour in neighbours:
+            neighbour.kill()
+            neighbour.wait()
+
+
+def run_beside_neighbours(path: Path, cell_timeout: float) -> dict[str, Any]:
+    """Run the notebook at ``path`` with the runner's command, the runner and its kernel on one
+    CPU shared with five spinning processes, at most 1 GiB of data per process."""
+    cpu = min(os.sched_getaffinity(0))
+
+    def limit() -> None:
+        os.sched_setaffinity(0, {cpu})
+        resource.setrlimit(resource.RLIMIT_DATA, (2**30, 2**30))
+
+    with busy_neighbours(cpu, 5):
+        returncode, stderr, report = run_cli(
+            str(path), "--cell-timeout", str(cell_timeout), preexec_fn=limit
+        )
+    assert returncode == 0, stderr
+    return parse_report(report)
+
+
+# The grading corpus's memory bomb.  Under a 1 GiB limit it costs about 0.4 s of CPU (the kernel
+# zeroes the pages; measured on a 2-core machine) before MemoryError, and 2.2 to 2.5 s on the
+# wall clock beside five neighbours.
+MEMORY_BOMB = """def bomb():
+    chunks = []
+    for _ in range(64):
+        chunks.append(bytearray(128 * 2**20))
+bomb()
+"""
+
+
+@pytest.mark.slow
+def test_a_busy_machine_changes_no_cells_verdict(tmp_path):
+    """Time a cell waits for a CPU is not charged to it, time it sleeps is: the memory bomb
+    still ends in MemoryError, and a sleeping cell still times out on time."""
+    cells = [new_code_cell(MEMORY_BOMB), new_code_cell("import time\ntime.sleep(30)")]
+    result = run_beside_neighbours(write_notebook(tmp_path, cells), cell_timeout=1.2)
+    assert statuses(result) == ["error", "timeout"], result
+    assert result["cells"][0]["ename"] == "MemoryError"
+    # The bomb's wall time went past the timeout: the load was real.
+    assert result["cells"][0]["seconds"] > 1.2, result
+    assert 1.2 <= result["cells"][1]["seconds"] < 2.4, result
 
 
 @pytest.mark.slow

@@ -19,7 +19,8 @@ kernel (``os._exit``, a segfault, the memory limit) costs a restart: the kernel 
 one replays every earlier cell that succeeded, and the run goes on with the next cell.  So does a
 cell that raises MemoryError: its kernel still holds the memory of the failed frame, which would
 starve every later cell.  Once ``max_restarts`` restarts are spent, the remaining cells are
-skipped.
+skipped.  The timeout counts a cell's wall time less the time its kernel waited for a CPU that
+other processes held (``_Clock``), so that a busy machine changes no verdict.
 
 The report goes to file descriptor FD, a pipe that the grader reads; it is never a file, so the
 student's code, which runs as the same user, has nothing to replace or forge.  The kernel does not
@@ -69,6 +70,10 @@ from typing import Any
 
 DEFAULT_CELL_TIMEOUT = 60.0
 DEFAULT_MAX_RESTARTS = 3
+# A cell's time is its wall time less what its kernel spent waiting for a CPU that other
+# processes held, so that its verdict does not depend on the machine's load; whatever the
+# credit, no cell runs past this many times its timeout on the wall clock.
+WALL_FACTOR = 10.0
 _PR_SET_DUMPABLE = 4
 JUDGE_ANSWER_SECONDS = 60.0  # the judge answers at once unless it is gone or stuck
 START_SECONDS = 60.0  # the plain kernel imports torch: about 1.5 s on an idle machine
@@ -79,6 +84,51 @@ Record = dict[str, Any]
 
 class KernelLost(Exception):
     """The plain kernel ended, or broke its protocol, while a cell ran."""
+
+
+class _Clock:
+    """The time charged to one cell of a kernel: wall time less the kernel's wait for a CPU.
+
+    A busy machine makes every cell slower on the wall clock; Linux counts, per thread, the time
+    it was ready to run but waited for a CPU (``run_delay`` in /proc/PID/task/TID/schedstat).
+    Taking the most any one thread waited off the wall time charges a cell roughly what it would
+    cost on an idle machine.  A cell that sleeps or blocks waits on nothing the scheduler counts,
+    so it is charged its wall time.  Where schedstat cannot be read the credit is 0: the cell is
+    charged its wall time, never less.
+    """
+
+    def __init__(self, pid: int, timeout: float) -> None:
+        self.pid = pid
+        self.timeout = timeout
+        self.started = time.monotonic()
+        self.waited_before = self._waits()
+
+    def _waits(self) -> dict[str, int]:
+        """Each of the kernel's threads: nanoseconds it has waited for a CPU so far."""
+        waits: dict[str, int] = {}
+        try:
+            tids = os.listdir(f"/proc/{self.pid}/task")
+        except OSError:
+            return waits
+        for tid in tids:
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/schedstat", "rb") as file:
+                    waits[tid] = int(file.read().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue  # a thread that ended, or a kernel without schedstat
+        return waits
+
+    def waited(self) -> float:
+        """Seconds the kernel waited for a CPU since this cell began (its most delayed thread)."""
+        now = self._waits()
+        gains = [now[tid] - self.waited_before.get(tid, 0) for tid in now]
+        return max([0, *gains]) / 1e9
+
+    def left(self) -> float:
+        """Seconds the cell may still run before it times out; 0 or less once it has."""
+        wall = time.monotonic() - self.started
+        charged = wall - min(self.waited(), wall)
+        return min(self.timeout - charged, WALL_FACTOR * self.timeout - wall)
 
 
 class _PlainKernel:
@@ -107,7 +157,7 @@ class _PlainKernel:
     def wait_ready(self) -> None:
         """Wait until the kernel has started (its imports do not count against a cell)."""
         try:
-            ready = self._reply(time.monotonic() + START_SECONDS)
+            ready = self._reply(_Clock(self.process.pid, START_SECONDS))
         except TimeoutError:
             raise KernelLost(f"the kernel did not start within {START_SECONDS:g} s") from None
         if ready.get("ready") is not True:
@@ -120,7 +170,7 @@ class _PlainKernel:
         request = {"index": index, "source": _source(cell), "checkpoint": checkpoint}
         try:
             self._send(json.dumps(request).encode() + b"\n")
-            reply = self._reply(time.monotonic() + timeout)
+            reply = self._reply(_Clock(self.process.pid, timeout))
             if reply.get("index") != index:  # a line the cell's code wrote into the channel
                 raise KernelLost(f"the kernel answered for cell {reply.get('index')!r}")
         except TimeoutError:
@@ -142,10 +192,10 @@ class _PlainKernel:
         except OSError as error:  # the kernel is gone, or closed its end
             raise KernelLost(str(error)) from None
 
-    def _reply(self, deadline: float) -> dict[str, Any]:
-        """The kernel's next reply line, by ``deadline``."""
+    def _reply(self, clock: _Clock) -> dict[str, Any]:
+        """The kernel's next reply line, before ``clock`` runs out."""
         while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
+            left = clock.left()
             if left <= 0:
                 raise TimeoutError
             ready, _, _ = select.select([self._replies], [], [], left)
@@ -347,7 +397,11 @@ def _run_cells(run: _Run, report: _Report, max_restarts: int) -> None:
         report.cell(record)
         if record["status"] == "ok":
             ok.append(index)
-        elif _needs_restart(record) and not run.recover(report, ok, max_restarts):
+        elif (
+            _needs_restart(record)
+            and position + 1 < len(code)  # after the last cell, no kernel is needed
+            and not run.recover(report, ok, max_restarts)
+        ):
             for skipped in code[position + 1 :]:
                 report.cell(_skipped(skipped))
             return

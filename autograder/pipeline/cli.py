@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET, secret_fingerprint
+from autograder.isolation.runner import WALL_FACTOR
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
 from autograder.judging.limits import JudgeLimits
 from autograder.pipeline import batch, report, similarity
@@ -50,7 +51,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         max_processes=args.max_processes,
     )
     judge = JudgeLimits(
-        call_seconds=args.cell_timeout + 30,
+        # The runner ends a cell by then, however long it waited for a CPU.
+        call_seconds=WALL_FACTOR * args.cell_timeout + 30,
         total_seconds=args.judge_seconds,
         memory_bytes=int(args.judge_memory_gb * GiB),
     )
@@ -66,7 +68,12 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers", type=int, default=0, help="parallel workers of the local pool (default: cores)"
     )
-    parser.add_argument("--cell-timeout", type=float, default=120.0, help="seconds per cell")
+    parser.add_argument(
+        "--cell-timeout",
+        type=float,
+        default=120.0,
+        help="seconds per cell, not counting time spent waiting for a busy CPU",
+    )
     parser.add_argument(
         "--time-limit", type=float, default=900.0, help="seconds per submission, CPU and wall"
     )
