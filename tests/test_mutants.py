@@ -355,14 +355,24 @@ def told_a_ban(results: dict[str, CellGrade]) -> bool:
 
 
 def false_claims(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
-    """A message naming a mistake that ``mutant`` does not make (it declares what it makes)."""
+    """A message naming a mistake that ``mutant`` does not make (it declares what it makes), or
+    a cause it is known not to make (its ``not_told``)."""
     declared_keys = declared_mistakes(mutant)
-    return [
+    claims = [
         f"{grade_id} names {sorted(keys - declared_keys)}, which {mutant.name!r} does not "
         f"declare (it makes {sorted(declared_keys)}): {results[grade_id].describe()}"
         for grade_id, keys in told_mistakes(mutant, results).items()
         if keys - declared_keys
     ]
+    for grade_id, result in results.items():
+        for check in result.checks:
+            for phrase in mutant.not_told:
+                if not check.passed and phrase in check.diagnosis:
+                    claims.append(
+                        f"{grade_id}: {check.name} names {phrase!r}, a cause "
+                        f"{mutant.name!r} does not have: {check.diagnosis}"
+                    )
+    return claims
 
 
 def defined_in(assignment: str) -> dict[str, str]:

@@ -59,6 +59,9 @@ class Mutant:
     # The named mistakes it makes (autograder/authoring/mistakes.py keys, "<exercise>.<name>")
     # beyond those its diagnosis phrases name: it may be told of these, and of no other.
     makes: tuple[str, ...] = ()
+    # Causes that a message once named for this answer although it does not make them (issue
+    # 40's fresh corpus): no failing check's message may contain any of these phrases.
+    not_told: tuple[str, ...] = ()
 
     @property
     def is_correct(self) -> bool:

@@ -212,6 +212,7 @@ WRONG = [
         A,
         {"layer_norm": Replace(VARIANCE, "variance = x.var(dim=-1, keepdim=True)")},
         {"test_layer_norm": "the variance is unbiased"},
+        not_told=("detach",),
     ),
     Mutant(
         "layer norm: eps outside the square root",
@@ -234,6 +235,7 @@ WRONG = [
             )
         },
         {"test_layer_norm": "x.std() is unbiased"},
+        not_told=("detach",),
     ),
     Mutant(
         "layer norm: hard-coded eps",

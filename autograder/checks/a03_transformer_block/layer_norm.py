@@ -9,7 +9,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a03_transformer_block as reference
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.kernel_objects import copy_into, observe_call
@@ -305,23 +305,35 @@ def layer_norm_gradients_match_torch(ns: Namespace) -> None:
         fail(
             "the output is cut from autograd: no .detach(), .item(), .numpy() or torch.tensor(...) inside forward"
         )
+    expected = theirs(x_theirs)
     (out * upstream).sum().backward()
-    (theirs(x_theirs) * upstream).sum().backward()
+    (expected * upstream).sum().backward()
     for name, a, b in (
         ("the input", x_mine.grad, x_theirs.grad),
         ("self.weight", mine.weight.grad, theirs.weight.grad),
         ("self.bias", mine.bias.grad, theirs.bias.grad),
     ):
-        if a is None or not torch.allclose(a, b, atol=1e-7, rtol=1e-5):
-            otherwise = (
-                f"the gradient with respect to {name} differs from nn.LayerNorm: do not detach "
-                "the mean or the variance, and use self.weight and self.bias themselves"
+        if a is not None and torch.allclose(a, b, atol=1e-7, rtol=1e-5):
+            continue
+        # A wrong output has wrong gradients whatever the backward pass does: say only that.
+        if not torch.allclose(out, expected, atol=1e-7, rtol=1e-5):
+            fail(
+                f"the output already differs from nn.LayerNorm on this input "
+                f"({first_difference(out, expected, 1e-7)}), so the gradients differ too"
             )
-            if name == "the input" and a is not None:
-                weight, bias = theirs.weight, theirs.bias
-                mistakes = gradient_mistakes(x, weight, bias, eps, upstream)
-                diagnose(a, b, mistakes, otherwise, atol=1e-7)
-            fail(otherwise)
+        if a is None:
+            fail(
+                f"{name} receives no gradient although the output matches nn.LayerNorm: "
+                f"forward does not use {name} itself in the computation autograd records"
+            )
+        otherwise = (
+            f"the output matches nn.LayerNorm, but the gradient with respect to {name} differs"
+        )
+        if name == "the input":
+            weight, bias = theirs.weight, theirs.bias
+            mistakes = gradient_mistakes(x, weight, bias, eps, upstream)
+            diagnose(a, b, mistakes, otherwise, atol=1e-7)
+        fail(f"{otherwise} ({first_difference(a, b, 1e-7)})")
 
 
 @check(ASSIGNMENT, "test_layer_norm")
