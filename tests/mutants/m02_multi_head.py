@@ -180,6 +180,17 @@ class MultiHeadAttention(_Reference):
         {"multi_head_attention": Replace("self.v_proj(value)", "self.v_proj(key)")},
         {"test_mha_parity": "projected from `key` instead of `value`"},
     ),
+    Mutant(  # from issue 40's fresh corpus, once told "use their own length, key.shape[1]"
+        "keys projected from the query",
+        A,
+        {"multi_head_attention": Replace("self.k_proj(key)", "self.k_proj(query)")},
+        {
+            "test_mha_shapes": "changing `key` leaves the output unchanged",
+            "test_mha_mask": "changing `key` leaves the output unchanged",
+            "test_mha_parity": "changing `key` leaves the output unchanged",
+        },
+        not_told=("own length", "head axis"),
+    ),
     Mutant(
         "keys projected with q_proj",
         A,

@@ -46,6 +46,10 @@ MHA = catalogue(
             "values_from_key": "the values are projected from `key` instead of `value`: use "
             "v_proj(value)",
             "values_with_k_proj": "the values are projected with k_proj: use v_proj for the values",
+            "ignores_key": "with as many keys as queries, changing `key` leaves the output "
+            "unchanged: the keys are not computed from `key` (k_proj(key))",
+            "ignores_value": "with as many keys as queries, changing `value` leaves the output "
+            "unchanged: the values are not computed from `value` (v_proj(value))",
             "no_out_proj": "the output projection is missing: apply out_proj to the merged heads",
         },
         "mask polarity": {
@@ -148,8 +152,40 @@ def split_with_query_length(error: Exception, query: Tensor, key: Tensor) -> boo
     )
 
 
+def ignored_input(mha: nn.Module, query: Tensor) -> str | None:
+    """The named mistake of an output that does not change with ``key``, or with ``value``,
+    when L_k = L_q; None where it changes with both, or where such a call fails."""
+    generator = torch.Generator().manual_seed(0)
+    key, other_key, value, other_value = (
+        torch.randn(query.shape, generator=generator, dtype=query.dtype) for _ in range(4)
+    )
+    try:
+        with torch.no_grad():
+            base = mha(query, key, value)[0]
+            if torch.allclose(base, mha(query, other_key, value)[0]):
+                return str(MHA["ignores_key"])
+            if torch.allclose(base, mha(query, key, other_value)[0]):
+                return str(MHA["ignores_value"])
+    except Exception:
+        return None
+    return None
+
+
+def works_with_head_axis(mha: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether the same call with the mask given a head axis (B, 1, L_q, L_k) runs."""
+    try:
+        mha(*args, **{**kwargs, "mask": kwargs["mask"].unsqueeze(1)})
+    except Exception:
+        return False
+    return True
+
+
 def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, Tensor]:
-    """mha(*args, **kwargs) as (output, weights), or a failure naming the call."""
+    """mha(*args, **kwargs) as (output, weights), or a failure naming the call.
+
+    A cause is named only where an experiment on this module confirms it: the error of a reshape
+    with the query's length, an output blind to ``key`` or ``value``, a call that works once the
+    mask has a head axis."""
     try:
         result = mha(*args, **kwargs)
     except NotImplementedError:
@@ -159,15 +195,14 @@ def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, 
             raised = f"your MultiHeadAttention raised {type(error).__name__} on {what}: {error}"
             if split_with_query_length(error, *args[:2]):
                 fail(f"{MHA['split_with_query_length']}\n{raised}")
-            fail(
-                "cross-attention fails when the keys' length L_k differs from the queries' "
-                "length L_q, although self-attention works: wherever the keys and values are "
-                f"reshaped or combined, use their own length, key.shape[1]\n{raised}"
-            )
+            seen = "cross-attention fails when the keys' length L_k differs from the queries' "
+            seen += "length L_q, although self-attention works"
+            cause = ignored_input(mha, args[0])
+            fail(f"{seen}; {cause}\n{raised}" if cause else f"{seen}\n{raised}")
         mask = kwargs.get("mask")
         hint = ""
-        if isinstance(mask, Tensor) and mask.dim() == 3:
-            hint = " (a (B, L_q, L_k) mask needs a head axis: mask.unsqueeze(1))"
+        if isinstance(mask, Tensor) and mask.dim() == 3 and works_with_head_axis(mha, args, kwargs):
+            hint = f" ({MHA['mask_not_unsqueezed']}: the same call works with mask.unsqueeze(1))"
         fail(explain(error, "your MultiHeadAttention", f" on {what}{hint}"))
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("forward must return a tuple (output, weights)")
