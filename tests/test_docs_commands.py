@@ -147,6 +147,13 @@ def _check(words: list[str]) -> None:
             assert word.startswith("--") or (ROOT / word).is_dir(), word
     elif words[:2] in (["dask", "scheduler"], ["dask", "worker"]):
         import distributed  # noqa: F401  (its options: test_dask_options_exist)
+    elif words[0] == "python" and words[1].startswith("scripts/"):
+        shown = subprocess.run(
+            [sys.executable, str(ROOT / words[1]), "--help"], capture_output=True, text=True
+        )
+        assert shown.returncode == 0, shown.stderr
+        for word in words[2:]:
+            assert not word.startswith("--") or word in shown.stdout, f"{words[1]}: {word}?"
     else:
         pytest.fail(f"no rule checks `{' '.join(words)}`: add one to tests/test_docs_commands.py")
 

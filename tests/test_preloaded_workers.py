@@ -5,6 +5,7 @@ starts the workers' server first."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -14,10 +15,12 @@ import pytest
 
 from autograder.pipeline.cli import main
 from autograder.pipeline.course import Course, GradingError
+from autograder.pipeline.one_submission import one_thread
 from autograder.pipeline.preloaded_workers import (
     end_processes,
     end_with,
     lifeline,
+    preloaded_forkserver,
     stop_forkserver,
 )
 from autograder.private_apis import forkserver_pid, pool_processes
@@ -44,6 +47,27 @@ def test_a_worker_watching_the_grader_runs_one_thread_and_ends_with_its_lifeline
     pool.shutdown(wait=False)
     assert counts == [1, 1, 1, 1], f"threads in a worker when it would fork a judge: {counts}"
     assert workers and not alive, f"workers left running after the grader: {alive}"
+
+
+def _os_threads() -> int:
+    """This process's threads as the kernel counts them: Python's and those libraries start."""
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.slow  # the server imports torch and the checks: seconds
+def test_a_preloaded_worker_runs_no_thread_that_python_does_not_see_either(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """numpy's OpenBLAS starts threads of its own (a thread per core but one) that
+    threading.active_count() does not count; a worker set to one thread, as warm_up sets it, runs
+    none of them when it would fork a judge."""
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):  # the command's, not conftest's
+        monkeypatch.delenv(variable, raising=False)
+    stop_forkserver()  # one an earlier test started has the environment it started with
+    with preloaded_forkserver("01_attention") as context:
+        with ProcessPoolExecutor(1, mp_context=context, initializer=one_thread) as pool:
+            threads = pool.submit(_os_threads).result(timeout=120)
+    assert threads == 1, f"threads (/proc/self/task) in a warmed-up worker: {threads}"
 
 
 def _servers_around_course_load(

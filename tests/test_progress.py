@@ -4,9 +4,11 @@ a terminal and writes a log file only when something happens."""
 from __future__ import annotations
 
 import io
+import threading
 import time
 
 import pytest
+from tqdm import tqdm
 
 from autograder.pipeline.jobs_and_outcomes import Outcome
 from autograder.pipeline.report import Progress
@@ -71,3 +73,16 @@ def test_on_a_terminal_the_clock_moves_between_submissions_and_stops_with_the_ba
     time.sleep(20 * TICK)
     assert terminal.getvalue() == ended and ended.endswith("\n")  # no redraw after the end
     assert "s] a stage line goes above the bar\n" in ended, ended
+
+
+def test_the_bar_starts_no_thread_in_the_grading_process(monkeypatch: pytest.MonkeyPatch):
+    """The grading process forks after the bar is shown (similarity.py): tqdm's monitor thread
+    would be beside every such fork."""
+    monkeypatch.setattr(tqdm, "monitor", None)  # one an earlier bar in this process started
+    before = set(threading.enumerate())
+    progress = Progress(2, io.StringIO())
+    progress.start()
+    progress(_done("ada"))
+    started = [thread.name for thread in set(threading.enumerate()) - before]
+    progress(_done("bob"))
+    assert not started, f"threads the progress bar started: {started}"

@@ -205,11 +205,16 @@ def warm_up(assignment: str, release: dict, sources: dict[str, str], secret: byt
     share the cores), the instructor's notebook and sources, the course secret that hidden inputs
     derive from (the judges, forked from this worker, inherit it), and the hidden reference data
     built once, not once per submission."""
+    one_thread()
+    _INSTRUCTOR.update(release=release, sources=sources)
+    use_secret(secret)
+    prepare(assignment)
+
+
+def one_thread() -> None:
+    """One thread for torch, BLAS and OpenMP in this worker: the workers share the cores."""
     import torch
     from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(1)
     threadpool_limits(1)
-    _INSTRUCTOR.update(release=release, sources=sources)
-    use_secret(secret)
-    prepare(assignment)

@@ -44,10 +44,33 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
     shield = "autograder.pipeline.workers_ignore_ctrl_c"  # first: workers ignore Ctrl-C from birth
     context.set_forkserver_preload([shield, *also, *preloaded_modules(assignment)])
     try:
-        start_forkserver()
+        with _one_blas_thread():
+            start_forkserver()
         yield context
     finally:
         stop_forkserver()
+
+
+_OPENBLAS_THREADS = "OPENBLAS_NUM_THREADS"
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """OPENBLAS_NUM_THREADS=1 in this process's environment while the forkserver starts from it.
+
+    OpenBLAS (numpy's) starts a thread per core but one when it loads, and again in a worker when
+    warm_up sets its thread count: threads that idle in the worker until its first judge fork.
+    Workers use one BLAS thread anyway, and with this variable OpenBLAS starts none.
+    """
+    before = os.environ.get(_OPENBLAS_THREADS)
+    os.environ[_OPENBLAS_THREADS] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[_OPENBLAS_THREADS]
+        else:
+            os.environ[_OPENBLAS_THREADS] = before
 
 
 def stop_forkserver() -> None:

@@ -126,6 +126,14 @@ def write_csv(
         replace_csv(path, [header, *(rows[student] for student in sorted(rows))])
 
 
+class _Bar(tqdm):
+    """tqdm without its monitor thread, which would live on in the grading process: that process
+    forks after the bar is shown (similarity.py), and a fork beside another thread can leave the
+    child a lock that thread held.  The monitor only retunes ``miniters``, which is 1 here."""
+
+    monitor_interval = 0
+
+
 class Progress:
     """What the grader is doing, on stderr: a line per stage, then a tqdm bar with an ETA.
 
@@ -140,7 +148,7 @@ class Progress:
     def __init__(self, total: int, stream: TextIO | None = None):
         self.total, self.started = total, time.monotonic()
         self.stream = stream or sys.stderr
-        self._bar: tqdm | None = None
+        self._bar: _Bar | None = None
         self._stop = threading.Event()
 
     def stage(self, text: str) -> None:
@@ -167,10 +175,10 @@ class Progress:
             bar.n += 1
             self._end(bar)
 
-    def _shown(self) -> tqdm:
+    def _shown(self) -> _Bar:
         """The bar, drawn at 0/total the first time."""
         if self._bar is None:
-            self._bar = tqdm(
+            self._bar = _Bar(
                 total=self.total,
                 file=self.stream,
                 bar_format="[{bar:30}] {n}/{total} {elapsed} elapsed, ETA {remaining}  {desc}",
