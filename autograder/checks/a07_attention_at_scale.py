@@ -17,8 +17,9 @@ from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.kernel_objects import observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import CheckFailed, Namespace, check, fail
 from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "07_attention_at_scale"
 # The student's own online_softmax_update is allowed inside chunked_attention.
@@ -434,6 +435,48 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
     diagnose(run_sum, expected, {}, seen, atol=1e-4)
     if run_sum.dtype != torch.float32:
         fail(f"float32 inputs must give a float32 running sum, got {run_sum.dtype}")
+
+
+@check(ASSIGNMENT, "test_online_softmax_update")
+def online_softmax_folds_a_single_row(ns: Namespace) -> None:
+    # The visible worked example folds one row, a 0-dim running max and sum with scores of shape
+    # (C,); the other hidden checks always have leading dims, and the visible checks decide no
+    # score, so this twin keeps that promise graded.
+    update = require(ns, "online_softmax_update")
+    g = hidden_generator("a07 online single row")
+    # Three blocks of scores in [-3, 0], the middle one holding the maximum, above 4: the max
+    # rises once and then stays, on every draw, so a verdict never depends on the draw.
+    sizes = random_sizes(g, 3, low=1, high=7)
+    blocks = [-3 * torch.rand(size, generator=g, dtype=torch.float64) for size in sizes]
+    top = int(torch.randint(sizes[1], (1,), generator=g))
+    blocks[1][top] = 4 + 4 * torch.rand((), generator=g, dtype=torch.float64)
+    scores = torch.cat(blocks)
+    cuts = [sizes[0], sizes[0] + sizes[1]]
+    single_row = "with no leading dims (running_max and running_sum of shape (), scores (C,))"
+    try:
+        run_max, run_sum = fold_online(update, scores, cuts)
+    except (CheckFailed, NotImplementedError):
+        raise
+    except Exception as error:  # noqa: BLE001 - the message says which call raised what
+        fail(explain(error, "online_softmax_update", f" {single_row}"))
+    for name, value in (("new_max", run_max), ("new_sum", run_sum)):
+        if not isinstance(value, Tensor) or value.shape != ():
+            shape = tuple(getattr(value, "shape", ())) or type(value).__name__
+            fail(f"{single_row}, {name} must have shape (), got {shape}")
+    diagnose(
+        run_max,
+        scores.amax(-1),
+        {},
+        f"{single_row}, the running max must be the maximum of every score seen so far",
+        atol=0,
+    )
+    diagnose(
+        run_sum,
+        torch.exp(scores.logsumexp(-1) - scores.amax(-1)),
+        {},
+        f"{single_row}, the running sum must equal Σ exp(s - max) over every score seen so far",
+        atol=1e-12,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -97,6 +97,12 @@ WRONG = [
         {"build_vocab": Replace("counts.update(clean(text))", "counts.update(set(clean(text)))")},
         {"test_build_vocab": "a token is counted once per text"},
     ),
+    Mutant(  # right whenever min_freq is passed, as every other hidden call passes it
+        "build_vocab: min_freq defaults to 2",
+        A,
+        {"build_vocab": Replace("min_freq: int = 1", "min_freq: int = 2")},
+        {"test_build_vocab": "without max_vocab_size and min_freq"},
+    ),
     # encode
     Mutant(
         "encode: <cls> not counted in max_len",
@@ -132,6 +138,12 @@ WRONG = [
         A,
         {"encode": Replace("for token in clean(text)]", "for token in text.split()]")},
         {"test_encode": "the text is split with text.split()"},
+    ),
+    Mutant(  # right whenever max_len is passed, as every other hidden call passes it
+        "encode: max_len defaults to 16",
+        A,
+        {"encode": Replace("max_len: int | None = None", "max_len: int | None = 16")},
+        {"test_encode": "without max_len"},
     ),
     # sinusoidal_encoding
     Mutant(

@@ -61,6 +61,24 @@ WRONG = [
         },
         {"test_online_softmax_update": "exp overflows"},
     ),
+    Mutant(  # right on every batch of rows, wrong on a single row: flatten(0, -2) needs two dims
+        "online update: leading dims flattened, none allowed",
+        A,
+        {
+            "online_softmax_update": Body(
+                "online_softmax_update",
+                """
+                rows = scores.flatten(0, -2)  # (N, C): one row per running value
+                old_max, old_sum = running_max.reshape(-1), running_sum.reshape(-1)
+                new_max = torch.maximum(old_max, rows.amax(dim=-1))
+                factor = torch.exp(old_max - new_max)
+                new_sum = old_sum * factor + torch.exp(rows - new_max.unsqueeze(-1)).sum(dim=-1)
+                return new_max.reshape(running_max.shape), new_sum.reshape(running_max.shape)
+                """,
+            )
+        },
+        {"test_online_softmax_update": "no leading dims"},
+    ),
     Mutant(
         "accumulator not rescaled",
         A,

@@ -208,3 +208,22 @@ def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
             "specials first, then the tokens of clean(text) by falling count, ties alphabetical"
         ),
     )
+
+
+# Half weight: the defaults are a detail beside computing the right vocabulary.
+@check(ASSIGNMENT, "test_build_vocab", weight=0.5)
+def build_vocab_defaults_keep_every_token(ns: Namespace) -> None:
+    # The visible checks call build_vocab(texts) with the signature's defaults; every other hidden
+    # call passes both arguments, and the visible checks decide no score, so this twin keeps the
+    # defaults graded: it compares the answer with itself, so a wrong clean costs nothing here.
+    build_vocab = require(ns, "build_vocab")
+    texts = random_corpora(hidden_generator("a03 vocab defaults"))[0][0]
+    texts.append("quokka wombat numbat")  # tokens seen once, which any min_freq > 1 drops
+    default = build_vocab(list(texts))
+    explicit = build_vocab(list(texts), max_vocab_size=None, min_freq=1)
+    if default != explicit:
+        fail(
+            f"build_vocab(texts) without max_vocab_size and min_freq gave {default!r}, but "
+            f"build_vocab(texts, max_vocab_size=None, min_freq=1) gave {explicit!r}: called "
+            "without them, build_vocab must behave as with max_vocab_size=None and min_freq=1"
+        )

@@ -196,3 +196,25 @@ def encode_matches_the_specification(ns: Namespace) -> None:
             "[CLS_ID] + token_to_id.get(token, UNK_ID) for each token, cut to max_len, then padded with PAD_ID"
         ),
     )
+
+
+# Half weight: the defaults are a detail beside computing the right ids.
+@check(ASSIGNMENT, "test_encode", weight=0.5)
+def encode_without_max_len_neither_cuts_nor_pads(ns: Namespace) -> None:
+    # The visible checks call encode(text, token_to_id) with the default max_len; every other
+    # hidden call passes max_len, and the visible checks decide no score, so this twin keeps the
+    # default graded: it compares the answer with itself, so a wrong clean costs nothing here.
+    encode = require(ns, "encode")
+    g = hidden_generator("a03 encode defaults")
+    token_to_id = hidden_vocabulary(g)
+    rng = python_random(g)
+    words = [*list(token_to_id)[3:], "zebra"]
+    text = " ".join(rng.choices(words, k=rng.randint(20, 40)))  # longer than a small default
+    default = encode(text, token_to_id)
+    explicit = encode(text, token_to_id, max_len=None)
+    if default != explicit:
+        fail(
+            f"encode(text, token_to_id) without max_len gave {default!r}, but encode(text, "
+            f"token_to_id, max_len=None) gave {explicit!r} for text={text!r}: called "
+            "without max_len, encode must behave as with max_len=None (no cutting, no padding)"
+        )
