@@ -270,6 +270,11 @@ def mismatches(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
             problems.append(f"{grade_id} kept full marks, but should have lost points ({lost})")
         elif phrase not in lost[grade_id]:
             problems.append(f"wrong diagnosis for {grade_id}: {lost[grade_id]}")
+    for grade_id, result in results.items():
+        for check in result.checks:
+            told = [w for w in mutant.never_told if not check.passed and w in check.diagnosis]
+            if told:
+                problems.append(f"{grade_id} says {told}, which it must not: {check.diagnosis}")
     visible = _VISIBLE.get(mutant_id(mutant), {})
     return problems + double_penalties(mutant, {**visible, **lost})
 

@@ -59,6 +59,9 @@ class Mutant:
     # The named mistakes it makes (autograder/authoring/mistakes.py keys, "<exercise>.<name>")
     # beyond those its diagnosis phrases name: it may be told of these, and of no other.
     makes: tuple[str, ...] = ()
+    # Phrases no failing check of its grading may say: causes a message could guess wrongly
+    # for it, outside the catalogues that ``makes`` guards.
+    never_told: tuple[str, ...] = ()
 
     @property
     def is_correct(self) -> bool:
