@@ -1,5 +1,6 @@
 """05's two held-out cells judge one set of predictions: a grading runs the trained model over
-the held-out split once (autograder.authoring.registry.shared)."""
+the held-out split once (autograder.authoring.registry.shared); first they ask whether the
+training cell ran to the end."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from torch import nn
 
 from attention_lab.data import make_sentiment_corpus
 from attention_lab.reference.a03_transformer_block import WordTokenizer
-from autograder.checks.a05_sentiment.trained_model import heldout_split
+from autograder.checks.a05_sentiment.trained_model import heldout_split, unfinished_training
 from autograder.suite.submission import Submission, grade_submission
 
 
@@ -47,3 +48,26 @@ def test_a_grading_runs_the_model_over_the_held_out_split_once():
         assert "looks untrained" in grades[cell].first_failure, grades[cell].describe()
     grade_submission(Submission("05_sentiment", namespace))
     assert model.heldout_batches == 2 * batches
+
+
+def history(epochs: int, val_loss: float = 0.4) -> dict[str, list[float]]:
+    """What the training cell records after ``epochs`` epochs."""
+    return {
+        "train_loss": [0.5] * epochs,
+        "val_loss": [val_loss] * epochs,
+        "val_accuracy": [0.9] * epochs,
+    }
+
+
+def test_a_training_cell_that_stopped_is_told_by_its_record():
+    stopped = unfinished_training({"history": history(1), "EPOCHS": 4})
+    assert stopped is not None
+    assert "did not run to the end: `history` records 1 of its EPOCHS = 4 epochs" in stopped
+    diverged = unfinished_training({"history": history(4, val_loss=math.nan), "EPOCHS": 4})
+    assert diverged is not None and "history['val_loss'] is nan at epoch 1" in diverged
+
+
+def test_a_finished_or_unreadable_record_tells_nothing():
+    assert unfinished_training({"history": history(4), "EPOCHS": 4}) is None
+    assert unfinished_training({"EPOCHS": 4}) is None  # no record: nothing to tell from
+    assert unfinished_training({"history": {"loss": []}, "EPOCHS": 4}) is None

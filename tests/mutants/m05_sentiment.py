@@ -468,3 +468,19 @@ WRONG += [
         {"test_train_step": "were added to the first update"},
     ),
 ]
+# Issue 40: a train_step that returns the loss tensor makes the training cell raise (np.mean
+# of tensors that require grad) after its first epoch's steps: the held-out cells judge a model
+# that never finished training, which is what they must say, not a guess about the model.
+WRONG += [
+    Mutant(
+        "training step returns the loss tensor, so the training cell stops in its first epoch",
+        A,
+        {"training_step": Replace("    return loss.item()\n", "    return loss\n")},
+        {
+            "test_train_step": "as a Python float (loss.item()), got Tensor",
+            "test_heldout_accuracy": "the training cell did not run to the end",
+            "test_heldout_contrast": "the training cell did not run to the end",
+        },
+        not_told=("padding", "position"),
+    ),
+]

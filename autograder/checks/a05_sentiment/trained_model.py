@@ -1,6 +1,10 @@
-"""The trained `model` (test_heldout_accuracy, test_heldout_contrast): against the baseline."""
+"""The trained `model` (test_heldout_accuracy, test_heldout_contrast): against the baseline,
+once the training cell is seen to have run to the end."""
 
 from __future__ import annotations
+
+import math
+from numbers import Real
 
 import numpy as np
 import torch
@@ -38,6 +42,42 @@ depends_on(
 # draw (SD 0.014 overall, about 0.03 on contrast sentences); with these, about 0.003 and 0.008,
 # and predicting them takes a trained model about 1 s of CPU per held-out check.
 HELDOUT_SIZE = 12000
+
+
+# What the notebook's training cell appends to `history` at the end of each of its EPOCHS epochs.
+RECORDED = ("train_loss", "val_loss", "val_accuracy")
+
+
+def unfinished_training(ns: Namespace) -> str | None:
+    """What shows that the training cell stopped before its end, or None where it ran to the end
+    or left no record in the notebook's form to tell from."""
+    if "history" not in ns or "EPOCHS" not in ns:
+        return None
+    history, epochs = ns["history"], ns["EPOCHS"]
+    if not (
+        isinstance(history, dict)
+        and isinstance(epochs, int)
+        and all(isinstance(history.get(key), list) for key in RECORDED)
+    ):
+        return None
+    recorded = min(len(history[key]) for key in RECORDED)
+    if recorded < epochs:
+        return (
+            f"the training cell did not run to the end: `history` records {recorded} of its "
+            f"EPOCHS = {epochs} epochs, so the model judged here is whatever the cell left when "
+            "it stopped; its output shows the error that stopped it: fix that, run the training "
+            "cell to its end, then this cell"
+        )
+    for key in RECORDED:
+        for epoch, value in enumerate(history[key][:epochs], start=1):
+            if isinstance(value, Real) and not math.isfinite(value):
+                return (
+                    f"the training cell ran its {epochs} epochs, but history[{key!r}] is {value} "
+                    f"at epoch {epoch}: these checks judge a model whose training losses and "
+                    "accuracies stayed finite; find the first step whose loss is not finite, "
+                    "then train again"
+                )
+    return None
 
 
 def _hidden_seed() -> int:
@@ -137,6 +177,19 @@ def heldout_accuracies(ns: Namespace) -> tuple[dict[str, float], dict[str, float
             fail(f"{MODEL['logits_without_gradient']} ({diagnosis})")
         fail(diagnosis)
     return ours, theirs
+
+
+# A gate: a model whose training stopped part of the way scores what it scores for that
+# reason, whatever its code; only the cause these checks see for themselves is named with it.
+@check(ASSIGNMENT, "test_heldout_accuracy", gate=True)
+@check(ASSIGNMENT, "test_heldout_contrast", gate=True)
+def training_ran_to_the_end(ns: Namespace) -> None:
+    stopped = unfinished_training(ns)
+    if stopped is None:
+        return
+    if logits_carry_no_gradient(ns, heldout_split()[0]):
+        fail(f"{stopped}. Seen here: {MODEL['logits_without_gradient']}")
+    fail(stopped)
 
 
 @check(ASSIGNMENT, "test_heldout_accuracy")
