@@ -232,6 +232,10 @@ BUILT_NAME = solution_answers()["attention"].replace(
 )
 
 
+# k.T reverses every axis of a batched k: the error is raised inside the student's own line.
+K_TRANSPOSED = solution_answers()["attention"].replace("k.transpose(-2, -1)", "k.T", 1)
+
+
 def _renamed(release_bytes: bytes) -> bytes:
     return release_bytes.replace(b'"test_causal_mask"', b'"test_causal_mask_v2"', 1)
 
@@ -285,6 +289,7 @@ CORPUS: tuple[Sample, ...] = (
     Sample("b02-duplicated", "broken", "restored", True),  # built below: a test cell twice
     Sample("b03-renamed", "broken", "restored", True),  # built below: a grade_id renamed
     Sample("b04-deleted-answer", "broken", "restored", False, drop=("causal_mask",)),
+    Sample("b05-k-transposed", "broken", "ok", False, answers={"attention": K_TRANSPOSED}),
 )
 
 
@@ -409,6 +414,18 @@ def test_what_is_judged_is_the_answer_cells_text_never_what_a_kernel_was_made_to
     graded_copy = course / "grading" / "autograded" / "h17-built-name" / "01_attention"
     shown = nbformat.writes(nbformat.read(graded_copy / "01_attention.ipynb", 4))
     assert "ran torch.ops.aten._scaled_dot_product_attention_math" in shown
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+def test_an_error_in_an_answer_is_shown_at_its_line(graded):
+    """The kernel names the cell and line an error passed through; the graded copy shows that
+    line from the submitted answer."""
+    course, _, _ = graded
+    number = next(n for n, line in enumerate(K_TRANSPOSED.splitlines(), 1) if "k.T" in line)
+    path = course / "grading" / "autograded" / "b05-k-transposed" / "01_attention"
+    shown = nbformat.writes(nbformat.read(path / "01_attention.ipynb", 4))
+    assert f"in your answer cell `attention`, line {number}: scores = q @ k.T" in shown
 
 
 @pytest.mark.slow

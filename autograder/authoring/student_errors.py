@@ -1,43 +1,54 @@
-"""Errors raised by the student's code, read as a likely cause a student can act on.
+"""Errors raised by the student's code, told as what the error itself establishes and where.
 
-A check that calls the student's code and sees it raise reports one sentence naming the likely
-cause, then the original error on a second line.  The causes are matched on the error's message
-only, because that is all that crosses from a sandboxed kernel to the judge.
+A check that calls the student's code and sees it raise reports, where the error's message
+establishes it, one sentence saying what went wrong in words a student can act on, then the
+original error, then (from the judge) the line of the student's answer cell it was raised at.
+Only what the message proves is said: "two shapes do not broadcast" is in the message, "is an axis
+transposed?" is a guess, and a guess is not a cause (issue 40).  The sentence is matched on the
+error's message, since that is what crosses from a sandboxed kernel to the judge; the line is read
+from the submitted source, the kernel giving only the cell and line numbers.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 
-_TRANSPOSE = "for q @ kᵀ use k.transpose(-2, -1): k.T reverses every axis of a batched tensor"
 # torch's error for .view() of a tensor whose strides it cannot merge (not contiguous)
 VIEW_OF_NON_CONTIGUOUS = re.compile(
     r"view size is not compatible with input tensor's size and stride"
 )
 
-# (pattern of the message, the likely cause; a callable gets the match)
+# (pattern of the message, what it establishes; a callable gets the match)
 _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
-        re.compile(
-            r"Expected target size \[[\d, ]*\], got \[[\d, ]*\]"
-            r"|Expected input batch_size \(\d+\) to match target batch_size \(\d+\)"
+        re.compile(r"Expected target size \[([\d, ]*)\], got \[([\d, ]*)\]"),
+        lambda found: (
+            f"cross_entropy read dim 1 of the logits as the classes, so it expected targets of "
+            f"shape ({found[1]}) and got ({found[2]}): it takes logits (N, classes) and N targets"
         ),
-        "cross_entropy takes the classes on dim 1 and one target per row: flatten the logits "
-        "to (B*L, V) and the targets to (B*L,) before calling it",
+    ),
+    (
+        re.compile(r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)"),
+        lambda found: (
+            f"cross_entropy got {found[1]} rows of logits and {found[2]} targets: it takes one "
+            "target per row of logits"
+        ),
     ),
     (
         re.compile(r"batch1 must be a 3D tensor|batch2 must be a 3D tensor|Expected 3-dim"),
-        "torch.bmm takes 3-D tensors only, and this input has more axes (a head axis?): use @ "
-        "(torch.matmul), which broadcasts over the leading axes",
+        "torch.bmm takes 3-D tensors only, and this input has more axes: @ (torch.matmul) "
+        "broadcasts over the leading axes",
     ),
     (
         re.compile(
             r"cannot be multiplied|Expected size for first two dimensions of batch2"
             r"|mismatch in its core dimension|shapes \([\d, ]*\) and \([\d, ]*\) not aligned"
         ),
-        f"the inner sizes of a matrix product differ: {_TRANSPOSE}; a Linear layer multiplies "
-        "the last axis, which must be its in_features",
+        "the inner sizes of a matrix product differ: the last axis of the left operand must "
+        "match the second-to-last of the right one",
     ),
     (
         re.compile(
@@ -45,15 +56,13 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
             r"at non-singleton dimension (\d+)"
         ),
         lambda found: (
-            f"two shapes do not broadcast (sizes {found[1]} and {found[2]} at dimension "
-            f"{found[3]}): is an axis transposed ({_TRANSPOSE}), or does a mask lack the head "
-            "axis (mask.unsqueeze(1)) or the (L_q, L_k) shape?"
+            f"two shapes do not broadcast: sizes {found[1]} and {found[2]} meet at dimension "
+            f"{found[3]}"
         ),
     ),
     (
         re.compile(r"The expanded size of the tensor \(\d+\) must match the existing size"),
-        "a tensor does not broadcast to the shape it is used with: a mask must broadcast to the "
-        "scores' shape (B, H, L_q, L_k), so add its missing axes with unsqueeze",
+        "a tensor does not broadcast to the shape it is expanded or used with",
     ),
     (
         VIEW_OF_NON_CONTIGUOUS,
@@ -62,19 +71,47 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     ),
     (
         re.compile(r"shape '\[[-\d, ]*\]' is invalid for input of size \d+"),
-        "a view or reshape asks for more or fewer elements than the tensor has: check the sizes "
-        "you pass, e.g. (batch, length, num_heads, d_model // num_heads)",
+        "a view or reshape asks for more or fewer elements than the tensor has",
     ),
     (
         re.compile(r"Dimension out of range \(expected to be in range of \[-?\d+, \d+\]"),
-        "an axis index is out of range, so the tensor has fewer axes than your code expects: "
-        "did squeeze() drop an axis of size 1 (a batch of one, a single head, a length of one)?",
+        "an axis index is out of range: the tensor has fewer axes than the code expects",
     ),
 ]
 
+_state = threading.local()
+
+
+@contextmanager
+def using_answers(cells: Mapping[int, tuple[str, str]]) -> Iterator[None]:
+    """Make ``cells`` (judged notebook index -> the answer cell's grade id and submitted source)
+    what :func:`raised_at` reads a line from, in this thread."""
+    previous = getattr(_state, "answers", None)
+    _state.answers = dict(cells)
+    try:
+        yield
+    finally:
+        _state.answers = previous
+
+
+def raised_at(error: BaseException) -> str | None:
+    """ "in your answer cell `x`, line N: <code>" for an error the kernel located in an answer
+    cell (its ``raised_at``), with the line read from the submitted source; None otherwise."""
+    where = getattr(error, "raised_at", None)
+    cells = getattr(_state, "answers", None) or {}
+    if not (isinstance(where, tuple) and where[0] in cells):
+        return None
+    grade_id, source = cells[where[0]]
+    lines = source.splitlines()
+    if not 1 <= where[1] <= len(lines):
+        return None
+    code = lines[where[1] - 1].strip()
+    code = code if len(code) <= 160 else code[:159] + "…"
+    return f"in your answer cell `{grade_id}`, line {where[1]}: {code}"
+
 
 def likely_cause(message: str) -> str | None:
-    """The likely cause of an error with this message, in one sentence, or None if unknown."""
+    """What an error with this message establishes, in one sentence, or None if nothing known."""
     for pattern, cause in _CAUSES:
         found = pattern.search(message)
         if found:
@@ -83,8 +120,9 @@ def likely_cause(message: str) -> str | None:
 
 
 def explain(error: BaseException, raised_by: str = "your code", detail: str = "") -> str:
-    """What a check reports when the student's code raised ``error``: the likely cause, if known,
-    then the original error on a line of its own ("<raised_by> raised <type><detail>: ...")."""
+    """What a check reports when the student's code raised ``error``: what its message
+    establishes, if anything, then the original error on a line of its own ("<raised_by> raised
+    <type><detail>: ..."), then where in the answer cells it was raised, if known."""
     raised = f"{raised_by} raised {type(error).__name__}{detail}: {error}"
-    cause = likely_cause(str(error))
-    return raised if cause is None else f"{cause}\n{raised}"
+    lines = [likely_cause(str(error)), raised, raised_at(error)]
+    return "\n".join(line for line in lines if line)

@@ -37,6 +37,8 @@ import sys
 import types
 from typing import Any
 
+from autograder.isolation.cell_files import CELL_FILENAME
+
 MAX_REQUEST_BYTES = 4 * 2**20  # a cell holds at most 100,000 characters (pipeline/intake.py)
 _EVALUE_CHARS = 2000
 
@@ -86,7 +88,7 @@ def _failure(error: BaseException) -> dict[str, Any]:
 def _run_source(source: str, index: int) -> dict[str, Any]:
     """Compile and run one cell's source in the namespace; its status."""
     try:
-        code = compile(source, f"<cell {index}>", "exec")
+        code = compile(source, CELL_FILENAME.format(index), "exec")
         exec(code, NAMESPACE)  # noqa: S102 - running the student's cells is this module's job
     except BaseException as error:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included
         return _failure(error)

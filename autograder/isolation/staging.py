@@ -87,6 +87,7 @@ def build_staging(folder: Path, assignment: str) -> Path:
     for name in (
         "isolation/runner.py",
         "isolation/plain_kernel.py",
+        "isolation/cell_files.py",
         "judging/protocol.py",
         "judging/kernel.py",
         "private_apis.py",

@@ -28,13 +28,14 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from autograder.authoring import student_errors
 from autograder.authoring.registry import (
     CellGrade,
     CheckResult,
@@ -97,9 +98,13 @@ class Judge:
         sources: Sequence[str],
         limits: JudgeLimits,
         read_only: Sequence[Path] = (),
+        answers: Mapping[int, tuple[str, str]] | None = None,
     ):
         self.assignment = assignment
         self.sources = list(sources)
+        # judged notebook index -> (grade id, submitted source) of each answer cell: where an
+        # error the kernel reports was raised is shown from this text, not the kernel's
+        self.answers = dict(answers or {})
         self.limits = limits
         self.read_only = [str(p) for p in read_only]
         self.grades: dict[str, CellGrade] = {}
@@ -339,7 +344,10 @@ class _Server:
 
         _current.link = link
         try:
-            with source_bans.using_sources(self.judge.sources):
+            with (
+                source_bans.using_sources(self.judge.sources),
+                student_errors.using_answers(self.judge.answers),
+            ):
                 return grade_cell(
                     self.judge.assignment,
                     grade_id,

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from autograder.isolation.cell_files import cell_of
 from autograder.judging.protocol import (
     ProtocolError,
     class_path,
@@ -295,8 +296,25 @@ def checkpoint(
 
 
 def _error_reply(error: BaseException) -> dict:
-    return {
+    reply = {
         "ok": False,
         "mro": [class_path(c) for c in type(error).__mro__],
         "message": str(error)[:_ERROR_CHARS],
     }
+    where = raised_in_cell(error)
+    if where is not None:
+        reply["where"] = list(where)
+    return reply
+
+
+def raised_in_cell(error: BaseException) -> tuple[int, int] | None:
+    """(cell, line): the innermost place in a notebook cell's code that ``error`` passed through,
+    or None when it never did (an error inside the judge's own stand-ins, say)."""
+    found = None
+    trace = error.__traceback__
+    while trace is not None:
+        cell = cell_of(trace.tb_frame.f_code.co_filename)
+        if cell is not None:
+            found = (cell, trace.tb_lineno)
+        trace = trace.tb_next
+    return found

@@ -354,18 +354,26 @@ class Link:
 
 
 def _exception_from(reply: dict) -> Exception:
-    """The built-in exception closest to the one the kernel raised, with its message."""
+    """The built-in exception closest to the one the kernel raised, with its message and, as
+    ``raised_at``, the (cell, line) of the student's code it came from, if the kernel said."""
     # A student's message may carry what their code saw; the feedback shows only its start.
     message = str(reply.get("message", ""))[:STUDENT_MESSAGE_CHARS]
+    error: Exception | None = None
     for path in reply.get("mro") or []:
         module, _, name = str(path).partition(":")
         if module == "builtins":
             cls = getattr(builtins, name, None)
             if isinstance(cls, type) and issubclass(cls, Exception) and cls is not Exception:
-                return cls(message)
+                error = cls(message)
             break
-    first = str((reply.get("mro") or ["?:error"])[0]).partition(":")[2]
-    return RemoteError(f"{first}: {message}" if message else first)
+    if error is None:
+        first = str((reply.get("mro") or ["?:error"])[0]).partition(":")[2]
+        error = RemoteError(f"{first}: {message}" if message else first)
+    # Only two integers cross; the line shown is read from the submitted source (student_errors).
+    where = reply.get("where")
+    if isinstance(where, list) and len(where) == 2 and all(type(n) is int for n in where):
+        error.raised_at = (where[0], where[1])  # type: ignore[attr-defined]
+    return error
 
 
 def is_remote(value: Any) -> bool:

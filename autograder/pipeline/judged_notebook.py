@@ -99,6 +99,16 @@ def ban_sources(copy_notebook: nbformat.NotebookNode, program: JudgedNotebook) -
     ]
 
 
+def answer_cells(program: JudgedNotebook) -> dict[int, tuple[str, str]]:
+    """Judged notebook index -> (grade id, submitted source) of each answer cell: the text an
+    error's line is read from (authoring/student_errors.py)."""
+    return {
+        index: (cell.metadata["nbgrader"]["grade_id"], cell.source)
+        for index, cell in enumerate(program.notebook.cells)
+        if role(cell.metadata.get("nbgrader", {})) == "answer"
+    }
+
+
 def in_copy(result: dict, program: JudgedNotebook) -> dict:
     """The runner's ``result`` with each cell record moved to its cell's index in the graded
     copy; records of release cells the student deleted are left out."""

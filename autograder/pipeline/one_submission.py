@@ -87,7 +87,8 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
         program = judged_notebook.build(taken.notebook, release)
         nbformat.write(program.notebook, workdir / NOTEBOOK_IN_SANDBOX.name)
         sources = judged_notebook.ban_sources(taken.notebook, program)
-        run, result, judged = execute(job, workdir, judge_dir, sources)
+        answers = judged_notebook.answer_cells(program)
+        run, result, judged = execute(job, workdir, judge_dir, sources, answers)
     notes = list(taken.problems)
     if judged.failure:
         notes.append(judged.failure)
@@ -111,7 +112,11 @@ def _since(started: float) -> float:
 
 
 def execute(
-    job: Job, workdir: Path, judge_dir: Path, sources: list[str]
+    job: Job,
+    workdir: Path,
+    judge_dir: Path,
+    sources: list[str],
+    answers: dict[int, tuple[str, str]],
 ) -> tuple[sandbox.SandboxResult | None, dict, Judge]:
     """Run the notebook (in the sandbox unless told otherwise) while the judge serves it; the
     sandbox's result, the runner's report (see verdicts.parse_report), and the judge once it has
@@ -142,7 +147,12 @@ def execute(
     )
     env[JUDGE_SOCKET_ENV] = str(socket_path)
     judge = Judge(
-        job.assignment, socket_path, sources, settings.judge, read_only=[Path(p) for p in job.hide]
+        job.assignment,
+        socket_path,
+        sources,
+        settings.judge,
+        read_only=[Path(p) for p in job.hide],
+        answers=answers,
     )
     with judge:
         if settings.use_sandbox:
