@@ -51,6 +51,11 @@ python -m pip install -r requirements.txt
 jupyter lab notebooks/
 ```
 
+`requirements.txt` pins every package the install brings, not only those the notebooks name, so
+the whole class runs the same versions. Not pinned there: the few packages only macOS or Windows
+needs, and the CUDA packages of Linux's default torch build (below), which torch's own metadata
+constrains.
+
 **What the install downloads.** Almost all of it is PyTorch (`torch==2.13.0`), and which build pip
 picks depends on your system (figures measured on 2026-11-26):
 
