@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -38,6 +38,7 @@ def diagnose(
     otherwise: str,
     *,
     atol: float = 1e-5,
+    counterexample: Callable[[], str | None] | None = None,
 ) -> None:
     """Pass if ``actual`` matches ``expected``; else fail naming the known mistake it matches.
 
@@ -45,7 +46,8 @@ def diagnose(
     submission with that misconception would return. A mistake is named only when ``actual``
     matches its output and no other mistake's: where two match, the answer could make either.
     otherwise: what is wrong when no known mistake matches; where the values first differ, and
-    by how much, is added to it.
+    by how much, is added to it, and then, where ``counterexample`` finds one, a small public
+    input on which the answer differs (autograder/authoring/counterexample.py).
     """
     if is_close(actual, expected, atol=atol):
         return
@@ -62,4 +64,6 @@ def diagnose(
         fail(matched[0])
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
         fail(f"{otherwise} (expected shape {tuple(expected.shape)}, got {tuple(actual.shape)})")
-    fail(f"{otherwise} ({first_difference(actual, expected, atol)})")
+    found = counterexample() if counterexample is not None else None
+    seen = f"{otherwise} ({first_difference(actual, expected, atol)})"
+    fail(f"{seen}\n{found}" if found else seen)

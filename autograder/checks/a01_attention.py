@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -12,6 +13,7 @@ from torch.nn import functional as F
 import attention_lab.reference.a01_attention as reference
 from attention_lab.reference.a02_multi_head import MultiHeadAttention
 from autograder.authoring.closeness import is_close
+from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
@@ -149,6 +151,33 @@ def reference_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = N
     return reference.scaled_dot_product_attention(q, k, v, mask)
 
 
+def smaller_weights_example(attention, scale: bool = True) -> Callable[[], str | None]:
+    """A counterexample finder for the weights of ``attention`` (with ``scale``), on public
+    (L_q, L_k, d_k) inputs from one query, key and feature up."""
+    sizes = [
+        (l_q, l_k, d_k)
+        for total in range(3, 9)
+        for l_q in (1, 2, 3)
+        for l_k in (1, 2, 3)
+        for d_k in (1, 2, 3, 4)
+        if l_q + l_k + d_k == total
+    ]
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        l_q, l_k, d_k = size
+        q, k = small_integers(g, l_q, d_k), small_integers(g, l_k, d_k)
+        return {"q": q, "k": k, "v": small_integers(g, l_k, 2)}
+
+    def weights(fn) -> Callable[..., Tensor]:
+        return lambda q, k, v: call_attention(fn, q, k, v, scale=scale)[1]
+
+    def reference_weights(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        scores = q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale else 1.0)
+        return torch.softmax(scores, dim=-1)
+
+    return lambda: smallest_counterexample(weights(attention), reference_weights, inputs, sizes)
+
+
 def call_attention(attention, *args, **kwargs) -> tuple[Tensor, Tensor]:
     result = attention(*args, **kwargs)
     if not (isinstance(result, tuple) and len(result) == 2):
@@ -272,6 +301,7 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
             reference_attention(q, k, v)[1],
             weight_mistakes(q, k),
             "weights differ from softmax(q kᵀ / √d_k)",
+            counterexample=smaller_weights_example(attention),
         )
         _, unscaled = call_attention(attention, q, k, v, scale=False)
         diagnose(
@@ -279,6 +309,7 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
             torch.softmax(q @ k.transpose(-2, -1), -1),
             {},
             "with scale=False the scores must be left unscaled",
+            counterexample=smaller_weights_example(attention, scale=False),
         )
 
 
@@ -348,6 +379,7 @@ def matches_torch_sdpa(ns: Namespace) -> None:
                 weight_mistakes(q, k, m),
                 "weights differ from torch's scaled_dot_product_attention",
                 atol=1e-6,
+                counterexample=smaller_weights_example(attention) if m is None else None,
             )
             diagnose(
                 out,
@@ -378,6 +410,7 @@ def large_scores_do_not_overflow(ns: Namespace) -> None:
         reference_attention(q, k, v)[1],
         {},
         "weights differ from softmax(q kᵀ / √d_k) for scores in the hundreds",
+        counterexample=smaller_weights_example(attention),
     )
 
 

@@ -214,6 +214,20 @@ WRONG = [
         {"test_attention_parity": "exp overflowed"},
         in_notebook=True,
     ),
+    Mutant(  # in no catalogue: no cause can be confirmed, so a small public input is shown
+        "scaled by √(d_k + 1)",
+        A,
+        {
+            "attention": Replace(
+                "scores = scores / math.sqrt(q.shape[-1])",
+                "scores = scores / math.sqrt(q.shape[-1] + 1)",
+            )
+        },
+        {
+            "test_attention_scaling": "a small input on which yours differs",
+            "test_attention_parity": "a small input on which yours differs",
+        },
+    ),
 ]
 
 CORRECT = [

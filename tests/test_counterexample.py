@@ -1,0 +1,51 @@
+"""The smallest public input on which an answer differs from the reference."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from autograder.authoring.counterexample import PUBLIC_SEED, small_integers, smallest_counterexample
+
+SIZES = [(1,), (2,), (3,), (4,)]
+
+
+def inputs(generator: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+    return {"x": small_integers(generator, *size)}
+
+
+def softmax(x: Tensor) -> Tensor:
+    return torch.softmax(x, dim=-1)
+
+
+def test_a_right_answer_has_no_counterexample():
+    assert smallest_counterexample(softmax, softmax, inputs, SIZES) is None
+
+
+def test_the_smallest_size_that_shows_the_mistake_is_the_one_shown():
+    """Halving the scores changes nothing on one value: the example has two."""
+    found = smallest_counterexample(lambda x: softmax(x / 2), softmax, inputs, SIZES)
+    assert found is not None and "public, not a hidden input" in found
+    shown = found.split("x = ")[1].split(";")[0]
+    assert len(eval(shown)) == 2, found  # noqa: S307 - our own printed list
+    assert "yours gives" in found and "expected" in found
+
+
+def test_the_inputs_are_the_public_seed_s_whatever_the_answer_does():
+    drawn = []
+
+    def record(x: Tensor) -> Tensor:
+        drawn.append(x.clone())
+        return softmax(x)
+
+    smallest_counterexample(record, softmax, inputs, SIZES)
+    generator = torch.Generator().manual_seed(PUBLIC_SEED)
+    assert torch.equal(drawn[0], small_integers(generator, 1))
+
+
+def test_an_answer_that_raises_or_changes_shape_is_left_to_the_other_checks():
+    def raises(x: Tensor) -> Tensor:
+        raise ValueError("no")
+
+    assert smallest_counterexample(raises, softmax, inputs, SIZES) is None
+    assert smallest_counterexample(lambda x: x.sum(), softmax, inputs, SIZES) is None
