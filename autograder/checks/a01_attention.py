@@ -273,10 +273,7 @@ def rows_sum_to_one_over_keys(ns: Namespace) -> None:
             )
         if not isinstance(weights, Tensor) or weights.shape != (*lead, l_q, l_k):
             shape = tuple(getattr(weights, "shape", ()))
-            fail(
-                f"weights must have shape (..., L_q, L_k) = {(*lead, l_q, l_k)}, got {shape}: "
-                "use k.transpose(-2, -1) so leading batch dims are kept"
-            )
+            fail(f"weights must have shape (..., L_q, L_k) = {(*lead, l_q, l_k)}, got {shape}")
         if not is_close(weights.sum(-1), torch.ones(*lead, l_q)):
             if is_close(weights.sum(-2), torch.ones(*lead, l_k)):
                 fail(
@@ -338,9 +335,11 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
             )
         if not (weights[0, :, 1] == 0).all():
             fail("a fully masked row must get all-zero weights (it may attend to nothing)")
-        if not (weights.masked_select(~m.bool().expand_as(weights)) == 0).all():
+        hidden = weights.masked_select(~m.bool().expand_as(weights))
+        if not (hidden == 0).all():
             fail(
-                "hidden keys must get exactly zero weight: fill them with -inf, not a finite number"
+                "hidden keys must get exactly zero weight; the largest weight on a hidden key "
+                f"here is {hidden.abs().max().item():.3g}"
             )
         for t in (q, k, v):
             t.grad = None
