@@ -16,6 +16,7 @@ import pytest
 
 from autograder.authoring import scaffold
 from autograder.authoring.graded_table import table_problems
+from autograder.authoring.heading_points import heading_problems
 from autograder.authoring.lint import hidden_calls, missing_ids
 from autograder.authoring.registry import check_modules
 from autograder.cells import is_test_cell
@@ -96,6 +97,7 @@ def test_a_new_exercise_names_itself_everywhere(course: Path, assignment: str):
     path = course / "solutions" / assignment / f"{assignment}.ipynb"
     assert missing_ids(assignment, path) == []
     assert table_problems(assignment, notebook) == []
+    assert heading_problems(assignment, notebook) == []
     assert "| `row_max` | `test_row_max` | 1.5 | auto |" in notebook.cells[0].source
 
     module = check_modules(course / "autograder" / "checks")[assignment]

@@ -14,7 +14,9 @@ nothing judges it, under the grading command and plain nbgrader alike).  The rul
   student copy would differ at every ``generate_assignment``);
 - the notebook's "What is graded" table lists its graded cells with their points
   (:mod:`autograder.authoring.graded_table`; ``python -m autograder lint --write-tables``
-  rewrites it).
+  rewrites it);
+- every exercise heading states its points, and they are the sum of the graded cells it covers
+  (:mod:`autograder.authoring.heading_points`).
 
 The hidden line is read with the grading runner's own pattern (``autograder.cells.hidden_calls``),
 so the lint and the grading command cannot disagree on what counts as one.
@@ -29,6 +31,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.authoring.graded_table import rewrite_table, table_problems
+from autograder.authoring.heading_points import heading_problems
 from autograder.cells import hidden_calls, is_test_cell
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -111,6 +114,7 @@ def lint_course(root: Path = ROOT) -> list[str]:
         problems += lint_notebook(assignment, notebook, registered)
         problems += missing_ids(assignment, path)
         problems += table_problems(assignment, notebook)
+        problems += heading_problems(assignment, notebook)
     return problems
 
 

@@ -129,7 +129,7 @@ def exercise_cells(assignment: str, name: str, points: float) -> list[nbformat.N
     test_id = f"test_{name}"
     shown = f"{points:g} point{'' if points == 1 else 's'}"
     statement = nbformat.v4.new_markdown_cell(
-        f"### Exercise: `{name}` ({shown})\n\n"
+        f"### Exercise · `{name}` ({shown})\n\n"
         f"TODO: what `{name}` takes and returns, with the shapes of its inputs and output.",
         id=_cell_id(assignment, f"{name}-statement"),
     )
