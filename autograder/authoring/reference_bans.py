@@ -243,11 +243,11 @@ def _torch_functions(banned: Mapping[str, Callable[..., Any] | type]) -> dict[st
 
 
 def _watch_torch_calls(answer: Any, reference_ban: ReferenceBan) -> None:
-    """Observe each call of a kernel function ``answer`` where it runs: one that runs a banned
-    torch function, by any route (``torch.ops``, ``getattr``, a name built at run time), fails.
-    Functions only: a class's calls may train a model, which the observation would slow."""
+    """Observe each call of a kernel function or class ``answer``, and of the instances a class
+    makes, where it runs: one that runs a banned torch function, by any route (``torch.ops``,
+    ``getattr``, a name built at run time, a module held inside), fails."""
     names = _torch_functions(reference_ban.banned)
-    if not names or not is_remote(answer) or inspect.isclass(answer):
+    if not names or not is_remote(answer):
         return
     from autograder.judging import proxies
 

@@ -314,6 +314,8 @@ class Link:
         if watcher is not None:
             value, names = self.call(ref, args, kwargs, kind="torch_functions")
             watcher(names if isinstance(names, list) else [])
+            if type(value) is RemoteObject:  # an instance of a watched class is watched too
+                self.watched.setdefault(object.__getattribute__(value, "_ref"), watcher)
             return value
         tensors: list[torch.Tensor] = []
         message = {
@@ -391,11 +393,14 @@ def observed_call(fn: Any, args: tuple, kwargs: dict, kind: str) -> tuple[Any, A
 
 
 def watch(fn: Any, judge: Callable[[list[str]], None]) -> None:
-    """From now on in this connection, every call of the kernel function ``fn`` is observed where
-    it runs, and ``judge`` is given the torch functions it ran (and may fail the check)."""
+    """From now on in this connection, every call of the kernel function or class ``fn``, and of
+    every object a call of it returns (a class's instances), is observed where it runs, and
+    ``judge`` is given the torch functions it ran (and may fail the check)."""
     if type(fn) is RemoteObject:
         link = object.__getattribute__(fn, "_link")
         link.watched[object.__getattribute__(fn, "_ref")] = judge
+    elif isinstance(getattr(fn, "__remote_id__", None), int):  # a kernel class's stand-in
+        current_link().watched[fn.__remote_id__] = judge
 
 
 def copy_into_remote(owner: RemoteObject, name: str, value: torch.Tensor) -> None:
