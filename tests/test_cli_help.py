@@ -33,7 +33,7 @@ def test_every_options_default_shows_in_help(name: str):
 
 def test_demo_defaults_are_its_own():
     shown = " ".join(_subcommands()["demo"].format_help().split())
-    assert "seconds per cell (default: 20.0)" in shown  # set_defaults, not grade's 120
+    assert "busy CPU (default: 20.0)" in shown  # set_defaults, not grade's 120
 
 
 @pytest.mark.parametrize("keep", [False, True])
