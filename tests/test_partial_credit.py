@@ -32,7 +32,7 @@ from autograder.authoring.registry import (
 )
 from autograder.examples import Sample, build_course
 from autograder.pipeline.cli import main
-from autograder.pipeline.verdicts import apply_verdicts, shown_verdict
+from autograder.pipeline.worker.verdicts import apply_verdicts, shown_verdict
 from tests.mutants import mutated_cells
 from tests.mutants.m01_attention import WRONG
 from tests.test_notebooks import marked_region

@@ -9,10 +9,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.pipeline import release
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import GradingError
-from autograder.pipeline.release import (
+from autograder.pipeline.course import release
+from autograder.pipeline.course.course import GradingError
+from autograder.pipeline.course.release import (
     ROOT,
     assignments,
     build_bundle,

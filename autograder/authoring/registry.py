@@ -455,8 +455,8 @@ def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> N
     ``nbgrader autograde`` does, in the student's kernel: all or nothing there).
 
     Raises CheckFailed unless every check passes: the first failure's name and diagnosis, then
-    every check's verdict; feedback (autograder/pipeline/feedback.py) shows that message and never
-    a check's source.
+    every check's verdict; feedback (autograder/pipeline/feedback/feedback.py) shows that message
+    and never a check's source.
     """
     grade = grade_cell(assignment, grade_id, namespace)
     if not grade.full_marks:

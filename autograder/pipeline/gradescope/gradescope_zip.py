@@ -8,7 +8,8 @@ The zip holds::
     setup.sh          Python 3.11+ and a venv at /opt/attention-lab/venv with the lock's pins
                       (torch's CPU build from PyTorch's CPU index); idempotent
     run_autograder    grades the one notebook with the sandboxed grader
-                      (:mod:`autograder.pipeline.gradescope_run`); always writes results.json
+                      (:mod:`autograder.pipeline.gradescope.gradescope_run`); always writes
+                      results.json
     requirements.txt  the lock's pins of the package's dependencies and the ``grader`` extra
     gradescope.json   the assignment, and where the course secret comes from
     course_secret     the course secret, unless built with --secret-from-env (or the development
@@ -28,8 +29,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-from autograder.pipeline.course import GradingError
-from autograder.pipeline.release import ROOT, lock_pins, released_with
+from autograder.pipeline.course.course import GradingError
+from autograder.pipeline.course.release import ROOT, lock_pins, released_with
 
 DEFAULT = Path("dist")  # dist/gradescope-<assignment>.zip under the repository root
 VENV = "/opt/attention-lab/venv"
@@ -90,7 +91,7 @@ results="$root/results/results.json"
 mkdir -p "$root/results"
 rm -f "$results"
 cd "$root"
-PYTHONPATH="$root/source" "$python" -m autograder.pipeline.gradescope_run "$root"
+PYTHONPATH="$root/source" "$python" -m autograder.pipeline.gradescope.gradescope_run "$root"
 status=$?
 if [ ! -s "$results" ]; then  # the grader could not even start (no Python, say)
     echo "run_autograder: the grader ended with status $status and wrote no results" >&2
@@ -177,7 +178,7 @@ def _course(assignment: str, root: Path) -> dict[str, bytes]:
 def main(args) -> int:  # noqa: ANN001 - the parsed ``gradescope`` command
     """``python -m autograder gradescope ASSIGNMENT``: write the zip; the exit status."""
     from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET, secret_fingerprint
-    from autograder.pipeline.course_secret import course_secret, secret_path
+    from autograder.pipeline.course.course_secret import course_secret, secret_path
 
     out = args.out or ROOT / DEFAULT / f"gradescope-{args.assignment}.zip"
     try:

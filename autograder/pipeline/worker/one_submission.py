@@ -1,11 +1,11 @@
 """Grade one submission, in a worker process: intake, sandboxed run with the judge, verdicts.
 
-Intake (pipeline/intake.py) restores the cells that nbgrader owns: that is the graded copy.  The
-judged notebook, the release's cells with the submitted answers in place (pipeline/
+Intake (pipeline/intake/intake.py) restores the cells that nbgrader owns: that is the graded copy.
+The judged notebook, the release's cells with the submitted answers in place (pipeline/worker/
 judged_notebook.py), then runs inside the sandbox (isolation/) under the crash-tolerant runner in
 a plain Python process; after each graded test cell a judge in this process runs the hidden checks
 against that process's objects (judging/).  Last, the trusted verdicts are written into the graded
-copy's test cells (pipeline/verdicts.py).
+copy's test cells (pipeline/worker/verdicts.py).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ import nbformat
 from autograder.authoring.hidden_seeds import use_secret
 from autograder.authoring.registry import prepare
 from autograder.isolation import sandbox
-from autograder.pipeline import intake, judged_notebook
-from autograder.pipeline.jobs_and_outcomes import Job, Outcome
-from autograder.pipeline.verdicts import (
+from autograder.pipeline.engines.jobs_and_outcomes import Job, Outcome
+from autograder.pipeline.intake import intake
+from autograder.pipeline.worker import judged_notebook
+from autograder.pipeline.worker.verdicts import (
     MAX_REPORT_BYTES,
     apply_verdicts,
     fail_every_test,

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from autograder.isolation.sandbox import sandbox_system_paths
 from autograder.isolation.staging import secret_paths
-from autograder.pipeline.course import GradingError
+from autograder.pipeline.course.course import GradingError
 
 SECRET_FILE_ENV = "ATTENTION_LAB_SECRET_FILE"
 SECRET_BYTES = 32

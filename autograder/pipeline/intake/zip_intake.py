@@ -25,10 +25,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from autograder.pipeline.course import Course, GradingError
-from autograder.pipeline.grade_record import grading_folder
-from autograder.pipeline.intake import MAX_BYTES
-from autograder.pipeline.roster import RosterError, read_roster
+from autograder.pipeline.course.course import Course, GradingError
+from autograder.pipeline.intake.intake import MAX_BYTES
+from autograder.pipeline.intake.roster import RosterError, read_roster
+from autograder.pipeline.records.grade_record import grading_folder
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 MAX_ZIP_BYTES = 2_000_000_000

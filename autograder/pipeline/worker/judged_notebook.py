@@ -6,8 +6,8 @@ submitted notebook.  It executes this one, built here in the trusted grader from
 
 * every code cell of the release, in the release's order, with the release's own text: set-up,
   demonstrations and trainings, whatever the student did to them;
-* in each answer cell's place, the answer cell's text as submitted (pipeline/intake.py matched it
-  to the release by its grade id);
+* in each answer cell's place, the answer cell's text as submitted (pipeline/intake/intake.py
+  matched it to the release by its grade id);
 * each graded test cell as the instructor wrote it, split in two: its visible checks, which run
   as cell text, and its checkpoint (assignment and grade id, read from its hidden line), which
   the plain kernel hands the judge after them whatever they did (isolation/plain_kernel.py).
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import nbformat
 
 from autograder.cells import HIDDEN_TESTS, hidden_calls, is_test_cell, region_lines
-from autograder.pipeline.intake import role
+from autograder.pipeline.intake.intake import role
 
 
 @dataclass(frozen=True)

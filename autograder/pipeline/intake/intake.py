@@ -39,8 +39,9 @@ ATTACHMENT_REFERENCE = re.compile(r"attachment:([^\s)\"'<>]+)")
 CELL_TYPES = ("code", "markdown", "raw")
 # nbformat 4.5's rule for cell ids.
 CELL_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-# The submitted outputs kept, in all: one more than the graded copy shows (pipeline/verdicts.py,
-# MAX_NOTEBOOK_OUTPUTS), so that it can say that some were left out; each is checked once here.
+# The submitted outputs kept, in all: one more than the graded copy shows
+# (pipeline/worker/verdicts.py, MAX_NOTEBOOK_OUTPUTS), so that it can say that some were left out;
+# each is checked once here.
 MAX_OUTPUTS = 2_001
 # The nbgrader settings that decide whether and for how much a cell is graded.
 SETTINGS = ("grade", "solution", "locked", "task", "points")
@@ -82,7 +83,7 @@ class _Submitted:
     grade_id: str | None = None  # set once the cell holds a release cell's graded role
     fresh_id: bool = False  # a later copy of an id or a grade_id: it gets a new id
     # A code cell's outputs as submitted, unchecked: the graded copy shows them, validated and
-    # bounded (pipeline/verdicts.py), since the grading run keeps none of its own.
+    # bounded (pipeline/worker/verdicts.py), since the grading run keeps none of its own.
     outputs: list[Any] = dataclasses.field(default_factory=list)
 
 

@@ -9,11 +9,11 @@ from typing import Any
 from nbgrader.plugins import CsvExportPlugin, ExportPlugin
 from traitlets import Dict, Unicode
 
-from autograder.pipeline.grade_record import grading_folder, record_of, refresh_csv
-from autograder.pipeline.gradescope import refresh_results
-from autograder.pipeline.report import spreadsheet_safe
-from autograder.pipeline.roster import RosterError, read_roster
-from autograder.pipeline.student_ids import canonical
+from autograder.pipeline.gradescope.gradescope import refresh_results
+from autograder.pipeline.intake.roster import RosterError, read_roster
+from autograder.pipeline.intake.student_ids import canonical
+from autograder.pipeline.records.grade_record import grading_folder, record_of, refresh_csv
+from autograder.pipeline.records.report import spreadsheet_safe
 
 
 class GradeRecordExport(CsvExportPlugin):
@@ -43,7 +43,7 @@ class CanvasExportPlugin(ExportPlugin):
     ``SIS User ID``, ``SIS Login ID``, ``Section``), a column per assignment holding the total
     after late penalty (nbgrader export's ``score``), blank where nothing was submitted.
 
-    ``nbgrader export --exporter autograder.pipeline.exports.CanvasExportPlugin
+    ``nbgrader export --exporter autograder.pipeline.records.exports.CanvasExportPlugin
     [--CanvasExportPlugin.roster=FILE] [--to FILE]``; by default the roster is
     ``grading/roster.csv`` and the CSV ``grading/canvas_grades.csv``.
     """

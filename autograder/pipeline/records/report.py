@@ -14,9 +14,9 @@ import nbformat
 from tqdm import tqdm
 
 from autograder.cells import is_test_cell
-from autograder.pipeline.csv_file import locked, replace_csv
-from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, fill_rows
-from autograder.pipeline.jobs_and_outcomes import Outcome
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.records.csv_file import locked, replace_csv
+from autograder.pipeline.records.grade_record import COLUMNS, GradeRecord, Totals, fill_rows
 
 
 def shown(text: str) -> str:
@@ -54,7 +54,7 @@ def max_points_of(release: dict) -> dict[str, float]:
     return points
 
 
-# The CSV's similarity columns (autograder/pipeline/similarity.py): a flag for human review.
+# The CSV's similarity columns (autograder/pipeline/records/similarity.py): a flag for human review.
 SIMILARITY = ("similarity", "most_similar_to")
 
 

@@ -6,10 +6,10 @@ What is compared, and why this unit:
 - Only answer cells (nbgrader's solution cells: what a student writes), exercise by exercise: a
   cell is compared with the same exercise's cell, never with another exercise's.
 - Each cell is reduced to the code that can run and is used, its names written canonically, and
-  fingerprinted by tree-based winnowing (autograder/pipeline/fingerprints.py): ``pass`` after
-  every line, unreachable or unused code around a copy, renamed variables, reordered definitions
-  and another layout leave a copy's fingerprints as they were.  The whole cell counts (the intake
-  keeps at most 100,000 characters of one).
+  fingerprinted by tree-based winnowing (autograder/pipeline/records/fingerprints.py): ``pass``
+  after every line, unreachable or unused code around a copy, renamed variables, reordered
+  definitions and another layout leave a copy's fingerprints as they were.  The whole cell counts
+  (the intake keeps at most 100,000 characters of one).
 - The released notebook's code (signatures, docstrings, given code) is boilerplate: every k-gram
   of it is removed from every cell before anything is counted, so a stub left as it is has none.
 - A pair's score is Jaccard's, summed over the cells both wrote: fingerprints in common over
@@ -53,13 +53,13 @@ import nbformat
 from autograder.cells import answer_cells
 from autograder.judging.containment import confine, death
 from autograder.judging.limits import JudgeLimits
-from autograder.pipeline import fingerprints
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.report import shown
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.records import fingerprints
+from autograder.pipeline.records.report import shown
 from autograder.untrusted import read_regular_file
 
 if TYPE_CHECKING:
-    from autograder.pipeline.course import Course
+    from autograder.pipeline.course.course import Course
 
 THRESHOLD = 0.85  # calibrated on tests/similarity_corpus.py: see docs/figures.md
 MIN_FINGERPRINTS = 8  # fewer in a cell: too short to tell copying from a common answer
@@ -539,7 +539,7 @@ def _check_class(
     course: Course, assignment: str, outcomes: Sequence[Outcome], release: nbformat.NotebookNode
 ) -> ClassCheck:
     """:func:`check_class`, raising what it fails on."""
-    from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline.records.grade_record import grading_folder
 
     lines = []
     submissions, problems = _recorded(course, assignment, {o.student for o in outcomes})

@@ -20,24 +20,29 @@ from pathlib import Path
 
 from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
-from autograder.pipeline.course import (
+from autograder.pipeline.course.course import (
     Course,
     GradingError,
     find_submissions,
     instructor_side,
     record,
 )
-from autograder.pipeline.course_secret import course_secret
-from autograder.pipeline.jobs_and_outcomes import DaskCluster, Job, Outcome, Settings, grader_error
-from autograder.pipeline.one_submission import grade_one, warm_up
-from autograder.pipeline.preloaded_workers import (
+from autograder.pipeline.course.course_secret import course_secret
+from autograder.pipeline.engines.jobs_and_outcomes import (
+    DaskCluster,
+    Job,
+    Outcome,
+    Settings,
+    grader_error,
+)
+from autograder.pipeline.engines.preloaded_workers import (
     end_processes,
     end_with,
     lifeline,
     preloaded_forkserver,
 )
-from autograder.pipeline.report import shown
-from autograder.pipeline.student_ids import (
+from autograder.pipeline.engines.worker_deaths import WorkerDeaths
+from autograder.pipeline.intake.student_ids import (
     EXPECTED,
     escaped,
     is_student_id,
@@ -45,7 +50,8 @@ from autograder.pipeline.student_ids import (
     spelled_as_recorded,
     student_id_problem,
 )
-from autograder.pipeline.worker_deaths import WorkerDeaths
+from autograder.pipeline.records.report import shown
+from autograder.pipeline.worker.one_submission import grade_one, warm_up
 from autograder.private_apis import pool_processes
 from autograder.untrusted import valid_text
 
@@ -69,7 +75,8 @@ def grade(
     stage: called with a line saying what the batch does before the first outcome.
     on_start: called once the staging is built and the workers are about to start.
     cluster: grade on this Dask cluster instead of a local process pool (recording stays here).
-    secret: what hidden inputs derive from; by default the course's (pipeline/course_secret.py).
+    secret: what hidden inputs derive from; by default the course's
+    (pipeline/course/course_secret.py).
     """
     settings = settings or Settings()
     secret = course_secret(course.root) if secret is None else secret
@@ -92,7 +99,7 @@ def grade(
     if cluster is None:
         graded = _pooled(instructor, course, submitted, workers, settings, stage, on_start)
     else:  # imported only here: the local pool never imports Dask
-        from autograder.pipeline import dask_engine
+        from autograder.pipeline.engines import dask_engine
 
         graded = dask_engine.graded(
             cluster, instructor, course, submitted, settings, stage, on_start
@@ -117,7 +124,7 @@ def _pooled(
     on_start: Callable[[], None],
 ) -> Iterator[Outcome]:
     """Grade on this machine: rounds of a process pool, a new one after each worker death (see
-    pipeline/worker_deaths.py); the outcomes as they finish.
+    pipeline/engines/worker_deaths.py); the outcomes as they finish.
 
     instructor: the assignment, its release notebook, the gradebook's sources, the course secret.
     """
@@ -172,8 +179,8 @@ def _round(
 ) -> Iterator[Outcome]:
     """Grade ``pending`` on ``pool`` until it breaks; the outcomes as they finish, each removed
     from ``pending``.  What a broken pool costs the submissions it held is ``deaths``' decision
-    (pipeline/worker_deaths.py): a started one counts a death, the waiting ones a loss only when
-    none had started."""
+    (pipeline/engines/worker_deaths.py): a started one counts a death, the waiting ones a loss only
+    when none had started."""
     futures = {pool.submit(grade_one, job): i for i, job in pending.items()}
     waiting: list[int] = []  # lost to a broken pool before they started
     under_way = False
@@ -253,10 +260,10 @@ def without_twins(
     each newer twin.
 
     ``submitted``: (folder name, notebook) pairs.  A folder name becomes its id as written in
-    the gradebook already, else in NFC (:mod:`autograder.pipeline.student_ids`).  Two folder
+    the gradebook already, else in NFC (:mod:`autograder.pipeline.intake.student_ids`).  Two folder
     names that print alike (``zoë`` composed or as ``e`` plus a combining diaeresis, full-width
-    digits, a hyphen U+2010 for ``-``: :func:`~autograder.pipeline.student_ids.look_alike`) would
-    give two rows that read as one student.  The name already in the gradebook
+    digits, a hyphen U+2010 for ``-``: :func:`~autograder.pipeline.intake.student_ids.look_alike`)
+    would give two rows that read as one student.  The name already in the gradebook
     keeps it, else the older folder; the other is not graded, so it can neither take nor split
     that student's row, and its row shows its name escaped.
     """

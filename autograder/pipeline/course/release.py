@@ -32,9 +32,9 @@ import nbformat
 
 from autograder.cells import REGIONS, region_lines
 from autograder.isolation.staging import copy_package
-from autograder.pipeline.course import GradingError
+from autograder.pipeline.course.course import GradingError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEFAULT = Path("dist")  # under the repository root, git-ignored: dist/attention-lab-<assignment>
 PACKAGE = "attention_lab"
 # A secret line this short (`return out`) may legitimately appear in a student copy too.

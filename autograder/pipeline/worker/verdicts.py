@@ -19,7 +19,7 @@ import nbformat
 from autograder.authoring.registry import CellGrade
 from autograder.cells import is_test_cell, lacks_hidden_line, no_hidden_line
 from autograder.isolation import sandbox
-from autograder.pipeline.jobs_and_outcomes import VERDICTS, GradedCell
+from autograder.pipeline.engines.jobs_and_outcomes import VERDICTS, GradedCell
 
 MAX_NOTEBOOK_OUTPUT_BYTES = 16 * 2**20
 _OUTPUT_DROPPED_NOTE = (

@@ -1,5 +1,5 @@
 """nbgrader's own command line as the grading command runs it (``course.NBGRADER``):
-``python -m autograder.pipeline.nbgrader_app generate_feedback ...``.
+``python -m autograder.pipeline.course.nbgrader_app generate_feedback ...``.
 
 It differs from ``python -m nbgrader`` only in that this package's ``__init__`` runs first, so
 jsonschema never builds its IRI grammar, which the Jupyter event schemas nbgrader loads would

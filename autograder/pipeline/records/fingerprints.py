@@ -1,5 +1,5 @@
 """Fingerprints of a submission's answer code that padding does not dilute: the similarity
-check's unit of comparison (autograder/pipeline/similarity.py compares them).
+check's unit of comparison (autograder/pipeline/records/similarity.py compares them).
 
 Each answer cell is parsed by Python's ``ast`` and reduced to the code that can run and matters:
 

@@ -4,9 +4,9 @@ A CSV with a header row naming ``student`` (the nbgrader id: the folder under
 ``grading/submitted/``) and ``canvas_id`` (Canvas's numeric user ID, the ``ID`` column of a
 Canvas gradebook export) or ``sis_login_id`` (``SIS Login ID``) or both, and optionally ``name``
 and ``section``.  Every student, Canvas ID and SIS login occurs once.  Student ids are read
-as :func:`~autograder.pipeline.student_ids.canonical` (NFC); a line whose id prints like an
-earlier line's (:func:`~autograder.pipeline.student_ids.look_alike`) is left out with a note, and
-the others are read.
+as :func:`~autograder.pipeline.intake.student_ids.canonical` (NFC); a line whose id prints like an
+earlier line's (:func:`~autograder.pipeline.intake.student_ids.look_alike`) is left out with a note,
+and the others are read.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.pipeline.student_ids import EXPECTED as STUDENT_ID
-from autograder.pipeline.student_ids import canonical, look_alike, student_id_problem
+from autograder.pipeline.intake.student_ids import EXPECTED as STUDENT_ID
+from autograder.pipeline.intake.student_ids import canonical, look_alike, student_id_problem
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 MAX_ROSTER_BYTES = 10_000_000

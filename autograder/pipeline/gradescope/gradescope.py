@@ -11,8 +11,8 @@ this file to ``/autograder/results/results.json``.
 
 The top-level ``score`` is the gradebook's total after the late penalty (Gradescope documents it
 as overriding the sum of the tests), the same number as every other record
-(:func:`autograder.pipeline.grade_record.totals_of`); ``output`` and ``extra_data`` break it down
-into autograded points, manual points and late penalty.  ``nbgrader export`` brings them up to
+(:func:`autograder.pipeline.records.grade_record.totals_of`); ``output`` and ``extra_data`` break it
+down into autograded points, manual points and late penalty.  ``nbgrader export`` brings them up to
 date after grading by hand (:func:`refresh_results`).
 """
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autograder.pipeline.grade_record import Totals
-from autograder.pipeline.jobs_and_outcomes import Outcome
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.records.grade_record import Totals
 
 SCHEMA = Path(__file__).with_name("schemas") / "gradescope_results.schema.json"
 

@@ -9,8 +9,8 @@ scheduler's link must be TLS); each job carries its submission's bytes.  The out
 here, where the batch records them.
 
 A worker that dies is replaced by Dask; what happens to its submission is the local pool's policy
-(pipeline/worker_deaths.py: run once more if it was grading it, a ``grader error`` row after a
-second death; run again, a few times, if it had not started).  The scheduler must leave that to
+(pipeline/engines/worker_deaths.py: run once more if it was grading it, a ``grader error`` row after
+a second death; run again, a few times, if it had not started).  The scheduler must leave that to
 the grader (``distributed.scheduler.allowed-failures: 0``, as on ``--cluster local:N``); with a
 higher value Dask itself reruns a job that many times first.
 
@@ -48,12 +48,18 @@ from distributed.utils import get_mp_context
 from autograder.authoring.hidden_seeds import use_secret
 from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
-from autograder.pipeline.course import Course, GradingError
-from autograder.pipeline.intake import MAX_BYTES, take_in
-from autograder.pipeline.jobs_and_outcomes import DaskCluster, Job, Outcome, Settings, grader_error
-from autograder.pipeline.one_submission import grade_one, unreadable, warm_up
-from autograder.pipeline.preloaded_workers import preloaded_forkserver
-from autograder.pipeline.worker_deaths import WorkerDeaths
+from autograder.pipeline.course.course import Course, GradingError
+from autograder.pipeline.engines.jobs_and_outcomes import (
+    DaskCluster,
+    Job,
+    Outcome,
+    Settings,
+    grader_error,
+)
+from autograder.pipeline.engines.preloaded_workers import preloaded_forkserver
+from autograder.pipeline.engines.worker_deaths import WorkerDeaths
+from autograder.pipeline.intake.intake import MAX_BYTES, take_in
+from autograder.pipeline.worker.one_submission import grade_one, unreadable, warm_up
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 # A LocalCluster's scheduler leaves a job whose worker died to the grader (KilledWorker at once),
@@ -194,7 +200,7 @@ def _graded_on(
     client: Client, setup: str, jobs: Iterator[Job | Outcome], workers: int
 ) -> Iterator[Outcome]:
     """Submit ``jobs`` a window at a time; a job whose worker died is run again or given up as
-    pipeline/worker_deaths.py decides."""
+    pipeline/engines/worker_deaths.py decides."""
     in_flight: dict[Future, Job] = {}
     deaths = WorkerDeaths("Dask worker")
     finished = as_completed(loop=client.loop)

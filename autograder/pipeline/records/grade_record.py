@@ -4,8 +4,8 @@
 (``score`` of ``max_score``), the points entered by hand (``manual``: formgrader's grades,
 overrides and extra credit), the ``late_penalty`` and the ``total`` of ``total_max`` (nbgrader
 export's ``score`` and ``max_score``), all read from the gradebook.  ``nbgrader export`` (this
-course's default exporter, :class:`autograder.pipeline.exports.GradeRecordExport`) brings those
-columns up to date, so after grading by hand the CSV and the export still agree.
+course's default exporter, :class:`autograder.pipeline.records.exports.GradeRecordExport`) brings
+those columns up to date, so after grading by hand the CSV and the export still agree.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.pipeline.csv_file import locked, replace_csv
+from autograder.pipeline.records.csv_file import locked, replace_csv
 
 # The CSV's columns that come from the gradebook, after the autograded ``score``.
 COLUMNS = ("manual", "late_penalty", "total", "total_max")
@@ -148,7 +148,7 @@ def fill_rows(header: list[str], rows: list[list[object]], record: GradeRecord) 
     """Write ``record``'s ``score`` and :data:`COLUMNS` into the rows (of a CSV with ``header``)
     of the students it holds; how many.  A row is found by its first cell as written (a guard
     is never stripped to match a row back), and a row the record lacks is left as it is."""
-    from autograder.pipeline.report import spreadsheet_safe
+    from autograder.pipeline.records.report import spreadsheet_safe
 
     names = ("score", *COLUMNS)
     if not set(names) <= set(header):

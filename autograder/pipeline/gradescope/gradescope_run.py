@@ -1,11 +1,12 @@
 """The Python side of the Gradescope zip's ``run_autograder``: grade the one submission.
 
-``python -m autograder.pipeline.gradescope_run ROOT`` (ROOT is ``/autograder`` on Gradescope)
-finds the notebook in ``ROOT/submission`` (the only ``.ipynb`` there, or the one named
+``python -m autograder.pipeline.gradescope.gradescope_run ROOT`` (ROOT is ``/autograder`` on
+Gradescope) finds the notebook in ``ROOT/submission`` (the only ``.ipynb`` there, or the one named
 ``ASSIGNMENT.ipynb``), puts it in a scratch copy of the zip's ``course/`` as the submission of
-one student, grades it with the sandboxed batch grader (:func:`autograder.pipeline.batch.grade`,
-with the grading command's default limits) and copies the ``results.json`` that recording the
-grade writes (:mod:`autograder.pipeline.gradescope`) to ``ROOT/results/results.json``.
+one student, grades it with the sandboxed batch grader
+(:func:`autograder.pipeline.engines.batch.grade`, with the grading command's default limits) and
+copies the ``results.json`` that recording the grade writes
+(:mod:`autograder.pipeline.gradescope.gradescope`) to ``ROOT/results/results.json``.
 
 Whatever fails (no notebook, no course secret, no sandbox, a crash of the grader) still ends in a
 valid results.json: score 0 and a message that says what went wrong, written in one step, so
@@ -26,7 +27,7 @@ import time
 import traceback
 from pathlib import Path
 
-from autograder.pipeline.gradescope_zip import (
+from autograder.pipeline.gradescope.gradescope_zip import (
     CONFIG,
     DEVELOPMENT,
     SECRET_ENV,
@@ -69,7 +70,7 @@ def find_notebook(folder: Path, assignment: str) -> Path:
 def course_secret_of(source: Path, mode: str) -> bytes:
     """The secret hidden inputs derive from, where the zip's gradescope.json says."""
     from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET
-    from autograder.pipeline.course_secret import parse_secret
+    from autograder.pipeline.course.course_secret import parse_secret
 
     if mode == SECRET_IN_ZIP:
         return parse_secret((source / SECRET_FILE).read_text(), f"{SECRET_FILE} of the zip")
@@ -88,9 +89,10 @@ def course_secret_of(source: Path, mode: str) -> bytes:
 
 def grade(root: Path) -> dict:
     """Grade the submission in ``root/submission``; its results.json object."""
-    from autograder.pipeline import batch, cli
-    from autograder.pipeline.course import Course
-    from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline import cli
+    from autograder.pipeline.course.course import Course
+    from autograder.pipeline.engines import batch
+    from autograder.pipeline.records.grade_record import grading_folder
 
     source = root / "source"
     config = json.loads((source / CONFIG).read_text())
@@ -105,7 +107,7 @@ def grade(root: Path) -> dict:
         folder.mkdir(parents=True)
         shutil.copyfile(notebook, folder / f"{assignment}.ipynb")  # no timestamp: no lateness
         course = Course.load(course_root)
-        grader = Path(batch.__file__).parents[1]
+        grader = Path(batch.__file__).parents[2]
         print(f"grading {notebook} as {assignment} with {grader}", file=sys.stderr, flush=True)
         (outcome,) = batch.grade(
             assignment,

@@ -28,7 +28,7 @@ from autograder.private_apis import forget_forkserver, forkserver_pid, start_for
 
 def preloaded_modules(assignment: str) -> list[str]:
     """What a grading worker imports before its first submission of ``assignment``."""
-    modules = ["autograder.pipeline.one_submission", "autograder.judging.judge"]
+    modules = ["autograder.pipeline.worker.one_submission", "autograder.judging.judge"]
     checks = check_modules().get(assignment)
     if checks is not None:
         modules.append(f"autograder.checks.{checks}")
@@ -41,7 +41,8 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
     workers, starting at once (the caller's own work overlaps those imports); the server is
     stopped on leaving, once its children have been ended."""
     context = multiprocessing.get_context("forkserver")
-    shield = "autograder.pipeline.workers_ignore_ctrl_c"  # first: workers ignore Ctrl-C from birth
+    # first: workers ignore Ctrl-C from birth
+    shield = "autograder.pipeline.engines.workers_ignore_ctrl_c"
     context.set_forkserver_preload([shield, *also, *preloaded_modules(assignment)])
     try:
         with _one_blas_thread():

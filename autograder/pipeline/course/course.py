@@ -17,8 +17,8 @@ from typing import Any
 
 import nbformat
 
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.student_ids import canonical
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.intake.student_ids import canonical
 
 
 @dataclass
@@ -188,16 +188,16 @@ def _record(course: Course, assignment: str, outcome: Outcome, folder: Path | No
     from nbgrader.api import Gradebook
     from nbgrader.preprocessors import SaveAutoGrades
 
-    from autograder.pipeline.deadlines import assign_late_penalty
-    from autograder.pipeline.extensions import take_pending
-    from autograder.pipeline.grade_record import grading_folder, totals_of
-    from autograder.pipeline.gradescope import write_results
-    from autograder.pipeline.report import max_points_of
-    from autograder.pipeline.submission_time import (
+    from autograder.pipeline.course.deadlines import assign_late_penalty
+    from autograder.pipeline.course.extensions import take_pending
+    from autograder.pipeline.gradescope.gradescope import write_results
+    from autograder.pipeline.intake.submission_time import (
         inbound_folder,
         mark_graded_copy,
         submission_time,
     )
+    from autograder.pipeline.records.grade_record import grading_folder, totals_of
+    from autograder.pipeline.records.report import max_points_of
 
     student = outcome.student
     source = folder or course.path(course.coursedir.submitted_directory, student, assignment)
@@ -243,7 +243,7 @@ def _record(course: Course, assignment: str, outcome: Outcome, folder: Path | No
 def due_date_notice(course: Course, assignment: str) -> str | None:
     """A line saying that ``assignment`` has no due date (so no late penalty), else None;
     :class:`GradingError` when the course's late-penalty plugin cannot be loaded."""
-    from autograder.pipeline.deadlines import due_date_notice as notice
+    from autograder.pipeline.course.deadlines import due_date_notice as notice
 
     coursedir = course.coursedir
     try:
@@ -254,11 +254,12 @@ def due_date_notice(course: Course, assignment: str) -> str | None:
 
 def check_pending_extensions(course: Course) -> None:
     """Move the extensions of an earlier version's ``grading/extensions.csv`` into the gradebook
-    (autograder/pipeline/extensions.py); :class:`GradingError` when that file is malformed."""
+    (autograder/pipeline/course/extensions.py); :class:`GradingError` when that file is
+    malformed."""
     from nbgrader.api import Gradebook
 
-    from autograder.pipeline.extensions import ExtensionError, adopt_legacy_file
-    from autograder.pipeline.grade_record import grading_folder
+    from autograder.pipeline.course.extensions import ExtensionError, adopt_legacy_file
+    from autograder.pipeline.records.grade_record import grading_folder
 
     try:
         with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
@@ -267,8 +268,8 @@ def check_pending_extensions(course: Course) -> None:
         raise GradingError(str(error)) from None
 
 
-# nbgrader's command, started faster than `python -m nbgrader` (pipeline/nbgrader_app.py).
-NBGRADER = [sys.executable, "-m", "autograder.pipeline.nbgrader_app"]
+# nbgrader's command, started faster than `python -m nbgrader` (pipeline/course/nbgrader_app.py).
+NBGRADER = [sys.executable, "-m", "autograder.pipeline.course.nbgrader_app"]
 
 
 def tool_env(**extra: str) -> dict[str, str]:

@@ -22,8 +22,8 @@ from typing import Any
 from sqlalchemy import Column, Float, MetaData, String, Table, delete, insert, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from autograder.pipeline.csv_file import locked
-from autograder.pipeline.student_ids import canonical, spelled_as_recorded, twin_of
+from autograder.pipeline.intake.student_ids import canonical, spelled_as_recorded, twin_of
+from autograder.pipeline.records.csv_file import locked
 
 PENDING = Table(
     "autograder_pending_extension",

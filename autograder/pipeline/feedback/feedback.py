@@ -37,10 +37,10 @@ from traitlets import Bool, default
 
 from autograder.authoring.graded_table import parts_of
 from autograder.cells import HIDDEN_TESTS, region_lines
-from autograder.pipeline.course import NBGRADER, Course, GradingError, tool_env
-from autograder.pipeline.csv_file import locked
-from autograder.pipeline.grade_record import grade_states, grading_folder
-from autograder.pipeline.intake import ATTACHMENT_REFERENCE, MAX_SOURCE_CHARS
+from autograder.pipeline.course.course import NBGRADER, Course, GradingError, tool_env
+from autograder.pipeline.intake.intake import ATTACHMENT_REFERENCE, MAX_SOURCE_CHARS
+from autograder.pipeline.records.csv_file import locked
+from autograder.pipeline.records.grade_record import grade_states, grading_folder
 
 PLACEHOLDER = "# (hidden checks ran here; their names and results are shown below)"
 
