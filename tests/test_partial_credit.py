@@ -21,12 +21,12 @@ from nbgrader.api import Gradebook
 from nbgrader.utils import determine_grade
 
 from autograder.authoring import registry
+from autograder.authoring.check_modules import check_modules
 from autograder.authoring.registry import (
     CellGrade,
     CheckFailed,
     CheckResult,
     StopChecks,
-    check_modules,
     checks_for,
     grade_cell,
 )

@@ -104,7 +104,7 @@ def _records(
 
 
 def _cell(student: str) -> str:
-    from autograder.pipeline.records.report import spreadsheet_safe
+    from autograder.pipeline.records.safe_text import spreadsheet_safe
 
     return spreadsheet_safe(student)
 

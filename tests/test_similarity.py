@@ -17,7 +17,8 @@ from autograder.examples import ROOT, solution_answers
 from autograder.pipeline.course.course import Course
 from autograder.pipeline.engines.jobs_and_outcomes import Outcome
 from autograder.pipeline.records import similarity
-from autograder.pipeline.records.report import spreadsheet_safe, write_csv
+from autograder.pipeline.records.report import write_csv
+from autograder.pipeline.records.safe_text import spreadsheet_safe
 from autograder.pipeline.records.similarity import REFERENCE, THRESHOLD, check_class, compare_class
 from tests.mutants import mutated_cells
 from tests.similarity_corpus import (

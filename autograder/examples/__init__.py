@@ -336,7 +336,7 @@ def find_outside(
     """Where the secrets of the course at ``course_root`` really are (it must be generated)."""
     from sqlalchemy.engine import make_url
 
-    from autograder.authoring.registry import check_modules
+    from autograder.authoring.check_modules import check_modules
     from autograder.isolation.staging import AUTOGRADER
     from autograder.pipeline.course.course import Course
 

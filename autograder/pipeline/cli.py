@@ -39,6 +39,7 @@ from autograder.pipeline.engines.preloaded_workers import preloaded_forkserver
 from autograder.pipeline.intake.zip_intake import collect_from_zip
 from autograder.pipeline.records import report, similarity
 from autograder.pipeline.records.grade_record import read_record
+from autograder.pipeline.records.safe_text import shown
 
 if TYPE_CHECKING:
     from autograder.examples import Sample
@@ -351,8 +352,8 @@ def run_new(args: argparse.Namespace) -> int:
 
 def run_lint(args: argparse.Namespace) -> int:
     """The authoring lint of the course; 1 when it finds problems."""
+    from autograder.authoring.check_modules import CHECKS_FOLDER
     from autograder.authoring.lint import lint_course, write_tables
-    from autograder.authoring.registry import CHECKS_FOLDER
 
     root = args.course.resolve()
     imported = CHECKS_FOLDER.parents[1]
@@ -387,8 +388,7 @@ def run_extend(args: argparse.Namespace) -> int:
     problem = student_id_problem(student)
     if problem:
         print(
-            f"error: expected a student id ({STUDENT_ID}), got {report.shown(args.student)!r}: "
-            f"{problem}",
+            f"error: expected a student id ({STUDENT_ID}), got {shown(args.student)!r}: {problem}",
             file=sys.stderr,
         )
         return 2
@@ -419,7 +419,7 @@ def run_feedback(args: argparse.Namespace) -> int:
     except GradingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    names = ", ".join(report.shown(s) for s in changed)
+    names = ", ".join(shown(s) for s in changed)
     print(
         f"feedback of {args.assignment}: {len(changed)} page{'s' * (len(changed) != 1)} written "
         f"again{': ' + names if names else ''}; {len(unchanged)} unchanged, left as they were"

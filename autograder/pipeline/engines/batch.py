@@ -50,7 +50,7 @@ from autograder.pipeline.intake.student_ids import (
     spelled_as_recorded,
     student_id_problem,
 )
-from autograder.pipeline.records.report import shown
+from autograder.pipeline.records.safe_text import shown
 from autograder.pipeline.worker.one_submission import grade_one, warm_up
 from autograder.private_apis import pool_processes
 from autograder.untrusted import valid_text

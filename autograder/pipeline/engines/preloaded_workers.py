@@ -22,7 +22,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
-from autograder.authoring.registry import check_modules
+from autograder.authoring.check_modules import check_modules
 from autograder.private_apis import forget_forkserver, forkserver_pid, start_forkserver
 
 

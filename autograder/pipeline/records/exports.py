@@ -13,7 +13,7 @@ from autograder.pipeline.gradescope.gradescope import refresh_results
 from autograder.pipeline.intake.roster import RosterError, read_roster
 from autograder.pipeline.intake.student_ids import canonical
 from autograder.pipeline.records.grade_record import grading_folder, record_of, refresh_csv
-from autograder.pipeline.records.report import spreadsheet_safe
+from autograder.pipeline.records.safe_text import spreadsheet_safe
 
 
 class GradeRecordExport(CsvExportPlugin):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.pipeline.records.csv_file import locked, replace_csv
+from autograder.pipeline.records.safe_text import spreadsheet_safe
 
 # The CSV's columns that come from the gradebook, after the autograded ``score``.
 COLUMNS = ("manual", "late_penalty", "total", "total_max")
@@ -148,8 +149,6 @@ def fill_rows(header: list[str], rows: list[list[object]], record: GradeRecord) 
     """Write ``record``'s ``score`` and :data:`COLUMNS` into the rows (of a CSV with ``header``)
     of the students it holds; how many.  A row is found by its first cell as written (a guard
     is never stripped to match a row back), and a row the record lacks is left as it is."""
-    from autograder.pipeline.records.report import spreadsheet_safe
-
     names = ("score", *COLUMNS)
     if not set(names) <= set(header):
         return 0

@@ -17,25 +17,7 @@ from autograder.cells import is_test_cell
 from autograder.pipeline.engines.jobs_and_outcomes import Outcome
 from autograder.pipeline.records.csv_file import locked, replace_csv
 from autograder.pipeline.records.grade_record import COLUMNS, GradeRecord, Totals, fill_rows
-
-
-def shown(text: str) -> str:
-    """``text`` safe to print on a terminal: control characters and newlines escaped."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape", "backslashreplace").decode("ascii")
-        for c in text
-    )
-
-
-def spreadsheet_safe(text: str) -> str:
-    """``text`` shown escaped, and never read as a formula by a spreadsheet (=, +, -, @).
-
-    A text that starts with the guard's own apostrophe is guarded too, so two texts never give
-    one cell (``'alice`` is not ``alice``).  A cell is matched back by writing the name again
-    and comparing, never by stripping the guard.
-    """
-    text = shown(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "'") else text
+from autograder.pipeline.records.safe_text import shown, spreadsheet_safe
 
 
 def scores_of(outcome: Outcome, max_points: dict[str, float]) -> dict[str, float]:

@@ -55,7 +55,7 @@ from autograder.judging.containment import confine, death
 from autograder.judging.limits import JudgeLimits
 from autograder.pipeline.engines.jobs_and_outcomes import Outcome
 from autograder.pipeline.records import fingerprints
-from autograder.pipeline.records.report import shown
+from autograder.pipeline.records.safe_text import shown
 from autograder.untrusted import read_regular_file
 
 if TYPE_CHECKING:
