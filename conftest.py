@@ -17,8 +17,8 @@ if not all(_name in os.environ for _name in _DIRS):
     for _name in _DIRS:
         os.environ.setdefault(_name, os.path.join(_scratch, _name.lower()))
 os.environ.setdefault("MPLBACKEND", "Agg")
-# The grading command's course secret (autograder/pipeline/course_secret.py): a fixed one of the
-# test run's own, so that no test reads or writes the user's, and the in-process grading of the
+# The grading command's course secret (autograder/pipeline/course/course_secret.py): a fixed one of
+# the test run's own, so that no test reads or writes the user's, and the in-process grading of the
 # same submissions (the public development secret) draws other hidden inputs.
 if "ATTENTION_LAB_SECRET_FILE" not in os.environ:
     _secret_folder = tempfile.mkdtemp(prefix="attention-lab-test-secret-")

@@ -8,14 +8,14 @@ import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 
-from autograder.pipeline.feedback import (
+from autograder.pipeline.course.plain_autograde import autograde_preprocessors
+from autograder.pipeline.feedback.feedback import (
     FitFigures,
     GetGradesOrPending,
     OfflineFeedbackExporter,
     RedactHiddenTests,
     SanitizeOutputs,
 )
-from autograder.pipeline.plain_autograde import autograde_preprocessors
 
 c = get_config()  # noqa: F821  (nbgrader injects get_config)
 
@@ -60,4 +60,4 @@ c.GenerateFeedback.exporter_class = OfflineFeedbackExporter
 
 # `nbgrader export`: nbgrader's CSV to grading/grades.csv (not the repository root), then each
 # grading/<assignment>_grades.csv brought up to date from the gradebook (manual points too).
-c.ExportApp.plugin_class = "autograder.pipeline.exports.GradeRecordExport"
+c.ExportApp.plugin_class = "autograder.pipeline.records.exports.GradeRecordExport"

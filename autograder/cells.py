@@ -50,7 +50,7 @@ _HIDDEN_CHECK_CALL = re.compile(
 def hidden_calls(source: str) -> list[tuple[str, str]]:
     """(assignment, grade id) of every hidden line ``run_hidden_checks("<assignment>", "<grade
     id>", ...)`` in a cell's source, however it is quoted: the grading run's checkpoint is read
-    from it (pipeline/judged_notebook.py), so nothing disagrees on what counts as one."""
+    from it (pipeline/worker/judged_notebook.py), so nothing disagrees on what counts as one."""
     return [(found[2], found[4]) for found in _HIDDEN_CHECK_CALL.finditer(source)]
 
 

@@ -4,8 +4,8 @@ deep inside a grading batch.
 
 - ``multiprocessing.forkserver._forkserver`` with ``_forkserver_pid`` and ``_stop()``: no public
   API stops a forkserver, and a new preload list is read only by a new server
-  (pipeline/preloaded_workers.py); ``multiprocessing.forkserver.ensure_running()``, undocumented,
-  starts one before the first worker asks for it;
+  (pipeline/engines/preloaded_workers.py); ``multiprocessing.forkserver.ensure_running()``,
+  undocumented, starts one before the first worker asks for it;
 - ``ProcessPoolExecutor._processes``: a pool's processes, to kill them with what they are grading
   (Python 3.14 adds ``kill_workers()``; this project supports 3.11);
 - ``torch.utils._python_dispatch.TorchDispatchMode``: the only way to see the aten ops a call
@@ -16,9 +16,9 @@ deep inside a grading batch.
 
 Two subclass hooks cannot live here, since a subclass overrides them where it is defined; their
 canaries are in the same test file: nbgrader's ``GetGrades._get_score`` and nbconvert's
-``TemplateExporter._template_paths`` (both in pipeline/feedback.py).  ``attention_lab/profiling.py``
-keeps its own (torch's legacy profiler, for CPU peak memory): the student package cannot import
-the grader's; it has a canary there too.
+``TemplateExporter._template_paths`` (both in pipeline/feedback/feedback.py).
+``attention_lab/profiling.py`` keeps its own (torch's legacy profiler, for CPU peak memory): the
+student package cannot import the grader's; it has a canary there too.
 
 This module is copied into the grading sandbox (the kernel's side of judging uses the dispatch
 mode), so it imports only the standard library at module level.

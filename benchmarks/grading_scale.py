@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder.examples import Sample, build_course, honest_class  # noqa: E402
-from autograder.pipeline.course import tool_env  # noqa: E402
+from autograder.pipeline.course.course import tool_env  # noqa: E402
 
 ASSIGNMENTS = [p.name for p in sorted((ROOT / "solutions").iterdir()) if p.is_dir()]
 HEAVIEST = ("04_depth", "05_sentiment")

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from autograder.examples import build_course, honest_class  # noqa: E402
-from autograder.pipeline.course import tool_env  # noqa: E402
+from autograder.pipeline.course.course import tool_env  # noqa: E402
 
 
 def timed(command: list[str], cwd: Path) -> float:

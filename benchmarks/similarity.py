@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 import tests.mutants  # noqa: E402
 from autograder.examples import solution_answers  # noqa: E402
-from autograder.pipeline.similarity import THRESHOLD, compare_class, report_html  # noqa: E402
+from autograder.pipeline.records.similarity import THRESHOLD, compare_class, report_html  # noqa: E402
 from tests.mutants import mutated_cells  # noqa: E402
 from tests.similarity_corpus import calibration, release, renamed, submission  # noqa: E402
 

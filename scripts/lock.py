@@ -9,7 +9,7 @@ newer ones, which a newer Python's resolution need not), then rewrites the secti
 ``GENERATED`` with the versions installed there.  A package that only some Python versions
 need (from a marker such as ``python_version < "3.12"`` in whatever requires it) gets the marker
 that says which.  At the end it records which packages each audience's extra (student, grader)
-pulls in, top-level ones included: autograder/pipeline/release.py copies those packages' pins into
+pulls in, top-level ones included: pipeline/course/release.py copies those packages' pins into
 the student bundle and the Gradescope zip.  tests/test_lock.py then checks any installed
 environment against the result.
 """
@@ -41,7 +41,7 @@ AUDIENCES = ("student", "grader")
 NEEDS = "# {extra} needs: "  # the record's lines; release.py reads them by this prefix
 RECORD = (
     "# What each extra pulls in, top part included: its pins, and no others, go into the student\n"
-    "# bundle (student) and the Gradescope zip (grader); autograder/pipeline/release.py, lock_pins."
+    "# bundle (student) and the Gradescope zip (grader); pipeline/course/release.py, lock_pins."
 )
 
 HEADER = f"""{GENERATED} from the pins above (do not edit by hand): everything they pull in.

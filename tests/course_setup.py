@@ -10,12 +10,12 @@ from nbgrader.api import Gradebook
 from traitlets.config import Configurable
 
 from autograder.examples import build_course
-from autograder.pipeline.course import Course
+from autograder.pipeline.course.course import Course
 
 ASSIGNMENT = "01_attention"
 DUE = datetime(2026, 11, 20, 12, 0)
 LATE_PENALTIES = (
-    '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
+    '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.course.deadlines.'
     'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.25\n'
 )
 

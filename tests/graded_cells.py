@@ -5,7 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from autograder.authoring.registry import CellGrade, CheckResult
-from autograder.pipeline.jobs_and_outcomes import GradedCell
+from autograder.pipeline.engines.jobs_and_outcomes import GradedCell
 
 
 def graded_cell(

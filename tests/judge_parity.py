@@ -28,10 +28,10 @@ from nbgrader.utils import determine_grade
 from autograder.authoring.registry import VISIBLE_CHECK_FAILED, CellGrade
 from autograder.cells import is_test_cell
 from autograder.examples import Sample, build_course
-from autograder.pipeline.batch import grade
-from autograder.pipeline.course import Course
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.verdicts import shown_verdict
+from autograder.pipeline.course.course import Course
+from autograder.pipeline.engines.batch import grade
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.worker.verdicts import shown_verdict
 from autograder.suite.submission import DEMO_TAG
 from tests.mutants import Mutant, mutated_cells
 

@@ -1,4 +1,4 @@
-"""The corpus that calibrates the similarity threshold (autograder/pipeline/similarity.py).
+"""The corpus that calibrates the similarity threshold (autograder/pipeline/records/similarity.py).
 
 Must be flagged: six copies of each assignment's reference answers: verbatim, with every local
 variable and attribute renamed, reformatted by a real formatter at another line width, padded with
@@ -33,7 +33,7 @@ import nbformat
 import tests.mutants
 from autograder.cells import answer_cells
 from autograder.examples import solution_answers
-from autograder.pipeline.similarity import REFERENCE, Comparison, compare_class
+from autograder.pipeline.records.similarity import REFERENCE, Comparison, compare_class
 from tests.mutants import Mutant, mutated_cells
 
 ROOT = Path(__file__).resolve().parents[1]

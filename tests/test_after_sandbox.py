@@ -14,12 +14,12 @@ import nbformat
 import pytest
 
 from autograder.examples import build_course
-from autograder.pipeline import feedback
-from autograder.pipeline.batch import _recorded
-from autograder.pipeline.course import Course, GradingError
-from autograder.pipeline.feedback import generate_feedback
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.report import format_table, max_points_of, write_csv
+from autograder.pipeline.course.course import Course, GradingError
+from autograder.pipeline.engines.batch import _recorded
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.feedback import feedback
+from autograder.pipeline.feedback.feedback import generate_feedback
+from autograder.pipeline.records.report import format_table, max_points_of, write_csv
 from tests.graded_cells import graded_cell
 
 ASSIGNMENT = "01_attention"

@@ -22,8 +22,9 @@ import nbformat
 import pytest
 
 from autograder.authoring import reference_bans
+from autograder.authoring.check_modules import check_modules
 from autograder.authoring.reference_bans import ReferenceBan, bans_of, bans_using
-from autograder.authoring.registry import CheckFailed, check_modules, checks_for, grade_cell
+from autograder.authoring.registry import CheckFailed, checks_for, grade_cell
 from autograder.cells import is_test_cell
 from autograder.examples import solution_answers
 from autograder.judging import proxies, source_bans

@@ -19,8 +19,8 @@ from nbgrader.api import Gradebook
 
 from autograder.examples import UNSCALED, Sample, build_course
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import tool_env
-from autograder.pipeline.gradescope import SCHEMA
+from autograder.pipeline.course.course import tool_env
+from autograder.pipeline.gradescope.gradescope import SCHEMA
 from tests.test_notebooks import marked_region
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.usefixtures("sandbox_required")]
@@ -68,7 +68,7 @@ def test_a_canvas_class_from_download_to_gradebook_csv(tmp_path: Path, capsys):
     build_course(root, samples)  # every timestamp.txt says 2026-11-20 12:00 UTC
     with (root / "nbgrader_config.py").open("a") as config:
         config.write(
-            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.deadlines.'
+            '\nc.AssignLatePenalties.plugin_class = "autograder.pipeline.course.deadlines.'
             'FractionPerDayLate"\nc.FractionPerDayLate.fraction_per_day = 0.1\n'
         )
     db = f"sqlite:///{root / 'grading' / 'gradebook.db'}"
@@ -124,7 +124,7 @@ def test_a_canvas_class_from_download_to_gradebook_csv(tmp_path: Path, capsys):
 
     # Canvas: a column of totals, a row per roster student; a roster missing one is refused.
     canvas = root / "grading" / "canvas_grades.csv"
-    exporter = ["--exporter", "autograder.pipeline.exports.CanvasExportPlugin"]
+    exporter = ["--exporter", "autograder.pipeline.records.exports.CanvasExportPlugin"]
     result = _export(root, *exporter)
     assert result.returncode == 0, result.stderr[-2000:]
     with canvas.open(newline="") as handle:

@@ -14,16 +14,16 @@ from autograder.authoring import hidden_seeds
 from autograder.isolation.sandbox import sandbox_system_paths
 from autograder.isolation.staging import secret_paths
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import GradingError
-from autograder.pipeline.course_secret import (
+from autograder.pipeline.course.course import GradingError
+from autograder.pipeline.course.course_secret import (
     SECRET_FILE_ENV,
     check_location,
     course_secret,
     default_secret_path,
     secret_path,
 )
-from autograder.pipeline.dask_engine import GradingSetup
-from autograder.pipeline.one_submission import warm_up
+from autograder.pipeline.engines.dask_engine import GradingSetup
+from autograder.pipeline.worker.one_submission import warm_up
 
 HEX_SECRET = re.compile(r"[0-9a-f]{64}\n")
 

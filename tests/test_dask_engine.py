@@ -25,11 +25,11 @@ from distributed import Client, LocalCluster
 from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET
 from autograder.examples import DEMO_CLASS, build_course
 from autograder.isolation import sandbox
-from autograder.pipeline.batch import grade
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import Course, GradingError, tool_env
-from autograder.pipeline.dask_engine import GradingSetup
-from autograder.pipeline.jobs_and_outcomes import DaskCluster, Settings
+from autograder.pipeline.course.course import Course, GradingError, tool_env
+from autograder.pipeline.engines.batch import grade
+from autograder.pipeline.engines.dask_engine import GradingSetup
+from autograder.pipeline.engines.jobs_and_outcomes import DaskCluster, Settings
 from tests.processes import descends_from_this_process, parent_of
 
 pytestmark = pytest.mark.slow

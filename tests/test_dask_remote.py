@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.examples import DEMO_CLASS, build_course
-from autograder.pipeline.course import tool_env
+from autograder.pipeline.course.course import tool_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox, pytest.mark.usefixtures("sandbox_required")]
 

@@ -16,7 +16,7 @@ import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import (
+from autograder.pipeline.course.course import (
     Course,
     GradingError,
     check_pending_extensions,
@@ -24,11 +24,11 @@ from autograder.pipeline.course import (
     record,
     tool_env,
 )
-from autograder.pipeline.deadlines import FractionPerDayLate
-from autograder.pipeline.extensions import pending
-from autograder.pipeline.grade_record import read_record
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.report import format_table, max_points_of, write_csv
+from autograder.pipeline.course.deadlines import FractionPerDayLate
+from autograder.pipeline.course.extensions import pending
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.records.grade_record import read_record
+from autograder.pipeline.records.report import format_table, max_points_of, write_csv
 from tests.course_setup import ASSIGNMENT, DUE, course_with_penalties, released
 from tests.graded_cells import graded_cell
 
@@ -307,7 +307,7 @@ def test_an_honestly_late_submission_reads_the_same_in_every_record(exchange_cou
         with grades_csv.open(newline="") as handle:
             row = next(csv.DictReader(handle))
         canvas = _nbgrader_export(
-            course, "--exporter", "autograder.pipeline.exports.CanvasExportPlugin"
+            course, "--exporter", "autograder.pipeline.records.exports.CanvasExportPlugin"
         )
         with canvas.open(newline="") as handle:
             canvas_row = list(csv.reader(handle))[2]
@@ -341,7 +341,7 @@ def test_an_honestly_late_submission_reads_the_same_in_every_record(exchange_cou
 def test_a_claimed_time_no_evidence_confirms_reads_unverified_in_every_record(course: Course):
     """Issue 39: handed in by hand, with a timestamp.txt an hour before the due date: no penalty
     is invented, and the grade CSV, the table and the feedback page say the time is unverified."""
-    from autograder.pipeline.feedback import generate_feedback
+    from autograder.pipeline.feedback.feedback import generate_feedback
 
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)

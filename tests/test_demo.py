@@ -13,11 +13,11 @@ import nbformat
 import pytest
 
 from autograder.examples import DEMO_CLASS
-from autograder.pipeline.course import tool_env
-from autograder.pipeline.feedback import PLACEHOLDER
-from autograder.pipeline.grade_record import COLUMNS
-from autograder.pipeline.report import SIMILARITY
-from autograder.pipeline.similarity import REFERENCE
+from autograder.pipeline.course.course import tool_env
+from autograder.pipeline.feedback.feedback import PLACEHOLDER
+from autograder.pipeline.records.grade_record import COLUMNS
+from autograder.pipeline.records.report import SIMILARITY
+from autograder.pipeline.records.similarity import REFERENCE
 
 pytestmark = pytest.mark.usefixtures("sandbox_required")
 

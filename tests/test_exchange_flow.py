@@ -16,7 +16,7 @@ from nbgrader.api import Gradebook
 
 from autograder.examples import UNSCALED, Sample, build_course, build_submission, solution_answers
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import tool_env
+from autograder.pipeline.course.course import tool_env
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,7 @@
 
 from nbformat.v4 import new_code_cell, new_output
 
-from autograder.pipeline.feedback import PLACEHOLDER, redact_cell, redact_source
+from autograder.pipeline.feedback.feedback import PLACEHOLDER, redact_cell, redact_source
 
 CELL = """assert f(1) == 2, "public check"
 ### BEGIN HIDDEN TESTS

@@ -14,8 +14,8 @@ import pytest
 from nbformat.v4 import new_code_cell, new_output
 
 from autograder.examples import Sample, build_course
-from autograder.pipeline.course import tool_env
-from autograder.pipeline.feedback import FIT_FIGURES_CSS
+from autograder.pipeline.course.course import tool_env
+from autograder.pipeline.feedback.feedback import FIT_FIGURES_CSS
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 

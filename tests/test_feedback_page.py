@@ -174,7 +174,7 @@ def test_the_summary_names_each_graded_cell(page: str):
 
 
 def test_a_table_the_student_broke_costs_the_names_not_the_page():
-    from autograder.pipeline.feedback import graded_parts
+    from autograder.pipeline.feedback.feedback import graded_parts
 
     table = (
         "**What is graded** (2 points in all):\n\n"
@@ -203,7 +203,7 @@ def test_pending_comes_from_the_gradebook(tmp_path: Path):
     """GetGradesOrPending marks a written answer nobody has graded yet, and only that."""
     from nbgrader.api import Gradebook
 
-    from autograder.pipeline.feedback import GetGradesOrPending
+    from autograder.pipeline.feedback.feedback import GetGradesOrPending
     from autograder.private_apis import stamp_gradebooks_in_process
 
     stamp_gradebooks_in_process()  # a new gradebook, as the grader's commands make one
@@ -256,7 +256,7 @@ def test_a_reference_repeated_thousands_of_times_is_shown_as_text():
     # Issue 39: nine cells, each a 60 kB address used 5,700 times, spelled out 3 GB of links;
     # the feedback ran into its memory limit twice and the student had no page.  Two cells of a
     # 20 kB address used 1,000 times (40 MB of links before) keep this test fast.
-    from autograder.pipeline.feedback import LINKS_TOO_LONG
+    from autograder.pipeline.feedback.feedback import LINKS_TOO_LONG
 
     hostile = _repeated_reference(1_000, 20_000)
     notebook = new_notebook(
@@ -276,7 +276,7 @@ def test_a_reference_repeated_thousands_of_times_is_shown_as_text():
 
 
 def test_the_bound_on_links_is_the_pages_not_each_cells():
-    from autograder.pipeline.feedback import LINKS_TOO_LONG, MAX_LINK_CHARS
+    from autograder.pipeline.feedback.feedback import LINKS_TOO_LONG, MAX_LINK_CHARS
 
     uses = MAX_LINK_CHARS * 3 // 5 // 10_000  # three fifths of the bound, in each cell
     cells = [new_markdown_cell(_repeated_reference(uses, 10_000)) for _ in range(2)]
@@ -294,7 +294,11 @@ def test_a_line_of_brackets_costs_its_length_not_its_square():
 
 
 def test_an_unverified_submission_time_is_said_at_the_top(page: str):
-    from autograder.pipeline.submission_time import FEEDBACK_NOTE, UNVERIFIED, mark_graded_copy
+    from autograder.pipeline.intake.submission_time import (
+        FEEDBACK_NOTE,
+        UNVERIFIED,
+        mark_graded_copy,
+    )
 
     notebook = _notebook()
     said = f"{UNVERIFIED}: timestamp.txt, which the student can write, says <b>noon</b>"

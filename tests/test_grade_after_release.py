@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.pipeline.course import Course, GradingError, instructor_side
+from autograder.pipeline.course.course import Course, GradingError, instructor_side
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_attention"

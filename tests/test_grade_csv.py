@@ -7,9 +7,15 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from types import SimpleNamespace
 
-from autograder.pipeline.grade_record import COLUMNS, GradeRecord, Totals, refresh_csv, totals_of
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.report import PENDING_LEGEND, SIMILARITY, format_table, write_csv
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.records.grade_record import (
+    COLUMNS,
+    GradeRecord,
+    Totals,
+    refresh_csv,
+    totals_of,
+)
+from autograder.pipeline.records.report import PENDING_LEGEND, SIMILARITY, format_table, write_csv
 from tests.graded_cells import graded_cell
 
 POINTS = {"q1": 2.0, "q2": 1.0}

@@ -34,10 +34,11 @@ from autograder.examples import (
     read_probe,
     solution_answers,
 )
-from autograder.pipeline import cli, gradescope_run
-from autograder.pipeline.gradescope import SCHEMA
-from autograder.pipeline.gradescope_zip import SECRET_ENV, SECRET_FILE
-from autograder.pipeline.release import lock_pins
+from autograder.pipeline import cli
+from autograder.pipeline.course.release import lock_pins
+from autograder.pipeline.gradescope import gradescope_run
+from autograder.pipeline.gradescope.gradescope import SCHEMA
+from autograder.pipeline.gradescope.gradescope_zip import SECRET_ENV, SECRET_FILE
 from tests.test_lock import audience_differences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +105,7 @@ def test_the_zip_holds_the_scripts_the_grader_and_the_course_secret(tmp_path: Pa
         "requirements.txt",
         "gradescope.json",
         SECRET_FILE,
-        "autograder/pipeline/gradescope_run.py",
+        "autograder/pipeline/gradescope/gradescope_run.py",
         "attention_lab/__init__.py",
         f"attention_lab/reference/a{ASSIGNMENT[:2]}_attention.py",
         "course/nbgrader_config.py",

@@ -28,10 +28,10 @@ import pytest
 from autograder.examples import UNSCALED, Sample, build_course, solution_answers
 from autograder.isolation import sandbox
 from autograder.judging.limits import JudgeLimits
-from autograder.pipeline import intake
-from autograder.pipeline.batch import grade
-from autograder.pipeline.course import Course
-from autograder.pipeline.jobs_and_outcomes import Outcome, Settings
+from autograder.pipeline.course.course import Course
+from autograder.pipeline.engines.batch import grade
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome, Settings
+from autograder.pipeline.intake import intake
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.examples import UNSCALED, Sample, build_course
-from autograder.pipeline.course import tool_env
+from autograder.pipeline.course.course import tool_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from autograder.pipeline.intake import (
+from autograder.pipeline.intake.intake import (
     MAX_BYTES,
     MAX_CELL_CHARS,
     MAX_CELLS,
@@ -389,8 +389,8 @@ def test_scratch_cells_stay_in_place_with_the_outputs_they_were_submitted_with()
         SOURCES.get(nbgrader(cell).get("grade_id"), cell.source) for cell in notebook.cells
     ]
     assert result.notebook.cells[0].metadata == {"tags": ["mine"]}
-    # The graded copy shows what was submitted (pipeline/verdicts.py checks it): the grading run
-    # keeps no output of its own.
+    # The graded copy shows what was submitted (pipeline/worker/verdicts.py checks it): the grading
+    # run keeps no output of its own.
     kept = {cell.source: cell.get("outputs") for cell in result.notebook.cells}
     assert kept["attention(q, k, v)"][0]["text"] == "tensor(...)"
     assert kept[cell_of(result.notebook, "attention").source][0]["text"] == "stale"

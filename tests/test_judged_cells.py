@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from autograder.examples import UNSCALED, Sample, build_course, solution_answers
-from autograder.pipeline.course import tool_env
+from autograder.pipeline.course.course import tool_env
 from tests.judge_parity import recorded
 
 pytestmark = [pytest.mark.usefixtures("sandbox_required"), pytest.mark.slow, pytest.mark.sandbox]

@@ -7,7 +7,8 @@ from pathlib import Path
 import nbformat
 
 from autograder.examples import solution_answers
-from autograder.pipeline import intake, judged_notebook
+from autograder.pipeline.intake import intake
+from autograder.pipeline.worker import judged_notebook
 from tests.test_grading_corpus import SETUP, _handed_in
 
 ROOT = Path(__file__).resolve().parents[1]

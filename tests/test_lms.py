@@ -13,13 +13,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder.pipeline.course import Course, GradingError
-from autograder.pipeline.grade_record import Totals
-from autograder.pipeline.gradescope import SCHEMA, results_of
-from autograder.pipeline.intake import MAX_BYTES
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.roster import RosterError, read_roster
-from autograder.pipeline.zip_intake import unpack_canvas_zip
+from autograder.pipeline.course.course import Course, GradingError
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.gradescope.gradescope import SCHEMA, results_of
+from autograder.pipeline.intake.intake import MAX_BYTES
+from autograder.pipeline.intake.roster import RosterError, read_roster
+from autograder.pipeline.intake.zip_intake import unpack_canvas_zip
+from autograder.pipeline.records.grade_record import Totals
 from tests.graded_cells import graded_cell
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -213,7 +213,7 @@ def _canvas_export(tmp_path: Path, roster: str, students: list[str]) -> Path:
     from nbgrader.api import Gradebook
     from traitlets.config import Configurable
 
-    from autograder.pipeline.exports import CanvasExportPlugin
+    from autograder.pipeline.records.exports import CanvasExportPlugin
     from autograder.private_apis import stamp_gradebooks_in_process
 
     stamp_gradebooks_in_process()  # a new gradebook, as the grader's commands make one

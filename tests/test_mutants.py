@@ -46,7 +46,7 @@ from autograder.authoring.registry import (
 from autograder.authoring.requiring import REQUIRED
 from autograder.examples import solution_answers
 from autograder.judging.containment import death
-from autograder.pipeline.feedback import redact_source
+from autograder.pipeline.feedback.feedback import redact_source
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
 from tests.judge_parity import assert_judge_agrees
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells

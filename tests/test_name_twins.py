@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline.batch import without_twins
+from autograder.pipeline.engines.batch import without_twins
 
 ASSIGNMENT = "01_attention"
 
@@ -95,7 +95,7 @@ def test_a_letter_and_a_digit_that_print_alike_ask_for_a_new_name(tmp_path: Path
 @pytest.mark.slow  # seconds: kept out of the fast tier
 def test_a_name_typed_composed_finds_the_folder_written_decomposed(tmp_path: Path):
     from autograder.examples import build_course
-    from autograder.pipeline.course import Course, find_submissions
+    from autograder.pipeline.course.course import Course, find_submissions
 
     build_course(tmp_path, [])
     decomposed = "zoe\u0308"

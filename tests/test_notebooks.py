@@ -15,7 +15,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
-from autograder.pipeline.course import NBGRADER
+from autograder.pipeline.course.course import NBGRADER
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir() if p.is_dir())

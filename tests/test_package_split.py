@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from autograder.isolation.staging import build_staging, copy_package
-from autograder.pipeline.release import ROOT, assignments, leaks, released_with
+from autograder.pipeline.course.release import ROOT, assignments, leaks, released_with
 
 ASSIGNMENTS = assignments()
 REFERENCES = sorted(p.stem for p in (ROOT / "attention_lab" / "reference").glob("a[0-9]*.py"))

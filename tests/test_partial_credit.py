@@ -21,18 +21,18 @@ from nbgrader.api import Gradebook
 from nbgrader.utils import determine_grade
 
 from autograder.authoring import registry
+from autograder.authoring.check_modules import check_modules
 from autograder.authoring.registry import (
     CellGrade,
     CheckFailed,
     CheckResult,
     StopChecks,
-    check_modules,
     checks_for,
     grade_cell,
 )
 from autograder.examples import Sample, build_course
 from autograder.pipeline.cli import main
-from autograder.pipeline.verdicts import apply_verdicts, shown_verdict
+from autograder.pipeline.worker.verdicts import apply_verdicts, shown_verdict
 from tests.mutants import mutated_cells
 from tests.mutants.m01_attention import WRONG
 from tests.test_notebooks import marked_region

@@ -23,9 +23,9 @@ from nbgrader.api import Gradebook
 
 from autograder.examples import UNSCALED, Sample, build_course
 from autograder.isolation import sandbox
-from autograder.pipeline.course import Course, tool_env
-from autograder.pipeline.extensions import pending
-from autograder.pipeline.report import max_points_of
+from autograder.pipeline.course.course import Course, tool_env
+from autograder.pipeline.course.extensions import pending
+from autograder.pipeline.records.report import max_points_of
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_attention"

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import Course, GradingError
-from autograder.pipeline.one_submission import one_thread
-from autograder.pipeline.preloaded_workers import (
+from autograder.pipeline.course.course import Course, GradingError
+from autograder.pipeline.engines.preloaded_workers import (
     end_processes,
     end_with,
     lifeline,
     preloaded_forkserver,
     stop_forkserver,
 )
+from autograder.pipeline.worker.one_submission import one_thread
 from autograder.private_apis import forkserver_pid, pool_processes
 
 

@@ -15,7 +15,7 @@ import torch
 
 from autograder import private_apis
 from autograder.judging.kernel import observe
-from autograder.pipeline.preloaded_workers import stop_forkserver
+from autograder.pipeline.engines.preloaded_workers import stop_forkserver
 
 
 def changed(api: str, used_by: str, seen: object) -> str:
@@ -80,7 +80,7 @@ def test_nbgrader_still_scores_each_graded_cell_through_get_score():
 def test_nbconvert_still_takes_template_paths_from_its_private_default():
     from nbconvert.exporters import TemplateExporter
 
-    from autograder.pipeline.feedback import TEMPLATES, OfflineFeedbackExporter
+    from autograder.pipeline.feedback.feedback import TEMPLATES, OfflineFeedbackExporter
 
     paths = OfflineFeedbackExporter().template_paths
     assert hasattr(TemplateExporter, "_template_paths") and paths[:1] == [str(TEMPLATES)], changed(
@@ -130,7 +130,7 @@ def test_a_new_gradebook_is_stamped_without_the_alembic_program(tmp_path, monkey
 def test_the_revision_read_in_process_is_the_one_the_alembic_program_prints():
     from nbgrader.dbutil import _temp_alembic_ini
 
-    from autograder.pipeline.course import tool_env
+    from autograder.pipeline.course.course import tool_env
 
     with _temp_alembic_ini("sqlite:///unused.db") as ini:
         printed = subprocess.check_output(["alembic", "-c", ini, "heads"], env=tool_env())

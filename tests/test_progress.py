@@ -1,5 +1,5 @@
-"""The grading command's progress (pipeline/report.py): a tqdm bar that keeps its clock moving on
-a terminal and writes a log file only when something happens."""
+"""The grading command's progress (pipeline/records/report.py): a tqdm bar that keeps its clock
+moving on a terminal and writes a log file only when something happens."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import time
 import pytest
 from tqdm import tqdm
 
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.report import Progress
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.records.report import Progress
 
 TICK = 0.02
 

@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from nbgrader.api import Gradebook
 
-from autograder.pipeline.batch import without_twins
-from autograder.pipeline.course import Course, find_submissions, record
-from autograder.pipeline.exports import CanvasExportPlugin, GradeRecordExport
-from autograder.pipeline.extensions import grant
-from autograder.pipeline.grade_record import grading_folder, read_record
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.report import format_table, max_points_of, write_csv
+from autograder.pipeline.course.course import Course, find_submissions, record
+from autograder.pipeline.course.extensions import grant
+from autograder.pipeline.engines.batch import without_twins
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.records.exports import CanvasExportPlugin, GradeRecordExport
+from autograder.pipeline.records.grade_record import grading_folder, read_record
+from autograder.pipeline.records.report import format_table, max_points_of, write_csv
 from tests.course_setup import (
     ASSIGNMENT,
     DUE,
@@ -104,7 +104,7 @@ def _records(
 
 
 def _cell(student: str) -> str:
-    from autograder.pipeline.report import spreadsheet_safe
+    from autograder.pipeline.records.safe_text import spreadsheet_safe
 
     return spreadsheet_safe(student)
 

@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from attention_lab.reference.a03_transformer_block import WordTokenizer
+from autograder.authoring.check_modules import check_modules
 from autograder.authoring.reference_bans import (
     TORCH_CAUSAL_MASK,
     TORCH_MULTI_HEAD,
@@ -25,7 +26,7 @@ from autograder.authoring.reference_bans import (
     ReferenceBan,
     bans_of,
 )
-from autograder.authoring.registry import check_modules, checks_for
+from autograder.authoring.registry import checks_for
 from autograder.examples import solution_answers
 from autograder.judging.source_bans import banned_use
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission

@@ -12,10 +12,10 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from autograder.pipeline import release
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import GradingError
-from autograder.pipeline.release import (
+from autograder.pipeline.course import release
+from autograder.pipeline.course.course import GradingError
+from autograder.pipeline.course.release import (
     ROOT,
     assignments,
     build_bundle,

@@ -26,7 +26,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from autograder.isolation.runner import run_notebook
 from autograder.judging.kernel import JUDGE_SOCKET_ENV
 from autograder.judging.protocol import receive_message, send_message
-from autograder.pipeline.verdicts import parse_report
+from autograder.pipeline.worker.verdicts import parse_report
 from autograder.untrusted import read_pipe
 
 REPO = Path(__file__).resolve().parents[1]

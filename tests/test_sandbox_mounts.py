@@ -25,7 +25,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from autograder.examples import Sample, build_course, probe_said, read_probe
 from autograder.isolation import sandbox
 from autograder.isolation.staging import AUTOGRADER, build_staging
-from autograder.pipeline.verdicts import parse_report
+from autograder.pipeline.worker.verdicts import parse_report
 from tests.test_grading_corpus import _rows, probe_reports
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.usefixtures("sandbox_required")]

@@ -15,10 +15,10 @@ import nbformat
 import pytest
 
 from autograder.authoring import scaffold
+from autograder.authoring.check_modules import check_modules
 from autograder.authoring.graded_table import table_problems
 from autograder.authoring.heading_points import heading_problems
 from autograder.authoring.lint import hidden_calls, missing_ids
-from autograder.authoring.registry import check_modules
 from autograder.cells import is_test_cell
 from autograder.pipeline import cli
 

@@ -17,8 +17,8 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.cells import answer_cells, no_hidden_line
-from autograder.pipeline.course import tool_env
-from autograder.pipeline.verdicts import shown_verdict
+from autograder.pipeline.course.course import tool_env
+from autograder.pipeline.worker.verdicts import shown_verdict
 from tests.mutants import Replace, apply_patch
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline.course import GradingError
-from autograder.pipeline.dask_engine import _security, scheduler_address
-from autograder.pipeline.jobs_and_outcomes import DaskCluster
+from autograder.pipeline.course.course import GradingError
+from autograder.pipeline.engines.dask_engine import _security, scheduler_address
+from autograder.pipeline.engines.jobs_and_outcomes import DaskCluster
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Copying is visible to the instructor: copies of the reference answers are flagged, the mutation
 corpus's correct alternatives are not, and nothing about similarity can fail a batch or reach a
-student (autograder/pipeline/similarity.py)."""
+student (autograder/pipeline/records/similarity.py)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ import nbformat
 import pytest
 
 from autograder.examples import ROOT, solution_answers
-from autograder.pipeline import similarity
-from autograder.pipeline.course import Course
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.report import spreadsheet_safe, write_csv
-from autograder.pipeline.similarity import REFERENCE, THRESHOLD, check_class, compare_class
+from autograder.pipeline.course.course import Course
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.records import similarity
+from autograder.pipeline.records.report import write_csv
+from autograder.pipeline.records.safe_text import spreadsheet_safe
+from autograder.pipeline.records.similarity import REFERENCE, THRESHOLD, check_class, compare_class
 from tests.mutants import mutated_cells
 from tests.similarity_corpus import (
     ALTERNATIVES,

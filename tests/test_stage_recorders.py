@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import Tensor, nn
 
+from autograder.authoring.registry import CheckFailed
 from autograder.authoring.stage_recorders import (
     ChangedInTrain,
     Recorder,
+    TrainModeWords,
     change_in_words,
     compare_modes,
+    judge_train_mode,
 )
 
 CLEAN = torch.linspace(-2.0, 3.0, 24, dtype=torch.float64).reshape(4, 6) + 0.01
@@ -51,7 +55,33 @@ def test_a_model_that_only_scales_in_train_mode_is_not_said_to_apply_dropout():
     runs = compare_modes(
         model, {"the part": model.part}, lambda: [("the output", model(x))], torch.Generator()
     )
-    found = runs.first_finding()
+    assert runs.first_mode_finding() is None
+    found = runs.first_train_change()
     assert isinstance(found, ChangedInTrain)
     assert (found.stage, found.verb) == ("the output", "changes")
     assert "multiplied by 1.500" in found.words
+
+
+def test_a_change_no_mistake_names_is_told_as_seen_with_where_the_model_may_drop():
+    model = ScalesInTrainMode(CLEAN)
+    x = torch.randn(4, 6, dtype=torch.float64)
+    words = TrainModeWords(
+        whole="the model",
+        detail="dropout=0.3",
+        mode_switched="a part runs in another mode",
+        random_in_eval="the model draws at random in eval mode",
+        allowed="only the part drops",
+        site=lambda stage: "in train mode the model drops its output",  # never: nothing dropped
+    )
+    with pytest.raises(CheckFailed) as failed:
+        judge_train_mode(
+            model,
+            {"the part": model.part},
+            lambda: [("the output", model(x))],
+            torch.Generator(),
+            words,
+        )
+    assert failed.value.diagnosis == (
+        "in train mode the model changes the output (no value is zeroed: every value is "
+        "multiplied by 1.500; dropout=0.3): only the part drops"
+    )

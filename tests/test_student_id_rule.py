@@ -1,5 +1,5 @@
 """One student-id rule: the batch's folder names, the roster's ids and ``extend``'s argument are
-judged by the same function (autograder/pipeline/student_ids.py)."""
+judged by the same function (autograder/pipeline/intake/student_ids.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from autograder.pipeline.cli import main
-from autograder.pipeline.roster import RosterError, read_roster
-from autograder.pipeline.student_ids import student_id_problem
+from autograder.pipeline.intake.roster import RosterError, read_roster
+from autograder.pipeline.intake.student_ids import student_id_problem
 
 REFUSED = ["", ".", "..", "a/b", " ada", "ada ", "eve\x1b[31m", "jos\udce9", "zero\u200bwidth"]
 ACCEPTED = ["ada", "zoë", "o'brien", "李雷", "ada.lovelace"]

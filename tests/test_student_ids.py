@@ -15,21 +15,21 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline.batch import without_twins
 from autograder.pipeline.cli import main
-from autograder.pipeline.course import Course, find_submissions, record
-from autograder.pipeline.exports import CanvasExportPlugin
-from autograder.pipeline.extensions import pending
-from autograder.pipeline.jobs_and_outcomes import Outcome
-from autograder.pipeline.roster import read_roster
-from autograder.pipeline.student_ids import (
+from autograder.pipeline.course.course import Course, find_submissions, record
+from autograder.pipeline.course.extensions import pending
+from autograder.pipeline.engines.batch import without_twins
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+from autograder.pipeline.intake.roster import read_roster
+from autograder.pipeline.intake.student_ids import (
     _reading,
     canonical,
     look_alike,
     spelled_as_recorded,
     twin_of,
 )
-from autograder.pipeline.zip_intake import unpack_canvas_zip
+from autograder.pipeline.intake.zip_intake import unpack_canvas_zip
+from autograder.pipeline.records.exports import CanvasExportPlugin
 from tests.course_setup import ASSIGNMENT, course_with_penalties, export_with, hand_in, released
 
 COMPOSED = "zo\u00eb"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from autograder.pipeline.release import README
+from autograder.pipeline.course.release import README
 
 
 def test_the_readme_warns_that_linux_gets_the_cuda_build():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline.submission_time import (
+from autograder.pipeline.intake.submission_time import (
     UNVERIFIED,
     ClaimRefused,
     decide,

@@ -16,7 +16,7 @@ AUTOGRADER_MODULES = [
     "autograder.authoring.registry",
     "autograder.authoring.diagnosis",
     "autograder.checks.a01_attention",
-    "autograder.pipeline.batch",
+    "autograder.pipeline.engines.batch",
 ]
 
 

@@ -11,9 +11,9 @@ from nbgrader.api import Gradebook
 
 from autograder.examples import Sample, build_course
 from autograder.isolation import sandbox
-from autograder.pipeline.batch import grade
-from autograder.pipeline.course import Course
-from autograder.pipeline.jobs_and_outcomes import Settings
+from autograder.pipeline.course.course import Course
+from autograder.pipeline.engines.batch import grade
+from autograder.pipeline.engines.jobs_and_outcomes import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 

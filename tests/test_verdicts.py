@@ -5,7 +5,7 @@ import json
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.pipeline.verdicts import (
+from autograder.pipeline.worker.verdicts import (
     MAX_NOTEBOOK_OUTPUT_BYTES,
     apply_verdicts,
     parse_report,
@@ -50,8 +50,8 @@ def test_a_report_keeps_the_cells_told_before_garbage_or_a_cut():
 
 
 def test_a_report_with_escape_sequences_reaches_the_notes_escaped_by_the_table():
-    from autograder.pipeline.jobs_and_outcomes import Outcome
-    from autograder.pipeline.report import format_table
+    from autograder.pipeline.engines.jobs_and_outcomes import Outcome
+    from autograder.pipeline.records.report import format_table
 
     notes: list[str] = []
     row_verdict("ok", None, {"cells": [], "error": "forged\x1b[2J\nalice  13/13  ok"}, [], notes)
@@ -62,7 +62,7 @@ def test_a_report_with_escape_sequences_reaches_the_notes_escaped_by_the_table()
 def test_a_flood_of_empty_outputs_is_read_in_bounded_time_and_said():
     import time
 
-    from autograder.pipeline.verdicts import MAX_NOTEBOOK_OUTPUTS
+    from autograder.pipeline.worker.verdicts import MAX_NOTEBOOK_OUTPUTS
 
     empty = {"output_type": "display_data", "data": {}, "metadata": {}}
     stream = {"output_type": "stream", "name": "stdout", "text": "1\n"}

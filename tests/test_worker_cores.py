@@ -7,7 +7,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 
-from autograder.pipeline.batch import first_core_turn, keep_to_one_core
+from autograder.pipeline.engines.batch import first_core_turn, keep_to_one_core
 
 
 def _report_core(cores, answers) -> None:  # noqa: ANN001 - multiprocessing's proxies

@@ -16,10 +16,10 @@ import pytest
 
 from autograder.examples import UNSCALED, Sample, build_course
 from autograder.isolation import sandbox
-from autograder.pipeline.batch import grade
-from autograder.pipeline.course import Course
-from autograder.pipeline.jobs_and_outcomes import Outcome, Settings
-from autograder.pipeline.worker_deaths import MAX_LOSSES_BEFORE_START
+from autograder.pipeline.course.course import Course
+from autograder.pipeline.engines.batch import grade
+from autograder.pipeline.engines.jobs_and_outcomes import Outcome, Settings
+from autograder.pipeline.engines.worker_deaths import MAX_LOSSES_BEFORE_START
 from tests.processes import descends_from_this_process, parent_of
 
 pytestmark = pytest.mark.slow
@@ -87,7 +87,7 @@ def test_a_killed_worker_costs_no_grade(tmp_path: Path):
 def test_workers_that_die_before_grading_anything_end_the_batch_with_a_row_each(tmp_path: Path):
     # A secret too short to use makes every worker's set-up raise, so each pool breaks before
     # any submission starts: the batch gives each submission up after MAX_LOSSES_BEFORE_START
-    # such pools (pipeline/worker_deaths.py), where it used to start new pools for ever.
+    # such pools (pipeline/engines/worker_deaths.py), where it used to start new pools for ever.
     build_course(tmp_path, SAMPLES[:2])
     course = Course.load(tmp_path)
     finished: list[list[Outcome]] = []

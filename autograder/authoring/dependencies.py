@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from autograder.authoring.registry import checks_for
+from autograder.authoring.check_modules import import_checks
 
 # (assignment, answer cell) -> the graded cells of other exercises that use that answer
 _USED_BY: dict[tuple[str, str], set[str]] = {}
@@ -40,19 +40,19 @@ def depends_on(
 
 def dependents(assignment: str, answer: str) -> frozenset[str]:
     """The test cells of other exercises that declared they use ``answer`` (checks imported)."""
-    checks_for(assignment)
+    import_checks(assignment)
     return frozenset(_USED_BY.get((assignment, answer), ()))
 
 
 def declared(assignment: str) -> dict[str, frozenset[str]]:
     """answer cell -> its declared dependent test cells, for every declaration of ``assignment``."""
-    checks_for(assignment)
+    import_checks(assignment)
     return {a: frozenset(cells) for (name, a), cells in _USED_BY.items() if name == assignment}
 
 
 def judged_in(assignment: str, answer: str) -> tuple[str, ...]:
     """The test cells declared to judge ``answer`` (empty when no cell depends on it)."""
-    checks_for(assignment)
+    import_checks(assignment)
     return _JUDGED_IN.get((assignment, answer), ())
 
 

@@ -2,11 +2,11 @@
 
 A check draws its hidden inputs from ``hidden_generator(label)`` (:mod:`.hidden_draws`), seeded by
 an HMAC of the label under the secret in use.  The grading command reads the course's secret
-(autograder/pipeline/course_secret.py) and installs it with :func:`use_secret` in each grading
-worker before the worker builds its reference data; the judge, forked from that worker, inherits
-it, and the sandbox never sees it.  In-process grading (this project's tests, the pytest suite over
-a notebook, plain ``nbgrader autograde``, whose hidden checks run in the student's own kernel, where
-nothing is secret) uses the public :data:`DEVELOPMENT_SECRET` unless told otherwise.
+(autograder/pipeline/course/course_secret.py) and installs it with :func:`use_secret` in each
+grading worker before the worker builds its reference data; the judge, forked from that worker,
+inherits it, and the sandbox never sees it.  In-process grading (this project's tests, the pytest
+suite over a notebook, plain ``nbgrader autograde``, whose hidden checks run in the student's own
+kernel, where nothing is secret) uses the public :data:`DEVELOPMENT_SECRET` unless told otherwise.
 
 No grade may depend on which secret is in use: the checks compare with oracles computed on the
 same inputs, never with stored outputs (tests/test_hidden_seeds.py and tests/test_mutants.py).

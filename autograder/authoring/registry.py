@@ -23,40 +23,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import math
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, TypeVar
 
 from autograder.authoring import student_errors
+from autograder.authoring.check_modules import check_modules, import_checks
+from autograder.authoring.dependencies import dependency_note
 from autograder.authoring.hidden_seeds import secret_fingerprint
 
 Namespace = Mapping[str, Any]
 CheckFunction = Callable[[Namespace], None]
 T = TypeVar("T")
-
-CHECKS_FOLDER = Path(__file__).resolve().parents[1] / "checks"
-# autograder/checks/a03_transformer_block.py, or the package a03_transformer_block/, registers
-# the checks of assignment 03_transformer_block.
-CHECK_MODULE_NAME = re.compile(r"a(\d\d_[a-z][a-z0-9_]*)")
-
-
-def check_modules(folder: Path = CHECKS_FOLDER) -> dict[str, str]:
-    """assignment -> the module under autograder.checks that registers its checks, found by
-    name: a module ``aNN_<name>.py`` or a package ``aNN_<name>/`` serves ``NN_<name>``."""
-    found = {}
-    for path in folder.iterdir():
-        name = path.name.removesuffix(".py") if path.is_file() else path.name
-        is_module = path.suffix == ".py" or (path / "__init__.py").is_file()
-        match = CHECK_MODULE_NAME.fullmatch(name)
-        if match and is_module:
-            found[match[1]] = name
-    return dict(sorted(found.items()))
-
 
 # The label of a failure raised by a shared helper; run_check replaces it with the check's name.
 HELPER_LABEL = "hidden check"
@@ -199,13 +179,7 @@ def prepare(assignment: str) -> None:
 
 def checks_for(assignment: str, grade_id: str | None = None) -> list[Check]:
     """The checks of one graded cell, or of every graded cell of the assignment."""
-    modules = check_modules()
-    if assignment not in modules:
-        raise ValueError(
-            f"unknown assignment {assignment!r}: no autograder/checks/a{assignment}.py or "
-            f"package a{assignment}/; the assignments with checks are {sorted(modules)}"
-        )
-    importlib.import_module(f"autograder.checks.{modules[assignment]}")
+    import_checks(assignment)
     if grade_id is not None:
         found = _REGISTRY.get((assignment, grade_id))
         if not found:
@@ -432,7 +406,6 @@ _consulted: set[tuple[str, str]] = set()  # cells being graded for a dependency 
 
 def _dependency_note(assignment: str, grade_id: str, namespace: Namespace) -> str:
     """The note that an answer ``grade_id`` uses is wrong, from that answer's own cells' checks."""
-    from autograder.authoring.dependencies import dependency_note
 
     def full_marks(cell: str) -> bool:
         if (assignment, cell) in _consulted:  # never judge a cell inside its own note
@@ -455,8 +428,8 @@ def run_hidden_checks(assignment: str, grade_id: str, namespace: Namespace) -> N
     ``nbgrader autograde`` does, in the student's kernel: all or nothing there).
 
     Raises CheckFailed unless every check passes: the first failure's name and diagnosis, then
-    every check's verdict; feedback (autograder/pipeline/feedback.py) shows that message and never
-    a check's source.
+    every check's verdict; feedback (autograder/pipeline/feedback/feedback.py) shows that message
+    and never a check's source.
     """
     grade = grade_cell(assignment, grade_id, namespace)
     if not grade.full_marks:

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.authoring.check_modules import CHECK_MODULE_NAME, check_modules
 from autograder.authoring.graded_table import HEADER_ROWS, HEADING_TEXT, rewrite_table
-from autograder.authoring.registry import CHECK_MODULE_NAME, check_modules
-from autograder.pipeline.course import NBGRADER, tool_env
+from autograder.pipeline.course.course import NBGRADER, tool_env
 
 EXERCISE_NAME = re.compile(r"[a-z][a-z0-9_]*")
 CELL_ID_LENGTH = 64  # nbformat's limit

@@ -10,7 +10,9 @@ stage, shows the first place where train mode changes a value, whatever draws th
 and in whatever order. A comparison with the reference under one seed would fail a correct
 answer that draws its masks otherwise (``F.dropout``, ``torch.bernoulli``, another order).
 :func:`compare_modes` runs the model in eval mode twice, then in train mode, and names what it
-finds first: a part in the wrong mode, randomness in eval mode, or a stage train mode changes.
+finds first: a part in the wrong mode, randomness in eval mode, or a stage train mode changes;
+:func:`judge_train_mode` fails a check with what it finds, in the words of that check's model
+(:class:`TrainModeWords`), for every model judged so (DepthStack, SentimentModel, CharLM).
 
 Through the grading judge a recorder stays in the judge's process and the kernel calls it back
 (autograder/judging/proxies.py), so install recorders after any dtype change of the model.
@@ -27,6 +29,7 @@ from torch import Tensor, nn
 
 from autograder.authoring.dropout_sites import elementwise_drop
 from autograder.authoring.hidden_draws import draw_seed, under_seed
+from autograder.authoring.mistakes import Mistake
 from autograder.authoring.registry import fail
 
 
@@ -191,11 +194,6 @@ class ModeRuns:
                 return ChangedInTrain(name, dropped, words)
         return None
 
-    def first_finding(self) -> WrongMode | RandomInEval | ChangedInTrain | None:
-        """What is wrong first: a part's mode, randomness in eval mode, or a stage train mode
-        changes; None when train mode changes nothing outside the parts."""
-        return self.first_mode_finding() or self.first_train_change()
-
 
 def compare_modes(
     model: nn.Module,
@@ -210,3 +208,64 @@ def compare_modes(
         for train in (False, False, True)
     )
     return ModeRuns(eval_run, eval_again, train_run)
+
+
+@dataclass(frozen=True)
+class TrainModeWords:
+    """What :func:`judge_train_mode` says of one model, in that check's words."""
+
+    whole: str  # the model, as its parts belong to it: "the stack", "the model"
+    detail: str  # the settings drawn, said in parentheses: "dropout=0.3, num_layers=3"
+    mode_switched: str | Mistake  # the advice when a part runs in the other mode than the model
+    random_in_eval: str | Mistake  # the named mistake when eval-mode values follow the seed
+    allowed: str  # where this model may drop values, said after a change no mistake names
+    site: Callable[[str], str | None]  # the named mistake of dropout applied to a stage, said
+    # of train mode, or None where no mistake names it
+
+
+def judge_train_mode(
+    model: nn.Module,
+    recorders: dict[str, Recorder],
+    forward: Callable[[], Sequence[tuple[str, Tensor]]],
+    generator: torch.Generator,
+    words: TrainModeWords,
+    *,
+    may_change: Collection[str] = (),
+    before_changes: Callable[[ModeRuns], None] | None = None,
+) -> None:
+    """Fail unless train mode changes nothing but the parts' own dropout: every part runs in the
+    model's mode, nothing draws at random in eval mode, and no stage other than ``may_change``
+    changes in train mode (:func:`compare_modes`).  ``before_changes`` judges the runs before a
+    changed stage is told, where a model may change a stage itself (SentimentModel drops the
+    encoder's input)."""
+    runs = compare_modes(model, recorders, forward, generator)
+    found = runs.first_mode_finding()
+    if isinstance(found, WrongMode):
+        fail(
+            f"{words.mode_switched} ({found.part} runs in {found.part_mode} mode when "
+            f"{words.whole} is in {found.model_mode} mode; {words.detail})"
+        )
+    if isinstance(found, RandomInEval):
+        # Named where the eval-mode values follow the seed: two runs under one seed agree.
+        seed = draw_seed(generator)
+        again = [run_in_mode(model, recorders, forward, False, seed) for _ in range(2)]
+        if not changed_stages(*again):
+            fail(f"{words.random_in_eval} ({found.stage} changed; {words.detail})")
+        fail(
+            f"in eval mode {found.stage} changes from one call to the next, even under one "
+            f"random seed ({words.detail}): {words.allowed}"
+        )
+    # Found first, told last: a train mode that runs other stages fails here, before the check's
+    # own judgement of a stage that may change.
+    changed = runs.first_train_change(may_change)
+    if before_changes is not None:
+        before_changes(runs)
+    if changed is None:
+        return
+    site = words.site(changed.stage)
+    if changed.dropped and site is not None:
+        fail(f"{site} ({changed.stage}: {changed.words}; {words.detail})")
+    fail(
+        f"in train mode {words.whole} {changed.verb} {changed.stage} ({changed.words}; "
+        f"{words.detail}): {words.allowed}"
+    )

@@ -21,15 +21,7 @@ from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
-from autograder.authoring.stage_recorders import (
-    ChangedInTrain,
-    RandomInEval,
-    Recorder,
-    WrongMode,
-    changed_stages,
-    compare_modes,
-    run_in_mode,
-)
+from autograder.authoring.stage_recorders import Recorder, TrainModeWords, judge_train_mode
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "04_depth"
@@ -559,43 +551,29 @@ def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
         out, maps = run_stack(stack, x, None, what)
         return [("the stack's output", out)] + [(f"map {i}", m) for i, m in enumerate(maps)]
 
-    found = compare_modes(stack, recorders, forward, g).first_finding()
-    if isinstance(found, WrongMode):
-        fail(
-            f"{STACK['layer_mode_switched']} ({found.part} runs in {found.part_mode} mode when "
-            f"the stack is in {found.model_mode} mode; {what})"
-        )
-    if isinstance(found, RandomInEval):
-        # Named where the eval-mode values follow the seed: two runs under one seed agree.
-        seed = draw_seed(g)
-        runs = [run_in_mode(stack, recorders, forward, False, seed) for _ in range(2)]
-        if not changed_stages(*runs):
-            fail(f"{STACK['random_in_eval']} ({found.stage} changed; {what})")
-        fail(
-            f"in eval mode {found.stage} changes from one call to the next, even under one "
-            f"random seed ({what}): {STACK_DRAWS_NOTHING}"
-        )
-    if isinstance(found, ChangedInTrain):
-        site = dropout_site(found.stage)
-        if found.dropped and site is not None:
-            fail(f"in train mode {STACK[site]} ({found.stage}: {found.words}; {what})")
-        fail(
-            f"in train mode the stack changes {found.stage} ({found.words}; {what}): "
-            f"{STACK_DRAWS_NOTHING}"
-        )
+    words = TrainModeWords(
+        whole="the stack",
+        detail=what,
+        mode_switched=STACK["layer_mode_switched"],
+        random_in_eval=STACK["random_in_eval"],
+        allowed=STACK_DRAWS_NOTHING,
+        site=dropout_site,
+    )
+    judge_train_mode(stack, recorders, forward, g, words)
 
 
 def dropout_site(stage: str) -> str | None:
     """The STACK mistake of dropout applied to ``stage`` (as compare_modes names the stages of
-    the stack's one call per layer), or None for any other stage."""
+    the stack's one call per layer), said of train mode, or None for any other stage."""
     if stage == "the stack's output":
-        return "dropout_on_output"
-    if re.fullmatch(r"map \d+", stage):
-        return "dropout_on_maps"
-    layer = re.fullmatch(r"the input of layer (\d+)", stage)
-    if layer is None:
+        site = "dropout_on_output"
+    elif re.fullmatch(r"map \d+", stage):
+        site = "dropout_on_maps"
+    elif layer := re.fullmatch(r"the input of layer (\d+)", stage):
+        site = "dropout_on_input" if layer.group(1) == "0" else "dropout_between_layers"
+    else:
         return None
-    return "dropout_on_input" if layer.group(1) == "0" else "dropout_between_layers"
+    return f"in train mode {STACK[site]}"
 
 
 # ---------------------------------------------------------------------------------------------

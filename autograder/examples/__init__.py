@@ -78,7 +78,7 @@ class Sample:
     full_marks: bool  # every autograded cell passes
     answers: Mapping[str, str] = field(default_factory=dict)  # grade_id -> replaced answer
     # Code of the student's own, at the end of the first answer cell: a cell the student adds
-    # never runs when graded (pipeline/judged_notebook.py).
+    # never runs when graded (pipeline/worker/judged_notebook.py).
     extra: Extra = ""
     drop: Sequence[str] = ()  # grade_ids of cells the student deleted
     raw: bytes | None = None  # the submitted file's bytes, as is
@@ -336,9 +336,9 @@ def find_outside(
     """Where the secrets of the course at ``course_root`` really are (it must be generated)."""
     from sqlalchemy.engine import make_url
 
-    from autograder.authoring.registry import check_modules
+    from autograder.authoring.check_modules import check_modules
     from autograder.isolation.staging import AUTOGRADER
-    from autograder.pipeline.course import Course
+    from autograder.pipeline.course.course import Course
 
     course = Course.load(course_root)
     notebook = f"{assignment}.ipynb"
@@ -483,10 +483,10 @@ class GradedBatch:
 def grade_with_feedback(root: Path) -> GradedBatch:
     """Grade the class at ``root`` with two workers and make its feedback, in this process."""
     from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET
-    from autograder.pipeline import batch
-    from autograder.pipeline.course import Course
-    from autograder.pipeline.feedback import generate_feedback
-    from autograder.pipeline.jobs_and_outcomes import Settings
+    from autograder.pipeline.course.course import Course
+    from autograder.pipeline.engines import batch
+    from autograder.pipeline.engines.jobs_and_outcomes import Settings
+    from autograder.pipeline.feedback.feedback import generate_feedback
 
     started = time.perf_counter()
     course = Course.load(root)
@@ -538,7 +538,7 @@ def _generated(assignment: str) -> dict[str, bytes]:
     """Every file of a course with ``assignment`` generated and nothing submitted, by path, made
     once per process: ``nbgrader generate_assignment`` costs seconds of CPU, writing its result
     again almost none (held in memory, so no process leaves a folder behind)."""
-    from autograder.pipeline.course import NBGRADER, tool_env
+    from autograder.pipeline.course.course import NBGRADER, tool_env
 
     with tempfile.TemporaryDirectory(prefix="attention-lab-course-") as folder:
         root = Path(folder)
@@ -571,7 +571,7 @@ def course_files(assignment: str = ASSIGNMENT) -> dict[str, bytes]:
 
 def build_demo_course(root: Path):  # noqa: ANN201 - returns (Course, assignment)
     """The demo's course, ready to grade."""
-    from autograder.pipeline.course import Course
+    from autograder.pipeline.course.course import Course
 
     build_course(root, DEMO_CLASS)
     return Course.load(root), ASSIGNMENT

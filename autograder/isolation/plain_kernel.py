@@ -39,7 +39,7 @@ from typing import Any
 
 from autograder.isolation.cell_files import CELL_FILENAME
 
-MAX_REQUEST_BYTES = 4 * 2**20  # a cell holds at most 100,000 characters (pipeline/intake.py)
+MAX_REQUEST_BYTES = 4 * 2**20  # a cell holds at most 100,000 characters (pipeline/intake/intake.py)
 _EVALUE_CHARS = 2000
 
 # The judged cells' namespace: the fresh ``__main__`` module's, made before any cell runs.

@@ -10,9 +10,9 @@ There the ``autograder`` package holds only this module and a few others, so it 
 from ``autograder``: only the standard library.
 
 NOTEBOOK is the judged notebook that the grader built from the release and the submitted answers
-(pipeline/judged_notebook.py).  Its code cells run in order in one plain Python process, the plain
-kernel (isolation/plain_kernel.py), started fresh by this runner, with the notebook's folder as
-working directory.  A graded test cell carries its checkpoint in its metadata
+(pipeline/worker/judged_notebook.py).  Its code cells run in order in one plain Python process, the
+plain kernel (isolation/plain_kernel.py), started fresh by this runner, with the notebook's folder
+as working directory.  A graded test cell carries its checkpoint in its metadata
 (``{"autograder": {"checkpoint": [assignment, grade_id]}}``): the plain kernel runs its visible
 checks, then hands its namespace to the judge.  A cell that runs past the timeout or kills its
 kernel (``os._exit``, a segfault, the memory limit) costs a restart: the kernel is killed, a fresh

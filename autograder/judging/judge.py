@@ -79,8 +79,8 @@ class Judge:
 
     A fork copies only the forking thread, and a lock another thread held stays held in the
     child.  A pool worker runs no other thread when it forks, nor does a library start one in it
-    (pipeline/preloaded_workers.py, tests/test_preloaded_workers.py).  A Dask worker cannot: Dask
-    runs its event loop in the worker's main thread and each job in a thread of its own, so the
+    (pipeline/engines/preloaded_workers.py, tests/test_preloaded_workers.py).  A Dask worker cannot:
+    Dask runs its event loop in the worker's main thread and each job in a thread of its own, so the
     judge is forked from a job's thread while the loop's runs (with three more in a LocalCluster
     worker; Python 3.12 and later warn of it: "This process ... is multi-threaded").  CPython
     resets its own locks in the child (the interpreter's, imports', threading's, logging's) and

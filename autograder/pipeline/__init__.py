@@ -1,7 +1,9 @@
-"""The grading command, stage by stage: intake, worker, verdicts, batch, course, report, feedback.
+"""The grading command, a room per stage: intake, worker, engines, course, records, feedback.
 
-``python -m autograder grade`` (cli.py) runs a batch (batch.py) over the course's submissions
-(course.py); each worker (one_submission.py) takes a submission in (intake.py), runs it sandboxed
-with the judge, and turns the results into verdicts (verdicts.py); the main process records them in
-the gradebook (course.py), then writes the table and CSV (report.py) and the feedback (feedback.py).
+``python -m autograder grade`` (cli.py) runs a batch (engines/batch.py) over the course's
+submissions (course/course.py); each worker (worker/one_submission.py) takes a submission in
+(intake/intake.py), runs it sandboxed with the judge, and turns the results into verdicts
+(worker/verdicts.py); the main process records them in the gradebook (course/course.py), then
+writes the table and CSV (records/report.py) and the feedback (feedback/feedback.py).  gradescope/
+grades one submission the same way on Gradescope.
 """

@@ -23,9 +23,8 @@ from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET, secret_fingerp
 from autograder.isolation.runner import WALL_FACTOR
 from autograder.isolation.sandbox import GiB, Limits, describe_bwrap
 from autograder.judging.limits import JudgeLimits
-from autograder.pipeline import batch, report, similarity
-from autograder.pipeline import release as release_mod
-from autograder.pipeline.course import (
+from autograder.pipeline.course import release as release_mod
+from autograder.pipeline.course.course import (
     Course,
     GradingError,
     check_pending_extensions,
@@ -33,11 +32,14 @@ from autograder.pipeline.course import (
     find_submissions,
     instructor_side,
 )
-from autograder.pipeline.course_secret import course_secret, create_secret, secret_path
-from autograder.pipeline.grade_record import read_record
-from autograder.pipeline.jobs_and_outcomes import DaskCluster, Settings
-from autograder.pipeline.preloaded_workers import preloaded_forkserver
-from autograder.pipeline.zip_intake import collect_from_zip
+from autograder.pipeline.course.course_secret import course_secret, create_secret, secret_path
+from autograder.pipeline.engines import batch
+from autograder.pipeline.engines.jobs_and_outcomes import DaskCluster, Settings
+from autograder.pipeline.engines.preloaded_workers import preloaded_forkserver
+from autograder.pipeline.intake.zip_intake import collect_from_zip
+from autograder.pipeline.records import report, similarity
+from autograder.pipeline.records.grade_record import read_record
+from autograder.pipeline.records.safe_text import shown
 
 if TYPE_CHECKING:
     from autograder.examples import Sample
@@ -350,8 +352,8 @@ def run_new(args: argparse.Namespace) -> int:
 
 def run_lint(args: argparse.Namespace) -> int:
     """The authoring lint of the course; 1 when it finds problems."""
+    from autograder.authoring.check_modules import CHECKS_FOLDER
     from autograder.authoring.lint import lint_course, write_tables
-    from autograder.authoring.registry import CHECKS_FOLDER
 
     root = args.course.resolve()
     imported = CHECKS_FOLDER.parents[1]
@@ -373,21 +375,20 @@ def run_lint(args: argparse.Namespace) -> int:
 
 
 def run_extend(args: argparse.Namespace) -> int:
-    """Grant the extension (see autograder/pipeline/extensions.py); 2 when it cannot be."""
+    """Grant the extension (see autograder/pipeline/course/extensions.py); 2 when it cannot be."""
     from nbgrader.api import Gradebook
 
-    from autograder.pipeline.extensions import ExtensionError, adopt_legacy_file, grant
-    from autograder.pipeline.grade_record import grading_folder
-    from autograder.pipeline.student_ids import EXPECTED as STUDENT_ID
-    from autograder.pipeline.student_ids import canonical, student_id_problem
+    from autograder.pipeline.course.extensions import ExtensionError, adopt_legacy_file, grant
+    from autograder.pipeline.intake.student_ids import EXPECTED as STUDENT_ID
+    from autograder.pipeline.intake.student_ids import canonical, student_id_problem
+    from autograder.pipeline.records.grade_record import grading_folder
 
     span = timedelta(days=args.days, hours=args.hours, minutes=args.minutes)
     student = canonical(args.student)
     problem = student_id_problem(student)
     if problem:
         print(
-            f"error: expected a student id ({STUDENT_ID}), got {report.shown(args.student)!r}: "
-            f"{problem}",
+            f"error: expected a student id ({STUDENT_ID}), got {shown(args.student)!r}: {problem}",
             file=sys.stderr,
         )
         return 2
@@ -410,7 +411,7 @@ def run_extend(args: argparse.Namespace) -> int:
 
 def run_feedback(args: argparse.Namespace) -> int:
     """Write again the pages whose grades changed; 2 when a page could not be written."""
-    from autograder.pipeline.feedback import refresh_feedback
+    from autograder.pipeline.feedback.feedback import refresh_feedback
 
     try:
         course = Course.load(args.course, args.db)
@@ -418,7 +419,7 @@ def run_feedback(args: argparse.Namespace) -> int:
     except GradingError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    names = ", ".join(report.shown(s) for s in changed)
+    names = ", ".join(shown(s) for s in changed)
     print(
         f"feedback of {args.assignment}: {len(changed)} page{'s' * (len(changed) != 1)} written "
         f"again{': ' + names if names else ''}; {len(unchanged)} unchanged, left as they were"
@@ -494,7 +495,7 @@ def run_grade(
         progress.start()
         similarity.prepare(release)
         if feedback:
-            importlib.import_module("autograder.pipeline.feedback")
+            importlib.import_module("autograder.pipeline.feedback.feedback")
 
     outcomes = batch.grade(
         assignment,
@@ -525,7 +526,7 @@ def run_grade(
     )
     problems = []
     if feedback:
-        from autograder.pipeline.feedback import generate_feedback
+        from autograder.pipeline.feedback.feedback import generate_feedback
 
         graded = [o.student for o in outcomes if o.notebook is not None]
         try:
@@ -586,7 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "release":
         return release_mod.main(args.assignment, args.out)
     if args.command == "gradescope":
-        from autograder.pipeline import gradescope_zip
+        from autograder.pipeline.gradescope import gradescope_zip
 
         return gradescope_zip.main(args)
     if args.command == "extend":

@@ -11,11 +11,11 @@ from autograder.authoring.hidden_draws import draw_seed, hidden_generator
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import (
-    RandomInEval,
+    ModeRuns,
     Recorder,
-    WrongMode,
+    TrainModeWords,
     change_in_words,
-    compare_modes,
+    judge_train_mode,
 )
 from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
@@ -33,6 +33,10 @@ DROPOUT_SITES = (
     "model's dropout, does it) and inside self.encoder"
 )
 ENCODER_INPUT = "the input of self.encoder"
+MODE_SWITCHED = (
+    "a part of the model runs in another mode than the model: leave the parts' mode to the "
+    "model's train()/eval(); do not switch it in forward"
+)
 
 
 def name_of(model: nn.Module, part: nn.Module) -> str | None:
@@ -161,39 +165,36 @@ def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
     def forward() -> list[tuple[str, Tensor]]:
         return [("the logits", run_model(model, ids))]
 
-    runs = compare_modes(model, recorders, forward, g)
-    found = runs.first_mode_finding()
-    if isinstance(found, WrongMode):
-        fail(
-            f"{found.part} runs in {found.part_mode} mode when the model is in {found.model_mode} "
-            "mode: leave the parts' mode to the model's train()/eval(); do not switch it in "
-            "forward"
-        )
-    if isinstance(found, RandomInEval):
-        fail(
-            f"in eval mode {found.stage} changes from one call to the next, so something "
-            "random still runs in eval mode: use nn.Dropout modules, which follow train()/eval(), "
-            "or F.dropout(x, p, training=self.training)"
-        )
-    calls = len(runs.eval_run.modes["self.encoder"])
-    if calls != 1:
-        fail(f"forward calls self.encoder {calls} times, not once: encode the embeddings once")
-    # Train mode may change the encoder's input (the positions' dropout): the front end judges it.
-    changed = runs.first_train_change(may_change=(ENCODER_INPUT,))
-    old, new = runs.eval_run.values[0][1], runs.train_run.values[0][1]
-    diagnosis = front_end_diagnosis(old, new, embedded, positioned, p)
-    if diagnosis is not None:
-        fail(diagnosis)
-    if changed is not None:
-        # Named where train mode drops values of the classifier's input or of the logits: a
-        # stage a dropout there gives exactly, its other values unchanged.
-        site = {
-            f"the input of self.{head_name}": "dropout_on_pooled",
-            "the logits": "dropout_on_logits",
-        }.get(changed.stage)
-        if changed.dropped and site is not None:
-            fail(f"{MODEL[site]} ({changed.stage}: {changed.words}): {DROPOUT_SITES}")
-        fail(
-            f"in train mode the model {changed.verb} {changed.stage} ({changed.words}): "
-            f"{DROPOUT_SITES}"
-        )
+    def before_changes(runs: ModeRuns) -> None:
+        calls = len(runs.eval_run.modes["self.encoder"])
+        if calls != 1:
+            fail(f"forward calls self.encoder {calls} times, not once: encode the embeddings once")
+        # Train mode may change the encoder's input (the positions' dropout): judged here.
+        old, new = runs.eval_run.values[0][1], runs.train_run.values[0][1]
+        diagnosis = front_end_diagnosis(old, new, embedded, positioned, p)
+        if diagnosis is not None:
+            fail(diagnosis)
+
+    # Named where train mode drops values of the classifier's input or of the logits: a stage a
+    # dropout there gives exactly, its other values unchanged.
+    sites = {
+        f"the input of self.{head_name}": "dropout_on_pooled",
+        "the logits": "dropout_on_logits",
+    }
+    words = TrainModeWords(
+        whole="the model",
+        detail=f"dropout={p}",
+        mode_switched=MODE_SWITCHED,
+        random_in_eval=MODEL["random_in_eval"],
+        allowed=DROPOUT_SITES,
+        site=lambda stage: f"{MODEL[sites[stage]]}: {DROPOUT_SITES}" if stage in sites else None,
+    )
+    judge_train_mode(
+        model,
+        recorders,
+        forward,
+        g,
+        words,
+        may_change=(ENCODER_INPUT,),
+        before_changes=before_changes,
+    )

@@ -20,15 +20,7 @@ from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
-from autograder.authoring.stage_recorders import (
-    ChangedInTrain,
-    RandomInEval,
-    Recorder,
-    WrongMode,
-    changed_stages,
-    compare_modes,
-    run_in_mode,
-)
+from autograder.authoring.stage_recorders import Recorder, TrainModeWords, judge_train_mode
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, MODEL_LEAKS, build
 
@@ -321,30 +313,15 @@ def charlm_drops_only_inside_its_blocks(ns: Namespace) -> None:
     def forward() -> list[tuple[str, Tensor]]:
         return [("the logits", run_lm(lm, idx))]
 
-    found = compare_modes(lm, recorders, forward, g).first_finding()
-    if isinstance(found, WrongMode):
-        fail(
-            f"{CHARLM['mode_switched']} ({found.part} runs in {found.part_mode} mode when the "
-            f"model is in {found.model_mode} mode)"
-        )
-    if isinstance(found, RandomInEval):
-        # Named where the eval-mode values follow the seed: two runs under one seed agree.
-        seed = draw_seed(g)
-        runs = [run_in_mode(lm, recorders, forward, False, seed) for _ in range(2)]
-        if not changed_stages(*runs):
-            fail(f"{CHARLM['random_in_eval']} ({found.stage} changed; dropout={p})")
-        fail(
-            f"in eval mode {found.stage} changes from one call to the next, even under one "
-            f"random seed (dropout={p}): {OUTSIDE_BLOCKS}"
-        )
-    if isinstance(found, ChangedInTrain):
-        site = dropout_site(found.stage, len(blocks))
-        if found.dropped and site is not None:
-            fail(f"{CHARLM[site]} (in train mode, dropout={p}: {found.stage}, {found.words})")
-        fail(
-            f"in train mode (dropout={p}) the model {found.verb} {found.stage} ({found.words}): "
-            f"{OUTSIDE_BLOCKS}"
-        )
+    words = TrainModeWords(
+        whole="the model",
+        detail=f"dropout={p}",
+        mode_switched=CHARLM["mode_switched"],
+        random_in_eval=CHARLM["random_in_eval"],
+        allowed=OUTSIDE_BLOCKS,
+        site=lambda stage: dropout_site(stage, len(blocks)),
+    )
+    judge_train_mode(lm, recorders, forward, g, words)
 
 
 def dropout_rates(block: nn.Module) -> list[float]:
@@ -371,7 +348,7 @@ def block_default_rates(ns: Namespace, config: dict[str, int], p: float) -> list
 
 def dropout_site(stage: str, num_blocks: int) -> str | None:
     """The CHARLM mistake of dropout applied to ``stage`` (as compare_modes names the stages of
-    one call of each recorder), or None for any other stage."""
+    one call of each recorder), said of train mode, or None for any other stage."""
     sites = {
         "the input of block 0": "dropout_on_embeddings",
         **{f"the input of block {i}": "dropout_between_blocks" for i in range(1, num_blocks)},
@@ -379,7 +356,7 @@ def dropout_site(stage: str, num_blocks: int) -> str | None:
         "the input of self.lm_head": "dropout_before_lm_head",
         "the logits": "dropout_on_logits",
     }
-    return sites.get(stage)
+    return f"in train mode {CHARLM[sites[stage]]}" if stage in sites else None
 
 
 @check(ASSIGNMENT, "test_charlm")

@@ -1,0 +1,1 @@
+"""The nbgrader course: folders, gradebook, secret, release, deadlines, extensions, nbgrader."""

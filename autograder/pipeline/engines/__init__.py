@@ -1,0 +1,1 @@
+"""Running the workers over a class: the process pool or Dask, what they pass, worker deaths."""

@@ -1,0 +1,1 @@
+"""Feedback for students: redacted pages that show hidden checks by name and message only."""

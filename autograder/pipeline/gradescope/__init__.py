@@ -1,0 +1,1 @@
+"""Gradescope: its results.json, the autograder zip, and the run inside it."""

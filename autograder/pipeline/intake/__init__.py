@@ -1,0 +1,1 @@
+"""Taking submissions in: the notebook checked and rebuilt, a Canvas zip, ids, roster, times."""

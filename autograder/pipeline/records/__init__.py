@@ -1,0 +1,1 @@
+"""What grading leaves for the instructor: the grade record, table and CSV, exports, similarity."""

@@ -1,0 +1,1 @@
+"""Grading one submission in a worker: the judged notebook, the sandboxed run, the verdicts."""
