@@ -1,4 +1,4 @@
-"""05's optional SST-2 section chooses its epoch on a part of the training file held out at random
+"""05's optional SST-2 section chooses its epoch on whole sentences held out from the training file
 and reports dev once, for that epoch: dev never takes part in the choice.
 
 The section's own cell runs on the generated sentiment corpus written as SST-2 TSV files (the real
