@@ -1,6 +1,6 @@
 """Training tools: the device, seeds, loaders, warm-up, word dropout, length-bucketed batches,
-evaluation and prediction, a held-out split and the choice of an epoch on it; CUDA when present,
-the CPU otherwise.
+evaluation and prediction, a held-out split by sentence and the choice of an epoch on it; CUDA
+when present, the CPU otherwise.
 
 The training step that notebook 05 asks students to write, and the loops built on it, are
 reference answers: see `attention_lab.reference.a05_sentiment` and `a06_char_lm`.
@@ -13,7 +13,7 @@ import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -23,8 +23,6 @@ from torch.optim.lr_scheduler import LambdaLR
 from torch.utils.data import DataLoader, TensorDataset
 
 from attention_lab.tokenizer import SPECIAL_TOKENS, UNK
-
-T = TypeVar("T")
 
 
 def pick_device() -> torch.device:
@@ -166,17 +164,57 @@ def predict(model: nn.Module, token_ids: Tensor, batch_size: int = 256) -> Tenso
     return torch.cat(batches)
 
 
-def held_out_split(examples: Sequence[T], fraction: float, seed: int) -> tuple[list[T], list[T]]:
-    """(train, held_out): ``examples`` split at random, the same way for the same ``seed``, with
-    ``fraction`` of them (at least one) held out, each part in the original order."""
+class HasText(Protocol):
+    """Anything with a ``text`` of whitespace-separated words, such as a ``SentimentExample``."""
+
+    text: str
+
+
+E = TypeVar("E", bound=HasText)
+Words = tuple[str, ...]
+
+
+def _spans(words: Words) -> Iterator[Words]:
+    """Every contiguous run of one or more of ``words``, ``words`` itself included."""
+    for start in range(len(words)):
+        for stop in range(start + 1, len(words) + 1):
+            yield words[start:stop]
+
+
+def _sentences(phrases: Iterable[Words]) -> list[Words]:
+    """The distinct phrases that lie inside no other phrase, in the order they first appear."""
+    distinct = dict.fromkeys(phrases)
+    inside_another: set[Words] = set()
+    # Longest first: a phrase inside a shorter container is also inside that container's
+    # container, so only the spans of sentences need listing, and only those that are phrases.
+    for phrase in sorted(distinct, key=len, reverse=True):
+        if phrase not in inside_another:
+            inside_another.update(s for s in _spans(phrase) if s in distinct and s != phrase)
+    return [phrase for phrase in distinct if phrase not in inside_another]
+
+
+def held_out_sentences(
+    examples: Sequence[E], fraction: float, seed: int
+) -> tuple[list[E], list[E]]:
+    """(train, held_out): ``fraction`` of the sentences (at least one) held out at random, seeded,
+    and every phrase that lies inside one of them dropped from training; each in file order.
+
+    A file of phrases such as SST-2's holds each sentence and many of its sub-phrases. Holding
+    out phrases at random would leave many of them inside a sentence kept for training, so
+    held-out accuracy would measure recall of trained words. A sentence here is a phrase inside
+    no longer phrase of the file; "inside" means a contiguous run of its words.
+    """
     if not 0 < fraction < 1:
         raise ValueError(f"expected a held-out fraction between 0 and 1, got {fraction}")
-    if len(examples) < 2:
-        raise ValueError(f"cannot hold out part of {len(examples)} example(s): need 2 or more")
-    count = max(1, round(fraction * len(examples)))
-    held = set(random.Random(seed).sample(range(len(examples)), count))
-    train = [e for i, e in enumerate(examples) if i not in held]
-    return train, [e for i, e in enumerate(examples) if i in held]
+    words = [tuple(example.text.split()) for example in examples]
+    sentences = _sentences(words)
+    if len(sentences) < 2:
+        raise ValueError(f"cannot hold out part of {len(sentences)} sentence(s): need 2 or more")
+    count = max(1, round(fraction * len(sentences)))
+    held = set(random.Random(seed).sample(sentences, count))
+    inside_held = {span for sentence in held for span in _spans(sentence)}
+    train = [e for e, w in zip(examples, words, strict=True) if w not in inside_held]
+    return train, [e for e, w in zip(examples, words, strict=True) if w in held]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""05's optional SST-2 section chooses its epoch on a part of the training file held out at random
+"""05's optional SST-2 section chooses its epoch on whole sentences held out from the training file
 and reports dev once, for that epoch: dev never takes part in the choice.
 
 The section's own cell runs on the generated sentiment corpus written as SST-2 TSV files (the real
@@ -19,24 +19,58 @@ import pytest
 import torch
 from torch import nn
 
-from attention_lab.data import make_sentiment_corpus
-from attention_lab.training import EpochChoice, held_out_split, train_choosing_epoch
+from attention_lab.data import SentimentExample, make_sentiment_corpus
+from attention_lab.training import EpochChoice, held_out_sentences, train_choosing_epoch
 from autograder.cells import answer_cells
+from tests.sst2_like_corpus import sst2_like_phrases
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "05_sentiment" / "05_sentiment.ipynb"
 SST2_CELL = "05_sentiment-043"
 
 
-def test_the_held_out_split_is_seeded_disjoint_and_complete():
-    examples = list(range(200))
-    train, held = held_out_split(examples, fraction=0.05, seed=3)
-    assert len(held) == 10 and sorted(train + held) == examples and not set(train) & set(held)
-    assert held_out_split(examples, 0.05, seed=3) == (train, held)
-    assert held_out_split(examples, 0.05, seed=4)[1] != held
+def _inside(phrase: str, sentence: str) -> bool:
+    """Whether the words of ``phrase`` are a contiguous run of the words of ``sentence``."""
+    return f" {' '.join(phrase.split())} " in f" {' '.join(sentence.split())} "
+
+
+@pytest.fixture(scope="module")
+def phrase_file() -> list[SentimentExample]:
+    return sst2_like_phrases(3000, seed=1)
+
+
+def test_no_training_phrase_lies_inside_a_held_out_sentence(phrase_file):
+    """The held-out set is whole sentences, and training sees none of their phrases: with a
+    random split of the phrases (the section's first version) most held-out ones lie inside a
+    training sentence, so held-out accuracy measured recall, not generalisation."""
+    train, held = held_out_sentences(phrase_file, fraction=0.1, seed=3)
+    texts = [e.text for e in phrase_file]
+    sentences = [t for t in texts if not any(t != o and _inside(t, o) for o in texts)]
+    held_texts = [e.text for e in held]
+    leaks = [e.text for e in train if any(_inside(e.text, h) for h in held_texts)]
+    assert not leaks, f"{len(leaks)} training phrases lie inside held-out phrases: {leaks[:3]}"
+    parts = [h for h in held_texts if h not in sentences]
+    assert not parts, f"{len(parts)} of {len(held)} held-out phrases are parts of longer ones"
+    assert len(held) == round(0.1 * len(sentences))
+    # Only what lies inside a held-out sentence is dropped: every other phrase is trained on.
+    kept = {e.text for e in train} | set(held_texts)
+    dropped = [t for t in texts if t not in kept]
+    assert all(any(_inside(t, h) for h in held_texts) for t in dropped)
+    assert len(train) + len(held) + len(dropped) == len(phrase_file)
+
+
+def test_the_sentence_split_is_seeded_and_in_file_order(phrase_file):
+    train, held = held_out_sentences(phrase_file, fraction=0.1, seed=3)
+    assert held_out_sentences(phrase_file, 0.1, seed=3) == (train, held)
+    assert held_out_sentences(phrase_file, 0.1, seed=4)[1] != held
+    assert train == sorted(train, key=phrase_file.index)
+    assert held == sorted(held, key=phrase_file.index)
     for fraction in (0, 1, 1.5):
         with pytest.raises(ValueError, match="between 0 and 1"):
-            held_out_split(examples, fraction, seed=0)
+            held_out_sentences(phrase_file, fraction, seed=0)
+    one_sentence = [SentimentExample(t, 1, "sst2") for t in ("a fine film", "fine film", "a")]
+    with pytest.raises(ValueError, match="1 sentence"):
+        held_out_sentences(one_sentence, 0.5, seed=0)
 
 
 def test_the_chosen_epoch_is_the_best_on_held_out_data_and_its_weights_are_kept():
