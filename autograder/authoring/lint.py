@@ -47,11 +47,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # of its statement, which no second check could weigh apart without judging the same thing twice.
 NOT_YET_SPLIT = "one check judges the main case and its edge cases together (issue 42)"
 SINGLE_CLAUSE: dict[tuple[str, str], str] = {
-    ("01_attention", "test_attention_rows_sum_to_one"): NOT_YET_SPLIT,
-    ("01_attention", "test_attention_scaling"): NOT_YET_SPLIT,
-    ("01_attention", "test_attention_fully_masked_row"): NOT_YET_SPLIT,
-    ("01_attention", "test_causal_mask"): NOT_YET_SPLIT,
-    ("01_attention", "test_causal_weights"): NOT_YET_SPLIT,
     ("03_transformer_block", "test_clean"): NOT_YET_SPLIT,
     ("03_transformer_block", "test_sinusoidal_encoding"): NOT_YET_SPLIT,
     ("04_depth", "test_depth_stack"): NOT_YET_SPLIT,
