@@ -47,7 +47,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # of its statement, which no second check could weigh apart without judging the same thing twice.
 NOT_YET_SPLIT = "one check judges the main case and its edge cases together (issue 42)"
 SINGLE_CLAUSE: dict[tuple[str, str], str] = {
-    ("04_depth", "test_depth_stack"): NOT_YET_SPLIT,
     ("05_sentiment", "test_padding_invariance"): NOT_YET_SPLIT,
     ("05_sentiment", "test_heldout_contrast"): NOT_YET_SPLIT,
     ("05_sentiment", "test_heldout_accuracy"): NOT_YET_SPLIT,
