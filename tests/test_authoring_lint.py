@@ -1,6 +1,6 @@
 """The authoring lint (autograder/authoring/lint.py) passes on the course, and each of its rules
 catches the mistake it is for, planted in a copy of a real solution notebook: the hidden line,
-the registered checks, the "What is graded" table and the cells' ids."""
+the registered checks, the "What is graded" table, the cells' ids and the checks worth points."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from autograder.authoring.lint import (
     lint_course,
     lint_notebook,
     missing_ids,
+    paying_problems,
     registered_checks,
 )
+from autograder.authoring.registry import Check
 from autograder.cells import is_test_cell
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,3 +148,25 @@ def test_a_cell_without_an_id_in_the_file_is_caught(tmp_path: Path):
     path.write_text(json.dumps(raw))
     (problem,) = missing_ids(ASSIGNMENT, path)
     assert problem.startswith(f"{ASSIGNMENT}: cells [3] have no id in {ASSIGNMENT}.ipynb")
+
+
+def _made_up(name: str, weight: float = 1.0, gate: bool = False) -> Check:
+    return Check(ASSIGNMENT, "test_made_up", name, lambda ns: None, weight, gate)
+
+
+def test_a_cell_with_one_check_worth_points_is_caught_by_name():
+    """A gate earns nothing, so a gate and one weighted check leave one edge case the whole cell."""
+    entries = [_made_up("precondition", 0.0, gate=True), _made_up("main_case")]
+    (problem,) = paying_problems(ASSIGNMENT, entries, single_clause={})
+    assert problem.startswith(f"{ASSIGNMENT}/test_made_up: 1 hidden check(s) worth points")
+    assert "['main_case']" in problem
+    entries.append(_made_up("edge_cases", 0.5))
+    assert paying_problems(ASSIGNMENT, entries, single_clause={}) == []
+
+
+def test_a_single_clause_cell_needs_its_reason_and_leaves_the_list_once_split():
+    allowed = {(ASSIGNMENT, "test_made_up"): "it judges one clause"}
+    assert paying_problems(ASSIGNMENT, [_made_up("only")], single_clause=allowed) == []
+    split = [_made_up("main_case"), _made_up("edge_cases", 0.5)]
+    (problem,) = paying_problems(ASSIGNMENT, split, single_clause=allowed)
+    assert "listed in lint.SINGLE_CLAUSE" in problem and "remove it" in problem

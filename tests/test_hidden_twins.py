@@ -131,9 +131,8 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
         "the loss goes down": "train_step_drives_the_loss_down",
     },
     ("05_sentiment", "test_make_optimizer"): {
-        "AdamW with lr and weight_decay over every parameter": (
-            "make_optimizer_is_adamw_over_every_parameter"
-        ),
+        "AdamW with lr and weight_decay": "make_optimizer_is_adamw_with_lr_and_weight_decay",
+        "over every parameter": "make_optimizer_covers_every_parameter",
     },
     ("05_sentiment", "test_heldout_accuracy"): {
         "test accuracy near the baseline's": "heldout_accuracy_matches_the_baseline",

@@ -71,6 +71,11 @@ class Check:
 
 _REGISTRY: dict[tuple[str, str], list[Check]] = {}
 
+# The weight of a check that judges a cell's edge cases (degenerate sizes, gradients, an optional
+# argument) or a lesser clause of its statement beside its main case, worth 1: one edge case then
+# costs a third of the cell, never all of it, and the main case stays the larger share.
+EDGE_CASES = 0.5
+
 
 def check(
     assignment: str,

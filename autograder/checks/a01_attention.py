@@ -24,7 +24,7 @@ from autograder.authoring.reference_bans import (
     TORCH_SCALED_DOT_PRODUCT,
     ban,
 )
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 
 ASSIGNMENT = "01_attention"
@@ -255,13 +255,9 @@ def numpy_attention_is_stable_for_large_scores(ns: Namespace) -> None:
 ban(ASSIGNMENT, "attention", BANNED)
 
 
-@check(ASSIGNMENT, "test_attention_rows_sum_to_one")
-def rows_sum_to_one_over_keys(ns: Namespace) -> None:
-    attention = require(ns, "attention")
-    g = hidden_generator("a01 rows")
-    cases = [(lead, *random_sizes(g, 4)) for lead in [(), (3,), (2, 1, 4)]]
-    # Degenerate sizes the contract allows: a batch of one, one query, one key.
-    cases += [((1,), 1, 5, 3, 2), ((1, 1), 4, 1, 2, 3)]
+def judge_rows(attention, g: torch.Generator, cases: list[tuple]) -> None:
+    """Fail unless ``attention``'s weights have the right shape and sum to 1 over the keys, and its
+    output is weights @ v, for each ``(lead, L_q, L_k, d_k, d_v)`` of ``cases``."""
     for lead, l_q, l_k, d_k, d_v in cases:
         q = torch.randn(*lead, l_q, d_k, generator=g)
         k = torch.randn(*lead, l_k, d_k, generator=g)
@@ -284,6 +280,24 @@ def rows_sum_to_one_over_keys(ns: Namespace) -> None:
             fail("the output must be weights @ v")
 
 
+@check(ASSIGNMENT, "test_attention_rows_sum_to_one")
+def rows_sum_to_one_over_keys(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    g = hidden_generator("a01 rows")
+    judge_rows(attention, g, [(lead, *random_sizes(g, 4)) for lead in [(), (3,), (2, 1, 4)]])
+
+
+@check(ASSIGNMENT, "test_attention_rows_sum_to_one", weight=EDGE_CASES)
+def rows_sum_to_one_at_degenerate_sizes(ns: Namespace) -> None:
+    # Degenerate sizes the contract allows: a batch of one, one query, one key.
+    attention = require(ns, "attention")
+    judge_rows(
+        attention,
+        hidden_generator("a01 rows degenerate"),
+        [((1,), 1, 5, 3, 2), ((1, 1), 4, 1, 2, 3)],
+    )
+
+
 @check(ASSIGNMENT, "test_attention_scaling")
 def scaled_by_sqrt_d_k(ns: Namespace) -> None:
     attention = require(ns, "attention")
@@ -300,6 +314,16 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
             "weights differ from softmax(q kᵀ / √d_k)",
             counterexample=smaller_weights_example(attention),
         )
+
+
+@check(ASSIGNMENT, "test_attention_scaling", weight=EDGE_CASES)
+def scale_false_leaves_the_scores_unscaled(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    g = hidden_generator("a01 unscaled")
+    for _ in range(3):
+        l_q, l_k, d_k, d_v = random_sizes(g, 4, low=2, high=24)
+        q, k = torch.randn(2, l_q, d_k, generator=g), torch.randn(2, l_k, d_k, generator=g)
+        v = torch.randn(2, l_k, d_v, generator=g)
         _, unscaled = call_attention(attention, q, k, v, scale=False)
         diagnose(
             unscaled,
@@ -310,10 +334,9 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_attention_fully_masked_row")
-def fully_masked_row_is_finite(ns: Namespace) -> None:
-    attention = require(ns, "attention")
-    g = hidden_generator("a01 full mask")
+def fully_masked_inputs(g: torch.Generator) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """q, k, v (2, 3 heads, L, d) that need gradients, and a mask (2, 1, L_q, L_k) whose query
+    1 of the first batch element sees no key (every other query sees key 0)."""
     l_q, l_k, d_k, d_v = random_sizes(g, 4)
     q = torch.randn(2, 3, l_q, d_k, generator=g, requires_grad=True)
     k = torch.randn(2, 3, l_k, d_k, generator=g, requires_grad=True)
@@ -321,8 +344,15 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
     mask = torch.rand(2, 1, l_q, l_k, generator=g) > 0.5
     mask[..., 0] = True
     mask[0, 0, 1] = False  # a query that sees nothing
+    return q, k, v, mask
+
+
+@check(ASSIGNMENT, "test_attention_fully_masked_row")
+def fully_masked_row_is_finite(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    q, k, v, mask = fully_masked_inputs(hidden_generator("a01 full mask"))
     with torch.no_grad():  # the softmax of the masked scores: NaN in the row that sees nothing
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
         naive = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
     for m in (mask, mask.int()):
         out, weights = call_attention(attention, q, k, v, m)
@@ -341,11 +371,29 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
                 "hidden keys must get exactly zero weight; the largest weight on a hidden key "
                 f"here is {hidden.abs().max().item():.3g}"
             )
+
+
+@check(ASSIGNMENT, "test_attention_fully_masked_row", weight=EDGE_CASES)
+def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
+    # Apart from the values: NaN weights zeroed after the softmax still give NaN gradients.
+    attention = require(ns, "attention")
+    q, k, v, mask = fully_masked_inputs(hidden_generator("a01 full mask gradients"))
+    for m in (mask, mask.int()):
         for t in (q, k, v):
             t.grad = None
+        out, _ = call_attention(attention, q, k, v, m)
         out.sum().backward()
-        if not all(torch.isfinite(t.grad).all() for t in (q, k, v)):
-            fail("gradients are NaN with a fully masked row: avoid all -inf rows in the softmax")
+        bad = [
+            name
+            for name, t in zip("qkv", (q, k, v), strict=True)
+            if not torch.isfinite(t.grad).all()
+        ]
+        if bad:
+            fail(
+                f"the gradients of {', '.join(bad)} hold NaN or inf with a fully masked row: "
+                "avoid all -inf rows in the softmax (they must be finite, like the row's "
+                "all-zero weights)"
+            )
 
 
 @check(ASSIGNMENT, "test_attention_parity")
@@ -420,10 +468,9 @@ ban(
 )
 
 
-@check(ASSIGNMENT, "test_causal_mask")
-def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
-    causal_mask = require(ns, "causal_mask")
-    for n in (2, 7, 33, 1):  # 2 first: there every mistake below has its own mask
+def judge_causal_mask(causal_mask, sizes: tuple[int, ...]) -> None:
+    """Fail unless ``causal_mask(n)`` is the bool (n, n) mask j <= i for each n of ``sizes``."""
+    for n in sizes:
         mask = causal_mask(n)
         if not isinstance(mask, Tensor) or mask.shape != (n, n):
             fail(f"causal_mask({n}) must be an ({n}, {n}) tensor")
@@ -449,6 +496,18 @@ def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
         )
 
 
+@check(ASSIGNMENT, "test_causal_mask")
+def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
+    # 2 first: there every mistake judge_causal_mask names has its own mask.
+    judge_causal_mask(require(ns, "causal_mask"), (2, 7, 33))
+
+
+@check(ASSIGNMENT, "test_causal_mask", weight=EDGE_CASES)
+def causal_mask_of_one_position(ns: Namespace) -> None:
+    # The degenerate sequence of one token: it sees itself.
+    judge_causal_mask(require(ns, "causal_mask"), (1,))
+
+
 # The causal weights cell judges causal_mask (it follows that answer) through the student's
 # attention, by design.
 depends_on(
@@ -465,11 +524,12 @@ depends_on(
 )
 
 
-@check(ASSIGNMENT, "test_causal_weights")
-def causal_weights_ignore_the_future(ns: Namespace) -> None:
-    attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
-    g = hidden_generator("a01 causal")
-    for n in (1, 3, 9):
+def judge_causal_weights(
+    attention, causal_mask, g: torch.Generator, sizes: tuple[int, ...]
+) -> None:
+    """Fail unless ``attention`` with ``causal_mask(n)`` ignores the future and matches torch's
+    is_causal=True, for each sequence length n of ``sizes``."""
+    for n in sizes:
         i = torch.arange(n)
         mask = causal_mask(n)
         if not (isinstance(mask, Tensor) and torch.equal(mask, i[None, :] <= i[:, None])):
@@ -495,3 +555,16 @@ def causal_weights_ignore_the_future(ns: Namespace) -> None:
             {},
             "causal output differs from torch's is_causal=True",
         )
+
+
+@check(ASSIGNMENT, "test_causal_weights")
+def causal_weights_ignore_the_future(ns: Namespace) -> None:
+    attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
+    judge_causal_weights(attention, causal_mask, hidden_generator("a01 causal"), (3, 9))
+
+
+@check(ASSIGNMENT, "test_causal_weights", weight=EDGE_CASES)
+def causal_weights_of_one_position(ns: Namespace) -> None:
+    # The degenerate sequence of one token, which can only attend to itself.
+    attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
+    judge_causal_weights(attention, causal_mask, hidden_generator("a01 causal one"), (1,))

@@ -19,7 +19,7 @@ from autograder.authoring.hidden_draws import draw_seed, hidden_generator, rando
 from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import Recorder, TrainModeWords, judge_train_mode
 from autograder.authoring.student_errors import explain
@@ -185,8 +185,12 @@ class StackCase:
         return None
 
 
+MAIN_CASES = 3
+
+
 def stack_cases(generator: torch.Generator) -> list[StackCase]:
-    """All-different sizes first, then the degenerate ones: one head, one layer, B = 1, L = 1."""
+    """All-different sizes first (the first MAIN_CASES), then the degenerate ones: one head, one
+    layer, B = 1, L = 1."""
     b, length, d_k = random_sizes(generator, 3, low=2, high=7)
     d_ff = int(torch.randint(8, 24, (1,), generator=generator))
     deep = int(torch.randint(3, 6, (1,), generator=generator))
@@ -356,11 +360,10 @@ ban(
 )
 
 
-@check(ASSIGNMENT, "test_depth_stack")
-def depth_stack_matches_the_reference(ns: Namespace) -> None:
-    cls = require(ns, "DepthStack", type)
-    g = hidden_generator("a04 stack")
-    for case in stack_cases(g):
+def judge_stack(cls: type, g: torch.Generator, cases: list[StackCase]) -> None:
+    """Fail unless ``cls`` built like the reference stack of each of ``cases``, with its weights,
+    gives the reference's output and maps."""
+    for case in cases:
         seed = int(torch.randint(2**31, (1,), generator=g))
         n, d_model = case.num_layers, case.d_model
         with under_seed(seed):
@@ -407,6 +410,19 @@ def depth_stack_matches_the_reference(ns: Namespace) -> None:
             atol=1e-9,
         )
         check_maps(maps, expected_maps, what)
+
+
+@check(ASSIGNMENT, "test_depth_stack")
+def depth_stack_matches_the_reference(ns: Namespace) -> None:
+    g = hidden_generator("a04 stack")
+    judge_stack(require(ns, "DepthStack", type), g, stack_cases(g)[:MAIN_CASES])
+
+
+@check(ASSIGNMENT, "test_depth_stack", weight=EDGE_CASES)
+def depth_stack_matches_the_reference_at_size_one(ns: Namespace) -> None:
+    # The degenerate stacks: one head, one layer, a batch of one, a single token.
+    g = hidden_generator("a04 stack degenerate")
+    judge_stack(require(ns, "DepthStack", type), g, stack_cases(g)[MAIN_CASES:])
 
 
 # ---------------------------------------------------------------------------------------------

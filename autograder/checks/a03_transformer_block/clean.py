@@ -9,7 +9,7 @@ from attention_lab.reference.a03_transformer_block import WordTokenizer
 from autograder.authoring.hidden_draws import hidden_generator
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.checks.a03_transformer_block.shared import (
     ASSIGNMENT,
@@ -94,10 +94,12 @@ CLEAN_PROBES = [
     "don''t",
     "\u00c9COLE d\u2019\u00e9t\u00e9, Stra\u00dfe",
     "  tabs\tand\nnew lines  ",
-    "",
-    "...",
     "a-b_c 'quoted' \"double\" (paren)",
 ]
+# Texts with no word in them: nothing at all, only spaces, only punctuation.  Each mistake that
+# shows on such texts shows on one of these, whatever the hidden draws add (apostrophes alone are
+# one token each; the typographic one becomes ').
+DEGENERATE_PROBES = ["", " ", "\t\n", "...", " ?! ", "''", "\u2019"]
 
 
 ban(
@@ -108,17 +110,8 @@ ban(
 )
 
 
-@check(ASSIGNMENT, "test_clean")
-def clean_matches_the_word_tokenizer(ns: Namespace) -> None:
-    clean = require(ns, "clean")
-    rng = python_random(hidden_generator("a03 clean"))
-    alphabet = (
-        list("abcdeXYZ019\u00e9\u00df_") * 3 + list("'\u2019 .,!?;-()\"") + [" "] * 8 + ["\t", "\n"]
-    )
-    texts = CLEAN_PROBES + [
-        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(200)
-    ]
-    texts += course_corpora()["clean"].texts("val")
+def judge_clean(clean: Callable[[str], object], texts: list[str]) -> None:
+    """Fail unless ``clean`` gives the word tokenizer's tokens on each of ``texts``."""
     got = []
     for text in texts:
         tokens = clean(text)
@@ -134,3 +127,30 @@ def clean_matches_the_word_tokenizer(ns: Namespace) -> None:
             f"clean({text!r}) gave {a}, expected {e}: a token is a word \\w+(?:'\\w+)* or one punctuation mark [^\\w\\s], after lowercasing"
         ),
     )
+
+
+@check(ASSIGNMENT, "test_clean")
+def clean_matches_the_word_tokenizer(ns: Namespace) -> None:
+    clean = require(ns, "clean")
+    rng = python_random(hidden_generator("a03 clean"))
+    alphabet = (
+        list("abcdeXYZ019\u00e9\u00df_") * 3 + list("'\u2019 .,!?;-()\"") + [" "] * 8 + ["\t", "\n"]
+    )
+    texts = CLEAN_PROBES + [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(200)
+    ]
+    texts += course_corpora()["clean"].texts("val")
+    # Texts without a word character are the other check's edge case.
+    judge_clean(clean, [text for text in texts if re.search(r"\w", text)])
+
+
+@check(ASSIGNMENT, "test_clean", weight=EDGE_CASES)
+def clean_of_a_text_without_words(ns: Namespace) -> None:
+    # An empty text has no tokens (not [""]), and whitespace alone none either.
+    clean = require(ns, "clean")
+    rng = python_random(hidden_generator("a03 clean without words"))
+    alphabet = list("'\u2019.,!?;-()\"") + [" "] * 4 + ["\t", "\n"]
+    texts = DEGENERATE_PROBES + [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(20)
+    ]
+    judge_clean(clean, texts)

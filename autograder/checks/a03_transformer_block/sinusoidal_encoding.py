@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -10,7 +12,7 @@ from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 
@@ -101,21 +103,11 @@ def pe_mistakes(max_len: int, d_model: int) -> dict[Mistake, Tensor]:
 ban(ASSIGNMENT, "sinusoidal_encoding", PE_BANNED)
 
 
-@check(ASSIGNMENT, "test_sinusoidal_encoding")
-def sinusoidal_encoding_matches_the_formula(ns: Namespace) -> None:
-    sinusoidal_encoding = require(ns, "sinusoidal_encoding")
-    g = hidden_generator("a03 pe")
-    cases = []
-    for _ in range(6):
-        half, max_len = random_sizes(g, 2, low=3, high=40)
-        cases.append((max_len, 2 * half))
-    cases += [
-        (
-            int(torch.randint(100, 257, (1,), generator=g)),
-            2 * int(torch.randint(20, 81, (1,), generator=g)),
-        )
-    ]
-    cases += [(8, 512), (5, 6), (1, 2), (3, 2), (1, 10)]
+def judge_table(
+    sinusoidal_encoding: Callable[[int, int], object], cases: list[tuple[int, int]]
+) -> None:
+    """Fail unless ``sinusoidal_encoding(max_len, d_model)`` is the float32 table of the formula
+    for each ``(max_len, d_model)`` of ``cases``."""
     for max_len, d_model in cases:
         table = sinusoidal_encoding(max_len, d_model)
         if not isinstance(table, Tensor) or table.shape != (max_len, d_model):
@@ -136,3 +128,26 @@ def sinusoidal_encoding_matches_the_formula(ns: Namespace) -> None:
             "PE[pos, 2i+1] = cos(the same angle)",
             atol=2e-4,
         )
+
+
+@check(ASSIGNMENT, "test_sinusoidal_encoding")
+def sinusoidal_encoding_matches_the_formula(ns: Namespace) -> None:
+    sinusoidal_encoding = require(ns, "sinusoidal_encoding")
+    g = hidden_generator("a03 pe")
+    cases = []
+    for _ in range(6):
+        half, max_len = random_sizes(g, 2, low=3, high=40)
+        cases.append((max_len, 2 * half))
+    cases += [
+        (
+            int(torch.randint(100, 257, (1,), generator=g)),
+            2 * int(torch.randint(20, 81, (1,), generator=g)),
+        )
+    ]
+    judge_table(sinusoidal_encoding, [*cases, (8, 512), (5, 6)])
+
+
+@check(ASSIGNMENT, "test_sinusoidal_encoding", weight=EDGE_CASES)
+def sinusoidal_encoding_of_degenerate_sizes(ns: Namespace) -> None:
+    # One position, or one sin/cos pair of columns: the table's smallest shapes.
+    judge_table(require(ns, "sinusoidal_encoding"), [(1, 2), (3, 2), (1, 10)])

@@ -15,7 +15,7 @@ from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a05_sentiment.shared import (
@@ -344,11 +344,12 @@ def train_step_drives_the_loss_down(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_make_optimizer")
-def make_optimizer_is_adamw_over_every_parameter(ns: Namespace) -> None:
+def built_optimizer(ns: Namespace, label: str) -> tuple[Any, nn.Module, float, float]:
+    """The student's make_optimizer called on a small model with lr and weight_decay drawn from
+    the hidden generator ``label``: (optimizer, model, lr, weight_decay)."""
     make_optimizer = require_own(ns, "make_optimizer")
     kernel_nn = require(ns, "nn")
-    g = hidden_generator("a05 make optimizer")
+    g = hidden_generator(label)
     vocab, length, d_model, classes = random_sizes(g, 4, low=3, high=11)
     lr = round(float(torch.empty(()).uniform_(1e-4, 1e-2, generator=g)), 6)
     weight_decay = round(float(torch.empty(()).uniform_(0.02, 0.3, generator=g)), 4)
@@ -359,12 +360,17 @@ def make_optimizer_is_adamw_over_every_parameter(ns: Namespace) -> None:
         raise
     except Exception as error:
         fail(explain(error, "your make_optimizer"))
+    return optimizer, model, lr, weight_decay
+
+
+@check(ASSIGNMENT, "test_make_optimizer")
+def make_optimizer_is_adamw_with_lr_and_weight_decay(ns: Namespace) -> None:
+    optimizer, _, lr, weight_decay = built_optimizer(ns, "a05 make optimizer")
     if not isinstance(optimizer, torch.optim.AdamW):
         if isinstance(optimizer, torch.optim.Adam):  # and not an AdamW: its class says it
             fail(MAKE_OPTIMIZER["adam"])
         fail(f"make_optimizer must return a torch.optim.AdamW, got {type(optimizer).__name__}")
-    groups = optimizer.param_groups
-    for group in groups:
+    for group in optimizer.param_groups:
         if group["lr"] != lr:
             fail(f"the optimizer's learning rate is {group['lr']}, not lr={lr}: pass lr=lr")
         if group["weight_decay"] != weight_decay:
@@ -372,6 +378,16 @@ def make_optimizer_is_adamw_over_every_parameter(ns: Namespace) -> None:
                 f"the optimizer's weight decay is {group['weight_decay']}, not "
                 f"weight_decay={weight_decay}: pass weight_decay=weight_decay"
             )
+
+
+@check(ASSIGNMENT, "test_make_optimizer", weight=EDGE_CASES)
+def make_optimizer_covers_every_parameter(ns: Namespace) -> None:
+    # Its own clause: an AdamW over part of the model (or an Adam over all of it) loses only its
+    # share here.
+    optimizer, model, _, _ = built_optimizer(ns, "a05 make optimizer parameters")
+    groups = getattr(optimizer, "param_groups", None)
+    if not isinstance(groups, list):
+        fail(f"make_optimizer must return a torch optimizer, got {type(optimizer).__name__}")
     given = [p for group in groups for p in group["params"]]
     wanted = list(model.state_dict().values())
     if sorted(p.numel() for p in given) != sorted(p.numel() for p in wanted):

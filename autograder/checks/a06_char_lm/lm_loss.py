@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -13,7 +14,7 @@ from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
 
@@ -42,13 +43,13 @@ LOSS = catalogue(
 ban(ASSIGNMENT, "lm_loss", {"attention_lab's CausalLM.loss": encoder_reference.CausalLM.loss})
 
 
-@check(ASSIGNMENT, "test_lm_loss")
-def lm_loss_is_the_mean_over_all_positions(ns: Namespace) -> None:
-    lm_loss = require(ns, "lm_loss")
-    g = hidden_generator("a06 loss")
-    trials = [random_sizes(g, 3, low=2, high=9) for _ in range(3)]
-    b, length, vocab = trials[0]
-    trials += [(1, length, vocab), (b, 1, vocab), (1, 1, vocab)]  # one sequence, one position
+def judge_loss(
+    lm_loss: Callable[[Tensor, Tensor], object],
+    g: torch.Generator,
+    trials: list[tuple[int, int, int]],
+) -> None:
+    """Fail unless ``lm_loss`` is the differentiable mean cross-entropy over all positions, for
+    each ``(B, L, V)`` of ``trials``."""
     for b, length, vocab in trials:
         logits = torch.randn(b, length, vocab, generator=g, dtype=torch.float64, requires_grad=True)
         targets = torch.randint(0, vocab, (b, length), generator=g)
@@ -77,3 +78,19 @@ def lm_loss_is_the_mean_over_all_positions(ns: Namespace) -> None:
         loss.backward()
         if logits.grad is None or not torch.isfinite(logits.grad).all():
             fail("lm_loss must be differentiable in the logits: do not detach or use .item()")
+
+
+@check(ASSIGNMENT, "test_lm_loss")
+def lm_loss_is_the_mean_over_all_positions(ns: Namespace) -> None:
+    lm_loss = require(ns, "lm_loss")
+    g = hidden_generator("a06 loss")
+    judge_loss(lm_loss, g, [random_sizes(g, 3, low=2, high=9) for _ in range(3)])
+
+
+@check(ASSIGNMENT, "test_lm_loss", weight=EDGE_CASES)
+def lm_loss_of_one_sequence_or_one_position(ns: Namespace) -> None:
+    # The degenerate sizes: one sequence, one position, both.
+    lm_loss = require(ns, "lm_loss")
+    g = hidden_generator("a06 loss sizes of one")
+    b, length, vocab = random_sizes(g, 3, low=2, high=9)
+    judge_loss(lm_loss, g, [(1, length, vocab), (b, 1, vocab), (1, 1, vocab)])

@@ -12,7 +12,7 @@ from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.checks.a06_char_lm.shared import (
     ASSIGNMENT,
@@ -70,17 +70,11 @@ ban(
 depends_on(ASSIGNMENT, ["test_multihead_causal"], {"causal_head": ["test_causal_head"]})
 
 
-@check(ASSIGNMENT, "test_multihead_causal")
-def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
-    cls = require(ns, "MultiHeadCausalAttention", type)
-    head_cls = require(ns, "CausalSelfAttentionHead", type)
-    g = hidden_generator("a06 multi-head")
-    trials = [random_sizes(g, 5, low=2, high=7) for _ in range(3)]
-    b, num_heads, head_size, length, extra = trials[0]
-    trials += [
-        (1, num_heads, head_size, 1, extra),
-        (b, 1, head_size, length, extra),
-    ]  # sizes of one
+def judge_multihead(
+    cls: type, head_cls: type, g: torch.Generator, trials: list[tuple[int, ...]]
+) -> None:
+    """Fail unless ``cls`` of ``head_cls`` heads matches causal nn.MultiheadAttention with its
+    weights, for each ``(B, num_heads, head_size, L, block_size - L)`` of ``trials``."""
     for b, num_heads, head_size, length, extra in trials:
         d_model, block_size = num_heads * head_size, length + extra
         mha = build(
@@ -132,3 +126,22 @@ def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
             f"L {length}): concatenate the heads' outputs along the last dim, head 0 first, "
             "then apply self.proj",
         )
+
+
+@check(ASSIGNMENT, "test_multihead_causal")
+def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
+    cls = require(ns, "MultiHeadCausalAttention", type)
+    head_cls = require(ns, "CausalSelfAttentionHead", type)
+    g = hidden_generator("a06 multi-head")
+    judge_multihead(cls, head_cls, g, [random_sizes(g, 5, low=2, high=7) for _ in range(3)])
+
+
+@check(ASSIGNMENT, "test_multihead_causal", weight=EDGE_CASES)
+def multihead_matches_at_sizes_of_one(ns: Namespace) -> None:
+    # The degenerate sizes: a batch of one sequence of one character, and a single head.
+    cls = require(ns, "MultiHeadCausalAttention", type)
+    head_cls = require(ns, "CausalSelfAttentionHead", type)
+    g = hidden_generator("a06 multi-head sizes of one")
+    b, num_heads, head_size, length, extra = random_sizes(g, 5, low=2, high=7)
+    trials = [(1, num_heads, head_size, 1, extra), (b, 1, head_size, length, extra)]
+    judge_multihead(cls, head_cls, g, trials)
