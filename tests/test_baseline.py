@@ -23,6 +23,7 @@ def fitted(corpus: SentimentSplits) -> Pipeline:
     return fit_baseline(corpus.texts("train"), corpus.labels("train"))
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_baseline_beats_chance_overall_but_leaves_room_above_it(
     fitted: Pipeline, corpus: SentimentSplits
 ) -> None:

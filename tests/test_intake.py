@@ -493,6 +493,7 @@ TARGETS = [
 ]
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 @settings(max_examples=150, deadline=None)
 @given(
     target=st.sampled_from(TARGETS),

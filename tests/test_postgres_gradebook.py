@@ -168,6 +168,7 @@ def test_two_graders_share_one_postgres_gradebook(tmp_path: Path, postgres_url: 
     assert sorted(p.name for p in feedback.iterdir()) == ["ada", "alan"]
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 @pytest.mark.parametrize(
     ("url", "shown"),
     [

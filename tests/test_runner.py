@@ -180,6 +180,7 @@ def test_a_crash_restarts_the_kernel_and_replays_cells_that_succeeded(tmp_path):
     assert written(tmp_path) == "set a\nbye\nset a\n42 False\n"
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_a_memory_error_restarts_the_kernel_so_its_memory_is_freed(tmp_path):
     result = run_code(
         tmp_path,
@@ -285,6 +286,7 @@ def test_a_replay_that_crashes_costs_a_restart(tmp_path):
     assert result["restarts"] == 2
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_a_runner_killed_by_its_kernel_has_told_the_cells_before(tmp_path):
     # The kernel saves its pid (it outlives the runner, in a session of its own), then kills the
     # runner: the report ends after the first cell and reading it does not block.

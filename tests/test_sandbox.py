@@ -86,12 +86,14 @@ def test_segfault_is_a_crash(tmp_path):
     assert (result.verdict, result.returncode) == ("crashed", -signal.SIGSEGV)
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_infinite_loop_hits_the_cpu_limit(tmp_path):
     result = run_python("while True: pass", tmp_path, dataclasses.replace(SMALL, cpu_seconds=1))
     assert result.verdict == "cpu limit" and result.returncode == -signal.SIGXCPU
     assert result.wall_seconds < 10
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_loop_that_ignores_sigxcpu_is_killed_at_the_hard_cpu_limit(tmp_path):
     code = """
         import signal
@@ -103,6 +105,7 @@ def test_loop_that_ignores_sigxcpu_is_killed_at_the_hard_cpu_limit(tmp_path):
     assert result.wall_seconds < 10
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 @pytest.mark.parametrize("busy", [True, False], ids=["busy", "sleeping"])
 def test_loop_that_catches_every_interrupt_still_times_out(tmp_path, busy):
     code = f"""
@@ -304,6 +307,7 @@ def test_grader_environment_does_not_leak_in(tmp_path, monkeypatch):
     assert result.stdout == "None /tmp\n", result.stderr
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_torch_fits_the_default_limits(tmp_path):
     code = "import torch; print(tuple((torch.randn(100, 100) @ torch.randn(100, 100)).shape))"
     result = run_python(code, tmp_path, Limits(wall_seconds=60))

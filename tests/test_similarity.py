@@ -255,6 +255,7 @@ def test_a_regrade_fingerprints_only_the_answers_that_changed(tmp_path: Path, mo
     assert first.best["ada"] == (1.0, REFERENCE) and again.best["ada"][1] == REFERENCE
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_a_submission_that_runs_away_loses_only_its_own_similarity(tmp_path: Path, monkeypatch):
     real = similarity.fingerprint_submission
 

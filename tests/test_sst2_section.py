@@ -39,6 +39,7 @@ def phrase_file() -> list[SentimentExample]:
     return sst2_like_phrases(3000, seed=1)
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_no_training_phrase_lies_inside_a_held_out_sentence(phrase_file):
     """The held-out set is whole sentences, and training sees none of their phrases: with a
     random split of the phrases (the section's first version) most held-out ones lie inside a

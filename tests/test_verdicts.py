@@ -3,6 +3,7 @@
 import json
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder.pipeline.worker.verdicts import (
@@ -59,6 +60,7 @@ def test_a_report_with_escape_sequences_reaches_the_notes_escaped_by_the_table()
     assert "\x1b" not in table and "\nalice  13/13" not in table
 
 
+@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
 def test_a_flood_of_empty_outputs_is_read_in_bounded_time_and_said():
     import time
 
