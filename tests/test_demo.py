@@ -18,6 +18,7 @@ from autograder.pipeline.feedback.feedback import PLACEHOLDER
 from autograder.pipeline.records.grade_record import COLUMNS
 from autograder.pipeline.records.report import SIMILARITY
 from autograder.pipeline.records.similarity import REFERENCE
+from autograder.pipeline.worker.verdicts import shown_verdict
 
 pytestmark = pytest.mark.usefixtures("sandbox_required")
 
@@ -53,6 +54,17 @@ def _diagnoses(course: Path, student: str) -> list[str]:
         if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"
         for output in cell.outputs
         if output.get("ename") == "CheckFailed"
+    ]
+
+
+def _verdicts(course: Path, student: str) -> list[str]:
+    """Every graded test cell's trusted verdict as its graded copy shows it: an error, or the
+    text of a cell that kept some of its points."""
+    path = course / "grading" / "autograded" / student / "01_attention" / "01_attention.ipynb"
+    return [
+        shown_verdict(cell)
+        for cell in nbformat.read(path, 4).cells
+        if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"
     ]
 
 
@@ -116,8 +128,10 @@ def test_demo_grades_the_sample_class_with_the_expected_verdicts(tmp_path: Path)
         assert shown == [diagnosis.splitlines()[0] for diagnosis in recorded], page
         assert all(line in text for d in recorded for line in d.splitlines()), page
         assert len(shown) == len(failed_cells), (student, shown, row)
-        if student in MISTAKES:
-            assert shown and any(MISTAKES[student] in d for d in recorded), (student, recorded)
+        if student in MISTAKES:  # in a cell that lost all its points, or part of them
+            verdicts = _verdicts(course, student)
+            assert any(MISTAKES[student] in v for v in verdicts), (student, verdicts)
+            assert MISTAKES[student] in text, page
         else:
             assert "CheckFailed" not in text, (student, shown)
 

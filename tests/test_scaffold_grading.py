@@ -38,6 +38,16 @@ CHECK = """    row_max = require(ns, "row_max")
         "row_max(x) is not the maximum of each row of x",
     )
 """
+EDGE_STUB = (
+    '    require(ns, "row_max")\n'
+    '    fail("this edge-case check is a stub: write it in '
+    'autograder/checks/a01_attention.py")\n'
+)
+# A single row: an answer that reduces the wrong axis returns one value per column.
+EDGE = """    row_max = require(ns, "row_max")
+    x = torch.randn(1, 3, generator=hidden_generator("row_max of one row"))
+    diagnose(row_max(x.clone()), x.amax(dim=-1), {}, "row_max of a single row of x is wrong")
+"""
 STUBS = "autograder/checks"
 MUTANT_STUB = 'Replace("TODO: text of the solution", "TODO: it, mistaken")'
 MISTAKE = Replace("x.amax(dim=-1)", "x.amax(dim=-2)")
@@ -134,6 +144,7 @@ def test_a_scaffolded_exercise_grades_full_marks_and_diagnoses_its_mutant(tmp_pa
         "return x.amax(dim=-1)",
     )
     _edit(root / "autograder" / "checks" / f"a{ASSIGNMENT}.py", CHECK_STUB, CHECK)
+    _edit(root / "autograder" / "checks" / f"a{ASSIGNMENT}.py", EDGE_STUB, EDGE)
     _edit(root / "tests" / "mutants" / f"m{ASSIGNMENT}.py", MUTANT_STUB, repr(MISTAKE))
     _edit(
         root / "tests" / "mutants" / f"m{ASSIGNMENT}.py",
@@ -174,11 +185,12 @@ def test_a_cell_without_its_hidden_line_earns_nothing_under_both_graders(tmp_pat
         _edit_cell(
             solution, name, f'raise NotImplementedError("TODO: the solution of {name}")', answer
         )
-        _edit(
-            root / "autograder" / "checks" / f"a{tiny}" / f"{name}.py",
-            f'    fail("this hidden check is a stub: write it in {STUBS}/a{tiny}/{name}.py")\n',
-            "",
-        )  # a check that passes whatever the answer: only the hidden line matters here
+        for stub in ("this hidden check is a stub", "this edge-case check is a stub"):
+            _edit(
+                root / "autograder" / "checks" / f"a{tiny}" / f"{name}.py",
+                f'    fail("{stub}: write it in {STUBS}/a{tiny}/{name}.py")\n',
+                "",
+            )  # checks that pass whatever the answer: only the hidden line matters here
     hidden = f'run_hidden_checks("{tiny}", "test_halve", globals())'
     _edit_cell(solution, "test_halve", hidden, "pass")
     lint = _run(root, "-m", "autograder", "lint", check=False)

@@ -8,7 +8,8 @@ An exercise NAME of assignment A is five pieces:
   hidden line ``run_hidden_checks("A", "test_NAME", globals())``, and a row of the notebook's
   "What is graded" table;
 - in the assignment's checks (``autograder/checks/aA.py``, or a module NAME.py of the package
-  ``aA/``), the exercise's ``ban`` and a ``@check`` stub that fails until it is written;
+  ``aA/``), the exercise's ``ban`` and two ``@check`` stubs, its main case and its edge cases,
+  each failing until it is written;
 - in ``tests/mutants/mA.py``, a mutant stub whose patch fails loudly until it is written.
 
 Every cell gets an id made from its grade id: a cell without one in the file gets a new random
@@ -157,7 +158,8 @@ def exercise_cells(assignment: str, name: str, points: float) -> list[nbformat.N
 
 
 def _check_stub(assignment: str, name: str, where: str) -> str:
-    """The exercise's ban and a hidden check that fails until it is written."""
+    """The exercise's ban and its two hidden checks, the main case and the edge cases (lint asks
+    for two worth points per cell), each failing until it is written."""
     return (
         f"# TODO: the references `{name}` must not call, by the name students read, e.g.\n"
         '# {"F.softmax": F.softmax}: calling one earns nothing in any cell that uses the answer.\n'
@@ -166,7 +168,12 @@ def _check_stub(assignment: str, name: str, where: str) -> str:
         f"def {name}_matches_the_oracle(ns: Namespace) -> None:\n"
         f'    """TODO: one property of {name}, on hidden inputs, against an oracle."""\n'
         f'    require(ns, "{name}")\n'
-        f'    fail("this hidden check is a stub: write it in {where}")\n'
+        f'    fail("this hidden check is a stub: write it in {where}")\n\n\n'
+        f'@check(ASSIGNMENT, "test_{name}", weight=EDGE_CASES)\n'
+        f"def {name}_at_its_edge_cases(ns: Namespace) -> None:\n"
+        f'    """TODO: {name} at the edge cases its statement allows (a size of one, say)."""\n'
+        f'    require(ns, "{name}")\n'
+        f'    fail("this edge-case check is a stub: write it in {where}")\n'
     )
 
 
@@ -224,6 +231,7 @@ _CHECK_IMPORTS = {
     "require": "autograder.authoring.requiring",
     "Namespace": "autograder.authoring.registry",
     "check": "autograder.authoring.registry",
+    "EDGE_CASES": "autograder.authoring.registry",
 }
 
 
@@ -251,7 +259,7 @@ def _checks_edits(course: Course, assignment: str, name: str) -> dict[Path, str]
         f'"""Exercise `{name}` (test_{name}): TODO what its checks find."""\n\n'
         "from __future__ import annotations\n\n"
         "from autograder.authoring.reference_bans import ban\n"
-        "from autograder.authoring.registry import Namespace, check, fail\n"
+        "from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail\n"
         "from autograder.authoring.requiring import require\n"
     )
     where = f"autograder/checks/{module}/{name}.py"
