@@ -38,6 +38,8 @@ $$A = \mathrm{softmax}(S)$$
 | Part | Points | How |
 |------|--------|-----|
 | NumPy attention | 2 | auto |
+
+## Many queries at once: $QK^\top$
 """
 HOSTILE = (
     '<script>window.pwned = 1</script><img src="x" onerror="window.pwned = 2">'
@@ -140,8 +142,10 @@ def test_the_page_loads_no_script_and_shows_maths_as_mathml(page: str, parsed: _
     assert scripts == [], f"the page must load no script (MathJax came from a CDN): {scripts}"
     assert "cdnjs" not in page and "<script" not in page
     maths = [attrs.get("display") for tag, attrs in parsed.tags if tag == "math"]
-    assert maths.count("inline") == 2 and maths.count("block") == 1, maths
+    assert maths.count("inline") == 3 and maths.count("block") == 1, maths
     assert r"\sqrt{d_k}" not in page and "$$" not in page  # no TeX left for a script to render
+    # In a heading too: its anchor's round trip once turned <math xmlns=...> into escaped ns0: text
+    assert "ns0:" not in page and "&lt;math" not in page
 
 
 def test_blockquotes_survive_sanitising(parsed: _Page):

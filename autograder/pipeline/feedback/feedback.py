@@ -159,6 +159,7 @@ def graded_parts(notebook: NotebookNode) -> dict[str, str]:
 # Maths without a script, markdown sanitised after rendering
 
 TEMPLATES = Path(__file__).with_name("templates")
+MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
 
 
 def tex_to_mathml(tex: str, display: str) -> str:
@@ -167,9 +168,12 @@ def tex_to_mathml(tex: str, display: str) -> str:
     from latex2mathml.converter import convert
 
     try:
-        return convert(tex, display=display)
+        mathml = convert(tex, display=display)
     except Exception:  # noqa: BLE001 - latex2mathml raises many kinds on TeX it does not know
         return f'<code class="tex">{html.escape(tex)}</code>'
+    # HTML needs no namespace on <math>; with one, nbconvert's heading anchors (an ElementTree
+    # round trip) rename every tag ns0:..., which the sanitiser then shows as text.
+    return mathml.replace(f' xmlns="{MATHML_NAMESPACE}"', "", 1)
 
 
 # A link or image written as a reference (``[text][ref]``, with ``[ref]: <address>`` once) spells
