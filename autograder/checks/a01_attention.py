@@ -151,17 +151,20 @@ def reference_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = N
     return reference.scaled_dot_product_attention(q, k, v, mask)
 
 
+# The public (L_q, L_k, d_k) a counterexample is looked for at, smallest first.
+EXAMPLE_SIZES = [
+    (l_q, l_k, d_k)
+    for total in range(3, 9)
+    for l_q in (1, 2, 3)
+    for l_k in (1, 2, 3)
+    for d_k in (1, 2, 3, 4)
+    if l_q + l_k + d_k == total
+]
+
+
 def smaller_weights_example(attention, scale: bool = True) -> Callable[[], str | None]:
     """A counterexample finder for the weights of ``attention`` (with ``scale``), on public
-    (L_q, L_k, d_k) inputs from one query, key and feature up."""
-    sizes = [
-        (l_q, l_k, d_k)
-        for total in range(3, 9)
-        for l_q in (1, 2, 3)
-        for l_k in (1, 2, 3)
-        for d_k in (1, 2, 3, 4)
-        if l_q + l_k + d_k == total
-    ]
+    inputs of EXAMPLE_SIZES."""
 
     def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
         l_q, l_k, d_k = size
@@ -175,7 +178,9 @@ def smaller_weights_example(attention, scale: bool = True) -> Callable[[], str |
         scores = q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale else 1.0)
         return torch.softmax(scores, dim=-1)
 
-    return lambda: smallest_counterexample(weights(attention), reference_weights, inputs, sizes)
+    return lambda: smallest_counterexample(
+        weights(attention), reference_weights, inputs, EXAMPLE_SIZES
+    )
 
 
 def call_attention(attention, *args, **kwargs) -> tuple[Tensor, Tensor]:
@@ -298,14 +303,20 @@ def rows_sum_to_one_at_degenerate_sizes(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_attention_scaling")
-def scaled_by_sqrt_d_k(ns: Namespace) -> None:
-    attention = require(ns, "attention")
-    g = hidden_generator("a01 scale")
+def scaling_inputs(g: torch.Generator) -> list[tuple[Tensor, Tensor, Tensor]]:
+    """Three (q, k, v) of batch 2 and sizes from 2 to 23, drawn from ``g``."""
+    inputs = []
     for _ in range(3):
         l_q, l_k, d_k, d_v = random_sizes(g, 4, low=2, high=24)
         q, k = torch.randn(2, l_q, d_k, generator=g), torch.randn(2, l_k, d_k, generator=g)
-        v = torch.randn(2, l_k, d_v, generator=g)
+        inputs.append((q, k, torch.randn(2, l_k, d_v, generator=g)))
+    return inputs
+
+
+@check(ASSIGNMENT, "test_attention_scaling")
+def scaled_by_sqrt_d_k(ns: Namespace) -> None:
+    attention = require(ns, "attention")
+    for q, k, v in scaling_inputs(hidden_generator("a01 scale")):
         _, weights = call_attention(attention, q, k, v)
         diagnose(
             weights,
@@ -319,11 +330,7 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
 @check(ASSIGNMENT, "test_attention_scaling", weight=EDGE_CASES)
 def scale_false_leaves_the_scores_unscaled(ns: Namespace) -> None:
     attention = require(ns, "attention")
-    g = hidden_generator("a01 unscaled")
-    for _ in range(3):
-        l_q, l_k, d_k, d_v = random_sizes(g, 4, low=2, high=24)
-        q, k = torch.randn(2, l_q, d_k, generator=g), torch.randn(2, l_k, d_k, generator=g)
-        v = torch.randn(2, l_k, d_v, generator=g)
+    for q, k, v in scaling_inputs(hidden_generator("a01 unscaled")):
         _, unscaled = call_attention(attention, q, k, v, scale=False)
         diagnose(
             unscaled,
