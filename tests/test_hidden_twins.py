@@ -92,6 +92,18 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
             "encoder_block_matches_the_reference"
         ),
     },
+    ("03_transformer_block", "test_padded_block"): {
+        "the shape and dtype of x": "padded_block_is_blind_to_pads_at_the_end",
+        "the output has no non-finite value, a sentence of pads only included": (
+            "padded_block_stays_finite_for_sentences_of_pads"
+        ),
+        "real positions unchanged when only the pads' vectors change": (
+            "padded_block_is_blind_to_pads_at_the_end"
+        ),
+        "real positions equal the block's output on the sentence without its pads": (
+            "padded_block_is_blind_to_pads_at_the_end"
+        ),
+    },
     ("04_depth", "test_depth_stack"): {
         "self.layers an nn.ModuleList of EncoderBlocks; (output, list of maps); chained; masked": (
             "depth_stack_matches_the_reference"
