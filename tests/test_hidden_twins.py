@@ -121,6 +121,17 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
             "total_variation_matches_the_definition"
         ),
     },
+    ("04_depth", "test_attention_focus"): {
+        "one score per row; 0 for uniform, 1 for one key; in [0, 1]": (
+            "attention_focus_is_calibrated"
+        ),
+        "softmax(s / T): never rises as T grows; permuted keys score alike": (
+            "attention_focus_ignores_order_and_falls_with_temperature"
+        ),
+        "finite with exact zeros; a single key gives a score in [0, 1]; 0-dim for one row": (
+            "attention_focus_is_defined_everywhere"
+        ),
+    },
     ("05_sentiment", "test_masked_mean"): {
         "shape (B, d_model), mean over the real tokens only": "masked_mean_matches_the_oracle",
         "values at padded positions do not leak": "masked_mean_ignores_appended_padding",
