@@ -202,6 +202,17 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
             "sample_follows_temperature_and_top_k"
         ),
     },
+    ("06_char_lm", "test_penalise_repeats"): {
+        "the logits left unchanged; (B, V) in their dtype; finite": (
+            "penalty_moves_probability_from_seen_ids_to_the_others"
+        ),
+        "the seen ids' total probability does not rise; the unseen ids' odds hold": (
+            "penalty_moves_probability_from_seen_ids_to_the_others"
+        ),
+        "strength 0 changes nothing; strength 3 gives the seen ids no more than 1.5": (
+            "penalty_is_off_at_zero_and_grows_with_strength"
+        ),
+    },
     ("07_attention_at_scale", "test_online_softmax_update"): {
         "the worked example: a single row (0-dim running max and sum)": (
             "online_softmax_folds_a_single_row"
