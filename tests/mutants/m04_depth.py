@@ -13,7 +13,7 @@ LAYER_CALL = "x, weights = layer(x, mask)  # the same mask in every layer"
 
 FOCUS_RETURN = "return 1 + torch.special.xlogy(weights, weights).sum(dim=-1) / math.log(num_keys)"
 FOCUS_SINGLE_KEY = """if num_keys == 1:
-        return torch.ones(weights.shape[:-1], dtype=weights.dtype, device=weights.device)
+        return weights.new_ones(weights.shape[:-1])
     """  # with the next line's indent, so that removing it leaves valid code
 
 WRONG = [

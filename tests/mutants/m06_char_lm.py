@@ -7,9 +7,7 @@ from tests.mutants import Body, Mutant, Replace, Rewrite
 
 A = "06_char_lm"
 
-PENALTY_SEEN = (
-    "seen = torch.zeros_like(logits, dtype=torch.bool).scatter_(1, context, True)  # (B, V)"
-)
+PENALTY_SEEN = "seen = seen.scatter_(1, context, True)  # (B, V): True where the row saw the id"
 PENALTY_RETURN = "return logits - strength * seen.to(logits.dtype)"
 
 WRONG = [
