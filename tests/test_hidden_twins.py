@@ -51,6 +51,14 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
     ("02_multi_head", "test_mha_parity"): {
         "weights and output equal nn.MultiheadAttention's": "mha_matches_torch_multihead_attention",
     },
+    ("02_multi_head", "test_heads_switched_off"): {
+        "the shape of x": "ablation_is_defined_at_the_edges",
+        "every head kept gives mha(x)[0]": "every_head_on_is_the_layer",
+        "an off head's q, k, v rows change nothing; a kept head's v rows do": (
+            "switched_off_heads_are_gone_and_kept_heads_count"
+        ),
+        "every head off: a finite output of the shape of x": "ablation_is_defined_at_the_edges",
+    },
     ("03_transformer_block", "test_clean"): {
         "a list of tokens: lowercased words and single punctuation marks": (
             "clean_matches_the_word_tokenizer"
