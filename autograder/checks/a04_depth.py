@@ -700,3 +700,141 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
         {TV["no_half"]: 2 * one},
         "distributions on different keys must be at TV distance 1",
     )
+
+
+# Exercise 3, `attention_focus` (test_attention_focus): the score's formula is the student's
+# design, so no check compares it with one reference; each tests a property the statement lists,
+# on hidden distributions, and a failure shows the rows and the scores it observed.
+FOCUS_ATOL = 1e-6
+TEMPERATURES = torch.logspace(-1.5, 1.5, 13, dtype=torch.float64)  # sharp to nearly uniform
+
+
+def run_focus(focus: Any, weights: Tensor, what: str) -> Tensor:
+    """The answer's scores for ``weights`` (..., L_k): a float tensor of shape (...)."""
+    try:
+        scores = focus(weights.clone())
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(explain(error, "your attention_focus", f" on {what}"))
+    expected_shape = tuple(weights.shape[:-1])
+    if not (isinstance(scores, Tensor) and tuple(scores.shape) == expected_shape):
+        got = f"{type(scores).__name__} {tuple(getattr(scores, 'shape', ()))}"
+        fail(
+            f"weights of shape {tuple(weights.shape)} ({what}) must give scores of shape {expected_shape}; got {got}"
+        )
+    if not scores.is_floating_point():
+        fail(f"the scores on {what} are of dtype {scores.dtype}, not a floating-point dtype")
+    return scores.detach().to(torch.float64)
+
+
+def show_row(row: Tensor) -> str:
+    """A distribution, rounded for a message."""
+    return (
+        "["
+        + ", ".join(f"{float(v):.3g}" for v in row.flatten()[:8])
+        + (", ...]" if row.numel() > 8 else "]")
+    )
+
+
+def focus_lengths(generator: torch.Generator) -> list[int]:
+    """Three numbers of keys, all at least 2 and all different, one of them large."""
+    small = random_sizes(generator, 2, low=2, high=9)
+    return [*small, int(torch.randint(20, 60, (1,), generator=generator))]
+
+
+def softmax_rows(generator: torch.Generator, rows: int, num_keys: int, spread: float) -> Tensor:
+    """(rows, num_keys) softmax distributions of scores drawn at scale ``spread``."""
+    scores = spread * torch.randn(rows, num_keys, generator=generator, dtype=torch.float64)
+    return torch.softmax(scores, dim=-1)
+
+
+@check(ASSIGNMENT, "test_attention_focus")
+def attention_focus_is_calibrated(ns: Namespace) -> None:
+    """0 for uniform, 1 for one key, within [0, 1] otherwise, at several lengths and batch shapes."""
+    focus = require(ns, "attention_focus")
+    g = hidden_generator("a04 focus calibrated")
+    for num_keys in focus_lengths(g):
+        lead = tuple(random_sizes(g, 2, low=2, high=5))
+        uniform = torch.full((*lead, num_keys), 1 / num_keys, dtype=torch.float64)
+        got = run_focus(focus, uniform, f"uniform rows of {num_keys} keys")
+        if not is_close(got, torch.zeros(lead, dtype=torch.float64), atol=FOCUS_ATOL):
+            fail(
+                f"uniform rows of {num_keys} keys score {float(got.flatten()[0]):.4g}, where the statement asks for 0"
+            )
+        keys = torch.randint(num_keys, lead, generator=g)
+        one_key = nn.functional.one_hot(keys, num_keys).to(torch.float64)
+        got = run_focus(focus, one_key, f"rows of {num_keys} keys with all the weight on one")
+        if not is_close(got, torch.ones(lead, dtype=torch.float64), atol=FOCUS_ATOL):
+            index = int((~((got - 1).abs() <= FOCUS_ATOL)).flatten().nonzero()[0])
+            fail(
+                f"all the weight on key {int(keys.flatten()[index])} of {num_keys} scores "
+                f"{float(got.flatten()[index]):.4g}, where the statement asks for 1"
+            )
+        for spread in (0.3, 1.0, 4.0):
+            rows = softmax_rows(g, 6, num_keys, spread)
+            got = run_focus(focus, rows, f"softmax rows of {num_keys} keys")
+            outside = ~((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL))
+            if outside.any():
+                index = int(outside.nonzero()[0])
+                fail(
+                    f"the distribution {show_row(rows[index])} ({num_keys} keys) scores "
+                    f"{float(got[index]):.4g}, outside [0, 1]"
+                )
+
+
+@check(ASSIGNMENT, "test_attention_focus", weight=EDGE_CASES)
+def attention_focus_ignores_order_and_falls_with_temperature(ns: Namespace) -> None:
+    """Permuted keys score alike; softmax(s / T) scores never rise as T grows."""
+    focus = require(ns, "attention_focus")
+    g = hidden_generator("a04 focus order and temperature")
+    for num_keys in focus_lengths(g):
+        rows = softmax_rows(g, 5, num_keys, 2.0)
+        rows[0, torch.randperm(num_keys, generator=g)[: num_keys // 2]] = 0.0  # masked keys
+        rows[0] /= rows[0].sum()
+        permutation = torch.randperm(num_keys, generator=g)
+        got = run_focus(focus, rows, f"rows of {num_keys} keys")
+        permuted = run_focus(focus, rows[:, permutation], f"rows of {num_keys} keys, permuted")
+        if not is_close(permuted, got, atol=FOCUS_ATOL):
+            index = int((~((permuted - got).abs() <= FOCUS_ATOL)).nonzero()[0])
+            fail(
+                f"the distribution {show_row(rows[index])} scores {float(got[index]):.4g}, and the "
+                f"same weights with the keys permuted, {show_row(rows[index, permutation])}, score "
+                f"{float(permuted[index]):.4g}"
+            )
+        scores = 3 * torch.randn(4, num_keys, generator=g, dtype=torch.float64)
+        path = torch.softmax(scores[:, None] / TEMPERATURES[:, None], dim=-1)  # (4, T, L_k)
+        got = run_focus(focus, path, f"softmax(s / T) rows of {num_keys} keys")
+        rises = got[:, 1:] > got[:, :-1] + FOCUS_ATOL
+        if rises.any():
+            row, step = (int(i) for i in rises.nonzero()[0])
+            low, high = float(TEMPERATURES[step]), float(TEMPERATURES[step + 1])
+            fail(
+                f"for the scores s = {show_row(scores[row])} ({num_keys} keys), softmax(s / T) "
+                f"scores {float(got[row, step]):.4g} at T = {low:.3g} and {float(got[row, step + 1]):.4g} "
+                f"at T = {high:.3g}: the score rose as T grew"
+            )
+
+
+@check(ASSIGNMENT, "test_attention_focus", weight=EDGE_CASES)
+def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
+    """Finite scores for rows with exact zeros, for a single key, for a 0-dim batch."""
+    focus = require(ns, "attention_focus")
+    g = hidden_generator("a04 focus everywhere")
+    num_keys = random_sizes(g, 1, low=3, high=9)[0]
+    sparse = softmax_rows(g, 4, num_keys, 1.0)
+    sparse[sparse < sparse.median(dim=-1, keepdim=True).values] = 0.0  # about half the keys masked
+    sparse /= sparse.sum(-1, keepdim=True)
+    rows_of_one = random_sizes(g, 1, low=2, high=6)[0]
+    cases = [
+        (sparse, f"rows of {num_keys} keys with exact zeros, such as {show_row(sparse[0])}"),
+        (torch.ones(rows_of_one, 1, dtype=torch.float64), f"{rows_of_one} rows of a single key"),
+        (sparse[0], f"one row of {num_keys} keys with no leading dimension, {show_row(sparse[0])}"),
+        (sparse[:, None, :], f"rows of shape {tuple(sparse[:, None].shape)}, an axis of size 1"),
+    ]
+    for weights, what in cases:
+        got = run_focus(focus, weights, what)
+        if not torch.isfinite(got).all():
+            fail(f"{what}: non-finite scores {got.flatten().tolist()[:6]}")
+        if not ((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL)).all():
+            fail(f"{what}: scores {got.flatten().tolist()[:6]}, not all in [0, 1]")

@@ -8,6 +8,7 @@ SPLIT = "x.view(batch, length, num_heads, d_model // num_heads).transpose(1, 2)"
 ATTEND = "        heads, weights = scaled_dot_product_attention(q, k, v, mask)\n"
 RETURN = "return self.out_proj(merge_heads(heads)), weights"
 UNSQUEEZE = "        if mask is not None and mask.dim() == 3:\n            mask = mask.unsqueeze(1)"
+ABLATE_KEEP = "out = out * keep.to(out.dtype)[:, None, None]"
 DEFAULTS = """
 key = query if key is None else key
 value = key if value is None else value
@@ -267,9 +268,78 @@ return self.out_proj(merge_heads(heads)), weights
         {"merge_heads": Replace(".reshape(batch, length, num_heads * d_k)", "")},
         {"test_merge_heads": "flatten the last two axes into H * d_k"},
     ),
+    # heads_switched_off: what "off" means is the student's design; these break a property.
+    Mutant(  # an off head with zero queries attends uniformly: it still averages its values
+        "heads_switched_off: an off head's queries zeroed",
+        A,
+        {
+            "heads_switched_off": Body(
+                "heads_switched_off",
+                """
+                batch, length, d_model = x.shape
+
+                def heads(t: Tensor) -> Tensor:
+                    return t.view(batch, length, mha.num_heads, mha.d_k).transpose(1, 2)
+
+                q = heads(mha.q_proj(x)) * keep.to(x.dtype)[:, None, None]
+                out, _ = scaled_dot_product_attention(q, heads(mha.k_proj(x)), heads(mha.v_proj(x)))
+                return mha.out_proj(out.transpose(1, 2).reshape(batch, length, d_model))
+                """,
+            )
+        },
+        {"test_heads_switched_off": "yet the output changed by up to"},
+    ),
+    Mutant(
+        "heads_switched_off: the off heads' blocks of the output features zeroed, after out_proj",
+        A,
+        {
+            "heads_switched_off": Body(
+                "heads_switched_off",
+                "return mha(x)[0] * keep.repeat_interleave(mha.d_k).to(x.dtype)",
+            )
+        },
+        {"test_heads_switched_off": "yet the output changed by up to"},
+    ),
+    Mutant(  # right while a head is on; with every head off it divides by zero
+        "heads_switched_off: the kept heads rescaled by H / number kept, unguarded",
+        A,
+        {
+            "heads_switched_off": Replace(
+                ABLATE_KEEP, ABLATE_KEEP + " * (mha.num_heads / keep.sum())"
+            )
+        },
+        {"test_heads_switched_off": "non-finite values on"},
+    ),
 ]
 
 CORRECT = [
+    Mutant(
+        "heads_switched_off: the kept heads rescaled by H / number kept, at least 1",
+        A,
+        {
+            "heads_switched_off": Replace(
+                ABLATE_KEEP, ABLATE_KEEP + " * (mha.num_heads / max(int(keep.sum()), 1))"
+            )
+        },
+    ),
+    Mutant(
+        "heads_switched_off: a copy of the layer with the off heads' out_proj columns zeroed",
+        A,
+        {
+            "heads_switched_off": Body(
+                "heads_switched_off",
+                """
+                import copy
+
+                pruned = copy.deepcopy(mha)  # the caller's layer stays as it is
+                with torch.no_grad():
+                    # out_proj reads head h from columns h * d_k to (h + 1) * d_k
+                    pruned.out_proj.weight[:, (~keep).repeat_interleave(mha.d_k)] = 0.0
+                return pruned(x)[0]
+                """,
+            )
+        },
+    ),
     Mutant(
         "einsum split and merge",
         A,

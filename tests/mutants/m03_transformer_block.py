@@ -439,9 +439,93 @@ class EncoderBlock(_Block):
         {"test_encoder_block": "still draws at random"},
         in_notebook=True,
     ),
+    # padded_block: the design is the student's; these break a property the statement lists.
+    Mutant(
+        "padded_block: no mask, the pads are keys like any token",
+        A,
+        {"padded_block": Replace("block(x, mask=may_attend)", "block(x)")},
+        {"test_padded_block": "with only the pads' vectors redrawn, the output at its real"},
+    ),
+    Mutant(
+        "padded_block: the pads' vectors zeroed, no mask",
+        A,
+        {
+            "padded_block": Replace(
+                "block(x, mask=may_attend)", "block(x.masked_fill(is_pad[..., None], 0.0))"
+            )
+        },
+        {"test_padded_block": "redrawing only the pads' vectors left the output"},
+    ),
+    Mutant(
+        "padded_block: the mask hides the pad queries, not the pad keys",
+        A,
+        {"padded_block": Replace("~is_pad[:, None, None, :]", "~is_pad[:, None, :, None]")},
+        {"test_padded_block": "with only the pads' vectors redrawn, the output at its real"},
+    ),
+    Mutant(  # right for pads at the end, as encode puts them: it loses the pads-anywhere check
+        "padded_block: the first n positions are taken as the real ones",
+        A,
+        {
+            "padded_block": Replace(
+                "may_attend = ~is_pad[:, None, None, :]",
+                "n_real = (~is_pad).sum(-1, keepdim=True)  # (B, 1)\n"
+                "    positions = torch.arange(x.shape[1], device=x.device)\n"
+                "    may_attend = (positions < n_real)[:, None, None, :]",
+            )
+        },
+        {"test_padded_block": "pads first"},
+    ),
+    Mutant(
+        "padded_block: the pad positions marked with NaN",
+        A,
+        {
+            "padded_block": Replace(
+                "return out", "return out.masked_fill(is_pad[..., None], float('nan'))"
+            )
+        },
+        {"test_padded_block": "non-finite values"},
+    ),
 ]
 
 CORRECT = [
+    Mutant(
+        "padded_block: pad queries and pad keys hidden, zeros at the pads",
+        A,
+        {
+            "padded_block": Replace(
+                "may_attend = ~is_pad[:, None, None, :]  # (B, 1, 1, L)\n"
+                "    out, _ = block(x, mask=may_attend)\n"
+                "    return out",
+                "real = ~is_pad\n"
+                "    # (B, 1, L, L): a pad query sees nothing, so attention gives its row zero weights\n"
+                "    may_attend = real[:, None, :, None] & real[:, None, None, :]\n"
+                "    out, _ = block(x, mask=may_attend)\n"
+                "    return out.masked_fill(is_pad[..., None], 0.0)",
+            )
+        },
+    ),
+    Mutant(
+        "padded_block: each sentence through the block alone, without its pads",
+        A,
+        {
+            "padded_block": Body(
+                "padded_block",
+                """
+                out = torch.zeros_like(x)  # the pads keep zeros
+                for sentence in range(x.shape[0]):
+                    real = ~is_pad[sentence]
+                    if real.any():  # a sentence of pads only stays zero
+                        out[sentence, real] = block(x[sentence, real][None])[0][0]
+                return out
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "padded_block: the pads keep their input vectors",
+        A,
+        {"padded_block": Replace("return out", "return torch.where(is_pad[..., None], x, out)")},
+    ),
     Mutant(
         "clean by hand, vocabulary with a two-key sort, encode in a loop",
         A,
