@@ -96,6 +96,7 @@ def smallest_module_counterexample(
     sizes: Sequence[tuple[int, ...]],
     *,
     output: Callable[[Any], Any] = lambda result: result,
+    keywords: bool = False,
     atol: float = 1e-6,
 ) -> str | None:
     """The first input and parameters, over ``sizes`` (smallest first) and DRAWS draws each, on
@@ -104,6 +105,8 @@ def smallest_module_counterexample(
     the parameters first; None if there is none.
 
     output: what is compared of a call's result (``lambda r: r[1]``: the weights of a pair).
+    keywords: call ``module(**args)``, for a forward whose argument names the statement fixes;
+    otherwise ``module(*args.values())``, whatever the answer names them.
     A size whose parameters the answer's module cannot load, or on which it raises, is skipped:
     the checks report those themselves.
     """
@@ -115,14 +118,12 @@ def smallest_module_counterexample(
             parameters = small_parameters(theirs, generator)
             theirs.load_state_dict(parameters)
             args = inputs(generator, size)
-            with torch.no_grad():
-                expected = output(theirs(**args))
+            expected = output(_call(theirs, args, keywords))
             try:
                 with torch.random.fork_rng(devices=[]):
                     mine = answer(size).double().eval()
                 mine.load_state_dict(parameters)
-                with torch.no_grad():
-                    got = output(mine(**{name: value.clone() for name, value in args.items()}))
+                got = output(_call(mine, args, keywords))
             except Exception:  # noqa: BLE001 - an error is another check's business
                 continue
             if not (isinstance(got, Tensor) and got.shape == expected.shape):
@@ -132,3 +133,10 @@ def smallest_module_counterexample(
                 shown = {name: value for name, value in parameters.items() if name in learned}
                 return describe({**shown, **args}, got, expected, atol)
     return None
+
+
+def _call(module: nn.Module, args: dict[str, Tensor], keywords: bool) -> Any:
+    """module on copies of ``args``, by name or in order, without autograd."""
+    given = {name: value.clone() for name, value in args.items()}
+    with torch.no_grad():
+        return module(**given) if keywords else module(*given.values())

@@ -308,4 +308,5 @@ def smaller_mha_example(
         inputs,
         sizes,
         output=lambda result: result[index] if isinstance(result, tuple) else result,
+        keywords=True,
     )
