@@ -287,6 +287,7 @@ return self.out_proj(merge_heads(heads)), weights
         },
         {"test_mha_parity": "a small input on which yours differs"},
         not_told=("check v_proj, merge_heads and out_proj", *NO_CAUSE),
+        in_notebook=True,  # the counterexample built through the judge, on the kernel's module
     ),
     Mutant(  # padding values reach every position through the mean: split_heads is right
         "values mixed with their mean over the positions",
