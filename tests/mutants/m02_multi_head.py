@@ -13,6 +13,8 @@ DEFAULTS = """
 key = query if key is None else key
 value = key if value is None else value
 """
+# Cause words that no message may hold for an answer whose mistake no confirmer names (issue 40).
+NO_CAUSE = (" use ", "instead of", "should", "check the", "make sure", "did you", "forgot")
 
 WRONG = [
     Mutant(
@@ -125,6 +127,8 @@ class MultiHeadAttention(_Reference):
             )
         },
         {"test_mha_mask": "mask.unsqueeze(1)"},
+        # Where B == H the mask broadcasts as (1, B, L_q, L_k), without an error.
+        makes=("MultiHeadAttention.mask_head_axis_in_front",),
     ),
     Mutant(
         "mask inverted for torch's convention",
@@ -261,6 +265,91 @@ return self.out_proj(merge_heads(heads)), weights
             )
         },
         {"test_merge_heads": "summed instead of concatenated"},
+    ),
+    # Issue 40: mistakes outside every catalogue get a counterexample, and no cause words.
+    Mutant(
+        "queries scaled before their projection",
+        A,
+        {
+            "multi_head_attention": Replace(
+                "self.q_proj(query)", "self.q_proj(query / self.d_k**0.5)"
+            )
+        },
+        {"test_mha_parity": "a small input on which yours differs"},
+        not_told=("check the projections, split_heads and the scale", *NO_CAUSE),
+    ),
+    Mutant(
+        "output projection without its bias",
+        A,
+        {
+            "multi_head_attention": Replace(
+                RETURN, "return F.linear(merge_heads(heads), self.out_proj.weight), weights"
+            )
+        },
+        {"test_mha_parity": "a small input on which yours differs"},
+        not_told=("check v_proj, merge_heads and out_proj", *NO_CAUSE),
+        in_notebook=True,  # the counterexample built through the judge, on the kernel's module
+    ),
+    Mutant(  # padding values reach every position through the mean: split_heads is right
+        "values mixed with their mean over the positions",
+        A,
+        {
+            "multi_head_attention": Replace(
+                ATTEND,
+                "        heads, weights = scaled_dot_product_attention(\n"
+                "            q, k, v + v.mean(dim=2, keepdim=True), mask\n"
+                "        )\n",
+            )
+        },
+        {
+            "test_mha_mask": "changed the output",
+            "test_mha_parity": "a small input on which yours differs",
+        },
+        not_told=("check the mask", "split_heads keeps positions apart", *NO_CAUSE),
+    ),
+    Mutant(  # the softmax is over the last axis: the old hint named it as the cause
+        "returns the scaled scores as the weights",
+        A,
+        {
+            "multi_head_attention": Replace(
+                ATTEND + "        " + RETURN,
+                "        scores = q @ k.transpose(-2, -1) / self.d_k**0.5\n"
+                "        if mask is not None:\n"
+                '            scores = scores.masked_fill(~mask.bool(), float("-inf"))\n'
+                "        heads = torch.softmax(scores, dim=-1) @ v\n"
+                "        return self.out_proj(merge_heads(heads)), scores",
+            )
+        },
+        {
+            "test_mha_shapes": "must sum to 1 over the keys",
+            "test_mha_parity": "a small input on which yours differs",
+        },
+        not_told=("softmax over the last axis", *NO_CAUSE),
+    ),
+    Mutant(
+        "softmax over the queries",
+        A,
+        {
+            "multi_head_attention": Replace(
+                ATTEND,
+                "        scores = q @ k.transpose(-2, -1) / self.d_k**0.5\n"
+                "        if mask is not None:\n"
+                '            scores = scores.masked_fill(~mask.bool(), float("-inf"))\n'
+                "        weights = torch.softmax(scores, dim=-2)\n"
+                "        heads = weights @ v\n",
+            )
+        },
+        {
+            "test_mha_shapes": "every column, over the queries, sums to 1",
+            "test_mha_parity": "a softmax over the queries' axis",
+        },
+    ),
+    Mutant(
+        "split_heads gives the heads in reverse order",
+        A,
+        {"split_heads": Replace(SPLIT, SPLIT + ".flip(1)")},
+        {"test_split_heads": "a small input on which yours differs"},
+        not_told=NO_CAUSE,
     ),
     Mutant(
         "merge_heads does not flatten the heads",

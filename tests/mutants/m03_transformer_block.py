@@ -8,6 +8,9 @@ SIN_COS = "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)"
 TWO_I = "torch.arange(0, d_model, 2, dtype=torch.float32)"
 VARIANCE = "variance = (x - mean).pow(2).mean(dim=-1, keepdim=True)"
 FEED_FORWARD = "x = self.norm2(x + self.dropout2(self.feed_forward(x)))"
+HIDDEN = "self.dropout(torch.relu(self.linear1(x)))"
+# Cause words that no message may hold for an answer whose mistake no confirmer names (issue 40).
+NO_CAUSE = (" use ", "instead of", "should", "check the", "make sure", "did you", "forgot")
 
 WRONG = [
     # clean
@@ -931,6 +934,52 @@ CORRECT += [
                 """,
             )
         },
+    ),
+]
+# Issue 40: mistakes outside every catalogue get a counterexample, and no cause words.
+WRONG += [
+    Mutant(
+        "layer norm: the variance of x about 0, not about its mean",
+        A,
+        {"layer_norm": Replace(VARIANCE, "variance = x.pow(2).mean(dim=-1, keepdim=True)")},
+        {"test_layer_norm": "a small input on which yours differs"},
+        not_told=NO_CAUSE,
+    ),
+    Mutant(
+        "ffn: leaky ReLU",
+        A,
+        {
+            "feed_forward": Replace(
+                "torch.relu(self.linear1(x))", "F.leaky_relu(self.linear1(x), 0.1)"
+            )
+        },
+        {"test_feed_forward": "a small input on which yours differs"},
+        not_told=NO_CAUSE,
+    ),
+    Mutant(  # built with the constructor's dropout, which the old message told it to do
+        "ffn: dropout applied twice to the hidden layer",
+        A,
+        {"feed_forward": Replace(HIDDEN, f"self.dropout({HIDDEN})")},
+        {"test_feed_forward": "dropped as by dropout="},
+        not_told=("with the constructor's dropout", *NO_CAUSE),
+    ),
+    Mutant(  # it returns self_attn's weights, which the old message told it to do
+        "EncoderBlock returns the weights transposed",
+        A,
+        {"encoder_block": Replace("return x, weights", "return x, weights.transpose(-2, -1)")},
+        {"test_encoder_block": "a small input on which yours differs"},
+        not_told=("return the weights of self.self_attn", *NO_CAUSE),
+    ),
+    Mutant(
+        "EncoderBlock: the feed-forward network reads norm1(h)",
+        A,
+        {
+            "encoder_block": Replace(
+                FEED_FORWARD, "x = self.norm2(x + self.dropout2(self.feed_forward(self.norm1(x))))"
+            )
+        },
+        {"test_encoder_block": "a small input on which yours differs"},
+        not_told=NO_CAUSE,
     ),
 ]
 # The families of issue 25 without a mutant above (autograder/checks/a03_transformer_block:
