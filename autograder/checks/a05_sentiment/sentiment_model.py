@@ -156,7 +156,7 @@ def sentiment_model_matches_its_parts(ns: Namespace) -> None:
         expected,
         mistakes,
         "the logits are not Linear(masked_mean(encoder(position(embed(ids)), padding_mask))) "
-        "(nor the <cls> output's): follow the diagram of Exercise 2",
+        "(nor the <cls> output's), the diagram of Exercise 2",
     )
 
 
@@ -183,6 +183,6 @@ def sentiment_model_sees_word_order_and_batches_independently(ns: Namespace) -> 
     swapped[0, [1, length - 2]] = ids[-1, [length - 2, 1]]
     if is_close(run_model(model, swapped), logits[-1:], atol=1e-6):
         fail(
-            f"swapping words 1 and {length - 2} (positions) of a sentence of {length} tokens leaves its "
+            f"swapping the tokens at positions 1 and {length - 2} of a sentence of {length} leaves its "
             "logits unchanged: they do not depend on word order"
         )

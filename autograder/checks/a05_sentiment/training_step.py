@@ -332,10 +332,10 @@ def public_step_observation(ns: Namespace, with_stale_gradients: bool = False) -
         _, returned = answer_steps(ns, trial, stale, got)
     except CheckFailed:
         return None  # its error on the hidden inputs is told already
-    for step, (mine, reference) in enumerate(zip(got, expected, strict=True), start=1):
+    for step, (mine, theirs) in enumerate(zip(got, expected, strict=True), start=1):
         seen = [
             part_difference(name, mine.get(name), want)
-            for name, want in reference.items()
+            for name, want in theirs.items()
             if not is_close(mine.get(name), want, atol=1e-6)
         ]
         loss = returned[step - 1]
