@@ -330,6 +330,8 @@ def layer_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
 
 def check_structure(stack: nn.Module, num_layers: int, num_heads: int) -> list[nn.Module]:
     layers = getattr(stack, "layers", None)
+    if layers is None:
+        fail("the stack has no attribute self.layers, the nn.ModuleList of the statement")
     if not isinstance(layers, nn.ModuleList):
         fail(
             f"self.layers is {type(layers).__name__}, not the nn.ModuleList of the statement "

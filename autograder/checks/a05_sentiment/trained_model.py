@@ -107,7 +107,7 @@ def trained_predictions(ns: Namespace, examples: tuple[SentimentExample, ...]) -
     try:
         device = next(model.parameters()).device
     except StopIteration:
-        fail("your trained `model` has no parameters: register its layers as submodules")
+        fail("your trained `model` has no parameters: model.parameters() is empty")
     was_training = model.training
     model.eval()
     try:
