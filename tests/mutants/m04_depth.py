@@ -450,3 +450,32 @@ CORRECT += [
         },
     ),
 ]
+
+# Issue 40: wrong answers that no catalogued mistake explains are shown the smallest public input
+# on which they differ (autograder/authoring/counterexample.py), and no cause.
+WRONG += [
+    Mutant(
+        "entropy normalised by log(L_k), so that it lies in [0, 1]",
+        A,
+        {
+            "attention_metrics": Body(
+                "attention_entropy",
+                "return -torch.special.xlogy(weights, weights).sum(dim=-1) "
+                "/ math.log(weights.shape[-1])",
+            )
+        },
+        {"test_attention_metrics": "p = [1]; yours gives nan, expected 0"},
+        not_told=("use torch.special.xlogy", "use the natural log"),
+    ),
+    Mutant(
+        "total variation computed as the squared Hellinger distance",
+        A,
+        {
+            "attention_metrics": Body(
+                "total_variation", "return 0.5 * (p.sqrt() - q.sqrt()).square().sum(dim=-1)"
+            )
+        },
+        {"test_attention_metrics": "a small input on which yours differs (public"},
+        not_told=("TV uses the absolute difference, not the squared one",),
+    ),
+]
