@@ -85,9 +85,7 @@ BEING_REWRITTEN: dict[str, int] = {
 
 def _f_string(node: ast.JoinedStr) -> str:
     """An f-string's constant parts, each hole written ``{}``."""
-    return "".join(
-        part.value if isinstance(part, ast.Constant) else "{}" for part in node.values
-    )
+    return "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
@@ -122,8 +120,10 @@ def _labels(tree: ast.Module) -> set[str]:
         if isinstance(node, ast.FunctionDef):
             arguments = node.args
             named = arguments.posonlyargs + arguments.args
-            pairs = list(zip(named[len(named) - len(arguments.defaults) :], arguments.defaults))
-            pairs += list(zip(arguments.kwonlyargs, arguments.kw_defaults))
+            pairs = list(
+                zip(named[len(named) - len(arguments.defaults) :], arguments.defaults, strict=True)
+            )
+            pairs += list(zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True))
             for parameter, default in pairs:
                 if isinstance(default, ast.Constant) and default.value in compared:
                     labelled.add(parameter.arg)
