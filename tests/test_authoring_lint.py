@@ -26,8 +26,10 @@ from autograder.authoring.unconfirmed_causes import (
     DELIBERATE,
     cause_problems,
     course_texts,
+    mistake_names,
     module_texts,
     notebook_texts,
+    unguarded_mistakes,
 )
 from autograder.cells import is_test_cell
 
@@ -293,8 +295,25 @@ def test_the_lists_of_exceptions_hold_only_what_is_needed():
 
 
 def test_the_texts_being_rewritten_are_all_the_course_has():
-    """The check modules' cause hints (83 on main) and 01's scaling cell's (1) are listed while
+    """The check modules' cause hints (85 on main) and 01's scaling cell's (1) are listed while
     other hands rewrite them: without the list the lint finds exactly those."""
     found = cause_problems(course_texts(ROOT), DELIBERATE, {})
     places = {problem.split(": ")[0].split(":")[0] for problem in found}
     assert len(found) == sum(BEING_REWRITTEN.values()) and places == set(BEING_REWRITTEN)
+
+
+@pytest.mark.parametrize(
+    ("line", "told"),
+    [
+        ('    fail(MADE_UP["over_queries"])', "fail() names a catalogued mistake unconditionally"),
+        ('    fail(f"{AXIS} (rows of {weights.shape})")', "unconditionally"),
+        ("    diagnose(weights, expected, {}, otherwise=str(AXIS))", "diagnose's otherwise"),
+        ("    if weights.sum(-2).allclose(expected.sum(-2)):\n        fail(AXIS)", None),
+        ("    try:\n        weights.sum()\n    except TypeError:\n        fail(AXIS)", None),
+    ],
+)
+def test_a_catalogued_mistake_is_named_only_under_a_confirmer(line: str, told: str | None):
+    named = f"def named(weights, expected):\n{line}\n"
+    source = f'{MADE_UP_CHECKS}\nAXIS = MADE_UP["over_queries"]\n\n\n{named}'
+    problems = unguarded_mistakes(source, "made_up.py", mistake_names([source]))
+    assert [told in p for p in problems] == ([True] if told else [])

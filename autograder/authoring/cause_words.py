@@ -11,7 +11,8 @@ the promise broken, expected against got, a counterexample. The lint
 The list was made by reading the course's messages: it holds the questions and advice they used
 to carry ("is your softmax over dim=-1?", "use key.shape[1]", "call zero_grad first"), and
 leaves out what an observation says ("expected (2, 3), got (3, 2)", "must sum to 1", "the
-statement asks for ...").
+statement asks for ...", "should raise ValueError": each "should" in the course's messages stated
+a promise, none a cause).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ _IMPERATIVES = (
     "squeeze|reshape|permute|scale|handle|train|register|move|put|drop|avoid|include|exclude|"
     "initiali[sz]e|shift|normali[sz]e|average|fill|swap|cast|convert|detach|wrap|stack|"
     "concatenate|gather|remove|delete|rename|skip|change|return|fix|look|set|break|"
-    "compute|count|process|do not|don't|never|always|be sure"
+    "compute|count|process|raise|write|do not|don't|never|always|be sure"
 )
 # A clause opens the text, or follows ": ", "; ", ". ", "! ", "(", "-- ", or ", then"/", and".
 _CLAUSE_START = r"(?:^|[:;.!(]\s+|\(|--\s+|,\s+(?:then|and|or)\s+|\bthen\s+)"

@@ -60,7 +60,7 @@ DELIBERATE: dict[tuple[str, str], str] = {}
 BEING_REWRITTEN: dict[str, int] = {
     "autograder/checks/a01_attention.py": 3,
     "autograder/checks/a02_multi_head/mha_parity.py": 1,
-    "autograder/checks/a02_multi_head/multi_head_attention.py": 3,
+    "autograder/checks/a02_multi_head/multi_head_attention.py": 4,
     "autograder/checks/a02_multi_head/split_heads.py": 1,
     "autograder/checks/a03_transformer_block/encode.py": 1,
     "autograder/checks/a03_transformer_block/encoder_block.py": 5,
@@ -71,7 +71,7 @@ BEING_REWRITTEN: dict[str, int] = {
     "autograder/checks/a05_sentiment/sentiment_model.py": 5,
     "autograder/checks/a05_sentiment/sentiment_model_dropout.py": 3,
     "autograder/checks/a05_sentiment/trained_model.py": 5,
-    "autograder/checks/a05_sentiment/training_step.py": 6,
+    "autograder/checks/a05_sentiment/training_step.py": 7,
     "autograder/checks/a06_char_lm/causal_head.py": 2,
     "autograder/checks/a06_char_lm/charlm.py": 7,
     "autograder/checks/a06_char_lm/lm_loss.py": 1,
@@ -271,3 +271,95 @@ def cause_problems(
         if (place, start) not in used
     ]
     return problems
+
+
+# The other side of the rule: a catalogued mistake is named only where an experiment on the answer
+# confirmed it. Statically, that is checked as far as it can be: a mistake given to diagnose's
+# mapping is confirmed by diagnose; one given to fail must sit under a condition (an if, a
+# conditional expression, a loop's test or an except clause: the outcome of an experiment), and
+# never in diagnose's ``otherwise``, which is printed whatever the answer returned. Whether the
+# condition is a fitting experiment is for the mutation corpus to show (tests/test_mutants.py:
+# no mutant is told of a mistake it does not make); no static reading can tell.
+GUARDS = (ast.If, ast.IfExp, ast.While, ast.ExceptHandler, ast.match_case)
+
+
+def mistake_names(sources: Iterable[str]) -> set[str]:
+    """The module-level names that hold catalogued mistakes in ``sources``: each ``NAME =
+    catalogue(...)``, and each alias ``ALIAS = NAME["key"]``."""
+    trees = [ast.parse(source) for source in sources]
+    catalogues = {
+        target.id
+        for tree in trees
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and _called(node.value) == "catalogue"
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    aliases = {
+        target.id
+        for tree in trees
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Subscript)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id in catalogues
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    return catalogues | aliases
+
+
+def _names_a_mistake(node: ast.AST, names: set[str]) -> bool:
+    """True when ``node`` refers to a catalogued mistake: ``NAME["key"]`` or an alias."""
+    return any(
+        isinstance(inner, ast.Name) and inner.id in names and isinstance(inner.ctx, ast.Load)
+        for inner in ast.walk(node)
+    )
+
+
+def unguarded_mistakes(source: str, where: str, names: set[str]) -> list[str]:
+    """The places of ``source`` where a catalogued mistake (one of ``names``) is printed without
+    a confirmer: in an unconditional ``fail``, or in diagnose's ``otherwise``."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def guarded(node: ast.AST) -> bool:
+        while node in parents and not isinstance(node, ast.FunctionDef | ast.Module):
+            node = parents[node]
+            if isinstance(node, GUARDS):
+                return True
+        return False
+
+    problems = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if _called(node) == "fail" and node.args and _names_a_mistake(node.args[0], names):
+            if not guarded(node):
+                problems.append(
+                    f"{where}:{node.lineno}: fail() names a catalogued mistake unconditionally: "
+                    "name it only where diagnose or an experiment on the answer confirms it"
+                )
+        elif _called(node) == "diagnose":
+            otherwise = _argument(node, 3, "otherwise")
+            if otherwise is not None and _names_a_mistake(otherwise, names):
+                problems.append(
+                    f"{where}:{node.lineno}: diagnose's otherwise names a catalogued mistake, "
+                    "printed whatever the answer returned: give the mistake its output in the "
+                    "mapping instead"
+                )
+    return problems
+
+
+def course_unguarded_mistakes(root: Path) -> list[str]:
+    """:func:`unguarded_mistakes` over every check module of ``root``."""
+    paths = check_modules(root)
+    sources = {path: path.read_text() for path in paths}
+    names = mistake_names(sources.values())
+    return [
+        problem
+        for path, source in sources.items()
+        for problem in unguarded_mistakes(source, str(path.relative_to(root)), names)
+    ]
