@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.authoring.cause_words import cause_words
-from autograder.cells import HIDDEN_TESTS, is_test_cell
+from autograder.cells import HIDDEN_TESTS, is_test_cell, region_lines
 
 
 @dataclass(frozen=True)
@@ -197,8 +197,8 @@ def public_messages(source: str) -> Iterator[str]:
 
 
 def visible_part(source: str) -> str:
-    """A test cell's source above its hidden tests: what a student reads and runs."""
-    return source.split(f"### {HIDDEN_TESTS[0]}")[0]
+    """A test cell's source outside its hidden tests: what a student reads and runs."""
+    return "".join(line for line, place in region_lines(source, HIDDEN_TESTS) if place == "outside")
 
 
 def notebook_texts(assignment: str, notebook: nbformat.NotebookNode) -> Iterator[Text]:
