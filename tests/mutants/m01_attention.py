@@ -227,6 +227,30 @@ WRONG = [
             "test_attention_scaling": "a small input on which yours differs",
             "test_attention_parity": "a small input on which yours differs",
         },
+        not_told=("not scaled", "instead of", "over queries", "polarity", "finite number"),
+    ),
+    Mutant(  # in no catalogue, nor a scale: a counterexample, and no cause words
+        "scores taken as absolute values",
+        A,
+        {
+            "attention": Replace(
+                "    scores = q @ k.transpose(-2, -1)",
+                "    scores = (q @ k.transpose(-2, -1)).abs()",
+            )
+        },
+        {
+            "test_attention_scaling": "a small input on which yours differs",
+            "test_attention_parity": "a small input on which yours differs",
+        },
+        not_told=(
+            "not scaled",
+            "instead of",
+            "over queries",
+            "polarity",
+            "finite number",
+            "overflow",
+            "wrong dimension",
+        ),
     ),
 ]
 

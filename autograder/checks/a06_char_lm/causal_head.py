@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import is_close, not_finite
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.reference_bans import ban
@@ -15,7 +15,6 @@ from autograder.checks.a06_char_lm.shared import (
     BANNED_ATTENTION,
     HEAD,
     LEAKS,
-    NOT_FINITE,
     build,
     call_module,
     check_projections,
@@ -53,7 +52,7 @@ def causal_head_matches_masked_attention(ns: Namespace) -> None:
             hidden = mistakes.get(HEAD["hides_diagonal"])
             if hidden is not None and is_close(out, hidden, equal_nan=True):
                 fail(HEAD["hides_diagonal"])
-            fail(NOT_FINITE)
+            fail(not_finite(out, "your head's output"))
         diagnose(
             out,
             expected,
