@@ -15,7 +15,9 @@ from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.operation_mistakes import (
+    InTrainMode,
     causal_mask_slips,
+    computed_in,
     finite_fill,
     keepdim_dropped,
     mask_dropped,
@@ -241,3 +243,27 @@ def test_diagnose_names_a_slip_only_on_an_answer_that_makes_it():
 def test_a_slip_the_catalogue_does_not_name_is_refused():
     with pytest.raises(KeyError, match="scaled_by_sqrt_l_k"):
         mistaken_outputs(NAMED, weights, inputs(), scale_slips(D_K, {"l_k": L_K}))
+
+
+def test_computing_in_float32_is_the_answer_that_upcasts():
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(5)).half()
+    found = outputs(lambda x: torch.softmax(x, -1), {"x": x}, [computed_in(torch.float32)])
+    upcast = torch.softmax(x.float(), -1)
+    assert found["computed_in_float32"].dtype == torch.float32 == upcast.dtype
+    assert torch.equal(found["computed_in_float32"], upcast)
+
+
+def test_train_mode_runs_the_module_with_dropout_and_restores_its_mode():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)).eval()
+    x = torch.randn(2, 4)
+
+    def reference(model: torch.nn.Module, x: Tensor) -> Tensor:
+        torch.manual_seed(0)
+        return model(x)
+
+    found = outputs(reference, {"model": model, "x": x}, [InTrainMode()])
+    assert not any(part.training for part in model.modules())  # back in eval mode
+    assert not torch.equal(found["in_train_mode"], reference(model, x))
+    torch.manual_seed(0)
+    assert torch.equal(found["in_train_mode"], model.train()(x))
+    assert outputs(lambda x: x, {"x": x}, [InTrainMode()]) == {}

@@ -281,6 +281,49 @@ def keepdim_dropped() -> OperationSlip:
     return OperationSlip(KEEPDIM, "keepdim_dropped", change)
 
 
+# ---------------------------------------------------------------------------------------------
+# dtype, and train/eval mode
+
+DTYPE = "dtype"
+
+
+def computed_in(dtype: torch.dtype) -> ArgumentSlip:
+    """Every floating tensor argument cast to ``dtype`` first: the answer that computes, and
+    returns, in float32 whatever it is given (computed_in_float32)."""
+
+    def change(arguments: dict[str, Any]) -> dict[str, Any]:
+        return {
+            name: value.to(dtype)
+            if isinstance(value, Tensor) and value.is_floating_point()
+            else value
+            for name, value in arguments.items()
+        }
+
+    return ArgumentSlip(DTYPE, f"computed_in_{str(dtype).removeprefix('torch.')}", change)
+
+
+TRAIN_MODE = "train mode"
+
+
+class InTrainMode(Slip):
+    """Every module among the arguments run in training mode (dropout on), its mode restored
+    after: the answer that never calls eval() (in_train_mode). The output is None where no
+    argument is a module."""
+
+    family, name = TRAIN_MODE, "in_train_mode"
+
+    def output(self, reference: Reference, arguments: Mapping[str, Any]) -> Any:
+        modules = [value for value in arguments.values() if isinstance(value, torch.nn.Module)]
+        modes = [[(part, part.training) for part in module.modules()] for module in modules]
+        try:
+            for module in modules:
+                module.train()
+            return reference(**arguments) if modules else None
+        finally:
+            for part, training in (entry for entries in modes for entry in entries):
+                part.training = training
+
+
 def mask_dropped() -> ArgumentSlip:
     """No mask at all: every key visible (no_mask)."""
     return ArgumentSlip(MASK, "no_mask", lambda arguments: {**arguments, "mask": None})
