@@ -77,9 +77,9 @@ def causal_head_ignores_the_future(ns: Namespace) -> None:
     parameters = sum(p.numel() for p in head.parameters())
     if parameters != 3 * d_model * head_size:
         fail(
-            f"the head has {parameters} parameters instead of 3 x d_model x head_size = "
-            f"{3 * d_model * head_size}: only query, key and value, without bias; the mask is a "
-            "buffer (register_buffer), not a parameter"
+            f"the head has {parameters} parameters; the statement's query, key and value, "
+            f"without bias, hold 3 x d_model x head_size = {3 * d_model * head_size}, and its "
+            "mask is a buffer, not a parameter"
         )
 
 

@@ -41,7 +41,7 @@ LEAKS = (
 # model around them (a wrong head is named first, by the dependency note of the cell).
 MODEL_LEAKS = (
     "future characters change earlier logits: the model sees the future, so it can copy the "
-    "character it should predict"
+    "character it is to predict"
 )
 
 
