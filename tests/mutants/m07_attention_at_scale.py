@@ -339,17 +339,17 @@ WRONG += [
         not_told=("query position", "block's offset", "causal mask"),
     ),
     Mutant(  # in no catalogue: no cause can be confirmed, so a small public input is shown
-        "accumulator rescaled by the square of the factor",
+        "output divided by the running sum plus 0.1",
         A,
         {
             "chunked_attention": Replace(
-                "acc = acc * factor + p @ v_block", "acc = acc * factor * factor + p @ v_block"
+                "return acc / running_sum", "return acc / (running_sum + 0.1)"
             )
         },
         {
             "test_chunked_attention_exact": "a small input on which yours differs",
             "test_chunked_attention_causal": "a small input on which yours differs",
         },
-        not_told=("rescaled", "multiply", "instead of", "running max", "running sum", "scaled"),
+        not_told=("rescaled", "multiply", "instead of", "running max", "not normalised", "scaled"),
     ),
 ]
