@@ -458,7 +458,15 @@ WRONG += [
             "test_sample": "the softmax runs over the batch (dim 0",
             "test_lm_loss": "the log-softmax runs over the positions (dim 1",
         },
-        not_told=("flatten", "temperature", "top_k", "summed", "bits"),
+        # Cause words only: the message quotes the setting, "(temperature 1.0, top_k None)".
+        not_told=(
+            "flatten",
+            "temperature multiplies",
+            "temperature is ignored",
+            "top_k is ignored",
+            "summed",
+            "bits",
+        ),
     ),
     Mutant(  # in no catalogue: no cause can be confirmed, so a small public input is shown
         "lm_loss with label smoothing",
