@@ -40,3 +40,14 @@ def first_difference(actual: Any, expected: torch.Tensor, atol: float = 1e-5) ->
         f"{want[where].item():.4g}; {int(differs.sum())} of {differs.numel()} values differ, "
         f"by up to {gap.max().item():.3g}"
     )
+
+
+def not_finite(actual: torch.Tensor, what: str = "the output") -> str:
+    """Where ``actual`` holds NaN or inf (some value must): how many values, and the first's
+    index."""
+    bad = ~torch.isfinite(actual.detach())
+    first = tuple(int(i) for i in bad.nonzero()[0])
+    return (
+        f"{what} of shape {tuple(actual.shape)} holds NaN or inf at {int(bad.sum())} of "
+        f"{bad.numel()} values, first at index {first}"
+    )

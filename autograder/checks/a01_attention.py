@@ -18,6 +18,14 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.operation_mistakes import (
+    causal_mask_slips,
+    finite_fill,
+    mask_slips,
+    mistaken_outputs,
+    scale_slips,
+    softmax_over,
+)
 from autograder.authoring.reference_bans import (
     TORCH_CAUSAL_MASK,
     TORCH_MULTI_HEAD,
@@ -107,32 +115,27 @@ CAUSAL_MASK = catalogue(
 )
 
 
+SOFTMAX_OVER_QUERIES = softmax_over(-2, "softmax_over_queries")
+
+
+def reference_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, scale=True) -> Tensor:
+    """The reference's weights (..., L_q, L_k): softmax(q kᵀ · scale), hidden keys at zero."""
+    return reference.scaled_dot_product_attention(q, k, k, mask, scale=scale)[1]
+
+
 def weight_mistakes(q: Tensor, k: Tensor, mask: Tensor | None = None) -> dict[Mistake, Tensor]:
-    """Weights that common misconceptions produce, keyed by the mistake."""
-    d_k, l_k = q.shape[-1], k.shape[-2]
-    raw = q @ k.transpose(-2, -1)
-    scaled = raw / math.sqrt(d_k)
+    """The reference's weights with each slip of ATTENTION (operation_mistakes.py), by mistake.
 
-    def masked(scores: Tensor, keep: Tensor | None, fill: float = float("-inf")) -> Tensor:
-        return scores if keep is None else scores.masked_fill(~keep, fill)
-
-    def softmax(scores: Tensor, dim: int = -1) -> Tensor:
-        # As the contract says, a row whose keys are all hidden gets zero weights, not NaN: a
-        # reversed mask hides every key of a row where the mask is all True, and whether the
-        # hidden draw holds such a row must not change the diagnosis.
-        return torch.softmax(scores, dim=dim).nan_to_num(0.0)
-
-    mistakes = {
-        ATTENTION["softmax_over_queries"]: softmax(masked(scaled, mask), dim=-2),
-        ATTENTION["not_scaled"]: softmax(masked(raw, mask)),
-        ATTENTION["divided_by_d_k"]: softmax(masked(raw / d_k, mask)),
-        ATTENTION["multiplied_by_sqrt_d_k"]: softmax(masked(raw * math.sqrt(d_k), mask)),
-        ATTENTION["scaled_by_sqrt_l_k"]: softmax(masked(raw / math.sqrt(l_k), mask)),
-    }
+    As the contract says, a row whose keys are all hidden gets zero weights, not NaN: a reversed
+    mask hides every key of a row where the mask is all True, and whether the hidden draw holds
+    such a row must not change the diagnosis."""
+    slips = [
+        SOFTMAX_OVER_QUERIES,
+        *scale_slips(q.shape[-1], {"l_k": k.shape[-2]}),
+    ]
     if mask is not None:
-        mistakes[ATTENTION["mask_reversed"]] = softmax(masked(scaled, ~mask))
-        mistakes[ATTENTION["finite_fill"]] = softmax(scaled.masked_fill(~mask, -100.0))
-    return mistakes
+        slips += [*mask_slips(), finite_fill()]
+    return mistaken_outputs(ATTENTION, reference_weights, {"q": q, "k": k, "mask": mask}, slips)
 
 
 def shift_rows(q: Tensor, k: Tensor, shift: Tensor) -> None:
@@ -162,25 +165,37 @@ EXAMPLE_SIZES = [
 ]
 
 
-def smaller_weights_example(attention, scale: bool = True) -> Callable[[], str | None]:
-    """A counterexample finder for the weights of ``attention`` (with ``scale``), on public
-    inputs of EXAMPLE_SIZES."""
+def smaller_example(
+    answer: Callable[[Tensor, Tensor, Tensor], Tensor],
+    expected: Callable[[Tensor, Tensor, Tensor], Tensor],
+) -> Callable[[], str | None]:
+    """A counterexample finder: the first public (q, k, v) of EXAMPLE_SIZES on which
+    ``answer(q, k, v)`` differs from ``expected(q, k, v)``."""
 
     def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
         l_q, l_k, d_k = size
         q, k = small_integers(g, l_q, d_k), small_integers(g, l_k, d_k)
         return {"q": q, "k": k, "v": small_integers(g, l_k, 2)}
 
-    def weights(fn) -> Callable[..., Tensor]:
-        return lambda q, k, v: call_attention(fn, q, k, v, scale=scale)[1]
+    return lambda: smallest_counterexample(answer, expected, inputs, EXAMPLE_SIZES)
 
-    def reference_weights(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
-        scores = q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale else 1.0)
-        return torch.softmax(scores, dim=-1)
 
-    return lambda: smallest_counterexample(
-        weights(attention), reference_weights, inputs, EXAMPLE_SIZES
+def smaller_weights_example(attention, scale: bool = True) -> Callable[[], str | None]:
+    """A counterexample finder for the weights of ``attention`` (with ``scale``)."""
+    return smaller_example(
+        lambda q, k, v: call_attention(attention, q, k, v, scale=scale)[1],
+        lambda q, k, v: reference_weights(q, k, scale=scale),
     )
+
+
+def numpy_example(attention_numpy, part: int) -> Callable[[], str | None]:
+    """A counterexample finder for ``attention_numpy``'s output (part 0) or weights (part 1)."""
+
+    def answer(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        result = attention_numpy(q.numpy(), k.numpy(), v.numpy())
+        return torch.as_tensor(np.asarray(result[part]))
+
+    return smaller_example(answer, lambda q, k, v: reference_attention(q, k, v)[part])
 
 
 def call_attention(attention, *args, **kwargs) -> tuple[Tensor, Tensor]:
@@ -214,8 +229,15 @@ def numpy_attention_matches_reference(ns: Namespace) -> None:
             expected_w,
             weight_mistakes(q, k),
             "weights differ from softmax(Q Kᵀ / √d_k)",
+            counterexample=numpy_example(attention_numpy, 1),
         )
-        diagnose(out, expected_out, {}, "the output must be weights @ V")
+        diagnose(
+            out,
+            expected_out,
+            {},
+            "the output must be weights @ V",
+            counterexample=numpy_example(attention_numpy, 0),
+        )
 
 
 @check(ASSIGNMENT, "test_attention_numpy")
@@ -251,9 +273,10 @@ def numpy_attention_is_stable_for_large_scores(ns: Namespace) -> None:
         naive = torch.as_tensor(exps / exps.sum(-1, keepdims=True))  # NaN where inf / inf
     if is_close(torch.as_tensor(np.asarray(weights)), naive, equal_nan=True):
         fail(NUMPY["naive_exp"])
+    bad = ~np.isfinite(np.asarray(weights, dtype=np.float64))
     fail(
-        "attention_numpy gives NaN or inf for large scores (q and k times 300): a stable "
-        "softmax subtracts each row's max before exponentiating"
+        f"attention_numpy gives NaN or inf for large scores (q and k times 300): {int(bad.sum())} "
+        f"of {bad.size} weights"
     )
 
 
@@ -276,13 +299,19 @@ def judge_rows(attention, g: torch.Generator, cases: list[tuple]) -> None:
             shape = tuple(getattr(weights, "shape", ()))
             fail(f"weights must have shape (..., L_q, L_k) = {(*lead, l_q, l_k)}, got {shape}")
         if not is_close(weights.sum(-1), torch.ones(*lead, l_q)):
-            if is_close(weights.sum(-2), torch.ones(*lead, l_k)):
-                fail(
-                    "rows sum to 1 over queries, not keys: is the softmax over the wrong dimension?"
-                )
-            fail("each row of the weights must sum to 1 over the keys")
+            sums = weights.sum(-1)
+            diagnose(
+                weights,
+                reference_weights(q, k),
+                mistaken_outputs(
+                    ATTENTION, reference_weights, {"q": q, "k": k}, [SOFTMAX_OVER_QUERIES]
+                ),
+                f"each row of the weights must sum to 1 over the keys; the row sums range from "
+                f"{sums.min().item():.4g} to {sums.max().item():.4g}",
+                counterexample=smaller_weights_example(attention),
+            )
         if not is_close(out, weights @ v):
-            fail("the output must be weights @ v")
+            diagnose(out, weights @ v, {}, "the output must be weights @ v")
 
 
 @check(ASSIGNMENT, "test_attention_rows_sum_to_one")
@@ -397,9 +426,9 @@ def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
         ]
         if bad:
             fail(
-                f"the gradients of {', '.join(bad)} hold NaN or inf with a fully masked row: "
-                "avoid all -inf rows in the softmax (they must be finite, like the row's "
-                "all-zero weights)"
+                f"the gradients of {', '.join(bad)} hold NaN or inf with a fully masked row "
+                "(the statement asks for finite gradients there, as for the row's all-zero "
+                "weights)"
             )
 
 
@@ -475,6 +504,11 @@ ban(
 )
 
 
+def as_float(mask: Tensor) -> Tensor:
+    """A bool mask as float64 0/1, as diagnose compares values."""
+    return mask.to(torch.float64)
+
+
 def judge_causal_mask(causal_mask, sizes: tuple[int, ...]) -> None:
     """Fail unless ``causal_mask(n)`` is the bool (n, n) mask j <= i for each n of ``sizes``."""
     for n in sizes:
@@ -487,18 +521,12 @@ def judge_causal_mask(causal_mask, sizes: tuple[int, ...]) -> None:
             continue
         if torch.equal(mask.bool(), expected):
             fail(f"causal_mask must return a bool tensor, got {mask.dtype}")
-        mistakes = {
-            CAUSAL_MASK["reversed"]: ~expected,
-            CAUSAL_MASK["hides_diagonal"]: expected.tril(-1),
-            CAUSAL_MASK["shows_next"]: i[None, :] <= i[:, None] + 1,
-            CAUSAL_MASK["transposed"]: expected.T,
-        }
         # At n = 1 some of these coincide (a reversed mask and one without the diagonal are both
         # [[False]]): diagnose names a mistake only where one alone matches.
         diagnose(
             mask.bool().to(torch.float64),
             expected.to(torch.float64),
-            {mistake: value.to(torch.float64) for mistake, value in mistakes.items()},
+            mistaken_outputs(CAUSAL_MASK, as_float, {"mask": expected}, causal_mask_slips()),
             f"causal_mask({n}) must be True exactly where key j <= query i",
         )
 

@@ -227,6 +227,35 @@ WRONG = [
             "test_attention_scaling": "a small input on which yours differs",
             "test_attention_parity": "a small input on which yours differs",
         },
+        not_told=("not scaled", "instead of", "over queries", "polarity", "finite number"),
+    ),
+    Mutant(  # in no catalogue, nor a scale: a counterexample, and no cause words
+        "scores taken as absolute values, in both answers",
+        A,
+        {
+            "attention": Replace(
+                "    scores = q @ k.transpose(-2, -1)",
+                "    scores = (q @ k.transpose(-2, -1)).abs()",
+            ),
+            "attention_numpy": Replace(
+                "scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)",
+                "scores = np.abs(Q @ np.swapaxes(K, -1, -2)) / np.sqrt(d_k)",
+            ),
+        },
+        {
+            "test_attention_numpy": "a small input on which yours differs",
+            "test_attention_scaling": "a small input on which yours differs",
+            "test_attention_parity": "a small input on which yours differs",
+        },
+        not_told=(
+            "not scaled",
+            "instead of",
+            "over queries",
+            "polarity",
+            "finite number",
+            "overflow",
+            "wrong dimension",
+        ),
     ),
 ]
 

@@ -497,3 +497,39 @@ WRONG += [
         {"test_causal_head": "is saved in state_dict()"},
     ),
 ]
+# Issue 40, mistakes by operation: `sample` and `lm_loss` share 01's softmax-axis detector; and
+# a loss no catalogue holds gets a small public input, not a cause.
+WRONG += [
+    Mutant(
+        "sample: softmax over the batch; lm_loss: log-softmax over the positions",
+        A,
+        {
+            "sample": Replace("torch.softmax(logits, dim=-1)", "torch.softmax(logits, dim=0)"),
+            "lm_loss": Replace(
+                "return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))",
+                "log_probs = F.log_softmax(logits, dim=1)  # (B, L, V)\n"
+                "    return -log_probs.gather(-1, targets.unsqueeze(-1)).mean()",
+            ),
+        },
+        {
+            "test_sample": "the softmax runs over the batch (dim 0",
+            "test_lm_loss": "the log-softmax runs over the positions (dim 1",
+        },
+        # Cause words only: the message quotes the setting, "(temperature 1.0, top_k None)".
+        not_told=(
+            "flatten",
+            "temperature multiplies",
+            "temperature is ignored",
+            "top_k is ignored",
+            "summed",
+            "bits",
+        ),
+    ),
+    Mutant(  # in no catalogue: no cause can be confirmed, so a small public input is shown
+        "lm_loss with label smoothing",
+        A,
+        {"lm_loss": Replace("targets.reshape(-1))", "targets.reshape(-1), label_smoothing=0.1)")},
+        {"test_lm_loss": "a small input on which yours differs"},
+        not_told=("flatten", "summed", "bits", "positions:", "log-softmax runs", "paired"),
+    ),
+]

@@ -325,3 +325,31 @@ WRONG += [
         {"test_chunked_attention_exact": "the running max starts at 0 instead of -inf"},
     ),
 ]
+# Issue 40, mistakes by operation: 07 shares 01's scale detector. √d_v is the scale mistake it is
+# (d_v != d_k on every input that judges it), and was once told of a causal mask it has right.
+WRONG += [
+    Mutant(
+        "chunked attention scaled by sqrt(d_v)",
+        A,
+        {"chunked_attention": Replace(SCALE_Q, SCALE_Q.replace("q.shape[-1]", "v.shape[-1]"))},
+        {
+            "test_chunked_attention_exact": "scaled by 1/√d_v (v.shape[-1]) instead of 1/√d_k",
+            "test_chunked_attention_causal": "scaled by 1/√d_v (v.shape[-1]) instead of 1/√d_k",
+        },
+        not_told=("query position", "block's offset", "causal mask"),
+    ),
+    Mutant(  # in no catalogue: no cause can be confirmed, so a small public input is shown
+        "output divided by the running sum plus 0.1",
+        A,
+        {
+            "chunked_attention": Replace(
+                "return acc / running_sum", "return acc / (running_sum + 0.1)"
+            )
+        },
+        {
+            "test_chunked_attention_exact": "a small input on which yours differs",
+            "test_chunked_attention_causal": "a small input on which yours differs",
+        },
+        not_told=("rescaled", "multiply", "instead of", "running max", "not normalised", "scaled"),
+    ),
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import is_close, not_finite
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.reference_bans import ban
@@ -15,7 +15,6 @@ from autograder.checks.a06_char_lm.shared import (
     BANNED_ATTENTION,
     HEAD,
     LEAKS,
-    NOT_FINITE,
     build,
     call_module,
     check_projections,
@@ -53,7 +52,7 @@ def causal_head_matches_masked_attention(ns: Namespace) -> None:
             hidden = mistakes.get(HEAD["hides_diagonal"])
             if hidden is not None and is_close(out, hidden, equal_nan=True):
                 fail(HEAD["hides_diagonal"])
-            fail(NOT_FINITE)
+            fail(not_finite(out, "your head's output"))
         diagnose(
             out,
             expected,
@@ -78,9 +77,9 @@ def causal_head_ignores_the_future(ns: Namespace) -> None:
     parameters = sum(p.numel() for p in head.parameters())
     if parameters != 3 * d_model * head_size:
         fail(
-            f"the head has {parameters} parameters instead of 3 x d_model x head_size = "
-            f"{3 * d_model * head_size}: only query, key and value, without bias; the mask is a "
-            "buffer (register_buffer), not a parameter"
+            f"the head has {parameters} parameters; the statement's query, key and value, "
+            f"without bias, hold 3 x d_model x head_size = {3 * d_model * head_size}, and its "
+            "mask is a buffer, not a parameter"
         )
 
 

@@ -12,7 +12,7 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a06_char_lm as reference
 from attention_lab.embedding import LearnedPositionalEmbedding
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import is_close, not_finite
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seeds
@@ -57,17 +57,14 @@ def run_lm(lm: nn.Module, idx: Tensor) -> Tensor:
         except NotImplementedError:
             raise
         except Exception as error:
-            hint = ""
+            shorter = ""
             if idx.shape[1] < getattr(lm, "block_size", 0):
-                hint = " (L < block_size: is the causal mask cropped to its top-left L x L corner?)"
-            fail(explain(error, "your CharLM", f" on ids of shape {tuple(idx.shape)}{hint}"))
+                shorter = f" (L = {idx.shape[1]} < block_size = {lm.block_size})"
+            fail(explain(error, "your CharLM", f" on ids of shape {tuple(idx.shape)}{shorter}"))
     if not isinstance(logits, Tensor):
         fail(f"CharLM.forward must return the logits tensor, got {type(logits).__name__}")
     if not torch.isfinite(logits).all():
-        fail(
-            "the logits contain NaN or inf: some query has every key masked; a position must "
-            "attend to itself (causal_mask keeps the diagonal, keys j <= t)"
-        )
+        fail(not_finite(logits, f"the logits for ids of shape {tuple(idx.shape)}"))
     return logits
 
 

@@ -10,9 +10,11 @@ from torch import Tensor
 from torch.nn import functional as F
 
 import attention_lab.reference.a06_char_lm as encoder_reference
+from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
+from autograder.authoring.operation_mistakes import mistaken_outputs, softmax_over
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -32,6 +34,12 @@ LOSS = catalogue(
         "units": {
             "bits": "the loss is in bits (log base 2): cross-entropy uses the natural log",
         },
+        "softmax axis": {
+            "log_softmax_over_positions": "the log-softmax runs over the positions (dim 1 of "
+            "the (B, L, V) logits), not over the vocabulary (the last dim)",
+            "log_softmax_over_sequences": "the log-softmax runs over the sequences (dim 0 of "
+            "the (B, L, V) logits), not over the vocabulary (the last dim)",
+        },
         "alignment": {
             "targets_misaligned": "the targets are paired with the wrong positions: flatten "
             "logits (B, L, V) to (B*L, V) and targets (B, L) to (B*L,) in the same order",
@@ -41,6 +49,32 @@ LOSS = catalogue(
 
 # F.cross_entropy is the tool the exercise asks for; the package's language-model loss is not.
 ban(ASSIGNMENT, "lm_loss", {"attention_lab's CausalLM.loss": encoder_reference.CausalLM.loss})
+
+
+def position_losses(logits: Tensor, targets: Tensor) -> Tensor:
+    """(B, L): -log softmax(logits)[target] at every position; logits (B, L, V), targets (B, L)."""
+    return -torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+def mean_loss(logits: Tensor, targets: Tensor) -> Tensor:
+    """The mean of position_losses: lm_loss's value."""
+    return position_losses(logits, targets).mean()
+
+
+def smaller_loss_example(lm_loss: Callable[[Tensor, Tensor], object]) -> Callable[[], str | None]:
+    """A counterexample finder for ``lm_loss``: public logits of small integers and targets, of
+    the smallest (B, L, V) first."""
+    sizes = sorted(
+        ((b, length, vocab) for b in (1, 2) for length in (1, 2, 3) for vocab in (2, 3, 4)),
+        key=sum,
+    )
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        b, length, vocab = size
+        targets = torch.randint(0, vocab, (b, length), generator=g)
+        return {"logits": small_integers(g, b, length, vocab), "targets": targets}
+
+    return lambda: smallest_counterexample(lm_loss, mean_loss, inputs, sizes)
 
 
 def judge_loss(
@@ -59,13 +93,22 @@ def judge_loss(
                 f"lm_loss must return a scalar tensor, got shape {tuple(getattr(loss, 'shape', ()))}"
             )
         with torch.no_grad():
-            nll = -torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+            nll = position_losses(logits, targets)
             mistakes = {
                 LOSS["summed"]: nll.sum(),
                 LOSS["summed_per_sequence"]: nll.sum(1).mean(),
                 LOSS["bits"]: nll.mean() / math.log(2),
                 LOSS["targets_misaligned"]: F.cross_entropy(
                     logits.reshape(-1, vocab), targets.T.reshape(-1)
+                ),
+                **mistaken_outputs(
+                    LOSS,
+                    mean_loss,
+                    {"logits": logits, "targets": targets},
+                    [
+                        softmax_over(-2, "log_softmax_over_positions"),
+                        softmax_over(-3, "log_softmax_over_sequences"),
+                    ],
                 ),
             }
         diagnose(
@@ -74,10 +117,16 @@ def judge_loss(
             mistakes,
             f"lm_loss for (B, L, V) = {(b, length, vocab)} must be the mean over all B*L positions "
             "of -log softmax(logits)[target]",
+            counterexample=smaller_loss_example(lm_loss),
         )
+        if not loss.requires_grad:
+            fail(
+                "the loss lm_loss returns does not require grad: backward() cannot reach the "
+                "logits (the statement asks for a loss to train with)"
+            )
         loss.backward()
         if logits.grad is None or not torch.isfinite(logits.grad).all():
-            fail("lm_loss must be differentiable in the logits: do not detach or use .item()")
+            fail("after backward(), the gradient of the logits is missing or not finite")
 
 
 @check(ASSIGNMENT, "test_lm_loss")

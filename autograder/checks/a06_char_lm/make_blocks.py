@@ -10,12 +10,14 @@ from torch import Tensor
 
 import attention_lab.reference.a06_char_lm as reference
 from attention_lab.data import sample_lm_batch
+from autograder.authoring.counterexample import smallest_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT, oracle_blocks
 
 # The named mistakes of make_blocks, by family (autograder/authoring/mistakes.py): each is
@@ -44,17 +46,40 @@ def call_make_blocks(make_blocks: Callable[..., Any], ids: Tensor, block_size: i
     except NotImplementedError:
         raise
     except Exception as error:
-        hint = ""
-        if len(ids) % block_size == 0:
-            hint = (
-                f" (len(ids) = {len(ids)} is a multiple of block_size = {block_size}, so only "
-                "(len(ids) - 1) // block_size blocks have a full target: the last target needs "
-                "one id beyond its block)"
-            )
-        fail(f"make_blocks raised {type(error).__name__}{hint}: {error}")
+        fail(
+            explain(error, "make_blocks", f" on ids of length {len(ids)}, block_size={block_size}")
+        )
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("make_blocks must return a tuple (x, y)")
     return result
+
+
+# The public lengths of ids a counterexample is looked for at, for each block size in turn.
+EXAMPLE_LENGTHS = [(length,) for length in range(2, 9)]
+EXAMPLE_BLOCKS = (1, 2, 3)
+
+
+def smaller_blocks_example(make_blocks: Callable[..., Any], part: int) -> Callable[[], str | None]:
+    """A counterexample finder for the x (part 0) or y (part 1) of ``make_blocks``: public ids,
+    all distinct, of the smallest lengths first, with each block size of EXAMPLE_BLOCKS."""
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        return {"ids": torch.randperm(size[0], generator=g)}
+
+    def find() -> str | None:
+        for block in EXAMPLE_BLOCKS:
+            found = smallest_counterexample(
+                lambda ids, block=block: make_blocks(ids, block)[part],
+                lambda ids, block=block: oracle_blocks(ids, block)[part],
+                inputs,
+                [size for size in EXAMPLE_LENGTHS if size[0] > block],
+                atol=0.0,
+            )
+            if found:
+                return f"with block_size={block}, {found}"
+        return None
+
+    return find
 
 
 ban(
@@ -103,6 +128,7 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
             {BLOCKS["inputs_late"]: expected_y},
             f"{what}: x[i] must be ids[i*block_size : (i+1)*block_size]",
             atol=0.0,
+            counterexample=smaller_blocks_example(make_blocks, 0),
         )
         y_mistakes = {BLOCKS["not_shifted"]: expected_x}
         end = len(expected_x) * block_size
@@ -114,6 +140,7 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
             y_mistakes,
             f"{what}: y must be x shifted one step ahead, y[i, t] = ids[i*block_size + t + 1]",
             atol=0.0,
+            counterexample=smaller_blocks_example(make_blocks, 1),
         )
 
 

@@ -86,7 +86,10 @@ def judge_multihead(
         if not all(isinstance(h, head_cls) for h in heads):
             fail("self.heads must hold instances of your CausalSelfAttentionHead")
         if len({id(h) for h in heads}) != num_heads:
-            fail("self.heads repeats one head object: create a NEW head for every entry")
+            fail(
+                f"self.heads holds the same head object more than once ({len({id(h) for h in heads})} "
+                f"distinct of {num_heads}): the statement asks for num_heads heads"
+            )
         for h in heads:
             check_projections(h, d_model, head_size)
         proj = getattr(mha, "proj", None)
@@ -123,8 +126,8 @@ def judge_multihead(
             expected,
             mistakes,
             f"differs from causal multi-head attention ({num_heads} heads of size {head_size}, "
-            f"L {length}): concatenate the heads' outputs along the last dim, head 0 first, "
-            "then apply self.proj",
+            f"L {length}): nn.MultiheadAttention given your heads' weights (head 0 first) and "
+            "self.proj",
         )
 
 

@@ -13,6 +13,7 @@ import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import catalogue
+from autograder.authoring.operation_mistakes import mistaken_outputs, softmax_over, top_k_slips
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import CheckFailed, Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -56,6 +57,11 @@ SAMPLE = catalogue(
             "top_k_one_fewer": "top_k keeps only k - 1 ids: the k-th largest logit is set to -inf "
             "too; set only the logits strictly below it to -inf",
         },
+        "softmax axis": {
+            "softmax_over_batch": "the softmax runs over the batch (dim 0 of the (B, V) logits), "
+            "not over the vocabulary: each row of probabilities must be a distribution over the "
+            "V ids (dim=-1)",
+        },
         "drawing": {
             "argmax": "the new ids do not follow softmax(logits / temperature): draw with "
             "torch.multinomial(probs, 1), not argmax",
@@ -80,8 +86,8 @@ class FixedLogits(nn.Module):
     def forward(self, idx: Tensor) -> Tensor:
         if idx.shape[1] > self.block_size:
             raise StudentCodeError(
-                f"the model got {idx.shape[1]} ids, more than block_size = {self.block_size}: feed "
-                "it only the last block_size ids, idx[:, -model.block_size:]"
+                f"sample gave the model {idx.shape[1]} ids in a row, more than its block_size = "
+                f"{self.block_size} (it has no positions beyond)"
             )
         self.saw_training_mode |= self.training
         return self.row.expand(idx.shape[0], idx.shape[1], -1).clone()
@@ -98,8 +104,8 @@ class NextId(nn.Module):
     def forward(self, idx: Tensor) -> Tensor:
         if idx.shape[1] > self.block_size:
             raise StudentCodeError(
-                f"the model got {idx.shape[1]} ids, more than block_size = {self.block_size}: feed "
-                "it only the last block_size ids, idx[:, -model.block_size:]"
+                f"sample gave the model {idx.shape[1]} ids in a row, more than its block_size = "
+                f"{self.block_size} (it has no positions beyond)"
             )
         return 30.0 * F.one_hot((idx + 1) % self.vocab, self.vocab).float()
 
@@ -125,7 +131,7 @@ def call_sample(
     if not isinstance(out, Tensor) or tuple(out.shape) != expected_shape:
         fail(
             f"sample must return (B, L + max_new_tokens) = {expected_shape}, got "
-            f"{tuple(getattr(out, 'shape', ()))}: append each new id to idx"
+            f"{tuple(getattr(out, 'shape', ()))}"
         )
     if not torch.equal(out[:, : idx.shape[1]], idx):
         fail("the output of sample must start with the prompt, unchanged")
@@ -137,11 +143,16 @@ def total_variation(p: Tensor, q: Tensor) -> float:
     return float((p - q).abs().sum() / 2)
 
 
-def distribution(row: Tensor, temperature: float, top_k: int | None) -> Tensor:
-    scaled = row.double() / temperature
+def distribution(row: Tensor, temperature: float, top_k: int | None, batch: int = 1) -> Tensor:
+    """(V,): how often each id is drawn after ``row`` (V,) of logits, in a batch of ``batch``
+    such rows, from softmax(logits / temperature) over the top_k ids (multinomial normalises a
+    row of probabilities, whatever its sum)."""
+    scaled = row.double().expand(batch, -1) / temperature
     if top_k is not None:
-        scaled = scaled.masked_fill(scaled < torch.topk(scaled, top_k).values[-1], float("-inf"))
-    return torch.softmax(scaled, -1)
+        kth_largest = torch.topk(scaled, top_k, dim=-1).values[:, -1:]
+        scaled = scaled.masked_fill(scaled < kth_largest, float("-inf"))
+    probs = torch.softmax(scaled, dim=-1)[0]
+    return probs / probs.sum()
 
 
 ban(
@@ -187,13 +198,16 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
             ),
             SAMPLE["temperature_ignored"]: distribution(row, 1.0, top_k),
             SAMPLE["argmax"]: torch.nn.functional.one_hot(row.argmax(), vocab).double(),
+            # The softmax over the batch sees n equal rows (operation_mistakes.py).
+            **mistaken_outputs(
+                SAMPLE,
+                distribution,
+                {"row": row, "temperature": temperature, "top_k": top_k, "batch": n},
+                [softmax_over(0, "softmax_over_batch"), *top_k_slips()],
+            ),
         }
         if top_k is not None:
             candidates[SAMPLE["top_k_ignored"]] = distribution(row, temperature, None)
-            if top_k < vocab:
-                candidates[SAMPLE["top_k_one_more"]] = distribution(row, temperature, top_k + 1)
-            if top_k > 1:
-                candidates[SAMPLE["top_k_one_fewer"]] = distribution(row, temperature, top_k - 1)
         # A mistake is named where the answer draws only ids it draws, about as often, and no
         # other mistake fits; one that gives the right distribution at this setting explains
         # nothing (the temperature's at temperature 1).
@@ -206,21 +220,23 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
         ]
         if len(matched) == 1:
             fail(f"{matched[0]} {setting}")
-        if outside:
-            fail(
-                f"top_k={top_k} lets ids outside the {top_k} likeliest through {setting}: keep "
-                "exactly the k largest logits (torch.topk(logits, k).values[:, -1:] is the k-th "
-                "largest)"
-            )
-        if fewer:
-            fail(f"top_k={top_k} keeps fewer than {top_k} ids {setting}: is it off by one?")
-        fail(
-            f"the draw frequencies {[round(f, 3) for f in freq.tolist()]} do not match softmax(logits "
-            f"/ temperature) restricted to the top k, {[round(p, 3) for p in expected.tolist()]} "
-            f"{setting}"
+        seen = (
+            f"the draw frequencies {[round(f, 3) for f in freq.tolist()]} of ids 0 to "
+            f"{vocab - 1} do not match softmax(logits / temperature) restricted to the top k, "
+            f"{[round(p, 3) for p in expected.tolist()]} {setting}, for the logits "
+            f"{[round(x, 2) for x in row.tolist()]} at every position"
         )
+        if outside:
+            ids = (drawn & ~allowed).nonzero().flatten().tolist()
+            seen += f"; ids {ids} are drawn, outside the {top_k} likeliest"
+        if fewer:
+            seen += f"; only {int(drawn.sum())} distinct ids are drawn, of the {top_k} allowed"
+        fail(seen)
     if model.saw_training_mode:
-        fail("sample leaves the model in training mode: call model.eval() before generating")
+        fail(
+            "the model was in training mode when sample called it (the statement asks sample "
+            "to put it in eval mode)"
+        )
 
 
 @check(ASSIGNMENT, "test_sample")
@@ -236,8 +252,8 @@ def sample_uses_the_generator(ns: Namespace) -> None:
         draws.append(call_sample(sample, model, prompt, 6, global_seed, generator=generator))
     if not torch.equal(draws[0], draws[1]):
         fail(
-            "the same generator seed gave different samples: pass generator=generator to "
-            "torch.multinomial so that sampling is reproducible"
+            "two calls given generators of the same seed gave different samples when only the "
+            "global seed changed: the draws follow the global random state, not `generator`"
         )
 
 
@@ -285,16 +301,19 @@ def sample_crops_the_context_and_reads_the_last_position(ns: Namespace) -> None:
         )
     out = call_sample(sample, model, prompt, n_new, global_seed, temperature=0.05)
     if not torch.equal(out[:, prompt_len:], expected):
-        fail("a low temperature must (almost) always pick the likeliest id: divide the logits by T")
+        fail(
+            f"with temperature 0.05 the new ids {out[0, prompt_len:].tolist()} (first prompt) are "
+            f"not the likeliest ones, {expected[0].tolist()}, which a low temperature almost "
+            "always picks"
+        )
     call_sample(sample, model, prompt, 0, global_seed)  # max_new_tokens = 0 gives the prompt back
     one = prompt[:1, -1:]  # one prompt of one id: a squeeze() that drops an axis shows here
     try:
         out = call_sample(sample, model, one, n_new, global_seed, top_k=1)
     except CheckFailed as failure:
         fail(
-            "sample works on a batch of prompts but not on one prompt of one id, shape (1, 1): "
-            "does a squeeze() drop an axis of size 1 there (the batch, or the one id)? squeeze "
-            f"the axis you mean, squeeze(dim), or index it\n{failure.diagnosis}"
+            "sample works on a batch of prompts but not on one prompt of one id, shape (1, 1):"
+            f"\n{failure.diagnosis}"
         )
     if not torch.equal(out[:, 1:], expected[:1]):
         fail("sample gives other ids for one prompt than for the same prompt inside a batch")

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
+import attention_lab.reference.a01_attention as attention
 import attention_lab.reference.a02_multi_head as attention_reference
 import attention_lab.reference.a06_char_lm as encoder_reference
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import is_close, not_finite
 from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.hidden_draws import under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.operation_mistakes import (
+    causal_mask_slips,
+    mask_dropped,
+    mistaken_outputs,
+    plain_softmax_rows,
+    scale_slips,
+    softmax_over,
+)
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD
 from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
@@ -26,20 +34,16 @@ BANNED_ATTENTION = {
     "attention_lab's CausalLM": encoder_reference.CausalLM,
 }
 LEAKS = (
-    "future characters change earlier outputs: position t sees positions after t; hide the keys "
-    "j > t with -inf (causal_mask(L) is True on and below the diagonal, and must not be transposed)"
+    "future characters change earlier outputs: changing the input after position t changed the "
+    "output at or before t"
 )
 # What was seen, not where: the leak may be in the head, in how the heads are combined or in the
 # model around them (a wrong head is named first, by the dependency note of the cell).
 MODEL_LEAKS = (
     "future characters change earlier logits: the model sees the future, so it can copy the "
-    "character it should predict"
+    "character it is to predict"
 )
 
-NOT_FINITE = (
-    "the output contains NaN or inf (a query whose every key is masked gives NaN: a position "
-    "must attend to itself, causal_mask keeps the diagonal, keys j <= t)"
-)
 
 # The named mistakes of CausalSelfAttentionHead, by family (autograder/authoring/mistakes.py):
 # each is diagnosed only where the head's output matches that of its own weights with that
@@ -51,7 +55,7 @@ HEAD = catalogue(
         "mask polarity": {
             "no_mask": "no causal mask: every position attends to the future too; hide the keys "
             "j > t with -inf using the top-left L x L corner of the mask buffer",
-            "mask_transposed": "the causal mask is transposed: position t attends to t and the "
+            "transposed": "the causal mask is transposed: position t attends to t and the "
             "positions AFTER it; keep the lower triangle (keys j <= t), as causal_mask gives it",
         },
         "off by one": {
@@ -60,8 +64,11 @@ HEAD = catalogue(
         },
         "scaling": {
             "not_scaled": "scores are not scaled: divide q kᵀ by √head_size",
-            "scaled_by_d_model": "scores are scaled by √d_model instead of √head_size (the width "
-            "of q and k)",
+            "divided_by_d_k": "scores are divided by head_size instead of √head_size",
+            "multiplied_by_sqrt_d_k": "scores are multiplied by √head_size instead of divided by "
+            "it",
+            "scaled_by_sqrt_d_model": "scores are scaled by √d_model instead of √head_size (the "
+            "width of q and k)",
         },
         "softmax axis": {
             "softmax_over_queries": "the softmax runs over the queries (dim=-2): each row must "
@@ -102,32 +109,33 @@ def check_projections(head: nn.Module, d_model: int, head_size: int) -> None:
             )
 
 
+def head_attention(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, scale: bool | float = True
+) -> Tensor:
+    """The reference attention's output (B, L, head_size), NaN in a row that sees no key (as a
+    plain softmax gives it: 0/0)."""
+    out, _ = attention.scaled_dot_product_attention(q, k, v, mask, scale=scale)
+    return plain_softmax_rows(out, mask)
+
+
 def head_outcomes(head: nn.Module, x: Tensor) -> tuple[Tensor, dict[Mistake, Tensor]]:
-    """The right causal-head output for x and the outputs of known mistakes (float64)."""
+    """The right causal-head output for x and the outputs of known mistakes (float64), each the
+    reference attention on the head's own q, k, v with one operation slipped
+    (autograder/authoring/operation_mistakes.py)."""
     x = x.double()
     with torch.no_grad():
-        q, k, v = (getattr(head, n).weight.double() for n in ("query", "key", "value"))
-        q, k, v = x @ q.T, x @ k.T, x @ v.T
-        length, head_size, d_model = x.shape[1], q.shape[-1], x.shape[-1]
-        raw = q @ k.transpose(-2, -1)
-        past = torch.ones(length, length, dtype=torch.bool).tril()
-
-        def attend(scores: Tensor, keep: Tensor | None, dim: int = -1) -> Tensor:
-            if keep is not None:
-                scores = scores.masked_fill(~keep, float("-inf"))
-            return torch.softmax(scores, dim=dim) @ v
-
-        scaled = raw / math.sqrt(head_size)
-        mistakes = {
-            HEAD["no_mask"]: attend(scaled, None),
-            HEAD["mask_transposed"]: attend(scaled, past.T),
-            HEAD["not_scaled"]: attend(raw, past),
-            HEAD["scaled_by_d_model"]: attend(raw / math.sqrt(d_model), past),
-            HEAD["softmax_over_queries"]: attend(scaled, past, dim=-2),
-        }
-        if length > 1:
-            mistakes[HEAD["hides_diagonal"]] = attend(scaled, past.tril(-1))
-    return attend(scaled, past), mistakes
+        q, k, v = (x @ getattr(head, n).weight.double().T for n in ("query", "key", "value"))
+        past = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril()
+        arguments = {"q": q, "k": k, "v": v, "mask": past}
+        slips = [
+            softmax_over(-2, "softmax_over_queries"),
+            *scale_slips(q.shape[-1], {"d_model": x.shape[-1]}),
+            mask_dropped(),
+            *(slip for slip in causal_mask_slips() if slip.name in HEAD),
+        ]
+        if x.shape[1] == 1:  # one position: hiding the diagonal hides all, as other faults do
+            slips = [slip for slip in slips if slip.name != "hides_diagonal"]
+        return head_attention(**arguments), mistaken_outputs(HEAD, head_attention, arguments, slips)
 
 
 def call_module(
@@ -145,17 +153,14 @@ def call_module(
     except NotImplementedError:
         raise
     except Exception as error:
+        shorter = ""
         if block_size is not None and x.shape[1] < block_size:
-            fail(
-                f"{what} fails on L = {x.shape[1]} < block_size = {block_size} "
-                f"({type(error).__name__}): crop the mask to its top-left L x L corner, "
-                "self.mask[:L, :L]"
-            )
-        fail(explain(error, what, f" on an input of shape {tuple(x.shape)}"))
+            shorter = f" (L = {x.shape[1]} < block_size = {block_size})"
+        fail(explain(error, what, f" on an input of shape {tuple(x.shape)}{shorter}"))
     if not isinstance(out, Tensor):
         fail(f"{what} must return a tensor, got {type(out).__name__}")
     if finite and not torch.isfinite(out).all():
-        fail(NOT_FINITE)
+        fail(not_finite(out, f"{what}'s output"))
     return out
 
 

@@ -107,12 +107,11 @@ def trained_model_beats_the_uniform_guess(ns: Namespace) -> None:
     loss, uniform = total / y.numel(), math.log(vocab)
     if loss >= 0.9 * uniform:
         fail(
-            f"your model looks untrained: its held-out loss {loss:.2f} nats is close to ln V = "
-            f"{uniform:.2f}, the loss of a uniform guess; did the training cell run to the end?"
+            f"the trained model's held-out loss, {loss:.2f} nats, is close to ln V = "
+            f"{uniform:.2f}, the loss of a uniform guess"
         )
     if loss >= TRAINED_FRACTION * uniform:
         fail(
             f"held-out loss {loss:.3f} nats is not below {TRAINED_FRACTION} ln V = "
-            f"{TRAINED_FRACTION * uniform:.3f}: it learned something, but too little; run the "
-            "overfit sanity check, then train again"
+            f"{TRAINED_FRACTION * uniform:.3f} (a uniform guess: {uniform:.3f})"
         )

@@ -1,0 +1,269 @@
+"""Mistakes by operation: each slip gives what an answer with that one mistake returns, and only
+that; diagnose names it on such an answer and on no other."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+
+import attention_lab.reference.a01_attention as reference
+from autograder.authoring.closeness import is_close
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.mistakes import catalogue
+from autograder.authoring.operation_mistakes import (
+    InTrainMode,
+    causal_mask_slips,
+    computed_in,
+    finite_fill,
+    keepdim_dropped,
+    mask_dropped,
+    mask_slips,
+    mistaken_outputs,
+    outputs,
+    plain_softmax_rows,
+    scale_slips,
+    softmax_axis_slips,
+    softmax_over,
+    top_k_slips,
+)
+from autograder.authoring.registry import CheckFailed
+
+L_Q, L_K, D_K, D_V = 3, 5, 4, 6  # all different: no axis or size stands in for another
+
+
+def inputs(seed: int = 0) -> dict[str, Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    return {
+        "q": torch.randn(2, L_Q, D_K, generator=g, dtype=torch.float64),
+        "k": torch.randn(2, L_K, D_K, generator=g, dtype=torch.float64),
+        "v": torch.randn(2, L_K, D_V, generator=g, dtype=torch.float64),
+    }
+
+
+def weights(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale=True) -> Tensor:
+    """The reference's attention weights (..., L_q, L_k)."""
+    return reference.scaled_dot_product_attention(q, k, v, mask, scale=scale)[1]
+
+
+def written_weights(q: Tensor, k: Tensor, *, scale: float, dim: int = -1, fill=None, mask=None):
+    """Attention weights written out by hand, as a student would, with the given choices."""
+    scores = q @ k.transpose(-2, -1) * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, fill)
+    return torch.softmax(scores, dim=dim)
+
+
+def only_match(found: dict[str, Tensor], answer: Tensor) -> list[str]:
+    """The names of the slips whose output ``answer`` matches."""
+    return [name for name, value in found.items() if is_close(answer, value, equal_nan=True)]
+
+
+def test_the_softmax_over_another_axis_is_the_answer_written_with_that_axis():
+    args = inputs()
+    found = outputs(weights, args, softmax_axis_slips(3))
+    assert sorted(found) == ["softmax_over_axis_-2", "softmax_over_axis_-3"]
+    right = written_weights(args["q"], args["k"], scale=1 / math.sqrt(D_K))
+    over_queries = written_weights(args["q"], args["k"], scale=1 / math.sqrt(D_K), dim=-2)
+    over_batch = written_weights(args["q"], args["k"], scale=1 / math.sqrt(D_K), dim=0)
+    unscaled = written_weights(args["q"], args["k"], scale=1.0)
+    assert only_match(found, over_queries) == ["softmax_over_axis_-2"]
+    assert only_match(found, over_batch) == ["softmax_over_axis_-3"]
+    assert only_match(found, right) == [] and only_match(found, unscaled) == []
+
+
+@pytest.mark.parametrize(
+    "softmax",
+    [
+        lambda x, dim: torch.softmax(x, dim),
+        lambda x, dim: F.softmax(x, dim=dim),
+        lambda x, dim: x.softmax(dim),
+        lambda x, dim: torch.log_softmax(x, dim=dim).exp(),
+        lambda x, dim: F.log_softmax(x, dim).exp(),
+        lambda x, dim: x.log_softmax(dim=dim).exp(),
+    ],
+    ids=["torch", "F", "method", "torch log", "F log", "method log"],
+)
+def test_every_spelling_of_the_softmax_is_slipped(softmax):
+    x = torch.randn(3, 4, dtype=torch.float64)
+    found = outputs(lambda x: softmax(x, -1), {"x": x}, [softmax_over(0)])
+    assert torch.allclose(found["softmax_over_axis_0"], torch.softmax(x, 0))
+    assert torch.allclose(softmax(x, -1), torch.softmax(x, -1))  # and the mode is gone after
+
+
+def test_a_slip_of_an_operation_the_reference_never_does_gives_nothing():
+    x = torch.randn(3, 4)
+    assert outputs(lambda x: x.exp(), {"x": x}, [softmax_over(0), *top_k_slips()]) == {}
+
+
+def test_each_scale_factor_is_the_answer_scaled_that_way():
+    args = inputs(1)
+    q, k = args["q"], args["k"]
+    found = outputs(weights, args, scale_slips(D_K, {"l_k": L_K, "d_v": D_V}))
+    answers = {
+        "not_scaled": written_weights(q, k, scale=1.0),
+        "divided_by_d_k": written_weights(q, k, scale=1 / D_K),
+        "multiplied_by_sqrt_d_k": written_weights(q, k, scale=math.sqrt(D_K)),
+        "scaled_by_sqrt_l_k": written_weights(q, k, scale=1 / math.sqrt(L_K)),
+        "scaled_by_sqrt_d_v": written_weights(q, k, scale=1 / math.sqrt(D_V)),
+    }
+    assert sorted(found) == sorted(answers)
+    for name, answer in answers.items():
+        assert only_match(found, answer) == [name]
+    assert only_match(found, written_weights(q, k, scale=1 / math.sqrt(D_K))) == []
+    assert only_match(found, written_weights(q, k, scale=1 / math.sqrt(D_K), dim=-2)) == []
+
+
+def test_a_size_equal_to_d_k_is_no_scale_mistake():
+    names = [slip.name for slip in scale_slips(4, {"d_v": 4, "l_k": 16})]
+    assert "scaled_by_sqrt_d_v" not in names and "scaled_by_sqrt_l_k" in names
+
+
+def test_causal_mask_slips_are_the_masks_written_those_ways():
+    causal = torch.ones(4, 4, dtype=torch.bool).tril()
+    i = torch.arange(4)
+    found = outputs(lambda mask: mask, {"mask": causal}, causal_mask_slips())
+    assert torch.equal(found["reversed"], ~causal)
+    assert torch.equal(found["hides_diagonal"], i[None, :] < i[:, None])
+    assert torch.equal(found["shows_next"], i[None, :] <= i[:, None] + 1)
+    assert torch.equal(found["transposed"], i[None, :] >= i[:, None])
+
+
+def test_a_reversed_or_missing_mask_and_a_finite_fill_are_the_answers_written_so():
+    args = inputs(2)
+    q, k = args["q"], args["k"]
+    mask = torch.rand(2, L_Q, L_K, generator=torch.Generator().manual_seed(3)) > 0.4
+    mask[..., 0], mask[..., -1, :] = True, True  # every query sees a key, and so does ~mask's
+    mask[..., 0, -1] = False
+    # A fill of -1 (not -100, whose weight exp(-100) is below any tolerance at these scores).
+    slips = [*mask_slips(), finite_fill(-1.0), mask_dropped()]
+    found = outputs(weights, {**args, "mask": mask}, slips)
+    scale = 1 / math.sqrt(D_K)
+    reversed_answer = torch.softmax(
+        (q @ k.transpose(-2, -1) * scale).masked_fill(mask, -math.inf), -1
+    ).nan_to_num(0.0)  # the rows ~mask hides whole get zero weights, as the contract says
+    assert only_match(found, reversed_answer) == ["mask_reversed"]
+    assert only_match(found, written_weights(q, k, scale=scale, fill=-1.0, mask=mask)) == [
+        "finite_fill"
+    ]
+    assert only_match(found, written_weights(q, k, scale=scale)) == ["no_mask"]
+    right = written_weights(q, k, scale=scale, fill=-math.inf, mask=mask)
+    assert only_match(found, right) == []
+
+
+def test_a_finite_fill_leaves_other_fills_alone():
+    x = torch.zeros(2, 3)
+    hide = torch.tensor([[True, False, False], [False, False, True]])
+    found = outputs(lambda x: x.masked_fill(hide, 0.5), {"x": x}, [finite_fill()])
+    assert found == {}
+
+
+def distribution(logits: Tensor, top_k: int) -> Tensor:
+    """softmax over the top_k largest of logits (V,), written as sample does."""
+    kth = torch.topk(logits, top_k).values[-1]
+    return torch.softmax(logits.masked_fill(logits < kth, -math.inf), -1)
+
+
+def test_top_k_off_by_one_keeps_one_more_or_one_fewer():
+    logits = torch.tensor([0.3, -1.0, 2.0, 0.9, -0.2], dtype=torch.float64)
+    found = outputs(distribution, {"logits": logits, "top_k": 3}, top_k_slips())
+    assert torch.equal(found["top_k_one_more"] > 0, distribution(logits, 4) > 0)
+    assert torch.equal(found["top_k_one_fewer"] > 0, distribution(logits, 2) > 0)
+    assert only_match(found, distribution(logits, 3)) == []
+    # k - 1 = 0 keeps nothing and k + 1 > V cannot be drawn: neither is an answer's output.
+    assert sorted(outputs(distribution, {"logits": logits, "top_k": 1}, top_k_slips())) == [
+        "top_k_one_more"
+    ]
+    assert sorted(outputs(distribution, {"logits": logits, "top_k": 5}, top_k_slips())) == [
+        "top_k_one_fewer"
+    ]
+
+
+def test_a_dropped_keepdim_broadcasts_where_the_sizes_allow_and_is_no_answer_elsewhere():
+    def stable_exp(x: Tensor) -> Tensor:
+        return (x - x.amax(-1, keepdim=True)).exp()
+
+    square = torch.randn(3, 3, dtype=torch.float64)
+    found = outputs(stable_exp, {"x": square}, [keepdim_dropped()])
+    assert torch.allclose(found["keepdim_dropped"], (square - square.amax(-1)).exp())
+    assert outputs(stable_exp, {"x": torch.randn(3, 4)}, [keepdim_dropped()]) == {}
+
+
+def test_rows_that_see_no_key_give_nan_as_a_plain_softmax_does():
+    out = torch.ones(3, 2)
+    mask = torch.tensor([[True, False], [False, False], [True, True]])
+    assert plain_softmax_rows(out, mask).isnan().tolist() == [[False] * 2, [True] * 2, [False] * 2]
+    assert plain_softmax_rows(out, None) is out
+
+
+NAMED = catalogue(
+    "tests/test_operation_mistakes",
+    "attention",
+    {
+        "softmax axis": {"softmax_over_queries": "the softmax runs over the queries"},
+        "scaling": {
+            "not_scaled": "the scores are not scaled",
+            "divided_by_d_k": "the scores are divided by d_k",
+            "multiplied_by_sqrt_d_k": "the scores are multiplied by √d_k",
+            "scaled_by_sqrt_d_v": "the scores are scaled by √d_v",
+        },
+    },
+)
+
+
+def diagnosis(answer: Tensor, args: dict[str, Tensor]) -> str | None:
+    """What diagnose says of ``answer`` given every slip of NAMED; None if it passes."""
+    slips = [softmax_over(-2, "softmax_over_queries"), *scale_slips(D_K, {"d_v": D_V})]
+    try:
+        diagnose(answer, weights(**args), mistaken_outputs(NAMED, weights, args, slips), "differs")
+    except CheckFailed as failure:
+        return failure.diagnosis
+    return None
+
+
+def test_diagnose_names_a_slip_only_on_an_answer_that_makes_it():
+    args = inputs(4)
+    q, k = args["q"], args["k"]
+    assert diagnosis(written_weights(q, k, scale=1 / math.sqrt(D_K)), args) is None
+    assert diagnosis(written_weights(q, k, scale=1 / math.sqrt(D_V)), args) == str(
+        NAMED["scaled_by_sqrt_d_v"]
+    )
+    assert diagnosis(written_weights(q, k, scale=1 / math.sqrt(D_K), dim=-2), args) == str(
+        NAMED["softmax_over_queries"]
+    )
+    # A mistake outside the catalogue: √(d_k + 1). Nothing is named; what differs is shown.
+    told = diagnosis(written_weights(q, k, scale=1 / math.sqrt(D_K + 1)), args)
+    assert told.startswith("differs (first difference at index")
+    assert not any(str(mistake) in told for mistake in NAMED.values())
+
+
+def test_a_slip_the_catalogue_does_not_name_is_refused():
+    with pytest.raises(KeyError, match="scaled_by_sqrt_l_k"):
+        mistaken_outputs(NAMED, weights, inputs(), scale_slips(D_K, {"l_k": L_K}))
+
+
+def test_computing_in_float32_is_the_answer_that_upcasts():
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(5)).half()
+    found = outputs(lambda x: torch.softmax(x, -1), {"x": x}, [computed_in(torch.float32)])
+    upcast = torch.softmax(x.float(), -1)
+    assert found["computed_in_float32"].dtype == torch.float32 == upcast.dtype
+    assert torch.equal(found["computed_in_float32"], upcast)
+
+
+def test_train_mode_runs_the_module_with_dropout_and_restores_its_mode():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)).eval()
+    x = torch.randn(2, 4)
+
+    def reference(model: torch.nn.Module, x: Tensor) -> Tensor:
+        torch.manual_seed(0)
+        return model(x)
+
+    found = outputs(reference, {"model": model, "x": x}, [InTrainMode()])
+    assert not any(part.training for part in model.modules())  # back in eval mode
+    assert not torch.equal(found["in_train_mode"], reference(model, x))
+    torch.manual_seed(0)
+    assert torch.equal(found["in_train_mode"], model.train()(x))
+    assert outputs(lambda x: x, {"x": x}, [InTrainMode()]) == {}
