@@ -219,18 +219,25 @@ def checks_for(assignment: str, grade_id: str | None = None) -> list[Check]:
     return [c for (a, _), entries in _REGISTRY.items() if a == assignment for c in entries]
 
 
-_running: list[Check] = []  # the check being run, innermost last
+# The check being run, innermost last, with the names of the student's answers it took.
+_running: list[tuple[Check, set[str]]] = []
 
 
 def running_check() -> Check | None:
     """The check that :func:`run_check` is running now, if any."""
-    return _running[-1] if _running else None
+    return _running[-1][0] if _running else None
 
 
-def run_check(entry: Check, namespace: Namespace) -> None:
+def took(name: str) -> None:
+    """The running check took the student's ``name`` (``requiring.require`` says so)."""
+    if _running:
+        _running[-1][1].add(name)
+
+
+def run_check(entry: Check, namespace: Namespace, taken: set[str] | None = None) -> None:
     """Run one check; any failure becomes a CheckFailed that names the check (a reference ban
-    keeps its own name)."""
-    _running.append(entry)
+    keeps its own name).  ``taken`` gets the names of the answers it took."""
+    _running.append((entry, set() if taken is None else taken))
     try:
         entry.function(namespace)
     except CheckFailed as failure:  # raised by a shared helper: label it with this check
@@ -454,6 +461,7 @@ def grade_cell(
             on_check(result)
 
     entries = checks_for(assignment, grade_id)
+    taken: dict[str, set[str]] = {entry.name: set() for entry in entries}  # what each took
     note: list[str] = []  # computed at the first failure: is an answer this cell uses wrong?
 
     def noted(diagnosis: str) -> str:
@@ -464,7 +472,7 @@ def grade_cell(
     for position, entry in enumerate(entries):
         later = entries[position + 1 :]
         try:
-            run_check(entry, namespace)
+            run_check(entry, namespace, taken[entry.name])
         except StopChecks as stop:
             finished(CheckResult(entry.name, entry.weight, False, str(stop), entry.gate))
             why = f"not run: the checks stopped at {entry.name}"
@@ -486,7 +494,7 @@ def grade_cell(
         break
     else:  # every check ran, and none voided the cell: a repair may explain its failures
         if not _consulted and any(not r.passed for r in results):
-            return _charged(assignment, grade_id, namespace, entries, results, visible_failure)
+            return _charged(assignment, grade_id, namespace, taken, results, visible_failure)
     return CellGrade(tuple(results), visible_failure)
 
 
@@ -494,11 +502,11 @@ def _charged(
     assignment: str,
     grade_id: str,
     namespace: Namespace,
-    entries: list[Check],
+    taken: dict[str, set[str]],
     results: list[CheckResult],
     visible_failure: str,
 ) -> CellGrade:
-    """The cell's grade, its failing checks run again on each repair of the assignment
+    """The cell's grade, each failing check run again on each repair of an answer it took
     (autograder/authoring/repairs.py): a check that then passes has that mistake as its cause.
     A cell that passes every check with one mistake repaired, a mistake charged in an earlier
     cell of the submission, is a :class:`Repeat` of it; otherwise this cell is charged for the
@@ -509,8 +517,8 @@ def _charged(
     try:
         for repair in repairs_of(assignment):
             repaired = repair.applied_to(namespace)
-            for entry, result in zip(entries, results, strict=True):
-                if result.passed or entry.name in causes:
+            for entry, result in zip(checks_for(assignment, grade_id), results, strict=True):
+                if result.passed or entry.name in causes or repair.name not in taken[entry.name]:
                     continue
                 try:
                     run_check(entry, repaired)
