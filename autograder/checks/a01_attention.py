@@ -373,6 +373,9 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
             )
         if not (weights[0, :, 1] == 0).all():
             fail("a fully masked row must get all-zero weights (it may attend to nothing)")
+        # The public check's promise: the statement's zero output for such a row.
+        if not (out[0, :, 1] == 0).all():
+            fail("a fully masked row must get a zero output (its weights are all zero)")
         hidden = weights.masked_select(~m.bool().expand_as(weights))
         if not (hidden == 0).all():
             fail(
