@@ -422,7 +422,9 @@ class CellGrade:
         checks = tuple(CheckResult.from_json(c) for c in report["checks"])
         repeat = report["repeat"]
         if repeat is not None:
-            repeat = Repeat(str(repeat["cause"]), str(repeat["charged_in"]), repeat["waived"] is True)
+            repeat = Repeat(
+                str(repeat["cause"]), str(repeat["charged_in"]), repeat["waived"] is True
+            )
         return cls(checks, str(report["visible_failure"]), str(report["unjudged"]), repeat)
 
 
@@ -528,8 +530,7 @@ def _charged(
     except StopChecks:  # no time or no kernel left for the experiment: nothing is confirmed
         return CellGrade(tuple(results), visible_failure)
     explained = tuple(
-        replace(r, cause=causes[r.name].mistake.message) if r.name in causes else r
-        for r in results
+        replace(r, cause=causes[r.name].mistake.message) if r.name in causes else r for r in results
     )
     failing = {causes.get(r.name) for r in results if not r.passed}
     only = next(iter(failing)) if len(failing) == 1 else None

@@ -114,9 +114,7 @@ def load_submission(
     return submission
 
 
-def grade_submission(
-    submission: Submission, charge_again: bool = False
-) -> dict[str, CellGrade]:
+def grade_submission(submission: Submission, charge_again: bool = False) -> dict[str, CellGrade]:
     """Run every hidden check of the submission's assignment, graded cell by graded cell: each
     cell's grade, which scores it as the grading command does (the visible checks are not run
     here); ``charge_again`` as the course chooses (autograder/pipeline/course/charges.py)."""

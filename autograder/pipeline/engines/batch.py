@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
+from autograder.pipeline.course.charges import charge_again
 from autograder.pipeline.course.course import (
     Course,
     GradingError,
@@ -27,7 +28,6 @@ from autograder.pipeline.course.course import (
     instructor_side,
     record,
 )
-from autograder.pipeline.course.charges import charge_again
 from autograder.pipeline.course.course_secret import course_secret
 from autograder.pipeline.engines.jobs_and_outcomes import (
     DaskCluster,
