@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.authoring.cause_words import cause_words
 from autograder.authoring.graded_table import rewrite_table, table_problems
 from autograder.authoring.lint import (
     hidden_calls,
@@ -20,6 +21,16 @@ from autograder.authoring.lint import (
     registered_checks,
 )
 from autograder.authoring.registry import Check
+from autograder.authoring.unconfirmed_causes import (
+    BEING_REWRITTEN,
+    DELIBERATE,
+    cause_problems,
+    course_texts,
+    mistake_names,
+    module_texts,
+    notebook_texts,
+    unguarded_mistakes,
+)
 from autograder.cells import is_test_cell
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,3 +181,139 @@ def test_a_single_clause_cell_needs_its_reason_and_leaves_the_list_once_split():
     split = [_made_up("main_case"), _made_up("edge_cases", 0.5)]
     (problem,) = paying_problems(ASSIGNMENT, split, single_clause=allowed)
     assert "listed in lint.SINGLE_CLAUSE" in problem and "remove it" in problem
+
+
+# The cause rule (issue 40): no text that reaches a student names an unconfirmed cause.
+
+MADE_UP_CHECKS = '''
+"""A made-up check module: its docstrings may say anything, use dim=-1."""
+from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.mistakes import catalogue
+from autograder.authoring.registry import fail
+
+MADE_UP = catalogue("00_made_up", "attention", {"axis": {
+    "over_queries": "rows sum to 1 over queries: use dim=-1"}})
+
+
+def judge(weights, expected, over_queries, order="count, alphabetical"):
+    """Did you read this? Docstrings never reach a student."""
+    if order == "count, alphabetical":
+        pass
+    diagnose(weights, expected, {MADE_UP["over_queries"]: over_queries},
+             otherwise=f"weights differ from softmax(q k^T / sqrt(d_k)) on {weights.shape}")
+    fail(f"expected shape (2, 3), got {tuple(weights.shape)}")
+'''
+
+
+def _made_up_problems(source: str) -> list[str]:
+    return cause_problems(module_texts(source, "made_up.py"), {}, {})
+
+
+def test_a_check_module_that_only_observes_and_names_catalogued_mistakes_passes():
+    assert _made_up_problems(MADE_UP_CHECKS) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'fail("rows do not sum to 1: is your softmax over dim=-1?")',
+        'fail(f"expected 3 maps, got {n}: did you forget the factor 1/2?")',
+        'diagnose(a, b, {}, "differs from the reference: use key.shape[1]")',
+        'diagnose(a, b, {}, otherwise="differs; check the padding and the positions")',
+        'HINT = "the gradient doubled: call optimizer.zero_grad() before backward()"',
+        'fail(f"{seen}; transpose(1, 2) before flattening")',
+    ],
+)
+def test_a_check_with_a_cause_hint_is_caught(line: str):
+    (problem,) = _made_up_problems(f"{MADE_UP_CHECKS}\n{line}\n")
+    assert problem.startswith("made_up.py:") and "names a cause" in problem
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "expected (B, d_model) = (2, 3), got (3, 2)",
+        "the statement asks for shape (B, L, d_model); got (B, d_model, L)",
+        "chunk_size=0 should raise ValueError",
+        "the block needs a submodule named 'norm1' (see the table above)",
+        "rows must sum to 1 over the keys (the last dim); yours sum to 1 over the queries",
+        "a fully masked row must have a zero output (zero weights @ v)",
+    ],
+)
+def test_an_observation_is_no_cause(message: str):
+    assert cause_words(message) == []
+
+
+PUBLIC_CELL = """_w = attention(_q, _k, _v)
+check_close(_w.sum(-1), torch.ones(5), "rows must sum to 1 over the keys")
+assert _w.shape == (5, 7), f"expected (5, 7), got {tuple(_w.shape)}"
+{extra}
+all_passed("attention")
+### BEGIN HIDDEN TESTS
+assert True, "hidden lines are not public checks: use anything"
+### END HIDDEN TESTS
+"""
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        'check(_ok, "swapping two words changed nothing: did you add the positions?")',
+        'check_close(_a, _b, message="differs: check the scale (d_k = Q.shape[-1])")',
+        'assert _ok, "weights must be (5, 7): use k.transpose(-2, -1)"',
+        'raise AssertionError("the sum overflowed: subtract the maximum before exp")',
+    ],
+)
+def test_a_public_check_with_a_cause_hint_is_caught(extra: str):
+    notebook = _solution()
+    cell = _test_cell(notebook)
+
+    def problems() -> list[str]:
+        texts = notebook_texts(ASSIGNMENT, notebook)
+        return cause_problems([t for t in texts if t.where.endswith(GRADE_ID)], {}, {})
+
+    cell.source = PUBLIC_CELL.replace("{extra}", "")
+    assert problems() == []
+    cell.source = PUBLIC_CELL.replace("{extra}", extra)
+    (problem,) = problems()
+    assert problem.startswith(f"{ASSIGNMENT}/{GRADE_ID}: ")
+
+
+def test_the_lists_of_exceptions_hold_only_what_is_needed():
+    hinted = MADE_UP_CHECKS + '\nfail("differs: use dim=-1")\n'
+    reason = {("made_up.py", "differs: use"): "confirmed on the spot by the line above"}
+    assert cause_problems(module_texts(hinted, "made_up.py"), reason, {}) == []
+    (stale,) = cause_problems(module_texts(MADE_UP_CHECKS, "made_up.py"), reason, {})
+    assert "listed in DELIBERATE" in stale
+    assert cause_problems(module_texts(hinted, "made_up.py"), {}, {"made_up.py": 1}) == []
+    twice = hinted + 'fail("differs: use dim=-2")\n'
+    assert len(cause_problems(module_texts(twice, "made_up.py"), {}, {"made_up.py": 1})) == 2
+    (emptied,) = cause_problems(module_texts(MADE_UP_CHECKS, "made_up.py"), {}, {"made_up.py": 1})
+    assert "remove it from the list" in emptied
+    (lower,) = cause_problems(module_texts(hinted, "made_up.py"), {}, {"made_up.py": 2})
+    assert "lower the count to 1" in lower
+
+
+def test_the_texts_being_rewritten_are_all_the_course_has():
+    """The check modules' cause hints (85 on main) and 01's scaling cell's (1) are listed while
+    other hands rewrite them: without the list the lint finds exactly those."""
+    found = cause_problems(course_texts(ROOT), DELIBERATE, {})
+    places = {problem.split(": ")[0].split(":")[0] for problem in found}
+    assert len(found) == sum(BEING_REWRITTEN.values()) and places == set(BEING_REWRITTEN)
+
+
+@pytest.mark.parametrize(
+    ("line", "told"),
+    [
+        ('    fail(MADE_UP["over_queries"])', "fail() names a catalogued mistake unconditionally"),
+        ('    fail(f"{AXIS} (rows of {weights.shape})")', "unconditionally"),
+        ("    diagnose(weights, expected, {}, otherwise=str(AXIS))", "diagnose's otherwise"),
+        ("    if weights.sum(-2).allclose(expected.sum(-2)):\n        fail(AXIS)", None),
+        ("    try:\n        weights.sum()\n    except TypeError:\n        fail(AXIS)", None),
+    ],
+)
+def test_a_catalogued_mistake_is_named_only_under_a_confirmer(line: str, told: str | None):
+    named = f"def named(weights, expected):\n{line}\n"
+    source = f'{MADE_UP_CHECKS}\nAXIS = MADE_UP["over_queries"]\n\n\n{named}'
+    problems = unguarded_mistakes(source, "made_up.py", mistake_names([source]))
+    assert [told in p for p in problems] == ([True] if told else [])

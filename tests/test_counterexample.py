@@ -5,7 +5,12 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from autograder.authoring.counterexample import PUBLIC_SEED, small_integers, smallest_counterexample
+from autograder.authoring.counterexample import (
+    PUBLIC_SEED,
+    small_integers,
+    smallest_counterexample,
+    smallest_module_counterexample,
+)
 
 SIZES = [(1,), (2,), (3,), (4,)]
 
@@ -49,3 +54,37 @@ def test_an_answer_that_raises_or_changes_shape_is_left_to_the_other_checks():
 
     assert smallest_counterexample(raises, softmax, inputs, SIZES) is None
     assert smallest_counterexample(lambda x: x.sum(), softmax, inputs, SIZES) is None
+
+
+class Unbiased(torch.nn.Linear):
+    """A linear layer that forgets its bias: the wrong module of these tests."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - nn.Linear's own name
+        return input @ self.weight.T
+
+
+def linear_inputs(generator: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+    return {"input": small_integers(generator, 1, size[0])}
+
+
+def test_a_module_is_compared_with_the_reference_under_the_same_small_parameters():
+    def reference(size: tuple[int, ...]) -> torch.nn.Module:
+        return torch.nn.Linear(size[0], size[0])
+
+    assert smallest_module_counterexample(reference, reference, linear_inputs, [(1,), (2,)]) is None
+    found = smallest_module_counterexample(
+        lambda size: Unbiased(size[0], size[0]), reference, linear_inputs, [(1,), (2,)]
+    )
+    assert found is not None and "bias = [" in found and "weight = [" in found, found
+    shown = eval(found.split("bias = ")[1].split(",")[0])  # noqa: S307 - our own printed list
+    assert shown != [0] and all(value in (-1, 0, 1) for value in shown), found
+
+
+def test_a_module_that_cannot_take_the_reference_s_parameters_has_no_counterexample():
+    found = smallest_module_counterexample(
+        lambda size: torch.nn.Linear(size[0], size[0], bias=False),
+        lambda size: torch.nn.Linear(size[0], size[0]),
+        linear_inputs,
+        [(1,), (2,)],
+    )
+    assert found is None

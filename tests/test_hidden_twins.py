@@ -51,6 +51,14 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
     ("02_multi_head", "test_mha_parity"): {
         "weights and output equal nn.MultiheadAttention's": "mha_matches_torch_multihead_attention",
     },
+    ("02_multi_head", "test_heads_switched_off"): {
+        "the shape of x": "ablation_is_defined_at_the_edges",
+        "every head kept gives mha(x)[0]": "every_head_on_is_the_layer",
+        "an off head's q, k, v rows change nothing; a kept head's v rows do": (
+            "switched_off_heads_are_gone_and_kept_heads_count"
+        ),
+        "every head off: a finite output of the shape of x": "ablation_is_defined_at_the_edges",
+    },
     ("03_transformer_block", "test_clean"): {
         "a list of tokens: lowercased words and single punctuation marks": (
             "clean_matches_the_word_tokenizer"
@@ -92,6 +100,18 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
             "encoder_block_matches_the_reference"
         ),
     },
+    ("03_transformer_block", "test_padded_block"): {
+        "the shape and dtype of x": "padded_block_is_blind_to_pads_at_the_end",
+        "the output has no non-finite value, a sentence of pads only included": (
+            "padded_block_stays_finite_for_sentences_of_pads"
+        ),
+        "real positions unchanged when only the pads' vectors change": (
+            "padded_block_is_blind_to_pads_at_the_end"
+        ),
+        "real positions equal the block's output on the sentence without its pads": (
+            "padded_block_is_blind_to_pads_at_the_end"
+        ),
+    },
     ("04_depth", "test_depth_stack"): {
         "self.layers an nn.ModuleList of EncoderBlocks; (output, list of maps); chained; masked": (
             "depth_stack_matches_the_reference"
@@ -107,6 +127,17 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
         ),
         "TV: over the last dim, 0 for TV(p, p), the factor 1/2": (
             "total_variation_matches_the_definition"
+        ),
+    },
+    ("04_depth", "test_attention_focus"): {
+        "one score per row; 0 for uniform, 1 for one key; in [0, 1]": (
+            "attention_focus_is_calibrated"
+        ),
+        "softmax(s / T): never rises as T grows; permuted keys score alike": (
+            "attention_focus_ignores_order_and_falls_with_temperature"
+        ),
+        "finite with exact zeros; a single key gives a score in [0, 1]; 0-dim for one row": (
+            "attention_focus_is_defined_everywhere"
         ),
     },
     ("05_sentiment", "test_masked_mean"): {
@@ -177,6 +208,17 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
         ),
         "top_k=2 draws only, and both, of the two likeliest ids": (
             "sample_follows_temperature_and_top_k"
+        ),
+    },
+    ("06_char_lm", "test_penalise_repeats"): {
+        "the logits left unchanged; (B, V) in their dtype; finite": (
+            "penalty_moves_probability_from_seen_ids_to_the_others"
+        ),
+        "the seen ids' total probability does not rise; the unseen ids' odds hold": (
+            "penalty_moves_probability_from_seen_ids_to_the_others"
+        ),
+        "strength 0 changes nothing; strength 3 gives the seen ids no more than 1.5": (
+            "penalty_is_off_at_zero_and_grows_with_strength"
         ),
     },
     ("07_attention_at_scale", "test_online_softmax_update"): {

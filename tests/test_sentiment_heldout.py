@@ -12,7 +12,11 @@ from torch import nn
 
 from attention_lab.data import make_sentiment_corpus
 from attention_lab.reference.a03_transformer_block import WordTokenizer
-from autograder.checks.a05_sentiment.trained_model import heldout_split, unfinished_training
+from autograder.checks.a05_sentiment.trained_model import (
+    heldout_split,
+    unfinished_training,
+    word_order_observation,
+)
 from autograder.suite.submission import Submission, grade_submission
 
 
@@ -71,3 +75,29 @@ def test_a_finished_or_unreadable_record_tells_nothing():
     assert unfinished_training({"history": history(4), "EPOCHS": 4}) is None
     assert unfinished_training({"EPOCHS": 4}) is None  # no record: nothing to tell from
     assert unfinished_training({"history": {"loss": []}, "EPOCHS": 4}) is None
+
+
+class BagOfWords(nn.Module):
+    """Two logits from the sum of the token vectors: blind to word order by construction."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(128, 2)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.embed(ids).sum(dim=1)
+
+
+class FirstWord(BagOfWords):
+    """Two logits from the first word (after <cls>): reversing the words changes them."""
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.embed(ids[:, 1])
+
+
+@pytest.mark.slow
+def test_a_trained_model_blind_to_word_order_is_shown_the_experiment():
+    tokenizer = WordTokenizer().fit(make_sentiment_corpus(seed=0).texts("train"))
+    blind = word_order_observation({"model": BagOfWords(), "tokenizer": tokenizer})
+    assert "leaves every logit of your trained model unchanged" in blind
+    assert word_order_observation({"model": FirstWord(), "tokenizer": tokenizer}) == ""

@@ -19,7 +19,12 @@ nothing judges it, under the grading command and plain nbgrader alike).  The rul
   (:mod:`autograder.authoring.heading_points`);
 - every graded cell has at least two hidden checks worth points (gates aside), so that one edge
   case never costs the whole cell; a cell that judges a single clause is listed in
-  :data:`SINGLE_CLAUSE` with the reason.
+  :data:`SINGLE_CLAUSE` with the reason;
+- no text that reaches a student names a cause without a confirmer: the strings of the hidden
+  check modules (but docstrings and the messages of catalogued mistakes) and the messages of the
+  notebooks' public checks say what was observed (:mod:`autograder.authoring.unconfirmed_causes`;
+  a deliberate exception is listed there, in ``DELIBERATE``, with its reason), and a catalogued
+  mistake is printed only under a condition or through diagnose's mapping.
 
 The hidden line is read with the grading runner's own pattern (``autograder.cells.hidden_calls``),
 so the lint and the grading command cannot disagree on what counts as one.
@@ -36,6 +41,11 @@ import nbformat
 
 from autograder.authoring.graded_table import rewrite_table, table_problems
 from autograder.authoring.heading_points import heading_problems
+from autograder.authoring.unconfirmed_causes import (
+    cause_problems,
+    course_texts,
+    course_unguarded_mistakes,
+)
 from autograder.cells import hidden_calls, is_test_cell
 
 if TYPE_CHECKING:
@@ -173,7 +183,8 @@ def lint_course(root: Path = ROOT) -> list[str]:
         problems += missing_ids(assignment, path)
         problems += table_problems(assignment, notebook)
         problems += heading_problems(assignment, notebook)
-    return problems
+    problems += cause_problems(course_texts(root))
+    return problems + course_unguarded_mistakes(root)
 
 
 def write_tables(root: Path = ROOT) -> list[Path]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -13,7 +14,8 @@ from torch import Tensor, nn
 import attention_lab.reference.a04_depth as reference
 from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a03_transformer_block import EncoderBlock
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import first_difference, is_close
+from autograder.authoring.counterexample import smallest_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.kernel_objects import identity
@@ -311,8 +313,8 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
     for i, (m, e) in enumerate(zip(maps, expected, strict=True)):
         if not is_close(m, e, atol=1e-9):
             fail(
-                f"map {i} is not the attention map of layer {i} ({what}): append each layer's "
-                "weights in order, as the layer runs"
+                f"map {i} is not the attention map of layer {i} ({what}; "
+                f"{first_difference(m, e, 1e-9)})"
             )
 
 
@@ -328,10 +330,12 @@ def layer_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
 
 def check_structure(stack: nn.Module, num_layers: int, num_heads: int) -> list[nn.Module]:
     layers = getattr(stack, "layers", None)
+    if layers is None:
+        fail("the stack has no attribute self.layers, the nn.ModuleList of the statement")
     if not isinstance(layers, nn.ModuleList):
         fail(
-            "store the layers in an nn.ModuleList named self.layers (a plain list hides their "
-            "parameters from the module)"
+            f"self.layers is {type(layers).__name__}, not the nn.ModuleList of the statement "
+            f"(the module registers {sum(1 for _ in stack.parameters())} parameter tensors)"
         )
     if len(layers) != num_layers:
         fail(f"DepthStack({num_layers}, ...) must hold {num_layers} layers, found {len(layers)}")
@@ -341,10 +345,10 @@ def check_structure(stack: nn.Module, num_layers: int, num_heads: int) -> list[n
         if layer.self_attn.num_heads != num_heads:
             fail(
                 f"every layer must have the stack's num_heads = {num_heads}, found "
-                f"{layer.self_attn.num_heads}: build EncoderBlock(d_model, num_heads, d_ff, dropout)"
+                f"{layer.self_attn.num_heads}"
             )
         if layer.norm_first:
-            fail("the layers are post-norm EncoderBlocks: do not pass norm_first=True")
+            fail("a layer has norm_first=True; the statement's layers are post-norm EncoderBlocks")
     return list(layers)
 
 
@@ -447,15 +451,16 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
         count = sum(p.numel() for p in stack.parameters())
         if count != num_layers * one:
             fail(
-                f"{num_layers} independent layers have {num_layers * one} parameters, yours {count}: "
-                "every layer needs its own EncoderBlock and nothing else"
+                f"{num_layers} independent EncoderBlocks have {num_layers * one} parameters, yours "
+                f"{count}"
             )
         seen: dict[int, int] = {}
         for i, layer in enumerate(layers):
             for p in layer.parameters():
                 if identity(p) in seen:
                     fail(
-                        f"layers {seen[identity(p)]} and {i} share parameters: every layer needs its own weights"
+                        f"layers {seen[identity(p)]} and {i} share a parameter tensor (one object, "
+                        f"of shape {tuple(p.shape)})"
                     )
                 seen[identity(p)] = i
 
@@ -476,7 +481,7 @@ def depth_stack_passes_dropout_on(ns: Namespace) -> None:
             fail(f"{STACK['dropout_not_passed']} (layer {i} drops with p={built[0]}, not 0.35)")
         fail(
             f"layer {i} was built with dropout {built[0]} (attention dropout {built[1]}), not the "
-            "stack's 0.35: every EncoderBlock gets the stack's dropout"
+            "stack's 0.35"
         )
 
 
@@ -509,7 +514,7 @@ def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
         for i in range(num_layers):
             for j in range(i):
                 if maps[i] is maps[j] or torch.allclose(maps[i], maps[j], atol=1e-6):
-                    fail(f"maps {j} and {i} are the same: each layer must contribute its own map")
+                    fail(f"maps {j} and {i} are equal ({what})")
 
 
 @check(ASSIGNMENT, "test_depth_stack_layers")
@@ -530,8 +535,8 @@ def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
         grads = [p.grad for p in layer.parameters()]
         if any(grad is None for grad in grads) or not sum(grad.abs().sum() for grad in grads) > 0:
             fail(
-                f"layer {i}'s parameters get no gradient from the stack's output: every layer must run "
-                "once, each on the previous layer's output"
+                f"layer {i}'s parameters get no gradient from the stack's output "
+                f"(num_layers={num_layers})"
             )
     stack.zero_grad(set_to_none=True)
 
@@ -645,6 +650,36 @@ def metric_shapes(generator: torch.Generator) -> list[tuple[int, ...]]:
     return [(k,), (a, k), (b, a, k), (c, 1, a, k), (1, k), (a, 1), (1, 1, 1)]
 
 
+# The public counterexamples' shapes, smallest first: distributions over the last axis.
+PUBLIC_SHAPES = [(1,), (2,), (3,), (2, 2), (2, 3), (2, 2, 3)]
+
+
+def small_distribution(generator: torch.Generator, shape: tuple[int, ...]) -> Tensor:
+    """Rows of counts in {0, 1, 2} (the first raised to 1 where a row is all zeros), divided
+    by their sums: halves, thirds, quarters and exact zeros, easy to work by hand."""
+    counts = torch.randint(0, 3, shape, generator=generator).to(torch.float64)
+    counts[..., 0] += counts.sum(-1) == 0
+    return counts / counts.sum(-1, keepdim=True)
+
+
+def public_distribution(generator: torch.Generator, shape: tuple[int, ...]) -> dict[str, Tensor]:
+    return {"p": small_distribution(generator, shape)}
+
+
+def public_pair(generator: torch.Generator, shape: tuple[int, ...]) -> dict[str, Tensor]:
+    return {"p": small_distribution(generator, shape), "q": small_distribution(generator, shape)}
+
+
+def entropy_oracle(p: Tensor) -> Tensor:
+    """-sum p log p over the last axis, in nats, with 0 log 0 = 0."""
+    return 0.0 - torch.special.xlogy(p, p).sum(-1)  # 0 - 0 is 0, where -(0) prints as -0
+
+
+def tv_oracle(p: Tensor, q: Tensor) -> Tensor:
+    """1/2 sum |p - q| over the last axis."""
+    return 0.5 * (p - q).abs().sum(-1)
+
+
 @check(ASSIGNMENT, "test_attention_metrics")
 def attention_entropy_matches_categorical(ns: Namespace) -> None:
     attention_entropy = require(ns, "attention_entropy")
@@ -657,6 +692,13 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
             entropy_mistakes(p),
             f"attention_entropy of a {shape} input differs from -sum p log p over the last dim (in nats, 0 log 0 = 0)",
             atol=1e-6,
+            counterexample=partial(
+                smallest_counterexample,
+                lambda p: attention_entropy(p),  # positional: the answer names its argument
+                entropy_oracle,
+                public_distribution,
+                PUBLIC_SHAPES,
+            ),
         )
     for length in (1, 2, 9):
         uniform = torch.full((3, length), 1.0 / length)
@@ -676,13 +718,28 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
         q = torch.softmax(torch.randn(shape, generator=g, dtype=torch.float64) * 3, dim=-1)
         expected = torch.as_tensor(0.5 * abs(p.numpy() - q.numpy()).sum(-1))
         what = f"total_variation of two {shape} inputs differs from 1/2 * sum |p - q| over the last dim"
-        diagnose(total_variation(p, q), expected, tv_mistakes(p, q), what, atol=1e-9)
+        example = partial(
+            smallest_counterexample,
+            lambda p, q: total_variation(p, q),  # positional: the answer names its arguments
+            tv_oracle,
+            public_pair,
+            PUBLIC_SHAPES,
+        )
+        diagnose(
+            total_variation(p, q),
+            expected,
+            tv_mistakes(p, q),
+            what,
+            atol=1e-9,
+            counterexample=example,
+        )
         diagnose(
             total_variation(q, p),
             expected,
             tv_mistakes(q, p),
             what + " (TV is symmetric)",
             atol=1e-9,
+            counterexample=example,
         )
         diagnose(
             total_variation(p, p),
@@ -690,6 +747,7 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             {},
             "TV(p, p) must be 0",
             atol=1e-12,
+            counterexample=example,
         )
     apart = torch.eye(5, dtype=torch.float64)
     distance = total_variation(apart, apart.roll(1, dims=0))
@@ -700,3 +758,141 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
         {TV["no_half"]: 2 * one},
         "distributions on different keys must be at TV distance 1",
     )
+
+
+# Exercise 3, `attention_focus` (test_attention_focus): the score's formula is the student's
+# design, so no check compares it with one reference; each tests a property the statement lists,
+# on hidden distributions, and a failure shows the rows and the scores it observed.
+FOCUS_ATOL = 1e-6
+TEMPERATURES = torch.logspace(-1.5, 1.5, 13, dtype=torch.float64)  # sharp to nearly uniform
+
+
+def run_focus(focus: Any, weights: Tensor, what: str) -> Tensor:
+    """The answer's scores for ``weights`` (..., L_k): a float tensor of shape (...)."""
+    try:
+        scores = focus(weights.clone())
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(explain(error, "your attention_focus", f" on {what}"))
+    expected_shape = tuple(weights.shape[:-1])
+    if not (isinstance(scores, Tensor) and tuple(scores.shape) == expected_shape):
+        got = f"{type(scores).__name__} {tuple(getattr(scores, 'shape', ()))}"
+        fail(
+            f"weights of shape {tuple(weights.shape)} ({what}) must give scores of shape {expected_shape}; got {got}"
+        )
+    if not scores.is_floating_point():
+        fail(f"the scores on {what} are of dtype {scores.dtype}, not a floating-point dtype")
+    return scores.detach().to(torch.float64)
+
+
+def show_row(row: Tensor) -> str:
+    """A distribution, rounded for a message."""
+    return (
+        "["
+        + ", ".join(f"{float(v):.3g}" for v in row.flatten()[:8])
+        + (", ...]" if row.numel() > 8 else "]")
+    )
+
+
+def focus_lengths(generator: torch.Generator) -> list[int]:
+    """Three numbers of keys, all at least 2 and all different, one of them large."""
+    small = random_sizes(generator, 2, low=2, high=9)
+    return [*small, int(torch.randint(20, 60, (1,), generator=generator))]
+
+
+def softmax_rows(generator: torch.Generator, rows: int, num_keys: int, spread: float) -> Tensor:
+    """(rows, num_keys) softmax distributions of scores drawn at scale ``spread``."""
+    scores = spread * torch.randn(rows, num_keys, generator=generator, dtype=torch.float64)
+    return torch.softmax(scores, dim=-1)
+
+
+@check(ASSIGNMENT, "test_attention_focus")
+def attention_focus_is_calibrated(ns: Namespace) -> None:
+    """0 for uniform, 1 for one key, within [0, 1] otherwise, at several lengths and batch shapes."""
+    focus = require(ns, "attention_focus")
+    g = hidden_generator("a04 focus calibrated")
+    for num_keys in focus_lengths(g):
+        lead = tuple(random_sizes(g, 2, low=2, high=5))
+        uniform = torch.full((*lead, num_keys), 1 / num_keys, dtype=torch.float64)
+        got = run_focus(focus, uniform, f"uniform rows of {num_keys} keys")
+        if not is_close(got, torch.zeros(lead, dtype=torch.float64), atol=FOCUS_ATOL):
+            fail(
+                f"uniform rows of {num_keys} keys score {float(got.flatten()[0]):.4g}, where the statement asks for 0"
+            )
+        keys = torch.randint(num_keys, lead, generator=g)
+        one_key = nn.functional.one_hot(keys, num_keys).to(torch.float64)
+        got = run_focus(focus, one_key, f"rows of {num_keys} keys with all the weight on one")
+        if not is_close(got, torch.ones(lead, dtype=torch.float64), atol=FOCUS_ATOL):
+            index = int((~((got - 1).abs() <= FOCUS_ATOL)).flatten().nonzero()[0])
+            fail(
+                f"all the weight on key {int(keys.flatten()[index])} of {num_keys} scores "
+                f"{float(got.flatten()[index]):.4g}, where the statement asks for 1"
+            )
+        for spread in (0.3, 1.0, 4.0):
+            rows = softmax_rows(g, 6, num_keys, spread)
+            got = run_focus(focus, rows, f"softmax rows of {num_keys} keys")
+            outside = ~((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL))
+            if outside.any():
+                index = int(outside.nonzero()[0])
+                fail(
+                    f"the distribution {show_row(rows[index])} ({num_keys} keys) scores "
+                    f"{float(got[index]):.4g}, outside [0, 1]"
+                )
+
+
+@check(ASSIGNMENT, "test_attention_focus", weight=EDGE_CASES)
+def attention_focus_ignores_order_and_falls_with_temperature(ns: Namespace) -> None:
+    """Permuted keys score alike; softmax(s / T) scores never rise as T grows."""
+    focus = require(ns, "attention_focus")
+    g = hidden_generator("a04 focus order and temperature")
+    for num_keys in focus_lengths(g):
+        rows = softmax_rows(g, 5, num_keys, 2.0)
+        rows[0, torch.randperm(num_keys, generator=g)[: num_keys // 2]] = 0.0  # masked keys
+        rows[0] /= rows[0].sum()
+        permutation = torch.randperm(num_keys, generator=g)
+        got = run_focus(focus, rows, f"rows of {num_keys} keys")
+        permuted = run_focus(focus, rows[:, permutation], f"rows of {num_keys} keys, permuted")
+        if not is_close(permuted, got, atol=FOCUS_ATOL):
+            index = int((~((permuted - got).abs() <= FOCUS_ATOL)).nonzero()[0])
+            fail(
+                f"the distribution {show_row(rows[index])} scores {float(got[index]):.4g}, and the "
+                f"same weights with the keys permuted, {show_row(rows[index, permutation])}, score "
+                f"{float(permuted[index]):.4g}"
+            )
+        scores = 3 * torch.randn(4, num_keys, generator=g, dtype=torch.float64)
+        path = torch.softmax(scores[:, None] / TEMPERATURES[:, None], dim=-1)  # (4, T, L_k)
+        got = run_focus(focus, path, f"softmax(s / T) rows of {num_keys} keys")
+        rises = got[:, 1:] > got[:, :-1] + FOCUS_ATOL
+        if rises.any():
+            row, step = (int(i) for i in rises.nonzero()[0])
+            low, high = float(TEMPERATURES[step]), float(TEMPERATURES[step + 1])
+            fail(
+                f"for the scores s = {show_row(scores[row])} ({num_keys} keys), softmax(s / T) "
+                f"scores {float(got[row, step]):.4g} at T = {low:.3g} and {float(got[row, step + 1]):.4g} "
+                f"at T = {high:.3g}: the score rose as T grew"
+            )
+
+
+@check(ASSIGNMENT, "test_attention_focus", weight=EDGE_CASES)
+def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
+    """Finite scores for rows with exact zeros, for a single key, for a 0-dim batch."""
+    focus = require(ns, "attention_focus")
+    g = hidden_generator("a04 focus everywhere")
+    num_keys = random_sizes(g, 1, low=3, high=9)[0]
+    sparse = softmax_rows(g, 4, num_keys, 1.0)
+    sparse[sparse < sparse.median(dim=-1, keepdim=True).values] = 0.0  # about half the keys masked
+    sparse /= sparse.sum(-1, keepdim=True)
+    rows_of_one = random_sizes(g, 1, low=2, high=6)[0]
+    cases = [
+        (sparse, f"rows of {num_keys} keys with exact zeros, such as {show_row(sparse[0])}"),
+        (torch.ones(rows_of_one, 1, dtype=torch.float64), f"{rows_of_one} rows of a single key"),
+        (sparse[0], f"one row of {num_keys} keys with no leading dimension, {show_row(sparse[0])}"),
+        (sparse[:, None, :], f"rows of shape {tuple(sparse[:, None].shape)}, an axis of size 1"),
+    ]
+    for weights, what in cases:
+        got = run_focus(focus, weights, what)
+        if not torch.isfinite(got).all():
+            fail(f"{what}: non-finite scores {got.flatten().tolist()[:6]}")
+        if not ((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL)).all():
+            fail(f"{what}: scores {got.flatten().tolist()[:6]}, not all in [0, 1]")

@@ -8,10 +8,13 @@ SPLIT = "x.view(batch, length, num_heads, d_model // num_heads).transpose(1, 2)"
 ATTEND = "        heads, weights = scaled_dot_product_attention(q, k, v, mask)\n"
 RETURN = "return self.out_proj(merge_heads(heads)), weights"
 UNSQUEEZE = "        if mask is not None and mask.dim() == 3:\n            mask = mask.unsqueeze(1)"
+ABLATE_KEEP = "out = out * keep.to(out.dtype)[:, None, None]"
 DEFAULTS = """
 key = query if key is None else key
 value = key if value is None else value
 """
+# Cause words that no message may hold for an answer whose mistake no confirmer names (issue 40).
+NO_CAUSE = (" use ", "instead of", "should", "check the", "make sure", "did you", "forgot")
 
 WRONG = [
     Mutant(
@@ -124,6 +127,8 @@ class MultiHeadAttention(_Reference):
             )
         },
         {"test_mha_mask": "mask.unsqueeze(1)"},
+        # Where B == H the mask broadcasts as (1, B, L_q, L_k), without an error.
+        makes=("MultiHeadAttention.mask_head_axis_in_front",),
     ),
     Mutant(
         "mask inverted for torch's convention",
@@ -261,15 +266,169 @@ return self.out_proj(merge_heads(heads)), weights
         },
         {"test_merge_heads": "summed instead of concatenated"},
     ),
+    # Issue 40: mistakes outside every catalogue get a counterexample, and no cause words.
+    Mutant(
+        "queries scaled before their projection",
+        A,
+        {
+            "multi_head_attention": Replace(
+                "self.q_proj(query)", "self.q_proj(query / self.d_k**0.5)"
+            )
+        },
+        {"test_mha_parity": "a small input on which yours differs"},
+        not_told=("check the projections, split_heads and the scale", *NO_CAUSE),
+    ),
+    Mutant(
+        "output projection without its bias",
+        A,
+        {
+            "multi_head_attention": Replace(
+                RETURN, "return F.linear(merge_heads(heads), self.out_proj.weight), weights"
+            )
+        },
+        {"test_mha_parity": "a small input on which yours differs"},
+        not_told=("check v_proj, merge_heads and out_proj", *NO_CAUSE),
+        in_notebook=True,  # the counterexample built through the judge, on the kernel's module
+    ),
+    Mutant(  # padding values reach every position through the mean: split_heads is right
+        "values mixed with their mean over the positions",
+        A,
+        {
+            "multi_head_attention": Replace(
+                ATTEND,
+                "        heads, weights = scaled_dot_product_attention(\n"
+                "            q, k, v + v.mean(dim=2, keepdim=True), mask\n"
+                "        )\n",
+            )
+        },
+        {
+            "test_mha_mask": "changed the output",
+            "test_mha_parity": "a small input on which yours differs",
+        },
+        not_told=("check the mask", "split_heads keeps positions apart", *NO_CAUSE),
+    ),
+    Mutant(  # the softmax is over the last axis: the old hint named it as the cause
+        "returns the scaled scores as the weights",
+        A,
+        {
+            "multi_head_attention": Replace(
+                ATTEND + "        " + RETURN,
+                "        scores = q @ k.transpose(-2, -1) / self.d_k**0.5\n"
+                "        if mask is not None:\n"
+                '            scores = scores.masked_fill(~mask.bool(), float("-inf"))\n'
+                "        heads = torch.softmax(scores, dim=-1) @ v\n"
+                "        return self.out_proj(merge_heads(heads)), scores",
+            )
+        },
+        {
+            "test_mha_shapes": "must sum to 1 over the keys",
+            "test_mha_parity": "a small input on which yours differs",
+        },
+        not_told=("softmax over the last axis", *NO_CAUSE),
+    ),
+    Mutant(
+        "softmax over the queries",
+        A,
+        {
+            "multi_head_attention": Replace(
+                ATTEND,
+                "        scores = q @ k.transpose(-2, -1) / self.d_k**0.5\n"
+                "        if mask is not None:\n"
+                '            scores = scores.masked_fill(~mask.bool(), float("-inf"))\n'
+                "        weights = torch.softmax(scores, dim=-2)\n"
+                "        heads = weights @ v\n",
+            )
+        },
+        {
+            "test_mha_shapes": "every column, over the queries, sums to 1",
+            "test_mha_parity": "a softmax over the queries' axis",
+        },
+    ),
+    Mutant(
+        "split_heads gives the heads in reverse order",
+        A,
+        {"split_heads": Replace(SPLIT, SPLIT + ".flip(1)")},
+        {"test_split_heads": "a small input on which yours differs"},
+        not_told=NO_CAUSE,
+    ),
     Mutant(
         "merge_heads does not flatten the heads",
         A,
         {"merge_heads": Replace(".reshape(batch, length, num_heads * d_k)", "")},
         {"test_merge_heads": "flatten the last two axes into H * d_k"},
     ),
+    # heads_switched_off: what "off" means is the student's design; these break a property.
+    Mutant(  # an off head with zero queries attends uniformly: it still averages its values
+        "heads_switched_off: an off head's queries zeroed",
+        A,
+        {
+            "heads_switched_off": Body(
+                "heads_switched_off",
+                """
+                batch, length, d_model = x.shape
+
+                def heads(t: Tensor) -> Tensor:
+                    return t.view(batch, length, mha.num_heads, mha.d_k).transpose(1, 2)
+
+                q = heads(mha.q_proj(x)) * keep.to(x.dtype)[:, None, None]
+                out, _ = scaled_dot_product_attention(q, heads(mha.k_proj(x)), heads(mha.v_proj(x)))
+                return mha.out_proj(out.transpose(1, 2).reshape(batch, length, d_model))
+                """,
+            )
+        },
+        {"test_heads_switched_off": "yet the output changed by up to"},
+    ),
+    Mutant(
+        "heads_switched_off: the off heads' blocks of the output features zeroed, after out_proj",
+        A,
+        {
+            "heads_switched_off": Body(
+                "heads_switched_off",
+                "return mha(x)[0] * keep.repeat_interleave(mha.d_k).to(x.dtype)",
+            )
+        },
+        {"test_heads_switched_off": "yet the output changed by up to"},
+    ),
+    Mutant(  # right while a head is on; with every head off it divides by zero
+        "heads_switched_off: the kept heads rescaled by H / number kept, unguarded",
+        A,
+        {
+            "heads_switched_off": Replace(
+                ABLATE_KEEP, ABLATE_KEEP + " * (mha.num_heads / keep.sum())"
+            )
+        },
+        {"test_heads_switched_off": "non-finite values on"},
+    ),
 ]
 
 CORRECT = [
+    Mutant(
+        "heads_switched_off: the kept heads rescaled by H / number kept, at least 1",
+        A,
+        {
+            "heads_switched_off": Replace(
+                ABLATE_KEEP, ABLATE_KEEP + " * (mha.num_heads / max(int(keep.sum()), 1))"
+            )
+        },
+    ),
+    Mutant(
+        "heads_switched_off: a copy of the layer with the off heads' out_proj columns zeroed",
+        A,
+        {
+            "heads_switched_off": Body(
+                "heads_switched_off",
+                """
+                import copy
+
+                pruned = copy.deepcopy(mha)  # the caller's layer stays as it is
+                with torch.no_grad():
+                    # out_proj reads head h from columns h * d_k to (h + 1) * d_k
+                    pruned.out_proj.weight[:, (~keep).repeat_interleave(mha.d_k)] = 0.0
+                return pruned(x)[0]
+                """,
+            )
+        },
+    ),
     Mutant(
         "einsum split and merge",
         A,

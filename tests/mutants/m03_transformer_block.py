@@ -8,6 +8,9 @@ SIN_COS = "pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)"
 TWO_I = "torch.arange(0, d_model, 2, dtype=torch.float32)"
 VARIANCE = "variance = (x - mean).pow(2).mean(dim=-1, keepdim=True)"
 FEED_FORWARD = "x = self.norm2(x + self.dropout2(self.feed_forward(x)))"
+HIDDEN = "self.dropout(torch.relu(self.linear1(x)))"
+# Cause words that no message may hold for an answer whose mistake no confirmer names (issue 40).
+NO_CAUSE = (" use ", "instead of", "should", "check the", "make sure", "did you", "forgot")
 
 WRONG = [
     # clean
@@ -439,9 +442,93 @@ class EncoderBlock(_Block):
         {"test_encoder_block": "still draws at random"},
         in_notebook=True,
     ),
+    # padded_block: the design is the student's; these break a property the statement lists.
+    Mutant(
+        "padded_block: no mask, the pads are keys like any token",
+        A,
+        {"padded_block": Replace("block(x, mask=may_attend)", "block(x)")},
+        {"test_padded_block": "with only the pads' vectors redrawn, the output at its real"},
+    ),
+    Mutant(
+        "padded_block: the pads' vectors zeroed, no mask",
+        A,
+        {
+            "padded_block": Replace(
+                "block(x, mask=may_attend)", "block(x.masked_fill(is_pad[..., None], 0.0))"
+            )
+        },
+        {"test_padded_block": "redrawing only the pads' vectors left the output"},
+    ),
+    Mutant(
+        "padded_block: the mask hides the pad queries, not the pad keys",
+        A,
+        {"padded_block": Replace("~is_pad[:, None, None, :]", "~is_pad[:, None, :, None]")},
+        {"test_padded_block": "with only the pads' vectors redrawn, the output at its real"},
+    ),
+    Mutant(  # right for pads at the end, as encode puts them: it loses the pads-anywhere check
+        "padded_block: the first n positions are taken as the real ones",
+        A,
+        {
+            "padded_block": Replace(
+                "may_attend = ~is_pad[:, None, None, :]",
+                "n_real = (~is_pad).sum(-1, keepdim=True)  # (B, 1)\n"
+                "    positions = torch.arange(x.shape[1], device=x.device)\n"
+                "    may_attend = (positions < n_real)[:, None, None, :]",
+            )
+        },
+        {"test_padded_block": "pads first"},
+    ),
+    Mutant(
+        "padded_block: the pad positions marked with NaN",
+        A,
+        {
+            "padded_block": Replace(
+                "return out", "return out.masked_fill(is_pad[..., None], float('nan'))"
+            )
+        },
+        {"test_padded_block": "non-finite values"},
+    ),
 ]
 
 CORRECT = [
+    Mutant(
+        "padded_block: pad queries and pad keys hidden, zeros at the pads",
+        A,
+        {
+            "padded_block": Replace(
+                "may_attend = ~is_pad[:, None, None, :]  # (B, 1, 1, L)\n"
+                "    out, _ = block(x, mask=may_attend)\n"
+                "    return out",
+                "real = ~is_pad\n"
+                "    # (B, 1, L, L): a pad query sees nothing, so attention gives its row zero weights\n"
+                "    may_attend = real[:, None, :, None] & real[:, None, None, :]\n"
+                "    out, _ = block(x, mask=may_attend)\n"
+                "    return out.masked_fill(is_pad[..., None], 0.0)",
+            )
+        },
+    ),
+    Mutant(
+        "padded_block: each sentence through the block alone, without its pads",
+        A,
+        {
+            "padded_block": Body(
+                "padded_block",
+                """
+                out = torch.zeros_like(x)  # the pads keep zeros
+                for sentence in range(x.shape[0]):
+                    real = ~is_pad[sentence]
+                    if real.any():  # a sentence of pads only stays zero
+                        out[sentence, real] = block(x[sentence, real][None])[0][0]
+                return out
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "padded_block: the pads keep their input vectors",
+        A,
+        {"padded_block": Replace("return out", "return torch.where(is_pad[..., None], x, out)")},
+    ),
     Mutant(
         "clean by hand, vocabulary with a two-key sort, encode in a loop",
         A,
@@ -847,6 +934,52 @@ CORRECT += [
                 """,
             )
         },
+    ),
+]
+# Issue 40: mistakes outside every catalogue get a counterexample, and no cause words.
+WRONG += [
+    Mutant(
+        "layer norm: the variance of x about 0, not about its mean",
+        A,
+        {"layer_norm": Replace(VARIANCE, "variance = x.pow(2).mean(dim=-1, keepdim=True)")},
+        {"test_layer_norm": "a small input on which yours differs"},
+        not_told=NO_CAUSE,
+    ),
+    Mutant(
+        "ffn: leaky ReLU",
+        A,
+        {
+            "feed_forward": Replace(
+                "torch.relu(self.linear1(x))", "F.leaky_relu(self.linear1(x), 0.1)"
+            )
+        },
+        {"test_feed_forward": "a small input on which yours differs"},
+        not_told=NO_CAUSE,
+    ),
+    Mutant(  # built with the constructor's dropout, which the old message told it to do
+        "ffn: dropout applied twice to the hidden layer",
+        A,
+        {"feed_forward": Replace(HIDDEN, f"self.dropout({HIDDEN})")},
+        {"test_feed_forward": "dropped as by dropout="},
+        not_told=("with the constructor's dropout", *NO_CAUSE),
+    ),
+    Mutant(  # it returns self_attn's weights, which the old message told it to do
+        "EncoderBlock returns the weights transposed",
+        A,
+        {"encoder_block": Replace("return x, weights", "return x, weights.transpose(-2, -1)")},
+        {"test_encoder_block": "a small input on which yours differs"},
+        not_told=("return the weights of self.self_attn", *NO_CAUSE),
+    ),
+    Mutant(
+        "EncoderBlock: the feed-forward network reads norm1(h)",
+        A,
+        {
+            "encoder_block": Replace(
+                FEED_FORWARD, "x = self.norm2(x + self.dropout2(self.feed_forward(self.norm1(x))))"
+            )
+        },
+        {"test_encoder_block": "a small input on which yours differs"},
+        not_told=NO_CAUSE,
     ),
 ]
 # The families of issue 25 without a mutant above (autograder/checks/a03_transformer_block:

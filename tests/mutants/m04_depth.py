@@ -11,6 +11,11 @@ TOTAL_VARIATION = "0.5 * (p - q).abs().sum(dim=-1)"
 KEEP_MAP = "maps.append(weights)"
 LAYER_CALL = "x, weights = layer(x, mask)  # the same mask in every layer"
 
+FOCUS_RETURN = "return 1 + torch.special.xlogy(weights, weights).sum(dim=-1) / math.log(num_keys)"
+FOCUS_SINGLE_KEY = """if num_keys == 1:
+        return weights.new_ones(weights.shape[:-1])
+    """  # with the next line's indent, so that removing it leaves valid code
+
 WRONG = [
     Mutant(
         "return inside the layer loop",
@@ -180,9 +185,90 @@ WRONG = [
         {"depth_stack": Replace(KEEP_MAP, "maps.append(weights.squeeze())")},
         {"test_depth_stack": "an axis of size 1 disappeared"},
     ),
+    # attention_focus: the formula is the student's design; each of these breaks a stated property.
+    Mutant(
+        "attention_focus: the entropy itself, not calibrated",
+        A,
+        {
+            "attention_focus": Replace(
+                FOCUS_RETURN, "return -torch.special.xlogy(weights, weights).sum(dim=-1)"
+            )
+        },
+        {"test_attention_focus": "where the statement asks for 0"},
+    ),
+    Mutant(
+        "attention_focus: the largest weight, not rescaled",
+        A,
+        {"attention_focus": Body("attention_focus", "return weights.amax(dim=-1)")},
+        {"test_attention_focus": "where the statement asks for 0"},
+    ),
+    Mutant(
+        "attention_focus: a Gini coefficient of the weights in key order, unsorted",
+        A,
+        {
+            "attention_focus": Replace(
+                FOCUS_RETURN,
+                "rank = torch.arange(1, num_keys + 1, dtype=weights.dtype)\n"
+                "    return ((2 * rank - num_keys - 1) * weights).sum(dim=-1) / (num_keys - 1)",
+            )
+        },
+        {"test_attention_focus": "where the statement asks for 1"},
+    ),
+    Mutant(
+        "attention_focus: p log p with 0 log 0 left as nan",
+        A,
+        {
+            "attention_focus": Replace(
+                "torch.special.xlogy(weights, weights)", "(weights * weights.log())"
+            )
+        },
+        {"test_attention_focus": "scores nan, where the statement asks for 1"},
+    ),
+    Mutant(  # right at every length but 1, where it divides 0 by log 1 = 0
+        "attention_focus: a single key divides by log 1",
+        A,
+        {"attention_focus": Replace(FOCUS_SINGLE_KEY, "")},
+        {"test_attention_focus": "rows of a single key: non-finite scores"},
+    ),
 ]
 
 CORRECT = [
+    Mutant(
+        "attention_focus: the largest weight, rescaled from 1 / L_k to 1",
+        A,
+        {
+            "attention_focus": Replace(
+                FOCUS_RETURN,
+                "# how far the top weight has moved from uniform (1 / L_k) towards 1\n"
+                "    return (weights.amax(dim=-1) - 1 / num_keys) / (1 - 1 / num_keys)",
+            )
+        },
+    ),
+    Mutant(
+        "attention_focus: the chance that two draws pick the same key, rescaled; 0 for one key",
+        A,
+        {
+            "attention_focus": Body(
+                "attention_focus",
+                """
+                num_keys = weights.shape[-1]
+                same_key = weights.pow(2).sum(dim=-1)  # 1 / L_k uniform, 1 on one key
+                if num_keys == 1:
+                    return torch.zeros_like(same_key)
+                return (num_keys * same_key - 1) / (num_keys - 1)
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "attention_focus: the largest weight minus the smallest",
+        A,
+        {
+            "attention_focus": Body(
+                "attention_focus", "return weights.amax(dim=-1) - weights.amin(dim=-1)"
+            )
+        },
+    ),
     Mutant(
         "layers appended one by one, indexed loop; entropy with clamp_min, TV with where",
         A,
@@ -362,5 +448,34 @@ CORRECT += [
                 Replace(LAYER_CALL, "x, weights = layer(x, mask)\n            x = self.dropout(x)"),
             )
         },
+    ),
+]
+
+# Issue 40: wrong answers that no catalogued mistake explains are shown the smallest public input
+# on which they differ (autograder/authoring/counterexample.py), and no cause.
+WRONG += [
+    Mutant(
+        "entropy normalised by log(L_k), so that it lies in [0, 1]",
+        A,
+        {
+            "attention_metrics": Body(
+                "attention_entropy",
+                "return -torch.special.xlogy(weights, weights).sum(dim=-1) "
+                "/ math.log(weights.shape[-1])",
+            )
+        },
+        {"test_attention_metrics": "p = [1]; yours gives nan, expected 0"},
+        not_told=("use torch.special.xlogy", "use the natural log"),
+    ),
+    Mutant(
+        "total variation computed as the squared Hellinger distance",
+        A,
+        {
+            "attention_metrics": Body(
+                "total_variation", "return 0.5 * (p.sqrt() - q.sqrt()).square().sum(dim=-1)"
+            )
+        },
+        {"test_attention_metrics": "a small input on which yours differs (public"},
+        not_told=("TV uses the absolute difference, not the squared one",),
     ),
 ]

@@ -484,3 +484,57 @@ WRONG += [
         not_told=("padding", "position"),
     ),
 ]
+
+# Issue 40: causes once told to answers that do not have them. Clipping by the infinity norm was
+# told "clip between backward() and step()" (it does); it is now a confirmed mistake, named where
+# the update is that of clip_grad_norm_(..., norm_type=inf). 1-D parameters in a group without
+# weight decay were told "pass weight_decay=weight_decay" (they do): they are shown each group's
+# setting.
+CLIP = "nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)"
+WRONG += [
+    Mutant(
+        "gradient clipped by the infinity norm",
+        A,
+        {"training_step": Replace(CLIP, CLIP[:-1] + ", norm_type=float('inf'))")},
+        {"test_train_step": "its largest entry, not its Euclidean (L2) norm"},
+        not_told=("not clipped before the update", "between loss.backward()"),
+    ),
+    Mutant(
+        "make_optimizer: no weight decay for the 1-D parameters (biases, norms)",
+        A,
+        {
+            "training_step": Body(
+                "make_optimizer",
+                """
+                decayed = [p for p in model.parameters() if p.dim() > 1]
+                others = [p for p in model.parameters() if p.dim() <= 1]
+                groups = [{"params": decayed}, {"params": others, "weight_decay": 0.0}]
+                return torch.optim.AdamW(groups, lr=lr, weight_decay=weight_decay)
+                """,
+            )
+        },
+        {"test_make_optimizer": "weight_decay 0.0"},
+        not_told=("pass weight_decay=weight_decay",),
+    ),
+]
+# Issue 40: a wrong step no catalogued mistake explains is shown what its steps change on a small
+# public model against the reference's, and no cause.
+WRONG += [
+    Mutant(
+        "training step calls optimizer.step() twice",
+        A,
+        {
+            "training_step": Replace(
+                "    optimizer.step()\n", "    optimizer.step()\n    optimizer.step()\n"
+            )
+        },
+        {"test_train_step": "on a small public model"},
+        not_told=("train mode, forward, cross-entropy, zero_grad", "clip between"),
+    ),
+    Mutant(
+        "masked_mean adds 0.001 to the count of real tokens",
+        A,
+        {"masked_mean": Replace("keep.sum(dim=1).clamp(min=1.0)", "(keep.sum(dim=1) + 1e-3)")},
+        {"test_masked_mean": "with pad_id = 1, a small input on which yours differs"},
+    ),
+]

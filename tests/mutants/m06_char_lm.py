@@ -7,6 +7,9 @@ from tests.mutants import Body, Mutant, Replace, Rewrite
 
 A = "06_char_lm"
 
+PENALTY_SEEN = "seen = seen.scatter_(1, context, True)  # (B, V): True where the row saw the id"
+PENALTY_RETURN = "return logits - strength * seen.to(logits.dtype)"
+
 WRONG = [
     Mutant(
         "targets not shifted by one",
@@ -184,9 +187,63 @@ WRONG = [
         },
         {"test_charlm": "only the first block runs"},
     ),
+    # penalise_repeats: the rule is the student's design; each of these breaks a stated property.
+    Mutant(  # a negative logit divided by a factor above 1 rises: those seen ids gain
+        "penalise_repeats: every seen logit divided by 1 + strength, whatever its sign",
+        A,
+        {
+            "penalise_repeats": Replace(
+                PENALTY_RETURN, "return torch.where(seen, logits / (1 + strength), logits)"
+            )
+        },
+        {"test_penalise_repeats": "of the probability before and"},
+    ),
+    Mutant(
+        "penalise_repeats: the ids seen anywhere in the batch penalised in every row",
+        A,
+        {
+            "penalise_repeats": Replace(
+                PENALTY_SEEN,
+                "seen = torch.zeros(logits.shape[-1], dtype=torch.bool, device=logits.device)\n"
+                "    seen = seen.index_fill(0, context.flatten(), True).expand_as(logits)",
+            )
+        },
+        {"test_penalise_repeats": "absent from its context, had odds"},
+    ),
+    Mutant(
+        "penalise_repeats: a penalty of 1 + strength, so strength 0 still penalises",
+        A,
+        {"penalise_repeats": Replace("logits - strength * seen", "logits - (1 + strength) * seen")},
+        {"test_penalise_repeats": "at strength 0"},
+    ),
 ]
 
 CORRECT = [
+    Mutant(
+        "penalise_repeats: a count penalty, strength times how often the id appeared",
+        A,
+        {
+            "penalise_repeats": Replace(
+                PENALTY_RETURN,
+                "counts = torch.zeros_like(logits).scatter_add_(\n"
+                "        1, context, torch.ones(context.shape, dtype=logits.dtype)\n"
+                "    )\n"
+                "    return logits - strength * counts",
+            )
+        },
+    ),
+    Mutant(
+        "penalise_repeats: seen logits divided by 1 + strength if positive, multiplied if negative",
+        A,
+        {
+            "penalise_repeats": Replace(
+                PENALTY_RETURN,
+                "factor = 1 + strength  # both branches lower the logit\n"
+                "    lowered = torch.where(logits > 0, logits / factor, logits * factor)\n"
+                "    return torch.where(seen, lowered, logits)",
+            )
+        },
+    ),
     Mutant(
         "float tril buffer compared with 0; fused multi-head forward with F.scaled_dot_product_attention",
         A,

@@ -9,6 +9,8 @@ import torch
 from torch import Tensor
 
 import attention_lab.reference.a02_multi_head as reference
+from autograder.authoring.closeness import first_difference
+from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
@@ -100,7 +102,28 @@ def merge_heads_matches_the_oracle(ns: Namespace) -> None:
                 f"merge_heads on {layout} (B, H, L, d_k) = {(b, h, length, d_k)} input must give "
                 f"(B, L, H*d_k) = {(b, length, h * d_k)} with head h at features h*d_k:(h+1)*d_k",
                 atol=0.0,
+                counterexample=lambda: smaller_merge_example(merge_heads),
             )
+
+
+def smaller_merge_example(merge_heads: Callable[[Tensor], Any]) -> str | None:
+    """merge_heads(x) against the oracle on public (B, H, L, d_k) integer inputs, smallest
+    first: a counterexample, or None."""
+    sizes = sorted(
+        (
+            (b, h, length, d_k)
+            for b in (1, 2)
+            for h in (2, 3)
+            for length in (1, 2)
+            for d_k in (1, 2)
+        ),
+        key=lambda size: (sum(size), size),
+    )
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        return {"x": small_integers(g, *size)}
+
+    return smallest_counterexample(merge_heads, oracle_merge, inputs, sizes, atol=0.0)
 
 
 @check(ASSIGNMENT, "test_merge_heads")
@@ -111,6 +134,22 @@ def merge_heads_undoes_the_split(ns: Namespace) -> None:
     x = torch.randn(b, length, h * d_k, generator=g, dtype=torch.float64, requires_grad=True)
     y = call_merge(merge_heads, oracle_split(x, h).transpose(1, 2).contiguous().transpose(1, 2))
     if not isinstance(y, Tensor) or not torch.equal(y, x):
-        fail("merge_heads must undo a correct split: merge_heads(split(x, H)) == x")
-    if y.dtype != torch.float64 or not y.requires_grad:
-        fail("merge_heads must keep the dtype and the autograd graph: only rearrange the tensor")
+        seen = (
+            first_difference(y, x, 0.0)
+            if isinstance(y, Tensor) and y.shape == x.shape
+            else (
+                f"got {tuple(getattr(y, 'shape', ())) or type(y).__name__} for x of shape {tuple(x.shape)}"
+            )
+        )
+        fail(
+            f"merge_heads(split(x, H)) differs from x ({seen}): the statement's merge undoes the split"
+        )
+    if y.dtype != torch.float64:
+        fail(
+            f"merge_heads turned a float64 input into {y.dtype}: the statement's merge only rearranges"
+        )
+    if not y.requires_grad:
+        fail(
+            "merge_heads of an input that requires grad gave an output that does not: the "
+            "output is cut from autograd"
+        )

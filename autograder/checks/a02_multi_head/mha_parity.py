@@ -26,6 +26,7 @@ from autograder.checks.a02_multi_head.shared import (
     oracle_merge,
     oracle_split,
     random_mask,
+    smaller_mha_example,
 )
 
 # The module is built on the student's split_heads and merge_heads, as the notebook asks.
@@ -98,6 +99,8 @@ def parity_mistakes(
             )[1],
             MHA["weights_averaged"]: _attend(qh, kh, vh, m, right)[1].mean(1),
         }
+        if l_q > 1:  # one query: a softmax over the queries' axis gives ones, not a row's weights
+            weight_mistakes[MHA["softmax_over_queries"]] = _attend(qh, kh, vh, m, right, dim=-2)[1]
         if mask is not None:
             weight_mistakes[MHA["mask_reversed"]] = _attend(qh, kh, vh, ~m, right)[1]
 
@@ -141,7 +144,7 @@ def torch_forward(theirs: nn.MultiheadAttention, query, key, value, mask=None):
 
 
 def compare_with_torch(
-    mha: nn.Module, num_heads: int, query, key, value, mask, sizes: str, atol: float
+    cls: type, mha: nn.Module, num_heads: int, query, key, value, mask, sizes: str, atol: float
 ) -> None:
     theirs = to_torch(mha, num_heads)
     ref_out, ref_weights = torch_forward(theirs, query, key, value, mask)
@@ -149,19 +152,23 @@ def compare_with_torch(
     with torch.no_grad():
         out, weights = call(mha, query, key, value, mask=mask, what=what)
     weight_mistakes, output_mistakes = parity_mistakes(mha, num_heads, query, key, value, mask)
+    mask_dims = None if mask is None else mask.dim()
     diagnose(
         weights,
         ref_weights,
         weight_mistakes,
-        f"per-head weights differ from nn.MultiheadAttention ({what}): check the projections, split_heads and the scale",
+        f"per-head weights differ from nn.MultiheadAttention given the same projections ({what})",
         atol=atol,
+        counterexample=smaller_mha_example(cls, "weights", mask_dims=mask_dims),
     )
     diagnose(
         out,
         ref_out,
         output_mistakes,
-        f"outputs differ from nn.MultiheadAttention although the weights agree ({what}): check v_proj, merge_heads and out_proj",
+        f"outputs differ from nn.MultiheadAttention given the same projections, although the "
+        f"weights agree ({what})",
         atol=atol,
+        counterexample=smaller_mha_example(cls, "output", mask_dims=mask_dims),
     )
 
 
@@ -179,7 +186,7 @@ def mha_matches_torch_multihead_attention(ns: Namespace) -> None:
         sizes = f"d_model={d_model}, H={h}, B={b}, L_q={l_q}, L_k={l_k}, {str(dtype).replace('torch.', '')}"
         atol = 1e-5 if dtype == torch.float32 else 1e-9
         for mask in (None, random_mask(g, l_q, l_k), random_mask(g, b, l_q, l_k)):
-            compare_with_torch(mha, h, query, key, value, mask, sizes, atol)
+            compare_with_torch(cls, mha, h, query, key, value, mask, sizes, atol)
 
 
 @check(ASSIGNMENT, "test_mha_parity")
@@ -210,6 +217,7 @@ def causal_self_attention_matches_torch(
         weight_mistakes,
         f"per-head weights differ from nn.MultiheadAttention ({what})",
         atol=1e-9,
+        counterexample=smaller_mha_example(cls, "weights", self_attention=True),
     )
     diagnose(
         out,
@@ -217,4 +225,5 @@ def causal_self_attention_matches_torch(
         output_mistakes,
         f"outputs differ from nn.MultiheadAttention ({what})",
         atol=1e-9,
+        counterexample=smaller_mha_example(cls, "output", self_attention=True),
     )

@@ -6,7 +6,7 @@ import torch
 from torch import Tensor, nn
 
 import attention_lab.reference.a02_multi_head as reference
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
@@ -38,8 +38,8 @@ depends_on(
 
 
 NO_HEAD_AXIS = (
-    "the weights have no head axis, shape {shape}: return the per-head weights, shape "
-    "(B, H, L_q, L_k)"
+    "the weights have no head axis, shape {shape}: the statement asks for the per-head weights, "
+    "shape (B, H, L_q, L_k)"
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -59,14 +59,14 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
         found = tuple(getattr(mha, name, None) for name in ("d_model", "num_heads", "d_k"))
         if found != (d_model, h, d_k):
             fail(
-                f"MultiHeadAttention({d_model}, {h}) must store d_model={d_model}, num_heads={h}, "
-                f"d_k = d_model // num_heads = {d_k}; found {found}"
+                f"MultiHeadAttention({d_model}, {h}) stores (d_model, num_heads, d_k) = {found}; "
+                f"the statement asks for {(d_model, h, d_k)}, d_k = d_model // num_heads"
             )
         count = sum(p.numel() for p in mha.parameters())
         if count != 4 * (d_model * d_model + d_model):
             fail(
-                "the module must hold exactly the four projections q_proj, k_proj, v_proj, out_proj "
-                f"({4 * (d_model * d_model + d_model)} parameters for d_model={d_model}), found {count}"
+                f"the module holds {count} parameters for d_model={d_model}; the statement's four "
+                f"projections q_proj, k_proj, v_proj, out_proj hold {4 * (d_model * d_model + d_model)}"
             )
         query = torch.randn(b, l_q, d_model, generator=g)
         memory = torch.randn(b, l_k, d_model, generator=g)
@@ -93,9 +93,7 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
                     f"(B, H, L_q, L_k) = {(b, h, l_q, l_k)}, got {tuple(out_kv.shape)} and {tuple(weights_kv.shape)}"
                 )
             if not torch.allclose(weights_kv.sum(-1), torch.ones(b, h, l_q), atol=1e-5):
-                fail(
-                    "every head's weight rows must sum to 1 over the keys (softmax over the last axis)"
-                )
+                fail(rows_not_normalised(weights_kv))
             try:
                 out_k, _ = mha(query, memory)
             except Exception as error:
@@ -103,15 +101,35 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
                     fail(f"{MHA['value_defaults_to_query']} (mha(x, memory) raised {error})")
                 fail(
                     f"mha(x, memory) raised {type(error).__name__} although mha(x, memory, "
-                    f"memory) works: when only key is given, value defaults to key ({error})"
+                    f"memory) works; the statement: when only key is given, value defaults to "
+                    f"key ({error})"
                 )
             if not torch.allclose(out_k, out_kv, atol=1e-6):
                 if value_defaults_to_query(mha, query, g):
                     fail(MHA["value_defaults_to_query"])
-                fail("mha(x, memory) must equal mha(x, memory, memory): value defaults to key")
+                fail(
+                    "mha(x, memory) differs from mha(x, memory, memory) "
+                    f"({first_difference(out_k, out_kv, 1e-6)}); the statement: value defaults "
+                    "to key"
+                )
             same, _ = call(mha, query, query, query, what=f"mha(x, x, x) ({sizes})")
             if not torch.allclose(same, out, atol=1e-6):
-                fail("mha(x) must equal mha(x, x, x): key defaults to query and value to key")
+                fail(
+                    f"mha(x) differs from mha(x, x, x) ({first_difference(out, same, 1e-6)}); "
+                    "the statement: key defaults to query and value to key"
+                )
+
+
+def rows_not_normalised(weights: Tensor) -> str:
+    """What the sums of weights (B, H, L_q, L_k) that do not sum to 1 over the keys show."""
+    sums = weights.sum(-1)
+    seen = (
+        "every head's weight rows must sum to 1 over the keys (the last axis); their sums "
+        f"range from {sums.min().item():.4g} to {sums.max().item():.4g}"
+    )
+    if torch.allclose(weights.sum(-2), torch.ones_like(weights.sum(-2)), atol=1e-5):
+        seen += ", while every column, over the queries, sums to 1"
+    return seen
 
 
 def value_defaults_to_query(mha: nn.Module, query: Tensor, g: torch.Generator) -> bool:
@@ -137,16 +155,13 @@ def mha_uses_every_projection(ns: Namespace) -> None:
     key, value = torch.randn(2, b, l_k, h * d_k, generator=g).unbind(0)
     out, _ = call(mha, query, key, value, what="cross-attention")
     out.square().sum().backward()
-    hints = {
-        "q_proj": "project the queries with q_proj",
-        "k_proj": "project the keys with k_proj",
-        "v_proj": "project the values with v_proj",
-        "out_proj": "the output projection is missing, apply out_proj to the merged heads",
-    }
     for name in PROJECTIONS:
         grad = getattr(mha, name).weight.grad
         if grad is None or not grad.abs().sum() > 0:
-            fail(f"`{name}` is never used in forward: {hints[name]}")
+            fail(
+                f"`{name}` is never used in forward: the output's gradient reaches no weight of "
+                f"self.{name}"
+            )
     mha.zero_grad(set_to_none=True)
 
 
@@ -161,8 +176,9 @@ def mha_rejects_indivisible_sizes(ns: Namespace) -> None:
         except ValueError as error:
             if str(d_model) not in str(error) or str(h) not in str(error):
                 fail(
-                    f"the ValueError for MultiHeadAttention({d_model}, {h}) should show both numbers, "
-                    f"d_model={d_model} and num_heads={h}; got: {error}"
+                    f"the ValueError for MultiHeadAttention({d_model}, {h}) reads {str(error)!r}: "
+                    f"the statement asks for both numbers in it, d_model={d_model} and "
+                    f"num_heads={h}"
                 )
         except NotImplementedError:
             raise
@@ -173,8 +189,8 @@ def mha_rejects_indivisible_sizes(ns: Namespace) -> None:
             )
         except Exception as error:
             fail(
-                f"MultiHeadAttention({d_model}, {h}) raised {type(error).__name__}, not ValueError: "
-                "raise ValueError(...) when d_model % num_heads != 0"
+                f"MultiHeadAttention({d_model}, {h}) raised {type(error).__name__} ({error}); "
+                "the statement asks for a ValueError when d_model % num_heads != 0"
             )
         else:
             fail(
@@ -232,8 +248,8 @@ def check_masked_weights(weights: Tensor, free: Tensor, keep: Tensor, what: str)
         )
     if not torch.allclose(weights, expected, atol=1e-5):
         fail(
-            f"with {what}, the visible keys' weights must be the unmasked softmax renormalised over "
-            "the visible keys: fill hidden scores with -inf before the softmax"
+            f"with {what}, the visible keys' weights must be the unmasked weights renormalised "
+            f"over the visible keys; they are not ({first_difference(weights, expected, 1e-5)})"
         )
 
 
@@ -303,10 +319,7 @@ def mha_applies_a_sentence_mask_to_every_head(ns: Namespace) -> None:
         and (weights.masked_select(~m3.unsqueeze(0).expand_as(free)) == 0).all()
         and not (weights.masked_select(~m3.unsqueeze(1).expand_as(free)) == 0).all()
     ):
-        fail(
-            "sentence b's (B, L_q, L_k) mask was applied to head b of every sentence: insert the head "
-            "axis with mask.unsqueeze(1), not in front"
-        )
+        fail(MHA["mask_head_axis_in_front"])
     check_masked_weights(weights, free, m3.unsqueeze(1), "a (B, L_q, L_k) mask")
 
 
@@ -333,7 +346,15 @@ def hidden_keys_do_not_leak(ns: Namespace) -> None:
             mask=padding,
             what="a (B, L_q, L_k) padding mask",
         )
-    if not torch.allclose(out, changed, atol=1e-5):
+    if not (torch.isfinite(out).all() and torch.isfinite(changed).all()):
         fail(
-            "changing padding keys and values changed the output: hidden keys must not influence any head (check the mask, and that split_heads keeps positions apart)"
+            "with a (B, L_q, L_k) padding mask under which every query sees at least one key, "
+            "the output holds NaN or inf"
+        )
+    if not torch.allclose(out, changed, atol=1e-5):
+        moved = (out - changed).abs().amax(dim=(1, 2))
+        fail(
+            "changing the keys and values at hidden (padding) positions changed the output, by up "
+            f"to {moved.max().item():.3g}, in sentences {moved.gt(1e-5).nonzero().flatten().tolist()} "
+            f"(only sentence {b - 1} has padding): hidden keys must not influence any head"
         )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
+import attention_lab.reference.a02_multi_head as reference
+from autograder.authoring.counterexample import small_integers, smallest_module_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, random_sizes, under_seed
 from autograder.authoring.kernel_objects import copy_into
@@ -60,6 +63,13 @@ MHA = catalogue(
             "mask_not_unsqueezed": "a (B, L_q, L_k) mask is used without a head axis: insert "
             "one with mask.unsqueeze(1), making it (B, 1, L_q, L_k) so it broadcasts over the "
             "heads",
+            "mask_head_axis_in_front": "sentence b's (B, L_q, L_k) mask hid keys in head b of "
+            "every sentence: the mask was broadcast as (1, B, L_q, L_k), its head axis in front; "
+            "mask.unsqueeze(1) gives (B, 1, L_q, L_k), one mask per sentence for every head",
+        },
+        "softmax axis": {
+            "softmax_over_queries": "each head's weights are a softmax over the queries' axis "
+            "(dim=-2): every column sums to 1, where each row, over the keys, must",
         },
         "keys and values": {
             "split_with_query_length": "the keys or values are reshaped with the query's length "
@@ -105,17 +115,23 @@ def build(
     with under_seed(draw_seed(generator)):
         mha = cls(d_model, num_heads)
     if not isinstance(mha, nn.Module):
-        fail("MultiHeadAttention must be an nn.Module (class MultiHeadAttention(nn.Module))")
+        fail(
+            f"MultiHeadAttention({d_model}, {num_heads}) is a {type(mha).__name__}, not an "
+            "nn.Module, as the statement's class MultiHeadAttention(nn.Module) is"
+        )
     for name in PROJECTIONS:
         layer = getattr(mha, name, None)
         if not isinstance(layer, nn.Linear) or layer.bias is None:
+            found = "an nn.Linear without a bias" if isinstance(layer, nn.Linear) else None
             fail(
-                f"self.{name} must be an nn.Linear(d_model, d_model) with a bias, named exactly `{name}`"
+                f"self.{name} is {found or type(layer).__name__}: the statement asks for "
+                f"self.{name} = nn.Linear(d_model, d_model) with a bias, under that name"
             )
         if tuple(layer.weight.shape) != (d_model, d_model):
             fail(
-                f"self.{name} must map d_model to d_model, got weight shape {tuple(layer.weight.shape)} "
-                f"for d_model={d_model}, num_heads={num_heads}"
+                f"self.{name} has weight shape {tuple(layer.weight.shape)} for d_model={d_model}, "
+                f"num_heads={num_heads}: the statement's nn.Linear(d_model, d_model) has "
+                f"{(d_model, d_model)}"
             )
     # Non-zero biases and weights of std 0.5, so a missing or misplaced bias shows.
     for name in PROJECTIONS:
@@ -205,10 +221,16 @@ def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, 
             hint = f" ({MHA['mask_not_unsqueezed']}: the same call works with mask.unsqueeze(1))"
         fail(explain(error, "your MultiHeadAttention", f" on {what}{hint}"))
     if not (isinstance(result, tuple) and len(result) == 2):
-        fail("forward must return a tuple (output, weights)")
+        fail(
+            f"forward returned a {type(result).__name__} on {what}: the statement asks for a "
+            "tuple (output, weights)"
+        )
     out, weights = result
     if not isinstance(out, Tensor) or not isinstance(weights, Tensor):
-        fail("forward must return two tensors: (output, weights)")
+        fail(
+            f"forward returned ({type(out).__name__}, {type(weights).__name__}) on {what}: the "
+            "statement asks for two tensors, (output, weights)"
+        )
     return out, weights
 
 
@@ -239,3 +261,52 @@ def expect_shapes(out: Tensor, weights: Tensor, out_shape: tuple, weights_shape:
     for name, value, shape in (("output", out, out_shape), ("weights", weights, weights_shape)):
         if squeezed(value, shape):
             fail(f"{SQUEEZED} (the {name} must be {shape}, got {tuple(value.shape)})")
+
+
+# The public (B, L_q, L_k, H, d_k) a counterexample is looked for at, smallest first.
+EXAMPLE_SIZES = sorted(
+    (
+        (b, l_q, l_k, h, d_k)
+        for b in (1, 2)
+        for l_q in (1, 2, 3)
+        for l_k in (1, 2, 3)
+        for h in (1, 2)
+        for d_k in (1, 2)
+    ),
+    key=lambda size: (sum(size), size),
+)
+
+
+def smaller_mha_example(
+    cls: type, what: str, *, mask_dims: int | None = None, self_attention: bool = False
+) -> Callable[[], str | None]:
+    """A counterexample finder for ``what`` ("output" or "weights") of the student's module
+    against attention_lab's, both given the same small integer weights, on public inputs of
+    EXAMPLE_SIZES: mha(query, key, value, mask=...), or mha(query, mask=causal) for
+    ``self_attention``; with a random mask of ``mask_dims`` axes when given."""
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        b, l_q, l_k, h, d_k = size
+        args = {"query": small_integers(g, b, l_q, h * d_k)}
+        if self_attention:
+            args["mask"] = torch.ones(l_q, l_q, dtype=torch.bool).tril()
+            return args
+        args["key"], args["value"] = small_integers(g, 2, b, l_k, h * d_k).unbind(0)
+        if mask_dims is not None:
+            shape = {2: (l_q, l_k), 3: (b, l_q, l_k), 4: (b, h, l_q, l_k)}[mask_dims]
+            args["mask"] = random_mask(g, *shape)
+        return args
+
+    def module(of: type) -> Callable[[tuple[int, ...]], nn.Module]:
+        return lambda size: of(size[3] * size[4], size[3])
+
+    sizes = [size for size in EXAMPLE_SIZES if not self_attention or size[1] == size[2]]
+    index = {"output": 0, "weights": 1}[what]
+    return lambda: smallest_module_counterexample(
+        module(cls),
+        module(reference.MultiHeadAttention),
+        inputs,
+        sizes,
+        output=lambda result: result[index] if isinstance(result, tuple) else result,
+        keywords=True,
+    )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
 import attention_lab.reference.a02_multi_head as reference
+from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
@@ -73,7 +76,38 @@ def split_heads_matches_the_oracle(ns: Namespace) -> None:
             f"split_heads(x, {h}) for x of shape {tuple(x.shape)} must give (B, H, L, d_k) = "
             f"{(b, h, length, d_k)} with head h holding features h*d_k:(h+1)*d_k",
             atol=0.0,
+            counterexample=lambda: smaller_split_example(split_heads),
         )
+
+
+def smaller_split_example(split_heads: Callable[[Tensor, int], Tensor]) -> str | None:
+    """split_heads(x, H) against the oracle on public (B, L, H * d_k) integer inputs, smallest
+    first, for H = 2 then 3: the call and a counterexample, or None."""
+    for num_heads in (2, 3):
+        found = split_example(split_heads, num_heads)
+        if found:
+            return f"split_heads(x, {num_heads}) on {found}"
+    return None
+
+
+def split_example(split_heads: Callable[[Tensor, int], Tensor], num_heads: int) -> str | None:
+    """A counterexample to split_heads(x, num_heads), smallest (B, L, d_k) first, or None."""
+    sizes = sorted(
+        ((b, length, d_k) for b in (1, 2) for length in (1, 2, 3) for d_k in (1, 2, 3)),
+        key=lambda size: (sum(size), size),
+    )
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        b, length, d_k = size
+        return {"x": small_integers(g, b, length, num_heads * d_k)}
+
+    return smallest_counterexample(
+        lambda x: split_heads(x, num_heads),
+        lambda x: oracle_split(x, num_heads),
+        inputs,
+        sizes,
+        atol=0.0,
+    )
 
 
 @check(ASSIGNMENT, "test_split_heads")
@@ -84,13 +118,20 @@ def split_heads_keeps_gradients_and_dtype(ns: Namespace) -> None:
     x = torch.randn(b, length, h * d_k, generator=g, dtype=torch.float64, requires_grad=True)
     y = split_heads(x, h)
     if y.dtype != torch.float64:
-        fail(f"split_heads changed the dtype from float64 to {y.dtype}: only rearrange the tensor")
+        fail(
+            f"split_heads turned a float64 input into {y.dtype}: the statement's split only "
+            "rearranges the tensor"
+        )
     if not y.requires_grad:
         fail(
-            "split_heads cut the tensor from autograd: do not detach, use .numpy() or build a new tensor"
+            "split_heads of an input that requires grad gave an output that does not: the "
+            "output is cut from autograd"
         )
     y.backward(oracle_split(torch.ones_like(x), h))
     if not torch.equal(x.grad, torch.ones_like(x)):
+        counts = sorted({int(c) for c in x.grad.flatten().tolist()})
         fail(
-            "split_heads must move every feature exactly once (each input element appears once in the output)"
+            "backpropagating ones through split_heads gives the input gradients "
+            f"{counts}, not all 1: some input element appears in the output other than "
+            "exactly once, where the statement's split moves each one once"
         )

@@ -11,6 +11,7 @@ EXERCISES = (
     "layer_norm",
     "ffn",
     "encoder_block",
+    "padded_block",
 )
 for exercise in EXERCISES:
     import_module(f"{__name__}.{exercise}")

@@ -163,9 +163,10 @@ def encode_matches_the_specification(ns: Namespace) -> None:
             before = dict(token_to_id)
             ids = encode(text, token_to_id, max_len=max_len)
             if token_to_id != before:
+                added = sorted(set(token_to_id) - set(before))
                 fail(
-                    "encode changed token_to_id: look tokens up with token_to_id.get(token, UNK_ID) "
-                    "instead of adding entries"
+                    f"encode(text, token_to_id, max_len={max_len}) changed token_to_id "
+                    f"(entries added: {added}); the statement's encode only reads it"
                 )
             if not isinstance(ids, list):
                 fail(f"encode must return a list of ints, got {type(ids).__name__}")

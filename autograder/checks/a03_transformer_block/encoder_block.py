@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
@@ -11,7 +12,8 @@ import attention_lab.reference.a03_transformer_block as reference
 from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a04_depth import TransformerEncoder
 from attention_lab.torch_mha import load_into_torch_mha
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import first_difference, is_close
+from autograder.authoring.counterexample import small_integers, smallest_module_counterexample
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.dropout_sites import (
@@ -64,17 +66,23 @@ def build_block(cls: type, ref: nn.Module, d_model: int, num_heads: int, d_ff: i
     with under_seed(0):
         mine = cls(d_model, num_heads, d_ff, dropout)
     if not isinstance(mine, nn.Module):
-        fail("EncoderBlock must be an nn.Module (class EncoderBlock(nn.Module))")
+        fail(
+            f"EncoderBlock(...) is a {type(mine).__name__}, not an nn.Module, as the statement's "
+            "class EncoderBlock(nn.Module) is"
+        )
     for name in ("self_attn", "feed_forward", "norm1", "norm2"):
         if not isinstance(getattr(mine, name, None), nn.Module):
-            fail(f"the block needs a submodule named `self.{name}` (see the table in the exercise)")
+            fail(
+                f"the block has no submodule `self.{name}`, which the exercise's table names "
+                f"(found {type(getattr(mine, name, None)).__name__})"
+            )
     try:
         mine.load_state_dict(ref.state_dict())
     except RuntimeError as error:
         first = str(error).strip().splitlines()[-1].strip()
         fail(
-            "could not copy the reference block's weights into yours: build exactly self_attn, "
-            f"feed_forward, norm1, norm2 from the table, with the given sizes ({first})"
+            "the reference block's parameters (self_attn, feed_forward, norm1, norm2 of the "
+            f"exercise's table, at the given sizes) do not load into yours ({first})"
         )
     return mine.to(ref.norm1.weight.dtype)
 
@@ -89,7 +97,10 @@ def call_block(
     except Exception as error:
         fail(explain(error, "your EncoderBlock", f" on {what}"))
     if not (isinstance(result, tuple) and len(result) == 2):
-        fail("forward must return a tuple (out, weights)")
+        fail(
+            f"forward returned a {type(result).__name__} on {what}: the statement asks for a "
+            "tuple (out, weights)"
+        )
     return result
 
 
@@ -295,18 +306,74 @@ def encoder_block_matches_the_reference(ns: Namespace) -> None:
                 weights,
                 expected_weights,
                 weight_mistakes,
-                f"the attention weights differ from the reference block ({sizes}, {what}): "
-                "return the weights of self.self_attn(x, mask=mask)",
+                f"the attention weights differ from the reference block's, given the same "
+                f"parameters ({sizes}, {what})",
                 atol=1e-9,
+                counterexample=smaller_block_example(cls, "weights", what),
             )
             diagnose(
                 out,
                 expected_out,
                 output_mistakes,
-                f"the output differs from the reference post-norm block ({sizes}, {what}): "
+                f"the output differs from the reference post-norm block's, given the same "
+                f"parameters ({sizes}, {what}); the statement's block: "
                 "h = norm1(x + dropout1(attn(x))), out = norm2(h + dropout2(ffn(h)))",
                 atol=1e-9,
+                counterexample=smaller_block_example(cls, "output", what),
             )
+
+
+# The public (B, L, H, d_k, d_ff) a counterexample is looked for at, smallest first.
+EXAMPLE_SIZES = sorted(
+    (
+        (b, length, h, d_k, d_ff)
+        for b in (1, 2)
+        for length in (1, 2, 3)
+        for h in (1, 2)
+        for d_k in (1, 2)
+        for d_ff in (1, 2)
+    ),
+    key=lambda size: (sum(size), size),
+)
+# A mask of each kind the reference check gives the block, for public (B, L).
+EXAMPLE_MASKS: dict[str, Callable[[torch.Generator, int, int], Tensor]] = {
+    "padding": lambda g, b, length: (
+        torch.arange(length).expand(b, 1, length)
+        < torch.randint(1, length + 1, (b, 1, 1), generator=g)
+    ),
+    "causal": lambda g, b, length: causal_mask(length),
+    "(B, L, L)": lambda g, b, length: (
+        (torch.rand(b, length, length, generator=g) > 0.5) | (torch.arange(length) == 0)
+    ),
+}
+
+
+def smaller_block_example(cls: type, what: str, mask: str) -> Callable[[], str | None]:
+    """A counterexample finder for ``what`` ("output" or "weights") of the student's block
+    against attention_lab's, both given the same small integer parameters, on public inputs
+    of EXAMPLE_SIZES, with a mask of the kind ``mask`` names (see EXAMPLE_MASKS), or none."""
+    kind = next((name for name in EXAMPLE_MASKS if name in mask), None)
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        b, length, h, d_k, _ = size
+        args = {"x": small_integers(g, b, length, h * d_k)}
+        if kind is not None:
+            args["mask"] = EXAMPLE_MASKS[kind](g, b, length)
+        return args
+
+    def module(of: type) -> Callable[[tuple[int, ...]], nn.Module]:
+        return lambda size: of(size[2] * size[3], size[2], size[4], 0.0)
+
+    index = {"output": 0, "weights": 1}[what]
+    return lambda: smallest_module_counterexample(
+        module(cls),
+        module(reference.EncoderBlock),
+        inputs,
+        EXAMPLE_SIZES,
+        output=lambda result: result[index] if isinstance(result, tuple) else result,
+        # A LayerNorm of a nearly constant row differs in its fifth digit: not worth showing.
+        atol=1e-3,
+    )
 
 
 @check(ASSIGNMENT, "test_encoder_block")
@@ -336,9 +403,11 @@ def encoder_block_matches_torch_encoder_layer(ns: Namespace) -> None:
         out, _ = call_block(mine, x, None, f"d_model={d_model}, num_heads={h}")
         expected = layer(x)
     if not is_close(out, expected, atol=1e-9):
+        seen = first_difference(out, expected, 1e-9)
         fail(
-            "the output differs from nn.TransformerEncoderLayer (post-norm) with the same weights: "
-            "h = norm1(x + attn(x)), out = norm2(h + ffn(h))"
+            f"the output differs from nn.TransformerEncoderLayer (post-norm) with the same "
+            f"weights ({seen}); the statement's block: h = norm1(x + attn(x)), "
+            "out = norm2(h + ffn(h))"
         )
 
 
@@ -423,8 +492,8 @@ def encoder_block_passes_dropout_to_its_sublayers(ns: Namespace) -> None:
         }.get(tuple(still), "sublayers_without_dropout")
         fail(f"{BLOCK[key]} (dropout={p})")
     fail(
-        f"in train mode the block's {' and '.join(still)} never drops anything for dropout={p}: "
-        "each sublayer is built with the block's dropout and drops at random in train mode"
+        f"in train mode the block's {' and '.join(still)} never drops anything for dropout={p}, "
+        "where the statement builds each sublayer with the block's dropout"
     )
 
 
@@ -487,10 +556,9 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
     found = branch_masks(ref, x, out.reshape(-1, x.shape[-1]), p)
     if found is None:
         fail(
-            f"in train mode (dropout={p}, the sublayers in eval mode) no dropout on the residual "
-            "branches that zeroes values and scales the others by 1/(1-p) gives your output: "
-            "apply dropout1 to the attention output and dropout2 to the FFN output, each before "
-            "its residual sum, nothing else at random"
+            f"in train mode (dropout={p}, the sublayers in eval mode) your output is that of no "
+            "dropout on the residual branches, before, on or after each residual sum, that "
+            "zeroes values and scales the others by 1/(1-p) or leaves them"
         )
     first, second, scale, masks1, masks2 = found
     if first == second == "none":
@@ -509,8 +577,7 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
             fail(f"{BLOCK['dropout_unscaled']} (dropout={p}: {seen})")
         fail(
             f"in train mode the block's dropout zeroes values at other rates than p and leaves "
-            f"the kept ones unscaled (dropout={p}: {seen}): use nn.Dropout(dropout) on each "
-            "residual branch"
+            f"the kept ones unscaled (dropout={p}: {seen})"
         )
     for name, rate in rates.items():
         if abs(rate - p) > RATE_TOLERANCE:
@@ -520,8 +587,8 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
                 else "out = norm2(h + dropout2(ffn(h)))"
             )
             fail(
-                f"{name} zeroes {rate:.0%} of its values in train mode for dropout={p}: build it "
-                f"as nn.Dropout(dropout) and apply it as the formula does, {formula}"
+                f"{name} zeroes {rate:.0%} of its values in train mode for dropout={p}, not about "
+                f"{p:.0%}, in the statement's {formula}"
             )
 
 
@@ -541,5 +608,7 @@ def encoder_block_gradients_reach_every_parameter(ns: Namespace) -> None:
             name.endswith("weight") and not parameter.grad.abs().sum() > 0
         ):
             fail(
-                f"`{name}` gets no gradient from the block's output: is every submodule used in forward?"
+                f"`{name}` gets no gradient from the block's output: backpropagating through "
+                "the output leaves its gradient "
+                f"{'unset' if parameter.grad is None else 'zero'}"
             )

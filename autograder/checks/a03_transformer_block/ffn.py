@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a03_transformer_block as reference
 from autograder.authoring.closeness import first_difference, is_close
+from autograder.authoring.counterexample import small_integers, smallest_module_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.dropout_sites import (
     MATCH_ATOL,
@@ -42,7 +45,10 @@ def build_ffn(
         except Exception as error:
             fail(explain(error, "PositionwiseFeedForward(d_model, d_ff, dropout)"))
     if not isinstance(mine, nn.Module):
-        fail("PositionwiseFeedForward must be an nn.Module (class ...(nn.Module))")
+        fail(
+            f"PositionwiseFeedForward(...) is a {type(mine).__name__}, not an nn.Module, as the "
+            "statement's class is"
+        )
     for name, shape in (("linear1", (d_ff, d_model)), ("linear2", (d_model, d_ff))):
         layer = getattr(mine, name, None)
         if (
@@ -52,17 +58,26 @@ def build_ffn(
         ):
             fail(f"{FFN[f'{name}_sizes_swapped']} (d_model={d_model}, d_ff={d_ff})")
         if not isinstance(layer, nn.Linear) or tuple(layer.weight.shape) != shape:
+            found = (
+                f"an nn.Linear with weight {tuple(layer.weight.shape)}"
+                if isinstance(layer, nn.Linear)
+                else type(layer).__name__
+            )
             fail(
-                f"self.{name} must be an nn.Linear whose weight is {shape} for d_model={d_model}, "
-                f"d_ff={d_ff}: linear1 = nn.Linear(d_model, d_ff), linear2 = nn.Linear(d_ff, d_model)"
+                f"self.{name} is {found} for d_model={d_model}, d_ff={d_ff}: the statement's "
+                "linear1 = nn.Linear(d_model, d_ff), linear2 = nn.Linear(d_ff, d_model) have "
+                f"weight {shape}"
             )
         if layer.bias is None:
-            fail(f"self.{name} needs its bias: FFN(x) = max(0, x W1 + b1) W2 + b2")
+            fail(f"self.{name} has no bias; the statement's FFN(x) = max(0, x W1 + b1) W2 + b2")
     try:
         mine.load_state_dict(theirs.state_dict())
     except RuntimeError as error:
         first = str(error).strip().splitlines()[-1].strip()
-        fail(f"build exactly linear1, dropout and linear2, with no other parameters ({first})")
+        fail(
+            "the reference's parameters, linear1 and linear2 alone, do not load into your "
+            f"network ({first})"
+        )
     return mine.double().eval(), theirs.double().eval()
 
 
@@ -153,7 +168,36 @@ def compare_with_reference(
     mine, theirs = build_ffn(cls, d_model, d_ff, g)
     x = torch.randn(*shape, generator=g, dtype=torch.float64)
     with torch.no_grad():
-        diagnose(call_ffn(mine, x), theirs(x), ffn_mistakes(theirs, x), otherwise, atol=1e-9)
+        diagnose(
+            call_ffn(mine, x),
+            theirs(x),
+            ffn_mistakes(theirs, x),
+            otherwise,
+            atol=1e-9,
+            counterexample=lambda: smaller_ffn_example(cls),
+        )
+
+
+# The public (N, d_model, d_ff) a counterexample is looked for at, smallest first.
+EXAMPLE_SIZES = sorted(
+    ((n, d_model, d_ff) for n in (1, 2) for d_model in (1, 2, 3) for d_ff in (1, 2, 3)),
+    key=lambda size: (sum(size), size),
+)
+
+
+def smaller_ffn_example(cls: type) -> str | None:
+    """The student's network against attention_lab's FeedForward, both given the same small
+    integer weights, on public (N, d_model) integer inputs: a counterexample, or None."""
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        return {"x": small_integers(g, size[0], size[1])}
+
+    def module(of: type) -> Callable[[tuple[int, ...]], nn.Module]:
+        return lambda size: of(size[1], size[2], 0.0)
+
+    return smallest_module_counterexample(
+        module(cls), module(reference.FeedForward), inputs, EXAMPLE_SIZES
+    )
 
 
 @check(ASSIGNMENT, "test_feed_forward")
@@ -185,8 +229,8 @@ def feed_forward_handles_degenerate_sizes(ns: Namespace) -> None:
             d_ff,
             shape,
             g,
-            f"wrong for d_model={d_model}, d_ff={d_ff} on an input of shape {shape}: "
-            "every position goes through linear2(relu(linear1(x))) alone, whatever the sizes",
+            f"the output differs from linear2(relu(linear1(x))) for d_model={d_model}, "
+            f"d_ff={d_ff} on an input of shape {shape}",
         )
 
 
@@ -264,9 +308,8 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
         if zeroed.any() and two_valued_scale(ratios) is not None:
             fail(FFN["dropout_on_output"])
         fail(
-            f"in train mode (dropout={p}) the output is not linear2 of any hidden layer: "
-            "dropout belongs on the hidden layer, linear2(dropout(relu(linear1(x)))), and "
-            "nothing else may change in train mode"
+            f"in train mode (dropout={p}) the output is not linear2 of any hidden layer, "
+            "where the statement's linear2(dropout(relu(linear1(x)))) is"
         )
     observable = hidden > VISIBLE  # a unit the ReLU zeroed shows no drop
     scale = two_valued_scale(torch.where(observable, seen / hidden, 0.0))
@@ -280,16 +323,16 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
             fail(FFN["dropout_on_input"])
         fail(
             f"in train mode (dropout={p}) the hidden layer linear2 reads is not "
-            "relu(linear1(x)) with some units zeroed and the others scaled by one factor: "
-            "apply dropout once, to the hidden layer"
+            "relu(linear1(x)) with some units zeroed and the others scaled by one factor, as "
+            "the statement's dropout(relu(linear1(x))) is"
         )
     rate = drop_rate((seen.abs() > MATCH_ATOL).to(x.dtype), observable)
     if abs(scale - 1 / (1 - p)) > 1e-6 * abs(scale):
         fail(misscaled_dropout(scale, rate, p))
     if abs(rate - p) > RATE_TOLERANCE:
         fail(
-            f"in train mode {rate:.0%} of the hidden units are zeroed for dropout={p}: build "
-            "the dropout with the constructor's dropout, nn.Dropout(dropout)"
+            f"in train mode {rate:.0%} of the hidden units are zeroed for dropout={p}, not about "
+            f"{p:.0%}"
         )
 
 
@@ -306,11 +349,9 @@ def misscaled_dropout(scale: float, rate: float, p: float) -> str:
         return (
             f"in train mode the hidden layer is dropped as by dropout={implied:.3f} ({rate:.0%} "
             f"of the units zeroed, the others scaled by 1/(1-{implied:.3f})), not by "
-            f"dropout={p}: build nn.Dropout(dropout) with the constructor's dropout, the "
-            "probability of zeroing a unit"
+            f"dropout={p}"
         )
     return (
         f"the kept hidden units are scaled by {scale:.3f}, not by 1/(1-p) = {1 / (1 - p):.3f} "
-        f"for dropout={p}: dropout divides what it keeps by (1 - p), as nn.Dropout(dropout) "
-        "does, so the expected output stays the same"
+        f"for dropout={p} ({rate:.0%} of them zeroed)"
     )

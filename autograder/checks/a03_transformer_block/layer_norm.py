@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -10,6 +11,7 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a03_transformer_block as reference
 from autograder.authoring.closeness import first_difference, is_close
+from autograder.authoring.counterexample import small_integers, smallest_module_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.kernel_objects import copy_into, observe_call
@@ -174,14 +176,26 @@ def build_layer_norm(
     with torch.random.fork_rng(devices=[]):
         mine = cls(d, eps=eps)
     if not isinstance(mine, nn.Module):
-        fail("LayerNorm must be an nn.Module (class LayerNorm(nn.Module))")
+        fail(
+            f"LayerNorm({d}, eps={eps}) is a {type(mine).__name__}, not an nn.Module, as the "
+            "statement's class LayerNorm(nn.Module) is"
+        )
     weight, bias = getattr(mine, "weight", None), getattr(mine, "bias", None)
     if not (isinstance(weight, nn.Parameter) and isinstance(bias, nn.Parameter)):
-        fail("keep the given parameters self.weight (gamma) and self.bias (beta) as nn.Parameters")
+        fail(
+            f"self.weight and self.bias are {type(weight).__name__} and {type(bias).__name__}: "
+            "the given __init__ makes them nn.Parameters (gamma and beta)"
+        )
     if weight.shape != (d,) or bias.shape != (d,):
-        fail(f"self.weight and self.bias must have shape (d_model,) = ({d},)")
+        fail(
+            f"self.weight and self.bias have shapes {tuple(weight.shape)} and "
+            f"{tuple(bias.shape)} for d_model={d}: the given __init__ makes them ({d},)"
+        )
     if getattr(mine, "eps", None) != eps:
-        fail("keep the given __init__: it stores the eps argument as self.eps")
+        fail(
+            f"LayerNorm({d}, eps={eps}) has self.eps = {getattr(mine, 'eps', None)!r}: the given "
+            "__init__ stores the eps argument as self.eps"
+        )
     theirs = nn.LayerNorm(d, eps=eps)
     new_weight = torch.rand(d, generator=generator) * 3 - 1
     new_bias = torch.randn(d, generator=generator)
@@ -223,9 +237,8 @@ def call_layer_norm(layer_norm: nn.Module, x: Tensor, theirs: nn.LayerNorm) -> A
             f"{tuple(x.shape)})\n{raised}"
         )
     fail(
-        f"LayerNorm fails on a {x.dim()}-D input of shape {tuple(x.shape)}: it must take any "
-        "(..., d_model) tensor, so normalise over dim=-1 with keepdim=True and do not unpack "
-        f"a fixed number of axes\n{raised}"
+        f"LayerNorm fails on a {x.dim()}-D input of shape {tuple(x.shape)}, where the statement "
+        f"allows any (..., d_model) tensor\n{raised}"
     )
 
 
@@ -273,7 +286,7 @@ def matches_torch_on(
         out = call_layer_norm(mine, x, theirs)
         expected = theirs(x)
     if not torch.equal(x, original):
-        fail("LayerNorm changed its input in place: compute a new tensor (x - mean, not x -= mean)")
+        fail(f"LayerNorm changed its input in place ({first_difference(x, original, 0.0)})")
     if squeezed(out, x.shape):
         fail(f"{SQUEEZED} (LayerNorm must keep the shape {tuple(x.shape)}, got {tuple(out.shape)})")
     if not isinstance(out, Tensor) or out.shape != x.shape:
@@ -284,10 +297,33 @@ def matches_torch_on(
         out,
         expected,
         layer_norm_mistakes(x, theirs.weight.detach(), theirs.bias.detach(), eps),
-        f"LayerNorm differs from nn.LayerNorm (input {tuple(x.shape)}, eps={eps}): "
-        "(x - mean) / sqrt(biased variance + eps) * weight + bias, over the last dimension",
+        f"LayerNorm differs from nn.LayerNorm with the same weight and bias (input "
+        f"{tuple(x.shape)}, eps={eps})",
         atol=1e-7,
+        counterexample=lambda: smaller_layer_norm_example(cls, eps),
     )
+
+
+# The public (N, d_model) a counterexample is looked for at, smallest first.
+EXAMPLE_SIZES = sorted(
+    ((n, d) for n in (1, 2) for d in (1, 2, 3, 4)), key=lambda size: (sum(size), size)
+)
+
+
+def smaller_layer_norm_example(cls: type, eps: float) -> str | None:
+    """The student's LayerNorm(d, eps) against attention_lab's, both given the same small integer
+    weight and bias, on public (N, d) integer inputs: a counterexample, or None."""
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        return {"x": small_integers(g, *size)}
+
+    def module(of: type) -> Callable[[tuple[int, ...]], nn.Module]:
+        return lambda size: of(size[1], eps=eps)
+
+    found = smallest_module_counterexample(
+        module(cls), module(reference.LayerNorm), inputs, EXAMPLE_SIZES
+    )
+    return f"with eps={eps}, {found}" if found else None
 
 
 @check(ASSIGNMENT, "test_layer_norm")
@@ -303,7 +339,8 @@ def layer_norm_gradients_match_torch(ns: Namespace) -> None:
     out = mine(x_mine)
     if not out.requires_grad:
         fail(
-            "the output is cut from autograd: no .detach(), .item(), .numpy() or torch.tensor(...) inside forward"
+            "LayerNorm of an input that requires grad gave an output that does not: the output "
+            "is cut from autograd"
         )
     expected = theirs(x_theirs)
     (out * upstream).sum().backward()
@@ -347,10 +384,18 @@ def layer_norm_float32_and_constant_vectors(ns: Namespace) -> None:
         out = mine(x)
         if out.dtype != torch.float32:
             fail(f"a float32 input must give a float32 output, got {out.dtype}")
-        if not torch.allclose(out, theirs(x), atol=1e-4, rtol=1e-4):
-            fail("LayerNorm differs from nn.LayerNorm on float32 inputs")
+        expected = theirs(x)
+        if not torch.allclose(out, expected, atol=1e-4, rtol=1e-4):
+            fail(
+                f"LayerNorm differs from nn.LayerNorm on a float32 input of shape {tuple(x.shape)} "
+                f"({first_difference(out, expected, 1e-4)})"
+            )
         constant = mine(torch.full((b, d), -7.5))
     if not torch.isfinite(constant).all():
-        fail("a constant vector gives NaN or inf: add eps to the variance inside the square root")
-    if not torch.allclose(constant, theirs.bias.detach().expand(b, d), atol=1e-5):
-        fail("a constant vector must map to beta (self.bias): x - mean is zero there")
+        fail(f"LayerNorm of a constant vector (every value -7.5, d_model={d}) gives NaN or inf")
+    beta = theirs.bias.detach().expand(b, d)
+    if not torch.allclose(constant, beta, atol=1e-5):
+        fail(
+            f"LayerNorm of a constant vector (every value -7.5) is not beta (self.bias), which "
+            f"it must be, x - mean being zero there ({first_difference(constant, beta, 1e-5)})"
+        )

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
 import torch
 from torch import Tensor
 
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import first_difference, is_close
+from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.reference_bans import ban
@@ -22,6 +27,33 @@ from autograder.checks.a05_sentiment.shared import (
 )
 
 ban(ASSIGNMENT, "masked_mean", BANNED)
+
+# The public counterexamples' pad id: not 0, so that a pad id fixed at 0 shows too.
+PUBLIC_PAD_ID = 1
+# (B, L, d_model), smallest first.
+PUBLIC_SIZES = [(1, 1, 1), (1, 2, 1), (2, 2, 1), (1, 3, 1), (2, 3, 2), (3, 4, 2)]
+
+
+def public_batch(generator: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+    """hidden (B, L, d_model) of small integers and token_ids (B, L) in {0, 1, 2}: pads (id 1)
+    anywhere in a row."""
+    b, length, d_model = size
+    return {
+        "hidden": small_integers(generator, b, length, d_model),
+        "token_ids": torch.randint(0, 3, (b, length), generator=generator),
+    }
+
+
+def masked_mean_counterexample(masked_mean: Callable[..., Any]) -> str | None:
+    """The smallest public batch on which the answer differs from the mean over real tokens,
+    with pad_id = PUBLIC_PAD_ID, described; None if there is none."""
+    found = smallest_counterexample(
+        lambda hidden, token_ids: masked_mean(hidden, token_ids, PUBLIC_PAD_ID),
+        lambda hidden, token_ids: oracle_masked_mean(hidden, token_ids, PUBLIC_PAD_ID),
+        public_batch,
+        PUBLIC_SIZES,
+    )
+    return None if found is None else f"with pad_id = {PUBLIC_PAD_ID}, {found}"
 
 
 @check(ASSIGNMENT, "test_masked_mean")
@@ -41,6 +73,7 @@ def masked_mean_matches_the_oracle(ns: Namespace) -> None:
             masked_mean_mistakes(hidden, ids, pad_id),
             f"masked_mean(hidden {tuple(hidden.shape)}, pad_id={pad_id}) must give the (B, d_model) "
             "mean of hidden over the positions whose id is not pad_id",
+            counterexample=partial(masked_mean_counterexample, masked_mean),
         )
 
 
@@ -58,27 +91,33 @@ def masked_mean_handles_all_padding_rows_dtype_and_gradients(ns: Namespace) -> N
     if not isinstance(out, Tensor) or out.shape != (b, d_model):
         fail(f"masked_mean must return a (B, d_model) = {(b, d_model)} tensor")
     if out.dtype != torch.float64:
-        fail(
-            f"masked_mean turned float64 into {out.dtype}: convert the mask with .to(hidden.dtype)"
-        )
+        fail(f"masked_mean(hidden in torch.float64) returned {out.dtype}, not hidden's dtype")
     if not torch.isfinite(out).all():
         fail(
-            "a row made only of padding gives NaN (0/0): clamp the count of real tokens to at "
-            "least 1 so that such a row pools to zeros"
+            f"on a batch whose row 1 is made only of padding, masked_mean gives values that are "
+            f"not finite: row 1 is {out[1].tolist()}; the statement asks a zero vector for it"
         )
     if not (out[1] == 0).all():
-        fail("a row made only of padding must pool to a zero vector")
-    if not is_close(out, oracle_masked_mean(hidden.detach(), ids, pad_id)):
-        fail("masked_mean is wrong when the batch holds a row made only of padding")
+        fail(
+            f"a row made only of padding pools to {out[1].tolist()}; the statement asks a zero "
+            "vector for it"
+        )
+    expected = oracle_masked_mean(hidden.detach(), ids, pad_id)
+    if not is_close(out, expected):
+        fail(
+            "on a batch whose row 1 is made only of padding, masked_mean differs from the mean "
+            f"over the real positions ({first_difference(out, expected)})"
+        )
     if not out.requires_grad:
-        fail("masked_mean cut the autograd graph: do not detach or build the result from numbers")
+        fail("the result of masked_mean does not require grad although hidden does")
     out.backward(torch.randn(out.shape, generator=g, dtype=torch.float64))
     if not torch.isfinite(hidden.grad).all():
-        fail("the gradient of masked_mean is not finite: avoid dividing by a zero count")
-    if not (hidden.grad[ids == pad_id] == 0).all():
+        fail("the gradient of masked_mean with respect to hidden is not finite everywhere")
+    pads = hidden.grad[ids == pad_id]
+    if not (pads == 0).all():
         fail(
-            "padded positions get a non-zero gradient, so they still influence the mean: multiply "
-            "by the 0/1 mask before summing"
+            f"padded positions get a gradient (up to {pads.abs().max().item():.3g} in size), so "
+            "the result depends on their values"
         )
 
 
@@ -91,10 +130,11 @@ def masked_mean_ignores_appended_padding(ns: Namespace) -> None:
     hidden = torch.randn(b, length, d_model, generator=g)
     longer = torch.cat([hidden, 1e3 * torch.randn(b, extra, d_model, generator=g)], dim=1)
     longer_ids = torch.cat([ids, torch.full((b, extra), pad_id)], dim=1)
-    if not is_close(masked_mean(longer, longer_ids, pad_id), masked_mean(hidden, ids, pad_id)):
+    padded, alone = masked_mean(longer, longer_ids, pad_id), masked_mean(hidden, ids, pad_id)
+    if not is_close(padded, alone):
         fail(
-            "appending <pad> positions (with large values) changed the pooled vectors: "
-            "padded positions must count for nothing, neither in the sum nor in the count"
+            f"appending {extra} <pad> positions (with values about 1000) to every row changed the "
+            f"pooled vectors ({first_difference(padded, alone)})"
         )
 
 
@@ -133,6 +173,7 @@ def masked_mean_finds_pads_wherever_they_sit(ns: Namespace) -> None:
             f"masked_mean(hidden {tuple(hidden.shape)}, pad_id={pad_id}) with pads {where} of "
             "the rows must give the (B, d_model) mean of hidden over the positions whose id is "
             "not pad_id",
+            counterexample=partial(masked_mean_counterexample, masked_mean),
         )
 
 
@@ -159,8 +200,7 @@ def masked_mean_keeps_half_precision(ns: Namespace) -> None:
         if out.dtype != dtype:
             fail(
                 f"masked_mean(hidden in {dtype}) returned {out.dtype}: the mean must come back "
-                "in hidden's dtype; a weight or a count in another dtype promotes the result, so "
-                "make them with .to(hidden.dtype)"
+                "in hidden's dtype"
             )
         if not is_close(
             out, oracle_masked_mean(hidden.double(), ids, pad_id), atol=tolerance, rtol=tolerance

@@ -57,8 +57,7 @@ def judge_padding(cls: type, g: torch.Generator, fixed_pad_id: int | None) -> No
                 diagnosis
                 or f"a sentence of {len(row)} tokens padded to {width} (pad_id={pad_id}) gets "
                 f"other logits than unpadded ({first_difference(logits[i], alone[i][0])}), "
-                "although attention gives the <pad> keys no weight: what follows attention "
-                "(the pooling, or what you do after it) sees the padding"
+                "although every layer's attention gives the <pad> keys zero weight"
             )
 
 

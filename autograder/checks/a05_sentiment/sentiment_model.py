@@ -9,7 +9,7 @@ from torch import nn
 
 from attention_lab.embedding import TokenEmbedding
 from attention_lab.reference.a03_transformer_block import SinusoidalPositionalEncoding
-from autograder.authoring.closeness import is_close
+from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seeds
@@ -84,7 +84,10 @@ def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
         config = model_config(g)
         model = build_model(cls, config, seed=draw_seed(g))
         if getattr(model, "pad_id", None) != config["pad_id"]:
-            fail("store the padding id as self.pad_id (the tokenizer's pad id is not always 0)")
+            fail(
+                f"built with pad_id={config['pad_id']}, the model's self.pad_id is "
+                f"{getattr(model, 'pad_id', 'missing')}: the statement keeps it as self.pad_id"
+            )
         b, length = random_sizes(g, 2, low=3, high=11)
         ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
         logits = run_model(model, ids)
@@ -92,8 +95,8 @@ def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
         c, h, n = config["num_classes"], config["num_heads"], config["num_layers"]
         if logits.shape != (b, c):
             fail(
-                f"logits must be (B, num_classes) = {(b, c)}, got {tuple(logits.shape)}: "
-                "pool over the positions, then map d_model to num_classes"
+                f"logits must be (B, num_classes) = {(b, c)}, got {tuple(logits.shape)} (ids of "
+                f"shape {(b, length)}, d_model={config['d_model']})"
             )
         if not is_close(logits2, logits):
             fail("forward with return_attention=True must return the same logits as without it")
@@ -124,7 +127,7 @@ def sentiment_model_matches_its_parts(ns: Namespace) -> None:
     model = build_model(cls, config, seed=draw_seed(g))
     for name in ("embed", "position", "encoder"):
         if not isinstance(getattr(model, name, None), nn.Module):
-            fail(f"keep the submodule name `self.{name}` (a check reads model.{name})")
+            fail(f"the model has no submodule `self.{name}`, which the statement names")
     if not isinstance(model.embed, TokenEmbedding):
         fail(
             "self.embed must be attention_lab's TokenEmbedding(vocab_size, d_model, padding_idx=pad_id): "
@@ -136,8 +139,8 @@ def sentiment_model_matches_its_parts(ns: Namespace) -> None:
         scale = model.embed(torch.arange(config["vocab_size"])).std().item()
     if not 0.5 < scale < 2.0:
         fail(
-            f"the token vectors have standard deviation {scale:.2f}, not about 1: build self.embed "
-            "with TokenEmbedding and leave its initialisation alone"
+            f"the token vectors of self.embed have standard deviation {scale:.2f}, not about 1 "
+            "as TokenEmbedding's are"
         )
     b, length = random_sizes(g, 2, low=4, high=12)
     ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
@@ -153,7 +156,7 @@ def sentiment_model_matches_its_parts(ns: Namespace) -> None:
         expected,
         mistakes,
         "the logits are not Linear(masked_mean(encoder(position(embed(ids)), padding_mask))) "
-        "(nor the <cls> output's): follow the diagram of Exercise 2",
+        "(nor the <cls> output's), the diagram of Exercise 2",
     )
 
 
@@ -170,15 +173,16 @@ def sentiment_model_sees_word_order_and_batches_independently(ns: Namespace) -> 
     ids[-1] = torch.tensor(others)[torch.randperm(len(others), generator=g)[:length]]
     logits = run_model(model, ids)
     for row in range(b):
-        if not is_close(run_model(model, ids[row : row + 1]), logits[row : row + 1]):
+        alone = run_model(model, ids[row : row + 1])
+        if not is_close(alone, logits[row : row + 1]):
             fail(
-                "a sentence gets other logits alone than inside a batch (in eval mode): do not mix "
-                "rows of the batch (pool over dim=1, the positions, not over the batch)"
+                f"in eval mode, sentence {row} of a batch of {b} gets other logits alone than "
+                f"inside the batch ({first_difference(alone, logits[row : row + 1])})"
             )
     swapped = ids[-1:].clone()
     swapped[0, [1, length - 2]] = ids[-1, [length - 2, 1]]
     if is_close(run_model(model, swapped), logits[-1:], atol=1e-6):
         fail(
-            "swapping two words changes nothing: the model ignores word order; add "
-            "self.position(...) to the token embeddings before the encoder"
+            f"swapping the tokens at positions 1 and {length - 2} of a sentence of {length} leaves its "
+            "logits unchanged: they do not depend on word order"
         )

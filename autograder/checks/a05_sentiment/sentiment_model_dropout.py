@@ -125,16 +125,13 @@ def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
     model = build_model(cls, config, seed=draw_seed(g)).double()
     encoder = getattr(model, "encoder", None)
     if not isinstance(encoder, nn.Module):
-        fail("keep the submodule name `self.encoder` (a check reads model.encoder)")
+        fail("the model has no submodule `self.encoder`, which the statement names")
     rates = sorted({float(m.p) for m in encoder.modules() if isinstance(m, nn.Dropout)})
     if rates != [p]:
         seen = f"self.encoder drops with dropout={', '.join(map(str, rates)) or 'nothing'}"
         if rates == [0.0]:  # built with dropout 0, and p > 0: the model's never reached it
             fail(f"{MODEL['encoder_without_dropout']} ({seen}, not the model's dropout={p})")
-        fail(
-            f"{seen}, not the model's dropout={p}: "
-            "build TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)"
-        )
+        fail(f"{seen}, not the model's dropout={p}")
     b, length, d_model = 6, 10, config["d_model"]
     ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
     with torch.no_grad():
@@ -168,7 +165,7 @@ def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
     def before_changes(runs: ModeRuns) -> None:
         calls = len(runs.eval_run.modes["self.encoder"])
         if calls != 1:
-            fail(f"forward calls self.encoder {calls} times, not once: encode the embeddings once")
+            fail(f"forward calls self.encoder {calls} times, not once as in the diagram")
         # Train mode may change the encoder's input (the positions' dropout): judged here.
         old, new = runs.eval_run.values[0][1], runs.train_run.values[0][1]
         diagnosis = front_end_diagnosis(old, new, embedded, positioned, p)

@@ -250,8 +250,8 @@ def attention_mask_diagnosis(
         )
         return (
             f"the <pad> keys get attention weight (up to {on_pads.abs().max().item():.3g} in "
-            f"layer {layer}), {seen}: every query must give the <pad> keys zero weight, through "
-            "padding_mask(token_ids, self.pad_id) passed to self.encoder"
+            f"layer {layer}), {seen}; in the statement every query gives the <pad> keys zero "
+            "weight"
         )
     return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, NamedTuple
 
@@ -11,11 +12,12 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a05_sentiment as reference
 from autograder.authoring.closeness import is_close
+from autograder.authoring.counterexample import PUBLIC_SEED, small_integers
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a05_sentiment.shared import (
@@ -45,6 +47,9 @@ TRAIN_STEP = catalogue(
             "clipped_by_value": "each gradient entry is clipped to [-max_grad_norm, "
             "max_grad_norm] (clip_grad_value_): clip the global norm of all the gradients "
             "together with nn.utils.clip_grad_norm_",
+            "clipped_infinity_norm": "the gradient is rescaled so that its largest entry, not "
+            "its Euclidean (L2) norm, is at most max_grad_norm (norm_type=inf): the step clips "
+            "the L2 norm of all the gradients together, clip_grad_norm_'s default norm_type=2",
         },
         "threshold source": {
             "threshold_hard_coded": "the gradient is clipped to a norm of 1.0 whatever "
@@ -81,6 +86,7 @@ ZERO_GRAD_AFTER_BACKWARD = TRAIN_STEP["zero_grad_after_backward"]
 ZERO_GRAD_AFTER_STEP = TRAIN_STEP["zero_grad_after_step"]
 NOT_CLIPPED = TRAIN_STEP["not_clipped"]
 CLIPPED_BY_VALUE = TRAIN_STEP["clipped_by_value"]
+CLIPPED_INFINITY_NORM = TRAIN_STEP["clipped_infinity_norm"]
 THRESHOLD_HARD_CODED = TRAIN_STEP["threshold_hard_coded"]
 EVAL_MODE = TRAIN_STEP["eval_mode"]
 SCHEDULER_FIRST = TRAIN_STEP["scheduler_first"]
@@ -102,6 +108,11 @@ def step_model(torch_nn: Any, vocab: int, length: int, d_model: int, classes: in
     )
 
 
+def parameters_by_name(model: Any) -> dict[str, Tensor]:
+    """name -> a float64 copy of each parameter of ``model`` (also one in the kernel)."""
+    return {name: v.detach().double().clone() for name, v in model.state_dict().items()}
+
+
 def flat_parameters(model: Any) -> Tensor:
     """Every parameter of ``model`` (also one in the kernel) as one float64 vector."""
     return torch.cat([v.detach().double().flatten() for v in model.state_dict().values()])
@@ -114,8 +125,10 @@ def simulated_steps(
     max_grad_norm: float,
     warmup: bool,
     mistake: Mistake | None = None,
+    record: list[dict[str, Tensor]] | None = None,
 ) -> list[float]:
-    """The reference step, or one with a known ``mistake``, on ``batches``; the losses it saw."""
+    """The reference step, or one with a known ``mistake``, on ``batches``; the losses it saw.
+    ``record``, if given, gets the model's parameters after each step."""
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     scheduler = (
         torch.optim.lr_scheduler.LinearLR(optimizer, 0.25, total_iters=3) if warmup else None
@@ -133,6 +146,8 @@ def simulated_steps(
                 optimizer.zero_grad()
             if mistake == CLIPPED_BY_VALUE:
                 nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)
+            elif mistake == CLIPPED_INFINITY_NORM:
+                nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm, norm_type=math.inf)
             elif mistake == THRESHOLD_HARD_CODED:
                 nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             elif mistake != NOT_CLIPPED:
@@ -145,6 +160,8 @@ def simulated_steps(
             if scheduler is not None and mistake not in (SCHEDULER_FIRST, SCHEDULER_IGNORED):
                 scheduler.step()
             losses.append(loss.item())
+            if record is not None:
+                record.append(parameters_by_name(model))
     return losses
 
 
@@ -215,47 +232,161 @@ def leave_gradients(model: Any, inputs: Tensor, weights: Tensor) -> None:
 
 
 def simulate(
-    trial: StepTrial, mistake: Mistake | None = None, stale: tuple[Tensor, Tensor] | None = None
+    trial: StepTrial,
+    mistake: Mistake | None = None,
+    stale: tuple[Tensor, Tensor] | None = None,
+    record: list[dict[str, Tensor]] | None = None,
 ) -> tuple[Tensor, list[float]]:
     """The parameters and losses after the trial's steps, made by the reference or a mistake;
-    ``stale``: (inputs, weights) whose gradient the parameters hold before the first step."""
+    ``stale``: (inputs, weights) whose gradient the parameters hold before the first step;
+    ``record`` gets the parameters after each step."""
     model = step_model(nn, *trial.sizes)
     model.load_state_dict(trial.start)
     if stale is not None:
         leave_gradients(model, *stale)
     with under_seed(trial.seed):
         losses = simulated_steps(
-            model, trial.batches, trial.lr, trial.max_grad_norm, trial.warmup, mistake
+            model, trial.batches, trial.lr, trial.max_grad_norm, trial.warmup, mistake, record
         )
     return flat_parameters(model), losses
+
+
+def answer_steps(
+    ns: Namespace,
+    trial: StepTrial,
+    stale: tuple[Tensor, Tensor] | None = None,
+    record: list[dict[str, Tensor]] | None = None,
+) -> tuple[Any, list[Any]]:
+    """The answer's train_step run on the trial's batches, on a model and an SGD optimizer
+    (and a warm-up scheduler where the trial has one) built from the kernel's torch, starting
+    in eval mode: (that model, what each call returned); ``stale`` and ``record`` as in
+    :func:`simulate`."""
+    train_step = require_own(ns, "train_step")
+    kernel_torch, kernel_nn = require(ns, "torch"), require(ns, "nn")
+    mine = step_model(kernel_nn, *trial.sizes)
+    mine.load_state_dict(trial.start)
+    mine.eval()  # train_step must switch it to train mode itself
+    if stale is not None:
+        leave_gradients(mine, *stale)
+    optimizer = kernel_torch.optim.SGD(mine.parameters(), lr=trial.lr)
+    scheduler = (
+        kernel_torch.optim.lr_scheduler.LinearLR(optimizer, 0.25, total_iters=3)
+        if trial.warmup
+        else None
+    )
+    returned = []
+    with under_seed(trial.seed):
+        for inputs, labels in trial.batches:
+            returned.append(
+                call_train_step(
+                    train_step, mine, inputs, labels, optimizer, trial.max_grad_norm, scheduler
+                )
+            )
+            if record is not None:
+                record.append(parameters_by_name(mine))
+    return mine, returned
+
+
+# ---------------------------------------------------------------------------------------------
+# What one step does on a small public model: shown where no known mistake explains an update.
+
+PUBLIC_SIZES = (4, 2, 2, 2)  # vocab, length, d_model, classes: 18 parameters in all
+PUBLIC_MODEL = "Embedding(4, 2), Dropout(0.3), Flatten(), Linear(4, 2)"
+PARTS = {
+    "0.weight": "the embedding's weight",
+    "3.weight": "the linear layer's weight",
+    "3.bias": "the linear layer's bias",
+}
+
+
+def public_trial() -> tuple[StepTrial, tuple[Tensor, Tensor]]:
+    """A step trial anyone may rerun: small integer starting weights and three batches of 3
+    from the public seed, SGD(lr=1.0), max_grad_norm=0.5 (the reference's three gradients
+    have norms 2.5, 2.1 and 3.6: clipping acts at every step) and a warm-up scheduler; and
+    gradients an earlier backward may leave."""
+    g = torch.Generator().manual_seed(PUBLIC_SEED)
+    vocab, length, _, classes = PUBLIC_SIZES
+    with under_seed(PUBLIC_SEED):
+        shapes = {name: v.shape for name, v in step_model(nn, *PUBLIC_SIZES).state_dict().items()}
+    start = {name: small_integers(g, *shape).float() for name, shape in shapes.items()}
+    batches = [
+        (
+            torch.randint(0, vocab, (3, length), generator=g),
+            torch.randint(0, classes, (3,), generator=g),
+        )
+        for _ in range(3)
+    ]
+    stale = (torch.randint(0, vocab, (3, length), generator=g), small_integers(g, 3, classes))
+    return StepTrial(PUBLIC_SIZES, start, batches, 1.0, 0.5, True, PUBLIC_SEED), stale
+
+
+def public_step_observation(ns: Namespace, with_stale_gradients: bool = False) -> str | None:
+    """What differs, after the first step that differs, between the answer's steps and the
+    reference's on the public trial (which parameters and by how much, and the loss it
+    returned), or None where all three steps agree (or the answer raises on them)."""
+    trial, stale_inputs = public_trial()
+    stale = stale_inputs if with_stale_gradients else None
+    expected: list[dict[str, Tensor]] = []
+    _, expected_losses = simulate(trial, stale=stale, record=expected)
+    got: list[dict[str, Tensor]] = []
+    try:
+        _, returned = answer_steps(ns, trial, stale, got)
+    except CheckFailed:
+        return None  # its error on the hidden inputs is told already
+    for step, (mine, theirs) in enumerate(zip(got, expected, strict=True), start=1):
+        seen = [
+            part_difference(name, mine.get(name), want)
+            for name, want in theirs.items()
+            if not is_close(mine.get(name), want, atol=1e-6)
+        ]
+        loss = returned[step - 1]
+        if isinstance(loss, float) and not math.isclose(
+            loss, expected_losses[step - 1], rel_tol=1e-4, abs_tol=1e-6
+        ):
+            seen.append(
+                f"it returned the loss {loss:.4g}, the reference's (before the update) "
+                f"{expected_losses[step - 1]:.4g}"
+            )
+        if seen:
+            entry = "" if stale is None else ", whose parameters hold gradients on entry"
+            agree = "the steps before it agree with the reference's; " if step > 1 else ""
+            return (
+                f"on a small public model{entry} ({PUBLIC_MODEL}, starting weights small "
+                f"integers from the public seed {PUBLIC_SEED}, batches of 3 sentences of 2 "
+                f"tokens, SGD(lr={trial.lr}), max_grad_norm={trial.max_grad_norm}, a linear "
+                f"warm-up from a quarter of lr over 3 steps), {agree}after step {step}: "
+                + "; ".join(seen)
+            )
+    return None
+
+
+def part_difference(name: str, got: Tensor | None, want: Tensor) -> str:
+    """'the linear layer's bias (3.bias) is [..], the reference's [..] (2 of 2 values differ,
+    by up to 0.016)'."""
+    part = f"{PARTS.get(name, name)} ({name})"
+    if got is None or got.shape != want.shape:
+        return f"{part} is missing or of another shape"
+    gap = (got - want).abs()
+    differ = int((gap > 1e-6).sum())
+    return (
+        f"{part} is {rounded(got)}, the reference's {rounded(want)} ({differ} of "
+        f"{want.numel()} values differ, by up to {gap.max().item():.3g})"
+    )
+
+
+def rounded(values: Tensor) -> list[Any]:
+    """``values`` as nested lists rounded to 4 decimals."""
+    return torch.round(values.detach().double(), decimals=4).tolist()
 
 
 @check(ASSIGNMENT, "test_train_step")
 def train_step_matches_the_reference_update(ns: Namespace) -> None:
     """Parameters after 3 steps equal the reference's: SGD makes every mistake visible."""
-    train_step = require_own(ns, "train_step")
-    kernel_torch, kernel_nn = require(ns, "torch"), require(ns, "nn")
     g = hidden_generator("a05 train step")
     for warmup in (False, True):
         trial = draw_step_trial(g, warmup)
         expected, expected_losses = simulate(trial)
-        mine = step_model(kernel_nn, *trial.sizes)
-        mine.load_state_dict(trial.start)
-        mine.eval()  # train_step must switch it to train mode itself
-        optimizer = kernel_torch.optim.SGD(mine.parameters(), lr=trial.lr)
-        scheduler = (
-            kernel_torch.optim.lr_scheduler.LinearLR(optimizer, 0.25, total_iters=3)
-            if warmup
-            else None
-        )
-        losses = []
-        with under_seed(trial.seed):
-            for inputs, labels in trial.batches:
-                losses.append(
-                    call_train_step(
-                        train_step, mine, inputs, labels, optimizer, trial.max_grad_norm, scheduler
-                    )
-                )
+        mine, losses = answer_steps(ns, trial)
         setting = f"3 steps of SGD(lr={trial.lr}) with max_grad_norm={trial.max_grad_norm}" + (
             " and a warm-up scheduler" if warmup else ""
         )
@@ -268,9 +399,9 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
                 for mistake in STEP_MISTAKES
                 if mistake != ZERO_GRAD_AFTER_STEP
             },
-            f"after {setting}, the parameters differ from the reference update: train mode, "
-            "forward, cross-entropy, zero_grad, backward, clip, step, then the scheduler",
+            f"after {setting}, the parameters differ from the reference update's",
             atol=1e-6,
+            counterexample=lambda: public_step_observation(ns),
         )
         if not all(isinstance(loss, float) for loss in losses):
             fail(
@@ -280,8 +411,8 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
         if not is_close(torch.tensor(losses), torch.tensor(expected_losses)):
             fail(
                 f"train_step returned the losses {[round(x, 4) for x in losses]}, expected "
-                f"{[round(x, 4) for x in expected_losses]}: return the cross-entropy of the batch "
-                "computed before the update"
+                f"{[round(x, 4) for x in expected_losses]}, the cross-entropy of each batch "
+                "before its update, as the statement asks"
             )
 
 
@@ -289,8 +420,6 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
 def train_step_ignores_gradients_left_before_it(ns: Namespace) -> None:
     """The statement: zero_grad before backward, so gradients left by an earlier backward (an
     evaluation, a check) do not enter the update; no other call starts with gradients present."""
-    train_step = require_own(ns, "train_step")
-    kernel_torch, kernel_nn = require(ns, "torch"), require(ns, "nn")
     g = hidden_generator("a05 train step stale gradients")
     trial = draw_step_trial(g, warmup=False)
     vocab, length, _, classes = trial.sizes
@@ -300,13 +429,7 @@ def train_step_ignores_gradients_left_before_it(ns: Namespace) -> None:
         torch.randn(batch, classes, generator=g),
     )
     expected, _ = simulate(trial, stale=stale)
-    mine = step_model(kernel_nn, *trial.sizes)
-    mine.load_state_dict(trial.start)
-    leave_gradients(mine, *stale)
-    optimizer = kernel_torch.optim.SGD(mine.parameters(), lr=trial.lr)
-    with under_seed(trial.seed):
-        for inputs, labels in trial.batches:
-            call_train_step(train_step, mine, inputs, labels, optimizer, trial.max_grad_norm, None)
+    mine, _ = answer_steps(ns, trial, stale)
     diagnose(
         flat_parameters(mine),
         expected,
@@ -315,6 +438,7 @@ def train_step_ignores_gradients_left_before_it(ns: Namespace) -> None:
         "on a model whose parameters already held gradients, the parameters differ from the "
         "reference update, which starts each step from fresh gradients",
         atol=1e-6,
+        counterexample=lambda: public_step_observation(ns, with_stale_gradients=True),
     )
 
 
@@ -336,12 +460,13 @@ def train_step_drives_the_loss_down(ns: Namespace) -> None:
         ]
     final = min(losses[-5:])
     if not final < 0.25 * losses[0]:
-        fail(
+        seen = (
             f"with your train_step the loss of a small model on an easy task went from "
             f"{losses[0]:.3f} to {final:.3f} in 60 AdamW steps (expected below "
-            f"{0.25 * losses[0]:.3f}): check the sign of the loss and that step() follows "
-            "backward()"
+            f"{0.25 * losses[0]:.3f})"
         )
+        found = public_step_observation(ns)
+        fail(f"{seen}\n{found}" if found else seen)
 
 
 def built_optimizer(ns: Namespace, label: str) -> tuple[Any, nn.Module, float, float]:
@@ -370,14 +495,20 @@ def make_optimizer_is_adamw_with_lr_and_weight_decay(ns: Namespace) -> None:
         if isinstance(optimizer, torch.optim.Adam):  # and not an AdamW: its class says it
             fail(MAKE_OPTIMIZER["adam"])
         fail(f"make_optimizer must return a torch.optim.AdamW, got {type(optimizer).__name__}")
-    for group in optimizer.param_groups:
-        if group["lr"] != lr:
-            fail(f"the optimizer's learning rate is {group['lr']}, not lr={lr}: pass lr=lr")
-        if group["weight_decay"] != weight_decay:
+    for setting, wanted in (("lr", lr), ("weight_decay", weight_decay)):
+        if any(group[setting] != wanted for group in optimizer.param_groups):
             fail(
-                f"the optimizer's weight decay is {group['weight_decay']}, not "
-                f"weight_decay={weight_decay}: pass weight_decay=weight_decay"
+                f"make_optimizer(model, lr={lr}, weight_decay={weight_decay}) returned an AdamW "
+                f"whose {setting} is not {wanted} for every parameter: "
+                + "; ".join(describe_group(group, setting) for group in optimizer.param_groups)
             )
+
+
+def describe_group(group: dict[str, Any], setting: str) -> str:
+    """'2 tensors of shapes (9, 4), (3, 16): weight_decay 0.0': one parameter group, as seen."""
+    shapes = ", ".join(str(tuple(p.shape)) for p in group["params"])
+    count = len(group["params"])
+    return f"{count} tensor{'s' * (count != 1)} of shape{'s' * (count != 1)} {shapes}: {setting} {group[setting]}"
 
 
 @check(ASSIGNMENT, "test_make_optimizer", weight=EDGE_CASES)
@@ -392,6 +523,8 @@ def make_optimizer_covers_every_parameter(ns: Namespace) -> None:
     wanted = list(model.state_dict().values())
     if sorted(p.numel() for p in given) != sorted(p.numel() for p in wanted):
         fail(
-            f"the optimizer updates {len(given)} parameter tensors, the model has {len(wanted)}: "
-            "give it model.parameters()"
+            f"the optimizer updates {len(given)} parameter tensors (shapes "
+            f"{[tuple(p.shape) for p in given]}), the model has {len(wanted)} (shapes "
+            f"{[tuple(p.shape) for p in wanted]}): the statement asks for AdamW over all of "
+            "model.parameters()"
         )

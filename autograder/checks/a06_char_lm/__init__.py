@@ -11,6 +11,7 @@ EXERCISES = (
     "lm_loss",
     "trained_model",
     "sample",
+    "penalise_repeats",
 )
 for exercise in EXERCISES:
     import_module(f"{__name__}.{exercise}")

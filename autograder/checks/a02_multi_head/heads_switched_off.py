@@ -1,0 +1,149 @@
+"""Exercise 4, `heads_switched_off` (test_heads_switched_off): head ablation, by design.
+
+What a switched-off head contributes, and whether the kept heads are rescaled, is the student's
+design, so nothing here compares with one reference output. Each check tests a property the
+statement lists, on attention_lab's layer with hidden weights: changing only an off head's rows
+of the projections leaves the output alone, changing a kept head's value rows does not, all heads
+on is the layer itself, and the output stays finite with every head off. A failure says which
+heads were on, what was changed and what was observed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import torch
+from torch import Tensor, nn
+
+from attention_lab.reference.a02_multi_head import MultiHeadAttention
+from autograder.authoring.closeness import is_close
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes, under_seed
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import explain
+from autograder.checks.a02_multi_head.shared import ASSIGNMENT
+
+ATOL = 1e-9  # float64 throughout
+
+
+def hidden_layer(generator: torch.Generator, num_heads: int, d_k: int) -> MultiHeadAttention:
+    """attention_lab's layer in float64 and eval mode, with weights from a hidden draw."""
+    with under_seed(int(torch.randint(2**31, (1,), generator=generator))):
+        return MultiHeadAttention(num_heads * d_k, num_heads).double().eval()
+
+
+def run_ablation(ablate: Callable, mha: nn.Module, x: Tensor, keep: Tensor, what: str) -> Tensor:
+    """The answer's output, (B, L, d_model) and finite, with the layer's parameters unchanged."""
+    before = copy.deepcopy(mha.state_dict())
+    try:
+        with torch.no_grad():
+            out = ablate(mha, x.clone(), keep.clone())
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(explain(error, "your heads_switched_off", f" on {what}"))
+    if any(not torch.equal(before[name], value) for name, value in mha.state_dict().items()):
+        fail(f"heads_switched_off changed the parameters of the layer it was given, on {what}")
+    if not (isinstance(out, Tensor) and out.shape == x.shape):
+        got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))}"
+        fail(f"expected a tensor of shape {tuple(x.shape)}, that of x, on {what}; got {got}")
+    if not torch.isfinite(out).all():
+        fail(f"the output holds non-finite values on {what}")
+    return out.to(torch.float64)
+
+
+def changed_rows(mha: nn.Module, head: int, generator: torch.Generator, names: tuple[str, ...]):
+    """A copy of ``mha`` with new values in head ``head``'s rows of the named projections."""
+    changed = copy.deepcopy(mha)
+    rows = slice(head * mha.d_k, (head + 1) * mha.d_k)
+    with torch.no_grad():
+        for name in names:
+            projection = getattr(changed, name)
+            shape = projection.weight[rows].shape
+            projection.weight[rows] = torch.randn(shape, generator=generator, dtype=torch.float64)
+            projection.bias[rows] = torch.randn(shape[0], generator=generator, dtype=torch.float64)
+    return changed
+
+
+def ablation_case(generator: torch.Generator) -> tuple[MultiHeadAttention, Tensor, Tensor, str]:
+    """(layer, x, keep with at least one head on and one off, the case in words)."""
+    b, length, num_heads, d_k = random_sizes(generator, 4, low=2, high=7)
+    mha = hidden_layer(generator, num_heads, d_k)
+    x = torch.randn(b, length, num_heads * d_k, generator=generator, dtype=torch.float64)
+    keep = torch.rand(num_heads, generator=generator) < 0.5
+    keep[0], keep[-1] = True, False
+    keep = keep[torch.randperm(num_heads, generator=generator)]
+    on = keep.nonzero().flatten().tolist()
+    return (
+        mha,
+        x,
+        keep,
+        f"d_model={num_heads * d_k}, num_heads={num_heads}, B={b}, L={length}, heads on {on}",
+    )
+
+
+@check(ASSIGNMENT, "test_heads_switched_off")
+def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
+    """An off head's q, k, v rows change nothing; a kept head's value rows change the output."""
+    ablate = require(ns, "heads_switched_off")
+    g = hidden_generator("a02 heads off")
+    for _ in range(2):
+        mha, x, keep, what = ablation_case(g)
+        out = run_ablation(ablate, mha, x, keep, what)
+        for head in (~keep).nonzero().flatten().tolist():
+            changed = changed_rows(mha, head, g, ("q_proj", "k_proj", "v_proj"))
+            moved = run_ablation(ablate, changed, x, keep, what)
+            if not is_close(moved, out, atol=ATOL):
+                fail(
+                    f"head {head} is off ({what}), yet the output changed by up to "
+                    f"{float((moved - out).abs().max()):.3g} when only head {head}'s rows of "
+                    "q_proj, k_proj and v_proj changed"
+                )
+        for head in keep.nonzero().flatten().tolist():
+            changed = changed_rows(mha, head, g, ("v_proj",))
+            if is_close(run_ablation(ablate, changed, x, keep, what), out, atol=ATOL):
+                fail(
+                    f"head {head} is on ({what}), yet the output stayed the same when its rows "
+                    "of v_proj changed"
+                )
+
+
+@check(ASSIGNMENT, "test_heads_switched_off", weight=EDGE_CASES)
+def every_head_on_is_the_layer(ns: Namespace) -> None:
+    """With every head kept, the output is the layer's own."""
+    ablate = require(ns, "heads_switched_off")
+    g = hidden_generator("a02 heads all on")
+    mha, x, keep, what = ablation_case(g)
+    keep = torch.ones_like(keep)
+    what = what.split(", heads on")[0] + ", every head on"
+    out = run_ablation(ablate, mha, x, keep, what)
+    with torch.no_grad():
+        expected = mha(x)[0]
+    if not is_close(out, expected, atol=ATOL):
+        fail(
+            f"with every head on ({what}) the output differs from mha(x)[0] by up to "
+            f"{float((out - expected).abs().max()):.3g}"
+        )
+
+
+@check(ASSIGNMENT, "test_heads_switched_off", weight=EDGE_CASES)
+def ablation_is_defined_at_the_edges(ns: Namespace) -> None:
+    """Every head off, a layer of one head (on, then off), one sentence of one token."""
+    ablate = require(ns, "heads_switched_off")
+    g = hidden_generator("a02 heads edges")
+    mha, x, keep, what = ablation_case(g)
+    run_ablation(
+        ablate, mha, x, torch.zeros_like(keep), what.split(", heads on")[0] + ", every head off"
+    )
+    d_k = random_sizes(g, 1, low=2, high=7)[0]
+    single = hidden_layer(g, 1, d_k)
+    one_token = torch.randn(1, 1, d_k, generator=g, dtype=torch.float64)
+    for state in (True, False):
+        run_ablation(
+            ablate,
+            single,
+            one_token,
+            torch.tensor([state]),
+            f"one head of d_k={d_k}, {'on' if state else 'off'}, B=1, L=1",
+        )

@@ -1,0 +1,192 @@
+"""Exercise 6, `padded_block` (test_padded_block): a padded batch through a block, by design.
+
+The statement leaves the design to the student (which mask, what the pad positions hold, what a
+sentence of pads gives), so nothing here compares with one reference answer. Each check tests a
+property every good design keeps, on attention_lab's block with hidden weights: the output at a
+real position is the block's output on that sentence with its pads removed, and every value and
+gradient is finite. A failure says what was observed on which sentence and position; where the
+real positions move with the pads, it reruns the answer with only the pads' vectors redrawn and
+says whether they moved with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor, nn
+
+from autograder.authoring.closeness import is_close
+from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import explain
+from autograder.checks.a03_transformer_block.encoder_block import block_sizes, reference_block
+from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
+
+# float64 throughout: a design that keeps the pads out computes the real positions exactly as
+# the block does alone, so only rounding separates them.
+ATOL = 1e-9
+
+
+def run_answer(
+    padded_block: Callable, block: nn.Module, x: Tensor, is_pad: Tensor, what: str
+) -> Tensor:
+    """The answer's output on copies of x and is_pad, its shape and dtype checked."""
+    try:
+        out = padded_block(block, x.clone(), is_pad.clone())
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(explain(error, "your padded_block", f" on {what}"))
+    if not (isinstance(out, Tensor) and out.shape == x.shape and out.dtype == x.dtype):
+        got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))} {getattr(out, 'dtype', '')}"
+        fail(
+            f"expected a {x.dtype} tensor of shape {tuple(x.shape)}, the shape of x, on {what}; "
+            f"got {got}"
+        )
+    return out
+
+
+def alone(block: nn.Module, x: Tensor, is_pad: Tensor) -> list[Tensor]:
+    """Per sentence, the block's output (n_real, d_model) on its real tokens alone."""
+    with torch.no_grad():
+        return [block(x[b, ~is_pad[b]][None])[0][0] for b in range(len(x))]
+
+
+def describe(is_pad: Tensor, sentence: int) -> str:
+    """Sentence ``sentence``'s padding, in words: which positions of how many are pads."""
+    pads = is_pad[sentence].nonzero().flatten().tolist()
+    return (
+        f"sentence {sentence} of {len(is_pad)}, {is_pad.shape[1]} positions, pads at {pads}"
+        if pads
+        else f"sentence {sentence} of {len(is_pad)}, {is_pad.shape[1]} positions, no pads"
+    )
+
+
+def judge_blindness(
+    padded_block: Callable,
+    block: nn.Module,
+    x: Tensor,
+    is_pad: Tensor,
+    what: str,
+    generator: torch.Generator,
+) -> None:
+    """Fail unless at every real position the answer gives the block's output on the sentence
+    without its pads (the pad positions are the answer's to fill)."""
+    with torch.no_grad():
+        out = run_answer(padded_block, block, x, is_pad, what)
+    bad = (~torch.isfinite(out)).any(-1) & ~is_pad
+    if bad.any():
+        where = [tuple(p) for p in bad.nonzero().tolist()[:4]]
+        fail(f"the output holds non-finite values at real (sentence, position) {where} on {what}")
+    expected = alone(block, x, is_pad)
+    for b, want in enumerate(expected):
+        got = out[b, ~is_pad[b]]
+        if is_close(got, want, atol=ATOL):
+            continue
+        real = (~is_pad[b]).nonzero().flatten()
+        gap = (got - want).abs().amax(-1)
+        first = int(real[int((gap > ATOL).nonzero()[0])])
+        # The experiment: redraw only the pads' vectors and see whether the real positions move.
+        redrawn = x.clone()
+        redrawn[is_pad] = 5 * torch.randn(
+            int(is_pad.sum()), x.shape[-1], generator=generator, dtype=x.dtype
+        )
+        with torch.no_grad():
+            moved = run_answer(padded_block, block, redrawn, is_pad, what)[b, ~is_pad[b]]
+        shift = float((moved - got).abs().max())
+        observed = (
+            f"with only the pads' vectors redrawn, the output at its real positions changed "
+            f"by up to {shift:.3g}"
+            if shift > ATOL
+            else "redrawing only the pads' vectors left the output at its real positions unchanged"
+        )
+        fail(
+            f"{describe(is_pad, b)}, on {what}: at real position {first} the output differs by "
+            f"{float(gap.max()):.3g} from the block's output on the sentence with its pads "
+            f"removed; {observed}"
+        )
+
+
+def report_non_finite(values: Tensor, is_pad: Tensor, name: str, what: str) -> None:
+    """Fail, naming the first (sentence, position) pairs, where ``values`` (B, L, d) is not
+    finite."""
+    bad = (~torch.isfinite(values)).any(-1)
+    if bad.any():
+        where = [tuple(p) for p in bad.nonzero().tolist()[:4]]
+        pads = [tuple(p) for p in is_pad.nonzero().tolist()[:6]]
+        fail(
+            f"{name} holds non-finite values at (sentence, position) {where} on {what}; pads at "
+            f"(sentence, position) {pads}"
+        )
+
+
+def padded_batch(
+    generator: torch.Generator, placement: str
+) -> tuple[nn.Module, Tensor, Tensor, str]:
+    """(a hidden reference block in eval mode, x (B, L, d_model), is_pad (B, L), its sizes in
+    words): sentence 0 has no pads, every other sentence at least one real token and one pad,
+    placed at the end, at the start, or anywhere."""
+    b, length, h, d_k, d_ff = block_sizes(generator)
+    d_model = h * d_k
+    block = reference_block(d_model, h, d_ff, generator).double().eval()
+    # Pads of a larger scale than the tokens: a pad that leaks in moves the output visibly.
+    x = torch.randn(b, length, d_model, generator=generator, dtype=torch.float64)
+    is_pad = torch.zeros(b, length, dtype=torch.bool)
+    for sentence in range(1, b):
+        n_real = int(torch.randint(1, length, (1,), generator=generator))
+        if placement == "end":
+            is_pad[sentence, n_real:] = True
+        elif placement == "pads first":
+            is_pad[sentence, : length - n_real] = True
+        else:
+            order = torch.randperm(length, generator=generator)
+            is_pad[sentence, order[n_real:]] = True
+    x[is_pad] *= 3
+    sizes = f"d_model={d_model}, num_heads={h}, d_ff={d_ff}, B={b}, L={length}"
+    return block, x, is_pad, sizes
+
+
+@check(ASSIGNMENT, "test_padded_block")
+def padded_block_is_blind_to_pads_at_the_end(ns: Namespace) -> None:
+    """Pads at the end, as encode puts them: real positions as if the pads were not there."""
+    padded_block = require(ns, "padded_block")
+    g = hidden_generator("a03 padded block end")
+    for _ in range(2):
+        block, x, is_pad, sizes = padded_batch(g, "end")
+        judge_blindness(padded_block, block, x, is_pad, f"{sizes}, pads at the end", g)
+
+
+@check(ASSIGNMENT, "test_padded_block", weight=EDGE_CASES)
+def padded_block_is_blind_to_pads_anywhere(ns: Namespace) -> None:
+    """Pads first (left padding), then pads between the tokens."""
+    padded_block = require(ns, "padded_block")
+    g = hidden_generator("a03 padded block anywhere")
+    for placement in ("pads first", "pads anywhere"):
+        block, x, is_pad, sizes = padded_batch(g, placement)
+        judge_blindness(padded_block, block, x, is_pad, f"{sizes}, {placement}", g)
+
+
+@check(ASSIGNMENT, "test_padded_block", weight=EDGE_CASES)
+def padded_block_stays_finite_for_sentences_of_pads(ns: Namespace) -> None:
+    """A sentence of pads only, beside one of a single real token; then one sentence, one pad.
+    Every output value, at the pads too, and every gradient with respect to x is finite."""
+    padded_block = require(ns, "padded_block")
+    g = hidden_generator("a03 padded block empty")
+    block, x, is_pad, sizes = padded_batch(g, "end")
+    is_pad[-1] = True  # the last sentence is padding only
+    is_pad[0, 1:] = True  # the first has one real token
+    batches = [(block, x, is_pad, f"{sizes}, sentence {len(x) - 1} all pads")]
+    batches.append((block, x[:1, :1], torch.ones(1, 1, dtype=torch.bool), "B=1, L=1, one pad"))
+    for block, x, is_pad, what in batches:
+        leaf = x.clone().requires_grad_()
+        out = run_answer(padded_block, block, leaf, is_pad, what)
+        report_non_finite(out.detach(), is_pad, "the output", what)
+        if not out.requires_grad:
+            continue  # an output that does not depend on x (all pads, say) has no gradient to judge
+        (out * torch.randn(out.shape, generator=g, dtype=out.dtype)).sum().backward()
+        if leaf.grad is not None:
+            report_non_finite(
+                leaf.grad, is_pad, "the gradient of the output with respect to x", what
+            )

@@ -1,0 +1,182 @@
+"""Exercise 7, `penalise_repeats` (test_penalise_repeats): a repetition penalty, by design.
+
+The rule is the student's (a presence penalty, a count penalty, a sign-aware division, ...), so
+nothing here compares with one reference. Each check tests a property the statement lists on
+p = softmax(logits) and p' = softmax(answer): the seen ids' total probability never rises, the
+odds among the unseen ids stay, strength 0 changes nothing and more strength never helps the seen
+ids, rows stay apart. A failure shows the row, its seen ids and the probabilities it observed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from autograder.authoring.closeness import is_close
+from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import explain
+from autograder.checks.a06_char_lm.shared import ASSIGNMENT
+
+ATOL = 1e-9  # float64 throughout
+
+
+def run_penalty(
+    penalise: Callable, logits: Tensor, context: Tensor, strength: float, what: str
+) -> Tensor:
+    """The answer's logits for (logits, context, strength): finite, (B, V), logits' dtype."""
+    given = logits.clone()
+    try:
+        out = penalise(given, context.clone(), strength)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(explain(error, "your penalise_repeats", f" on {what}"))
+    if not torch.equal(given, logits):
+        fail(f"penalise_repeats changed the logits it was given, on {what}")
+    if not (isinstance(out, Tensor) and out.shape == logits.shape and out.dtype == logits.dtype):
+        got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))} {getattr(out, 'dtype', '')}"
+        fail(
+            f"expected a {logits.dtype} tensor of shape {tuple(logits.shape)}, that of the "
+            f"logits, on {what}; got {got}"
+        )
+    if not torch.isfinite(out).all():
+        row = int((~torch.isfinite(out)).any(-1).nonzero()[0])
+        fail(f"row {row} of the output holds non-finite values on {what}: {rounded(out[row])}")
+    return out.detach()
+
+
+def rounded(values: Tensor) -> list[float]:
+    """The first values of a row, rounded for a message."""
+    return [round(float(v), 4) for v in values.flatten()[:10]]
+
+
+def seen_ids(context: Tensor, vocab_size: int) -> Tensor:
+    """(B, V) bool: True where the id appears in that row's context."""
+    return torch.zeros(len(context), vocab_size, dtype=torch.bool).scatter_(1, context, True)
+
+
+def seen_mass(logits: Tensor, seen: Tensor) -> Tensor:
+    """(B,) total probability of each row's seen ids under softmax(logits)."""
+    return (torch.softmax(logits, dim=-1) * seen).sum(-1)
+
+
+def penalty_batch(generator: torch.Generator) -> tuple[Tensor, Tensor, str]:
+    """(logits (B, V), context (B, L), sizes in words): mixed-sign logits; row 0's context is
+    drawn among its lowest logits (all negative), row 1's among its highest, the others at
+    random with repeats."""
+    b, vocab_size, length = random_sizes(generator, 3, low=3, high=12)
+    vocab_size += 6
+    logits = 2 * torch.randn(b, vocab_size, generator=generator, dtype=torch.float64)
+    context = torch.randint(vocab_size, (b, length), generator=generator)
+    order = logits.argsort(dim=-1)
+    low = min(3, vocab_size // 3)
+    logits[0, order[0, :low]] = -(torch.rand(low, generator=generator, dtype=torch.float64) + 0.5)
+    picks = torch.randint(low, (length,), generator=generator)
+    context[0] = order[0, picks]  # row 0 has seen only ids whose logits are negative
+    context[1] = order[1, -1 - picks]  # row 1 only its likeliest ids
+    return logits, context, f"B={b}, V={vocab_size}, L={length}"
+
+
+def judge_shift(logits: Tensor, out: Tensor, context: Tensor, strength: float, what: str) -> None:
+    """Fail unless the seen ids' total probability did not rise and the unseen ids' odds held."""
+    seen = seen_ids(context, logits.shape[-1])
+    before, after = seen_mass(logits, seen), seen_mass(out, seen)
+    risen = after > before + ATOL
+    if risen.any():
+        row = int(risen.nonzero()[0])
+        fail(
+            f"row {row} ({what}, strength {strength:.3g}): the seen ids "
+            f"{seen[row].nonzero().flatten().tolist()}, with logits {rounded(logits[row][seen[row]])}, "
+            f"held {float(before[row]):.4g} of the probability before and {float(after[row]):.4g} after"
+        )
+    for row in range(len(logits)):
+        unseen = ~seen[row]
+        if unseen.sum() < 2:
+            continue
+        shift = (torch.log_softmax(out[row], -1) - torch.log_softmax(logits[row], -1))[unseen]
+        if not is_close(shift, shift.mean().expand_as(shift), atol=1e-7):
+            ids = unseen.nonzero().flatten()
+            first, last = int(shift.argmin()), int(shift.argmax())
+            fail(
+                f"row {row} ({what}, strength {strength:.3g}): the ids {int(ids[first])} and "
+                f"{int(ids[last])}, absent from its context, had odds "
+                f"{float(torch.exp(logits[row, ids[first]] - logits[row, ids[last]])):.4g} "
+                f"before and {float(torch.exp(out[row, ids[first]] - out[row, ids[last]])):.4g} after"
+            )
+
+
+@check(ASSIGNMENT, "test_penalise_repeats")
+def penalty_moves_probability_from_seen_ids_to_the_others(ns: Namespace) -> None:
+    """Seen ids lose (or keep) total probability, whatever their logits' signs; unseen odds hold."""
+    penalise = require(ns, "penalise_repeats")
+    g = hidden_generator("a06 penalty shift")
+    for _ in range(3):
+        logits, context, sizes = penalty_batch(g)
+        strength = round(0.3 + 2.5 * float(torch.rand((), generator=g)), 3)
+        out = run_penalty(penalise, logits, context, strength, sizes)
+        judge_shift(logits, out, context, strength, sizes)
+
+
+@check(ASSIGNMENT, "test_penalise_repeats", weight=EDGE_CASES)
+def penalty_is_off_at_zero_and_grows_with_strength(ns: Namespace) -> None:
+    """Strength 0 keeps the distribution; larger strengths never give the seen ids more."""
+    penalise = require(ns, "penalise_repeats")
+    g = hidden_generator("a06 penalty strength")
+    logits, context, sizes = penalty_batch(g)
+    off = run_penalty(penalise, logits, context, 0.0, sizes)
+    if not is_close(torch.softmax(off, -1), torch.softmax(logits, -1), atol=ATOL):
+        row = int(
+            (~(torch.softmax(off, -1) - torch.softmax(logits, -1)).abs().le(ATOL))
+            .any(-1)
+            .nonzero()[0]
+        )
+        fail(
+            f"at strength 0 ({sizes}) row {row}'s probabilities changed from "
+            f"{rounded(torch.softmax(logits[row], -1))} to {rounded(torch.softmax(off[row], -1))}"
+        )
+    seen = seen_ids(context, logits.shape[-1])
+    strengths = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+    masses = torch.stack(
+        [seen_mass(run_penalty(penalise, logits, context, s, sizes), seen) for s in strengths]
+    )  # (S, B)
+    rises = masses[1:] > masses[:-1] + ATOL
+    if rises.any():
+        step, row = (int(i) for i in rises.nonzero()[0])
+        fail(
+            f"row {row} ({sizes}): the seen ids {seen[row].nonzero().flatten().tolist()} held "
+            f"{float(masses[step, row]):.4g} of the probability at strength {strengths[step]} and "
+            f"{float(masses[step + 1, row]):.4g} at strength {strengths[step + 1]}"
+        )
+
+
+@check(ASSIGNMENT, "test_penalise_repeats", weight=EDGE_CASES)
+def penalty_keeps_rows_apart(ns: Namespace) -> None:
+    """Each row alone gives what it gives in the batch; a context of one id, a context of every
+    id and a batch of one row keep the properties."""
+    penalise = require(ns, "penalise_repeats")
+    g = hidden_generator("a06 penalty rows")
+    logits, context, sizes = penalty_batch(g)
+    strength = 1.5
+    together = run_penalty(penalise, logits, context, strength, sizes)
+    for row in range(len(logits)):
+        alone = run_penalty(
+            penalise, logits[row : row + 1], context[row : row + 1], strength, f"row {row} alone"
+        )
+        if not is_close(torch.softmax(alone[0], -1), torch.softmax(together[row], -1), atol=ATOL):
+            fail(
+                f"row {row} ({sizes}) gives the probabilities {rounded(torch.softmax(together[row], -1))} "
+                f"in the batch and {rounded(torch.softmax(alone[0], -1))} alone"
+            )
+    vocab_size = logits.shape[-1]
+    every_id = torch.randperm(vocab_size, generator=g)[None].repeat(2, 1)
+    cases = [
+        (logits[:1], context[:1, :1], f"B=1, V={vocab_size}, a context of one id"),
+        (logits[:2], every_id, f"B=2, V={vocab_size}, a context of every id"),
+    ]
+    for case_logits, case_context, what in cases:
+        out = run_penalty(penalise, case_logits, case_context, strength, what)
+        judge_shift(case_logits, out, case_context, strength, what)
