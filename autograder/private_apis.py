@@ -6,6 +6,10 @@ deep inside a grading batch.
   API stops a forkserver, and a new preload list is read only by a new server
   (pipeline/engines/preloaded_workers.py); ``multiprocessing.forkserver.ensure_running()``,
   undocumented, starts one before the first worker asks for it;
+- ``multiprocessing.process.current_process()._config["daemon"]``: multiprocessing refuses
+  children to a daemonic process (a Dask worker is one, under its nanny), since it could not end
+  them; a Dask worker's grading processes end with it by themselves (pipeline/engines/
+  dask_engine.py), so the refusal is lifted while they start;
 - ``ProcessPoolExecutor._processes``: a pool's processes, to kill them with what they are grading
   (Python 3.14 adds ``kill_workers()``; this project supports 3.11);
 - ``torch.utils._python_dispatch.TorchDispatchMode``: the only way to see the aten ops a call
@@ -26,9 +30,11 @@ mode), so it imports only the standard library at module level.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing.process import BaseProcess
+from multiprocessing.process import BaseProcess, current_process
 
 
 def forkserver_pid() -> int | None:
@@ -51,6 +57,21 @@ def forget_forkserver() -> None:
     from multiprocessing import forkserver
 
     forkserver._forkserver._stop()  # noqa: SLF001
+
+
+@contextlib.contextmanager
+def children_allowed() -> Iterator[None]:
+    """Let this process start multiprocessing children even if it is daemonic."""
+    config = current_process()._config  # noqa: SLF001
+    daemon = config.get("daemon")
+    config["daemon"] = False
+    try:
+        yield
+    finally:
+        if daemon is None:
+            config.pop("daemon", None)
+        else:
+            config["daemon"] = daemon
 
 
 def pool_processes(pool: ProcessPoolExecutor) -> list[BaseProcess]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from pathlib import Path
+
+from autograder.private_apis import children_allowed
 
 
 def parent_of(pid: int) -> int:
@@ -21,3 +24,16 @@ def descends_from_this_process(pid: int) -> bool:
         if pid == os.getpid():
             return True
     return False
+
+
+def start_a_child_of_a_daemon(results: multiprocessing.Queue) -> None:
+    """In a daemonic process: whether it may start a child, refused and then allowed."""
+    child = multiprocessing.get_context("spawn").Process(target=os.getpid)
+    try:
+        child.start()
+    except AssertionError as refusal:
+        results.put(("refused", str(refusal)))
+    with children_allowed():
+        child.start()
+    child.join()
+    results.put(("allowed", child.exitcode))

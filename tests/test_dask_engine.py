@@ -26,7 +26,7 @@ from autograder.authoring.hidden_seeds import DEVELOPMENT_SECRET
 from autograder.examples import DEMO_CLASS, build_course
 from autograder.isolation import sandbox
 from autograder.pipeline.cli import main
-from autograder.pipeline.course.course import Course, GradingError, tool_env
+from autograder.pipeline.course.course import Course, GradingError, instructor_side, tool_env
 from autograder.pipeline.engines.batch import grade
 from autograder.pipeline.engines.dask_engine import GradingSetup
 from autograder.pipeline.engines.jobs_and_outcomes import DaskCluster, Settings
@@ -253,3 +253,28 @@ def test_a_worker_that_cannot_build_a_sandbox_says_so_before_any_grading():
             r"grade: no user namespaces on this node \(test\)",
         ):
             client.register_plugin(GradingSetup(ASSIGNMENT, {}, {}, True, DEVELOPMENT_SECRET))
+
+
+def _threads_where_jobs_fork_judges(setup: str) -> tuple[int, int]:
+    """On a worker: (the OS threads of the process a job's judge is forked from, the worker's)."""
+    from autograder.pipeline.engines import dask_engine
+
+    grader = dask_engine._PREPARED[setup].graders.submit(os.listdir, "/proc/self/task")
+    return len(grader.result(timeout=120)), len(os.listdir("/proc/self/task"))
+
+
+def test_a_dask_job_forks_its_judge_from_a_process_with_one_thread(demo_course: Path):
+    """A Dask worker runs its event loop and each job in threads; a judge forked beside them could
+    inherit a lock another thread held (Python 3.12 and later warn of it)."""
+    release, sources = instructor_side(Course.load(demo_course), ASSIGNMENT)
+    setup = GradingSetup(ASSIGNMENT, release, sources, False, DEVELOPMENT_SECRET)
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        client.register_plugin(setup, name=setup.name)
+        forking, worker = client.submit(_threads_where_jobs_fork_judges, setup.name).result()
+    assert worker > 1, f"the Dask worker was expected to run threads: {worker}"
+    assert forking == 1, f"threads where a job forks its judge: {forking}"

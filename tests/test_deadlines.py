@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -246,7 +246,7 @@ def _hand_in(course: Course, inbound: Path, student: str, stamp: str | None) -> 
 def test_a_forged_timestamp_pays_what_the_exchange_says(exchange_course):
     course, inbound = exchange_course
     started = time.monotonic()
-    now = datetime.utcnow()
+    now = datetime.now(UTC).replace(tzinfo=None)  # the gradebook keeps naive UTC
     due = now - timedelta(hours=25)  # the honest late student: two days started
     with Gradebook(course.coursedir.db_url, course.coursedir.course_id) as gb:
         gb.update_or_create_assignment(ASSIGNMENT, duedate=due)

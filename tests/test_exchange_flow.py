@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -70,7 +70,7 @@ def test_release_fetch_submit_collect_then_grade(tmp_path: Path):
     # alan then backdates his claim (his own process writes it); the exchange's ctime stands.
     (forged,) = (exchange / COURSE / "inbound").glob(f"alan+{ASSIGNMENT}+*/timestamp.txt")
     forged.write_text("2020-01-01 00:00:00.000000 UTC")
-    due = datetime.utcnow() - timedelta(hours=1)
+    due = datetime.now(UTC).replace(tzinfo=None) - timedelta(hours=1)  # the gradebook: naive UTC
     with Gradebook(f"sqlite:///{root / 'grading' / 'gradebook.db'}", COURSE) as gb:
         gb.update_or_create_assignment(ASSIGNMENT, duedate=due)
     # One OS user plays every student here, so nbgrader's owner check would only warn.

@@ -16,6 +16,7 @@ import torch
 from autograder import private_apis
 from autograder.judging.kernel import observe
 from autograder.pipeline.engines.preloaded_workers import stop_forkserver
+from tests.processes import start_a_child_of_a_daemon
 
 
 def changed(api: str, used_by: str, seen: object) -> str:
@@ -42,6 +43,22 @@ def test_the_forkserver_is_reachable_and_stoppable_as_the_grader_does_it():
     after = private_apis.forkserver_pid()
     assert after is None, changed(
         "multiprocessing.forkserver._forkserver._stop()", "preloaded_workers.py", after
+    )
+
+
+@pytest.mark.slow  # two fresh interpreters
+def test_a_daemonic_process_may_start_children_where_the_grader_allows_it():
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    daemon = context.Process(target=start_a_child_of_a_daemon, args=(results,), daemon=True)
+    daemon.start()
+    daemon.join(timeout=60)
+    seen = [results.get(timeout=10), results.get(timeout=10)]
+    assert seen[0][0] == "refused", changed(
+        "multiprocessing's daemon refusal", "dask_engine.py's grading processes", seen
+    )
+    assert seen[1] == ("allowed", 0), changed(
+        'current_process()._config["daemon"]', "dask_engine.py's grading processes", seen
     )
 
 

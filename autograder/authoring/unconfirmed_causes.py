@@ -50,7 +50,18 @@ class Text:
 
 # where -> (the start of the text, why its cause is confirmed where it is printed): a deliberate
 # exception, each with its reason; a listed text that no longer names a cause is a problem too.
-DELIBERATE: dict[tuple[str, str], str] = {}
+DELIBERATE: dict[tuple[str, str], str] = {
+    ("autograder/checks/a03_transformer_block/layer_norm.py", "`LayerNorm` calls {} instead"): (
+        "the call is observed on the answer (observe_call) before the message is printed"
+    ),
+    ("autograder/checks/a05_sentiment/training_step.py", "`{}` is attention_lab's own"): (
+        "printed only where the answer is the reference object itself (an identity check)"
+    ),
+    ("autograder/checks/a04_depth.py", "keep no reduced axis"): (
+        "a catalogued mistake's message, kept in one constant for two catalogues; diagnose "
+        "names it only where the answer equals the keepdim output"
+    ),
+}
 
 # TEMPORARY -- being rewritten (issue 40): place -> how many of its texts named a cause on main
 # when the rule came in. Their messages are being rewritten by other hands (01, 06, 07's checks:
@@ -59,19 +70,6 @@ DELIBERATE: dict[tuple[str, str], str] = {}
 # one holding fewer asks for its count to be lowered.
 BEING_REWRITTEN: dict[str, int] = {
     "autograder/checks/a01_attention.py": 3,
-    "autograder/checks/a02_multi_head/mha_parity.py": 1,
-    "autograder/checks/a02_multi_head/multi_head_attention.py": 4,
-    "autograder/checks/a02_multi_head/split_heads.py": 1,
-    "autograder/checks/a03_transformer_block/encode.py": 1,
-    "autograder/checks/a03_transformer_block/encoder_block.py": 5,
-    "autograder/checks/a03_transformer_block/ffn.py": 4,
-    "autograder/checks/a03_transformer_block/layer_norm.py": 5,
-    "autograder/checks/a04_depth.py": 4,
-    "autograder/checks/a05_sentiment/masked_mean.py": 4,
-    "autograder/checks/a05_sentiment/sentiment_model.py": 5,
-    "autograder/checks/a05_sentiment/sentiment_model_dropout.py": 3,
-    "autograder/checks/a05_sentiment/trained_model.py": 5,
-    "autograder/checks/a05_sentiment/training_step.py": 7,
     "autograder/checks/a06_char_lm/causal_head.py": 2,
     "autograder/checks/a06_char_lm/charlm.py": 7,
     "autograder/checks/a06_char_lm/lm_loss.py": 1,

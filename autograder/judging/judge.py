@@ -78,17 +78,10 @@ class Judge:
     nothing else.
 
     A fork copies only the forking thread, and a lock another thread held stays held in the
-    child.  A pool worker runs no other thread when it forks, nor does a library start one in it
-    (pipeline/engines/preloaded_workers.py, tests/test_preloaded_workers.py).  A Dask worker cannot:
-    Dask runs its event loop in the worker's main thread and each job in a thread of its own, so the
-    judge is forked from a job's thread while the loop's runs (with three more in a LocalCluster
-    worker; Python 3.12 and later warn of it: "This process ... is multi-threaded").  CPython
-    resets its own locks in the child (the interpreter's, imports', threading's, logging's) and
-    torch its thread pools; a lock of another kind, held at that instant, could hang the judge,
-    which then costs this submission only: its graded cells run past their time limit (and say
-    so), and this worker kills the judge when the notebook ends.
-    Forking before Dask's threads start would take a process per worker, made before them, that
-    forks judges on request and reports their status and peak memory: not built.
+    child.  So the process that forks a judge runs no other thread, nor does a library start one
+    in it: a pool worker forks from a preloaded forkserver (pipeline/engines/preloaded_workers.py,
+    tests/test_preloaded_workers.py), and a Dask worker, which runs its event loop and each job in
+    threads, hands its jobs to grading processes it spawned (pipeline/engines/dask_engine.py).
     """
 
     def __init__(

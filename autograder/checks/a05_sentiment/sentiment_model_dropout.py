@@ -34,8 +34,8 @@ DROPOUT_SITES = (
 )
 ENCODER_INPUT = "the input of self.encoder"
 MODE_SWITCHED = (
-    "a part of the model runs in another mode than the model: leave the parts' mode to the "
-    "model's train()/eval(); do not switch it in forward"
+    "a part of the model ran in another mode than the model, in the same call: the statement "
+    "leaves every part's mode to the model's train()/eval()"
 )
 
 

@@ -97,35 +97,45 @@ def student_requirements(root: Path = ROOT) -> list[str]:
 
 
 def lock_pins(extra: str, root: Path = ROOT) -> list[str]:
-    """The lock's pin lines, markers and all, of every package the package's dependencies and its
-    extra ``extra`` pull in, transitive ones included.
-
-    Which packages those are, scripts/lock.py records in the lock (``# student needs: ...``) when
-    it resolves it, with everything installed on the oldest Python: walking the installed
-    metadata here instead would make the bundle depend on the releasing machine (a newer Python
-    has not installed, say, importlib_metadata, so its dependencies would go unpinned)."""
-    prefix = f"# {extra} needs: "
-    needed: set[str] = set()
-    pins = {}
-    for line in (root / "requirements.txt").read_text().splitlines():
-        if line.startswith(prefix):
-            needed.update(_name(name) for name in line.removeprefix(prefix).split())
-        elif "==" in line and not line.lstrip().startswith("#"):
-            pins[_name(line)] = line.strip()
+    """The pin lines, markers and all, of every package the package's dependencies and its extra
+    ``extra`` pull in, transitive ones included: ``locks/<extra>.txt``, which scripts/lock.sh
+    resolves with uv at requirements.txt's versions.  Refused where the two disagree, or where
+    it leaves out a package pyproject.toml names: the lock is out of date."""
+    regenerate = "regenerate the lock with scripts/lock.sh (docs/development.md, 'The lock')"
+    path = root / "locks" / f"{extra}.txt"
+    if not path.is_file():
+        raise GradingError(f"no {path.relative_to(root)}: {regenerate}")
+    pins = _pin_lines(path)  # a package may have a line per range of Pythons
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     named = {
         _name(spec) for spec in [*project["dependencies"], *project["optional-dependencies"][extra]]
     }
-    unrecorded = sorted(named - needed)
-    if unrecorded:
-        raise GradingError(
-            f"requirements.txt records no {', '.join(unrecorded)} among what the {extra} extra "
-            "needs: regenerate it with scripts/lock.py (docs/development.md, 'The lock')"
-        )
-    missing = sorted(needed - pins.keys())
+    missing = sorted(named - {_name(line) for line in pins})
     if missing:
-        raise GradingError(f"requirements.txt pins none of: {', '.join(missing)}")
-    return [pins[name] for name in sorted(needed)]
+        raise GradingError(
+            f"{path.relative_to(root)} pins none of: {', '.join(missing)}; {regenerate}"
+        )
+    # The versions must be the lock's; a marker may differ (psutil is needed everywhere by the
+    # grader, on some platforms only by a student's ipython).
+    locked = {_version(line) for line in _pin_lines(root / "requirements.txt")}
+    differ = [line for line in pins if _version(line) not in locked]
+    if differ:
+        raise GradingError(
+            f"{path.relative_to(root)} pins {', '.join(differ)}, which requirements.txt does not; "
+            f"{regenerate}"
+        )
+    return pins
+
+
+def _pin_lines(path: Path) -> list[str]:
+    """The requirement lines of a pip requirements file, without comments or options."""
+    lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line and not line.startswith("-")]
+
+
+def _version(pin: str) -> tuple[str, str]:
+    """(name, version) of a pin line ``name==version ; marker``."""
+    return _name(pin), pin.split("==", 1)[1].split(";")[0].strip()
 
 
 def _name(spec: str) -> str:

@@ -26,6 +26,7 @@ import hashlib
 import ipaddress
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 import signal
@@ -34,7 +35,10 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,7 +49,6 @@ from distributed.scheduler import KilledWorker
 from distributed.security import Security
 from distributed.utils import get_mp_context
 
-from autograder.authoring.hidden_seeds import use_secret
 from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
 from autograder.pipeline.course.course import Course, GradingError
@@ -56,10 +59,16 @@ from autograder.pipeline.engines.jobs_and_outcomes import (
     Settings,
     grader_error,
 )
-from autograder.pipeline.engines.preloaded_workers import preloaded_forkserver
+from autograder.pipeline.engines.preloaded_workers import (
+    end_processes,
+    end_with,
+    one_blas_thread,
+    preloaded_forkserver,
+)
 from autograder.pipeline.engines.worker_deaths import WorkerDeaths
 from autograder.pipeline.intake.intake import MAX_BYTES, take_in
 from autograder.pipeline.worker.one_submission import grade_one, unreadable, warm_up
+from autograder.private_apis import children_allowed, pool_processes
 from autograder.untrusted import UntrustedFile, read_regular_file
 
 # A LocalCluster's scheduler leaves a job whose worker died to the grader (KilledWorker at once),
@@ -90,6 +99,11 @@ class _Prepared:
     secret: bytes
     staging: str
     hide: tuple[str, ...]
+    # Where the jobs run: a Dask worker runs its event loop and each job in threads, and a fork
+    # from a threaded process (the judge's) may inherit a lock another thread held.  These
+    # processes are spawned (no thread but their own) and fork the judges instead.
+    graders: ProcessPoolExecutor
+    lifeline: tuple[Connection, Connection]  # closes when the worker ends: the graders end too
 
 
 # On a worker: plugin name -> what its set-up built, or why the set-up failed.
@@ -126,6 +140,7 @@ class GradingSetup(WorkerPlugin):
     def teardown(self, worker: object) -> None:
         prepared = _PREPARED.pop(self.name, None)
         if isinstance(prepared, _Prepared):
+            _end_graders(prepared)
             shutil.rmtree(Path(prepared.staging).parent, ignore_errors=True)
 
     def _prepare(self, worker: object) -> None:
@@ -135,18 +150,74 @@ class GradingSetup(WorkerPlugin):
                 available, why = sandbox.sandbox_available()
                 if not available:
                     raise GradingError(why)
-            warm_up(self.assignment, self.release, self.sources, self.secret)
             scratch = getattr(worker, "local_directory", None) or tempfile.gettempdir()
             folder = Path(tempfile.mkdtemp(prefix="attention-lab-staging-", dir=scratch))
             folder.chmod(0o755)
             staging = build_staging(folder / "site", self.assignment)
             hide = tuple(sorted(str(p) for p in secret_paths()))
+            graders, lifeline = self._start_graders(getattr(worker, "state", None))
         except Exception as error:
             _PREPARED[self.name] = f"{where} cannot grade: {error}"
             raise GradingError(_PREPARED[self.name]) from None
         _PREPARED[self.name] = _Prepared(
-            self.release, self.sources, self.secret, str(staging), hide
+            self.release, self.sources, self.secret, str(staging), hide, graders, lifeline
         )
+
+    def _start_graders(
+        self, state: object
+    ) -> tuple[ProcessPoolExecutor, tuple[Connection, Connection]]:
+        """As many spawned, warmed-up grading processes as the worker runs jobs at once."""
+        context = multiprocessing.get_context("spawn")
+        reader, writer = context.Pipe(duplex=False)
+        graders = ProcessPoolExecutor(
+            max(1, getattr(state, "nthreads", 1)),
+            mp_context=context,
+            initializer=_start_grader,
+            initargs=(reader, self.assignment, self.release, self.sources, self.secret),
+        )
+        try:
+            # They start at this first call: OpenBLAS (numpy's) reads the variable as each loads.
+            with one_blas_thread(), children_allowed():
+                failed = graders.submit(_set_up_failure).result()  # warmed up now, not at a job
+        except BaseException:
+            _end_graders_of(graders, (reader, writer))
+            raise
+        if failed:
+            _end_graders_of(graders, (reader, writer))
+            raise GradingError(failed)
+        return graders, (reader, writer)
+
+
+_SET_UP_FAILURE: list[str] = []  # in a grading process: why its warm-up failed, if it did
+
+
+def _start_grader(
+    grader: Connection, assignment: str, release: dict, sources: dict[str, str], secret: bytes
+) -> None:
+    """A grading process's set-up: it ends with its Dask worker, and warms up."""
+    end_with(grader)
+    try:
+        warm_up(assignment, release, sources, secret)
+    except Exception as error:  # noqa: BLE001 - the worker's set-up reports it
+        _SET_UP_FAILURE.append(f"{type(error).__name__}: {_first_line(error)}")
+
+
+def _set_up_failure() -> str | None:
+    """In a grading process: why its warm-up failed, or None."""
+    return _SET_UP_FAILURE[0] if _SET_UP_FAILURE else None
+
+
+def _end_graders(prepared: _Prepared) -> None:
+    _end_graders_of(prepared.graders, prepared.lifeline)
+
+
+def _end_graders_of(graders: ProcessPoolExecutor, lifeline: tuple[Connection, Connection]) -> None:
+    """End a set-up's grading processes, with whatever they were grading."""
+    processes = pool_processes(graders)
+    graders.shutdown(wait=False, cancel_futures=True)
+    end_processes(processes)
+    for end in lifeline:
+        end.close()
 
 
 def grade_remotely(job: Job, setup: str) -> Outcome:
@@ -159,8 +230,13 @@ def grade_remotely(job: Job, setup: str) -> Outcome:
     # The course is hidden too where this machine has it (a shared or the same file system).
     hide = sorted({*prepared.hide, *(path for path in job.hide if os.path.exists(path))})
     job = replace(job, staging=prepared.staging, hide=tuple(hide))
-    use_secret(prepared.secret)  # a worker set up by two graders holds two secrets
-    return grade_one(job, (prepared.release, prepared.sources))
+    try:
+        return prepared.graders.submit(grade_one, job).result()
+    except BrokenProcessPool:
+        # The process grading this job died (killed, out of memory): this worker dies with it, so
+        # that the grader counts the death as a worker's (pipeline/engines/worker_deaths.py) and
+        # Dask starts a fresh worker, with fresh grading processes.
+        os._exit(1)
 
 
 def graded(

@@ -45,7 +45,7 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
     shield = "autograder.pipeline.engines.workers_ignore_ctrl_c"
     context.set_forkserver_preload([shield, *also, *preloaded_modules(assignment)])
     try:
-        with _one_blas_thread():
+        with one_blas_thread():
             start_forkserver()
         yield context
     finally:
@@ -56,7 +56,7 @@ _OPENBLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 @contextlib.contextmanager
-def _one_blas_thread() -> Iterator[None]:
+def one_blas_thread() -> Iterator[None]:
     """OPENBLAS_NUM_THREADS=1 in this process's environment while the forkserver starts from it.
 
     OpenBLAS (numpy's) starts a thread per core but one when it loads, and again in a worker when

@@ -44,17 +44,14 @@ if TYPE_CHECKING:
 NOTEBOOK_IN_SANDBOX = sandbox.SANDBOX_WORKDIR / "submission.ipynb"
 
 
-def grade_one(job: Job, instructor: tuple[dict, dict[str, str]] | None = None) -> Outcome:
-    """Grade one submission; never raises for anything the submission does.
-
-    instructor: the release notebook and the gradebook's sources; by default those warm_up gave
-    this worker (a Dask worker passes those its set-up received).
-    """
+def grade_one(job: Job) -> Outcome:
+    """Grade one submission, with what warm_up gave this worker; never raises for anything the
+    submission does."""
     marker = Path(job.marker) if job.marker else None
     if marker is not None:
         marker.touch()  # if this worker dies now, the batch knows this job had started
     try:
-        release, sources = instructor or (_INSTRUCTOR["release"], _INSTRUCTOR["sources"])
+        release, sources = _INSTRUCTOR["release"], _INSTRUCTOR["sources"]
         return _grade(job, nbformat.from_dict(release), sources)
     finally:
         if marker is not None:
