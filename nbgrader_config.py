@@ -61,3 +61,8 @@ c.GenerateFeedback.exporter_class = OfflineFeedbackExporter
 # `nbgrader export`: nbgrader's CSV to grading/grades.csv (not the repository root), then each
 # grading/<assignment>_grades.csv brought up to date from the gradebook (manual points too).
 c.ExportApp.plugin_class = "autograder.pipeline.records.exports.GradeRecordExport"
+
+# A cell that fails only because of a mistake an earlier cell was charged for (it passes with
+# that one mistake undone) keeps its points, and its feedback says so; True charges it again
+# (autograder/pipeline/course/charges.py, docs/teaching.md).
+c.MistakeCharges.charge_again = False

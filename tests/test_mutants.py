@@ -331,13 +331,14 @@ def declared_mistakes(mutant: Mutant) -> set[str]:
 
 
 def told_mistakes(mutant: Mutant, results: dict[str, CellGrade]) -> dict[str, set[str]]:
-    """grade_id -> the named mistakes that the messages of the cell's failing checks name."""
+    """grade_id -> the named mistakes that the messages of the cell's failing checks name, and
+    those a repair confirmed as their cause (registry.CheckResult.cause: the message shows it)."""
     told = {}
     for grade_id, result in results.items():
         found = set()
         for check in result.checks:
             if not check.passed:
-                found |= named_in(mutant.assignment, check.diagnosis)
+                found |= named_in(mutant.assignment, f"{check.diagnosis}\n{check.cause}")
         if found:
             told[grade_id] = found
     return told

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from autograder.authoring.check_modules import import_checks
+
 
 @dataclass(frozen=True)
 class Mistake:
@@ -52,9 +54,7 @@ def catalogue(
 
 def mistakes_of(assignment: str) -> dict[str, Mistake]:
     """key -> mistake, for every mistake declared for ``assignment`` (its checks imported)."""
-    from autograder.authoring.registry import checks_for
-
-    checks_for(assignment)
+    import_checks(assignment)
     return dict(_CATALOGUE.get(assignment, {}))
 
 

@@ -17,6 +17,14 @@ nbgrader all call :func:`grade_cell` and :class:`CellGrade`):
   the same mistakes on inputs the student has not seen (the mutation corpus shows it: the suite
   scores each known mistake without running any visible check, and it loses points).  A visible
   failure is only shown beside the verdict.
+
+One mistake, one charge (see autograder/authoring/repairs.py): where a repair of a named mistake
+makes failing checks of a cell pass, that mistake is confirmed as their cause, and the cell's
+message lists them as failing for the same cause.  Within :func:`one_submission`, a cell that
+earns full marks with one mistake repaired, a mistake already charged in an earlier cell, is not
+charged again: it earns all its points, and its message says so and where the mistake was
+charged (unless the course charges again, ``charge_again``).  The cell that lost points for it
+first is charged as ever.
 """
 
 from __future__ import annotations
@@ -25,14 +33,17 @@ import contextlib
 import functools
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from autograder.authoring import student_errors
 from autograder.authoring.check_modules import check_modules, import_checks
 from autograder.authoring.dependencies import dependency_note
 from autograder.authoring.hidden_seeds import secret_fingerprint
+
+if TYPE_CHECKING:
+    from autograder.authoring.repairs import Repair
 
 Namespace = Mapping[str, Any]
 CheckFunction = Callable[[Namespace], None]
@@ -141,17 +152,32 @@ def reference_data(assignment: str) -> Callable[[Callable[[], T]], Callable[[], 
 _shared: dict[tuple[str, ...], Any] | None = None
 
 
+@dataclass
+class _Charges:
+    """Which cell of the submission was charged for each confirmed mistake, and the course's
+    choice for a later cell that fails only because of one."""
+
+    charge_again: bool
+    charged_in: dict[str, str]  # mistake key -> the grade id of the cell that lost points for it
+
+
+_charges: _Charges | None = None
+
+
 @contextlib.contextmanager
-def one_submission() -> Iterator[None]:
+def one_submission(charge_again: bool = False) -> Iterator[None]:
     """Grade one submission, once, under one course secret: the checks run inside share what
-    :func:`shared` computes.  The judge grades one submission per process and enters it for its
-    whole life; in-process grading enters it for each grading of a namespace."""
-    global _shared
-    previous, _shared = _shared, {}
+    :func:`shared` computes, and a mistake costs points in the first cell it fails
+    (``charge_again``: in every cell it fails, as the course may choose).  The judge grades one
+    submission per process and enters it for its whole life; in-process grading enters it for
+    each grading of a namespace."""
+    global _shared, _charges
+    previous = _shared, _charges
+    _shared, _charges = {}, _Charges(charge_again, {})
     try:
         yield
     finally:
-        _shared = previous
+        _shared, _charges = previous
 
 
 def forget_shared() -> None:
@@ -193,18 +219,25 @@ def checks_for(assignment: str, grade_id: str | None = None) -> list[Check]:
     return [c for (a, _), entries in _REGISTRY.items() if a == assignment for c in entries]
 
 
-_running: list[Check] = []  # the check being run, innermost last
+# The check being run, innermost last, with the names of the student's answers it took.
+_running: list[tuple[Check, set[str]]] = []
 
 
 def running_check() -> Check | None:
     """The check that :func:`run_check` is running now, if any."""
-    return _running[-1] if _running else None
+    return _running[-1][0] if _running else None
 
 
-def run_check(entry: Check, namespace: Namespace) -> None:
+def took(name: str) -> None:
+    """The running check took the student's ``name`` (``requiring.require`` says so)."""
+    if _running:
+        _running[-1][1].add(name)
+
+
+def run_check(entry: Check, namespace: Namespace, taken: set[str] | None = None) -> None:
     """Run one check; any failure becomes a CheckFailed that names the check (a reference ban
-    keeps its own name)."""
-    _running.append(entry)
+    keeps its own name).  ``taken`` gets the names of the answers it took."""
+    _running.append((entry, set() if taken is None else taken))
     try:
         entry.function(namespace)
     except CheckFailed as failure:  # raised by a shared helper: label it with this check
@@ -222,13 +255,18 @@ def run_check(entry: Check, namespace: Namespace) -> None:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check's verdict on one submission; ``diagnosis`` is empty when it passed."""
+    """One check's verdict on one submission; ``diagnosis`` is empty when it passed.
+
+    cause: for a failing check that passes with one named mistake repaired, that mistake's
+    message (the cause confirmed on this answer), else "".
+    """
 
     name: str
     weight: float
     passed: bool
     diagnosis: str = ""
     gate: bool = False
+    cause: str = ""
 
     @classmethod
     def from_json(cls, report: dict) -> CheckResult:
@@ -239,6 +277,7 @@ class CheckResult:
             bool(report["passed"]),
             str(report["diagnosis"]),
             bool(report["gate"]),
+            str(report["cause"]),
         )
 
 
@@ -253,20 +292,48 @@ def _share(value: float) -> Fraction:
 
 
 @dataclass(frozen=True)
+class Repeat:
+    """A cell that fails only because of a mistake charged in an earlier cell: it earns full
+    marks with that mistake repaired (autograder/authoring/repairs.py)."""
+
+    cause: str  # the mistake in a few words: "the softmax axis in `attention`"
+    charged_in: str  # the grade id of the cell that lost points for it first
+    waived: bool  # True: not charged again (the default); False: the course charges again
+
+    def describe(self) -> str:
+        """The line that says which happened."""
+        if self.waived:
+            return (
+                f"not charged again: fails only because of {self.cause}, charged in "
+                f"{self.charged_in} (with that one mistake undone, every check of this cell "
+                "passes)"
+            )
+        return (
+            f"charged again: fails only because of {self.cause}, charged in {self.charged_in} "
+            "too (this course charges a mistake in every cell it fails)"
+        )
+
+
+@dataclass(frozen=True)
 class CellGrade:
     """One graded cell's grade: its hidden checks' results, from which every record derives.
 
     visible_failure: the error that stopped the cell's visible check, shown, never scored.
     unjudged: why no check ran (the cell was never judged, or its judge stopped): it earns 0.
+    repeat: where the cell fails only because of a mistake charged in an earlier cell, which
+    cell, and whether this one is charged again (see the module's docstring).
     """
 
     checks: tuple[CheckResult, ...]
     visible_failure: str = ""
     unjudged: str = ""
+    repeat: Repeat | None = None
 
     @property
     def fraction(self) -> Fraction:
         """The share of the cell's points earned, from 0 to 1 (see the module's docstring)."""
+        if self.repeat is not None and self.repeat.waived:
+            return Fraction(1)
         if not self.checks or any(c.gate and not c.passed for c in self.checks):
             return Fraction(0)
         weights = [_share(c.weight) for c in self.checks if not c.gate]
@@ -277,7 +344,8 @@ class CellGrade:
 
     @property
     def full_marks(self) -> bool:
-        """True when every hidden check passed."""
+        """True when the cell earns all its points: every hidden check passed, or it fails only
+        because of a mistake charged in another cell, and is not charged again."""
         return self.fraction == 1
 
     def points(self, max_points: float) -> float:
@@ -294,11 +362,18 @@ class CellGrade:
         return f"[{failed.name}] {failed.diagnosis}" if failed else ""
 
     def describe(self) -> str:
-        """What the student reads: the first failure's diagnosis, then the visible check's
-        error, then every check, passed or failed, by name and diagnosis (never its source)."""
+        """What the student reads: whether a repeated mistake is charged again, the first
+        failure's diagnosis, then the visible check's error, then every check, passed or failed,
+        by name and diagnosis (never its source).  A failing check whose confirmed cause
+        (:attr:`CheckResult.cause`) was shown already is listed as failing for the same cause."""
         if not self.checks:
             return self.unjudged or "this cell was not judged"
         lead = self.first_failure
+        first = next((c for c in self.checks if not c.passed), None)
+        if first is not None and first.cause and first.cause not in first.diagnosis:
+            lead += f"\n{CONFIRMED_CAUSE}{first.cause}"
+        if self.repeat is not None:
+            lead = f"{self.repeat.describe()}\n{lead}"
         if self.visible_failure:
             lead = (
                 f"{lead}{VISIBLE_CHECK_FAILED}{self.visible_failure}"
@@ -310,6 +385,7 @@ class CellGrade:
         lines = [lead] if lead else []
         lines.append(f"hidden checks: {passed} of {len(self.checks)} passed")
         said: dict[str, str] = {}  # diagnosis -> the check that already said it
+        causes: dict[str, str] = {}  # confirmed cause -> the check whose message showed it
         for result in self.checks:
             label = f"{result.name}{_weight_note(result)}"
             if result.passed:
@@ -317,11 +393,17 @@ class CellGrade:
                 continue
             if result.diagnosis in said:
                 why = f"as {said[result.diagnosis]}"
+            elif result.cause in causes:
+                why = f"also fails, same cause as {causes[result.cause]}"
             elif not said:  # the first failure: its diagnosis leads the message
                 why = "see the first line"
             else:
                 why = result.diagnosis.replace("\n", "\n          ")
+                if result.cause and result.cause not in result.diagnosis:
+                    why += f"\n          {CONFIRMED_CAUSE}{result.cause}"
             said.setdefault(result.diagnosis, result.name)
+            if result.cause:
+                causes.setdefault(result.cause, result.name)
             lines.append(f"  FAILED  {label}: {why}")
         return "\n".join(lines)
 
@@ -331,18 +413,26 @@ class CellGrade:
             "checks": [asdict(c) for c in self.checks],
             "visible_failure": self.visible_failure,
             "unjudged": self.unjudged,
+            "repeat": asdict(self.repeat) if self.repeat is not None else None,
         }
 
     @classmethod
     def from_json(cls, report: dict) -> CellGrade:
         """Read :meth:`to_json` back; KeyError, TypeError or ValueError if it is malformed."""
         checks = tuple(CheckResult.from_json(c) for c in report["checks"])
-        return cls(checks, str(report["visible_failure"]), str(report["unjudged"]))
+        repeat = report["repeat"]
+        if repeat is not None:
+            repeat = Repeat(
+                str(repeat["cause"]), str(repeat["charged_in"]), repeat["waived"] is True
+            )
+        return cls(checks, str(report["visible_failure"]), str(report["unjudged"]), repeat)
 
 
 # Between the first failing check's diagnosis and the error that stopped a cell before its
 # hidden checks.
 VISIBLE_CHECK_FAILED = "\nthe visible check in this cell failed too: "
+# Before a mistake that a repair confirmed, where the check's own message does not name it.
+CONFIRMED_CAUSE = "confirmed on your answer (with that one mistake undone, this check passes): "
 
 
 def _weight_note(result: CheckResult) -> str:
@@ -373,6 +463,7 @@ def grade_cell(
             on_check(result)
 
     entries = checks_for(assignment, grade_id)
+    taken: dict[str, set[str]] = {entry.name: set() for entry in entries}  # what each took
     note: list[str] = []  # computed at the first failure: is an answer this cell uses wrong?
 
     def noted(diagnosis: str) -> str:
@@ -383,7 +474,7 @@ def grade_cell(
     for position, entry in enumerate(entries):
         later = entries[position + 1 :]
         try:
-            run_check(entry, namespace)
+            run_check(entry, namespace, taken[entry.name])
         except StopChecks as stop:
             finished(CheckResult(entry.name, entry.weight, False, str(stop), entry.gate))
             why = f"not run: the checks stopped at {entry.name}"
@@ -403,7 +494,55 @@ def grade_cell(
             continue
         results += [CheckResult(e.name, e.weight, False, why, e.gate) for e in later]
         break
+    else:  # every check ran, and none voided the cell: a repair may explain its failures
+        if not _consulted and any(not r.passed for r in results):
+            return _charged(assignment, grade_id, namespace, taken, results, visible_failure)
     return CellGrade(tuple(results), visible_failure)
+
+
+def _charged(
+    assignment: str,
+    grade_id: str,
+    namespace: Namespace,
+    taken: dict[str, set[str]],
+    results: list[CheckResult],
+    visible_failure: str,
+) -> CellGrade:
+    """The cell's grade, each failing check run again on each repair of an answer it took
+    (autograder/authoring/repairs.py): a check that then passes has that mistake as its cause.
+    A cell that passes every check with one mistake repaired, a mistake charged in an earlier
+    cell of the submission, is a :class:`Repeat` of it; otherwise this cell is charged for the
+    mistakes that explain its checks."""
+    from autograder.authoring.repairs import repairs_of
+
+    causes: dict[str, Repair] = {}  # check name -> the repair its failure is confirmed by
+    try:
+        for repair in repairs_of(assignment):
+            repaired = repair.applied_to(namespace)
+            for entry, result in zip(checks_for(assignment, grade_id), results, strict=True):
+                if result.passed or entry.name in causes or repair.name not in taken[entry.name]:
+                    continue
+                try:
+                    run_check(entry, repaired)
+                except CheckFailed:
+                    continue
+                causes[entry.name] = repair
+    except StopChecks:  # no time or no kernel left for the experiment: nothing is confirmed
+        return CellGrade(tuple(results), visible_failure)
+    explained = tuple(
+        replace(r, cause=causes[r.name].mistake.message) if r.name in causes else r for r in results
+    )
+    failing = {causes.get(r.name) for r in results if not r.passed}
+    only = next(iter(failing)) if len(failing) == 1 else None
+    repeat = None
+    if _charges is not None:
+        first = _charges.charged_in.get(only.mistake.key) if only is not None else None
+        if only is not None and first is not None and first != grade_id:
+            repeat = Repeat(only.cause, first, waived=not _charges.charge_again)
+        else:
+            for repair in failing - {None}:
+                _charges.charged_in.setdefault(repair.mistake.key, grade_id)
+    return CellGrade(explained, visible_failure, repeat=repeat)
 
 
 _consulted: set[tuple[str, str]] = set()  # cells being graded for a dependency note

@@ -7,7 +7,7 @@ import inspect
 from typing import Any
 
 from autograder.authoring.reference_bans import enforce_bans
-from autograder.authoring.registry import Namespace, fail, running_check
+from autograder.authoring.registry import Namespace, fail, running_check, took
 
 
 def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:
@@ -20,6 +20,7 @@ def require(namespace: Namespace, name: str, kind: type | None = None) -> Any:
     if name not in namespace:
         fail(f"`{name}` is not defined: did you rename or delete it, or skip running its cell?")
     value = namespace[name]
+    took(name)
     if kind is not None and not (
         isinstance(value, kind) or (kind is type and inspect.isclass(value))
     ):

@@ -33,6 +33,7 @@ from autograder.authoring.reference_bans import (
     ban,
 )
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 
 ASSIGNMENT = "01_attention"
@@ -401,6 +402,9 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
             )
         if not (weights[0, :, 1] == 0).all():
             fail("a fully masked row must get all-zero weights (it may attend to nothing)")
+        # The public check's promise: the statement's zero output for such a row.
+        if not (out[0, :, 1] == 0).all():
+            fail("a fully masked row must get a zero output (its weights are all zero)")
         hidden = weights.masked_select(~m.bool().expand_as(weights))
         if not (hidden == 0).all():
             fail(
@@ -603,3 +607,21 @@ def causal_weights_of_one_position(ns: Namespace) -> None:
     # The degenerate sequence of one token, which can only attend to itself.
     attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
     judge_causal_weights(attention, causal_mask, hidden_generator("a01 causal one"), (1,))
+
+
+@repairs(ASSIGNMENT, ATTENTION["softmax_over_queries"], "attention")
+def softmax_over_the_keys(attention):
+    """``attention`` with its softmax moved from the queries' axis to the keys': the student's
+    own function, called with the queries and keys exchanged (and the mask transposed), so that
+    a softmax over dim=-2 runs over the keys; its weights are transposed back, and its output
+    takes the same change of weights.  On a correct answer this gives wrong weights."""
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
+        out, weights = call_attention(attention, q, k, v, mask, **options)
+        flipped = None if mask is None else mask.transpose(-2, -1)  # (..., L_k, L_q)
+        # q stands in for the values: the exchanged call's output is never used.
+        _, exchanged = call_attention(attention, k, q, q, flipped, **options)  # (..., L_k, L_q)
+        moved = exchanged.transpose(-2, -1)  # (..., L_q, L_k)
+        return out + (moved - weights) @ v, moved
+
+    return repaired

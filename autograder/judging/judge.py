@@ -92,8 +92,11 @@ class Judge:
         limits: JudgeLimits,
         read_only: Sequence[Path] = (),
         answers: Mapping[int, tuple[str, str]] | None = None,
+        charge_again: bool = False,
     ):
         self.assignment = assignment
+        # a mistake costs points in every cell it fails, not in the first only (registry.py)
+        self.charge_again = charge_again
         self.sources = list(sources)
         # judged notebook index -> (grade id, submitted source) of each answer cell: where an
         # error the kernel reports was raised is shown from this text, not the kernel's
@@ -204,7 +207,7 @@ class Judge:
         selector = selectors.DefaultSelector()
         selector.register(self.listener, selectors.EVENT_READ, server.accept)
         selector.register(self._control, selectors.EVENT_READ, server.control)
-        with one_submission():  # this process judges one submission
+        with one_submission(self.charge_again):  # this process judges one submission
             while not server.done:
                 events = selector.select(WORKER_POLL_SECONDS)
                 if not events and os.getppid() != worker:  # the worker was killed

@@ -114,12 +114,12 @@ def load_submission(
     return submission
 
 
-def grade_submission(submission: Submission) -> dict[str, CellGrade]:
+def grade_submission(submission: Submission, charge_again: bool = False) -> dict[str, CellGrade]:
     """Run every hidden check of the submission's assignment, graded cell by graded cell: each
     cell's grade, which scores it as the grading command does (the visible checks are not run
-    here)."""
+    here); ``charge_again`` as the course chooses (autograder/pipeline/course/charges.py)."""
     grade_ids = dict.fromkeys(entry.grade_id for entry in checks_for(submission.assignment))
-    with one_submission():
+    with one_submission(charge_again):
         return {
             grade_id: grade_cell(submission.assignment, grade_id, submission.namespace)
             for grade_id in grade_ids

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograder.isolation import sandbox
 from autograder.isolation.staging import build_staging, secret_paths
+from autograder.pipeline.course.charges import charge_again
 from autograder.pipeline.course.course import (
     Course,
     GradingError,
@@ -77,8 +78,10 @@ def grade(
     cluster: grade on this Dask cluster instead of a local process pool (recording stays here).
     secret: what hidden inputs derive from; by default the course's
     (pipeline/course/course_secret.py).
+    How often a mistake is charged is the course's choice (pipeline/course/charges.py), read from
+    its configuration here, whatever ``settings`` says.
     """
-    settings = settings or Settings()
+    settings = replace(settings or Settings(), charge_again=charge_again(course))
     secret = course_secret(course.root) if secret is None else secret
     if settings.use_sandbox and cluster is None:  # a Dask worker checks its own machine
         stage("checking that a sandbox can be built")

@@ -33,6 +33,9 @@ class Settings:
     limits: sandbox.Limits = field(default_factory=lambda: sandbox.Limits(wall_seconds=900.0))
     use_sandbox: bool = True
     judge: JudgeLimits = field(default_factory=JudgeLimits)
+    # Charge a mistake in every cell it fails, not once: the course's choice, which batch.grade
+    # reads from its configuration (autograder/pipeline/course/charges.py).
+    charge_again: bool = False
 
 
 @dataclass(frozen=True)

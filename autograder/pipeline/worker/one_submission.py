@@ -151,6 +151,7 @@ def execute(
         settings.judge,
         read_only=[Path(p) for p in job.hide],
         answers=answers,
+        charge_again=settings.charge_again,
     )
     with judge:
         if settings.use_sandbox:
