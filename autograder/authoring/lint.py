@@ -183,7 +183,7 @@ def lint_course(root: Path = ROOT) -> list[str]:
         problems += missing_ids(assignment, path)
         problems += table_problems(assignment, notebook)
         problems += heading_problems(assignment, notebook)
-    problems += cause_problems(course_texts(root))
+    problems += cause_problems(course_texts(root, solution_notebooks(root)))
     return problems + course_unguarded_mistakes(root)
 
 

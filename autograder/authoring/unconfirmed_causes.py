@@ -14,9 +14,9 @@ Two places hold such texts, and each is read where the texts live:
   expected, message)``, ``assert condition, message`` and ``raise AssertionError(message)``.
 
 A text with a cause word (:func:`~autograder.authoring.cause_words.cause_words`) is a problem,
-unless :data:`DELIBERATE` lists it with the reason it is confirmed on the spot, or a temporary
-allow-list names it. The other side of the rule -- that a declared mistake is named only through
-a confirmer -- is :func:`unguarded_mistakes`.
+unless :data:`DELIBERATE` lists it with the reason it is confirmed on the spot. The other side
+of the rule -- that a declared mistake is named only through a confirmer -- is
+:func:`unguarded_mistakes`.
 """
 
 from __future__ import annotations
@@ -61,23 +61,6 @@ DELIBERATE: dict[tuple[str, str], str] = {
         "a catalogued mistake's message, kept in one constant for two catalogues; diagnose "
         "names it only where the answer equals the keepdim output"
     ),
-}
-
-# TEMPORARY -- being rewritten (issue 40): place -> how many of its texts named a cause on main
-# when the rule came in. Their messages are being rewritten by other hands (01, 06, 07's checks:
-# helper ops; 02, 03: cx23; 04, 05: cx45; 01's scaling cell's was rewritten by charge); once that
-# is merged this list is emptied. A place holding more such texts than listed shows them all;
-# one holding fewer asks for its count to be lowered.
-BEING_REWRITTEN: dict[str, int] = {
-    "autograder/checks/a01_attention.py": 3,
-    "autograder/checks/a06_char_lm/causal_head.py": 2,
-    "autograder/checks/a06_char_lm/charlm.py": 7,
-    "autograder/checks/a06_char_lm/lm_loss.py": 1,
-    "autograder/checks/a06_char_lm/multihead_causal.py": 3,
-    "autograder/checks/a06_char_lm/sample.py": 8,
-    "autograder/checks/a06_char_lm/shared.py": 1,
-    "autograder/checks/a06_char_lm/trained_model.py": 4,
-    "autograder/checks/a07_attention_at_scale.py": 7,
 }
 
 
@@ -212,13 +195,12 @@ def check_modules(root: Path) -> list[Path]:
     return sorted((root / "autograder" / "checks").rglob("*.py"))
 
 
-def course_texts(root: Path) -> Iterator[Text]:
-    """Every text of the course that the rule reads: check modules, then public checks."""
-    from autograder.authoring.lint import solution_notebooks
-
+def course_texts(root: Path, notebooks: Iterable[Path]) -> Iterator[Text]:
+    """Every text of the course that the rule reads: ``root``'s check modules, then the public
+    checks of ``notebooks`` (its solution notebooks)."""
     for path in check_modules(root):
         yield from module_texts(path.read_text(), str(path.relative_to(root)))
-    for path in solution_notebooks(root):
+    for path in notebooks:
         yield from notebook_texts(path.parent.name, nbformat.read(path, as_version=4))
 
 
@@ -230,12 +212,10 @@ def _place(where: str) -> str:
 def cause_problems(
     texts: Iterable[Text],
     deliberate: Mapping[tuple[str, str], str] = DELIBERATE,
-    being_rewritten: Mapping[str, int] = BEING_REWRITTEN,
 ) -> list[str]:
     """The texts that name a cause, but those ``deliberate`` lists by (place without its line,
-    start of the text) and, in a place ``being_rewritten`` lists, exactly its count of them; and
-    the entries of either list that no longer match (a ratchet: a count only goes down)."""
-    problems, used, pending = [], set(), {}
+    start of the text); and the entries of that list that no longer match."""
+    problems, used = [], set()
     for text in texts:
         words = cause_words(text.text)
         if not words:
@@ -247,20 +227,8 @@ def cause_problems(
         )
         if listed is not None:
             used.add(listed)
-        elif place in being_rewritten:
-            pending.setdefault(place, []).append(text.problem(words))
         else:
             problems.append(text.problem(words))
-    for place, allowed in being_rewritten.items():
-        found = pending.get(place, [])
-        if len(found) > allowed:
-            problems += found  # more than when it was listed: every one is shown
-        elif len(found) < allowed:
-            problems.append(
-                f"{place}: listed in BEING_REWRITTEN for {allowed} texts that name a cause, "
-                f"it holds {len(found)}: "
-                + ("remove it from the list" if not found else f"lower the count to {len(found)}")
-            )
     problems += [
         f"{place}: listed in DELIBERATE ({start!r}...) but no text there names a cause any "
         "more: remove it from the list"

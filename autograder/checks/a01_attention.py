@@ -574,7 +574,7 @@ def judge_causal_weights(
         if not (isinstance(mask, Tensor) and torch.equal(mask, i[None, :] <= i[:, None])):
             fail(
                 f"this cell applies your causal_mask, and causal_mask({n}) is not True exactly "
-                "where key j <= query i: fix it first (test_causal_mask says how)"
+                "where key j <= query i (test_causal_mask judges that answer)"
             )
         q, k, v = (torch.randn(2, 3, n, 4, generator=g, dtype=torch.float64) for _ in range(3))
         out, weights = call_attention(attention, q, k, v, causal_mask(n))

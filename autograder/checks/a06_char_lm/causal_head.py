@@ -97,7 +97,7 @@ def causal_head_keeps_its_mask_out_of_the_state_dict(ns: Namespace) -> None:
     saved = [name for name in head.state_dict() if name not in parameters]
     if saved:
         fail(
-            f"the buffer `{saved[0]}` is saved in state_dict(): register the causal mask with "
-            'self.register_buffer("mask", ..., persistent=False), so that it moves with '
-            ".to(device) but a checkpoint holds only the weights"
+            f"the buffer `{saved[0]}` is saved in state_dict(); the statement's mask is "
+            "registered with persistent=False, so that it moves with .to(device) but a "
+            "checkpoint holds only the weights"
         )

@@ -46,7 +46,10 @@ def build_lm(cls: type, config: dict[str, int], seed: int, **extra: Any) -> nn.M
     vocab, block_size = kwargs.pop("vocab_size"), kwargs.pop("block_size")
     lm = build(cls, vocab, block_size, seed=seed, what="CharLM", **kwargs, **extra)
     if getattr(lm, "block_size", None) != block_size:
-        fail("store self.block_size = block_size (the training loop and the sampler read it)")
+        fail(
+            f"model.block_size is {getattr(lm, 'block_size', None)!r}, not {block_size}: the statement "
+            "keeps it as self.block_size (the training loop and the sampler read it)"
+        )
     return lm
 
 
@@ -198,7 +201,9 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
     if not isinstance(blocks, nn.ModuleList) or len(blocks) != config["num_layers"]:
         fail(f"self.blocks must be an nn.ModuleList of num_layers = {config['num_layers']} Blocks")
     if len({id(block) for block in blocks}) != len(blocks):
-        fail("self.blocks repeats one Block object: create a NEW Block for every layer")
+        fail(
+            "self.blocks holds one Block object more than once; the statement asks for a new Block per layer"
+        )
     head = getattr(lm, "lm_head", None)
     if not isinstance(head, nn.Linear) or (head.in_features, head.out_features) != (d_model, vocab):
         fail("self.lm_head must be nn.Linear(d_model, vocab_size)")
@@ -210,7 +215,9 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
     ids = torch.randint(0, small["vocab_size"], (b, small["block_size"]), generator=g)
     expect_logit_shapes(one_head, ids, small["vocab_size"])
     if not is_close(run_lm(lm, idx[1:2]), run_lm(lm, idx)[1:2]):
-        fail("a sequence gets other logits alone than inside a batch: keep the rows independent")
+        fail(
+            "a sequence gets other logits alone than inside a batch (row 1 of a batch against the same row alone)"
+        )
     default = build(cls, vocab, block_size, seed=draw_seed(g), what="CharLM")
     emb = getattr(default, "token_embedding", None)
     layers = getattr(default, "blocks", [])
@@ -219,7 +226,9 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
         or len(layers) != 2
         or len(getattr(getattr(layers[0], "attn", None), "heads", [])) != 4
     ):
-        fail("keep the defaults d_model=64, num_heads=4, num_layers=2")
+        fail(
+            "CharLM built with its defaults is not d_model=64, num_heads=4, num_layers=2, the statement's defaults"
+        )
 
 
 @check(ASSIGNMENT, "test_charlm")
@@ -286,10 +295,14 @@ def charlm_drops_only_inside_its_blocks(ns: Namespace) -> None:
         )
         if block_default_rates(ns, config, p) == rates:
             fail(f"{CHARLM['blocks_without_dropout']} ({seen})")
-        fail(f"{seen}: build Block(d_model, num_heads, block_size, dropout)")
+        fail(
+            f"{seen}; the statement builds each block as Block(d_model, num_heads, block_size, dropout)"
+        )
     for name in ("ln_f", "lm_head"):
         if not isinstance(getattr(lm, name, None), nn.Module):
-            fail(f"keep the submodule name `self.{name}` (a check reads model.{name})")
+            fail(
+                f"the model has no submodule `self.{name}`, the statement's name (a check reads model.{name})"
+            )
     lm.double()
     b, length, d_model = 3, config["block_size"] - 1, config["d_model"]
     recorders = {

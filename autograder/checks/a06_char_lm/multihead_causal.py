@@ -102,8 +102,8 @@ def judge_multihead(
                 call_module(h, x, "a head in self.heads", block_size), head_outcomes(h, x)[0]
             ):
                 fail(
-                    "a head in self.heads gives wrong outputs on its own: fix "
-                    "CausalSelfAttentionHead first (see test_causal_head)"
+                    "a head in self.heads gives wrong outputs on its own: its class, "
+                    "CausalSelfAttentionHead, is judged by test_causal_head"
                 )
         if future_leak(mha, x, g):
             fail(MULTIHEAD["heads_mixed"])

@@ -33,11 +33,13 @@ def trained_model(ns: Namespace) -> tuple[nn.Module, torch.device, int]:
     model = require(ns, "model", nn.Module)
     block_size = getattr(model, "block_size", None)
     if not isinstance(block_size, int):
-        fail("the trained `model` has no integer block_size: store self.block_size in CharLM")
+        fail(
+            f"the trained `model`'s block_size is {block_size!r}, not an integer (CharLM keeps it as self.block_size)"
+        )
     try:
         device = next(model.parameters()).device
     except StopIteration:
-        fail("your trained `model` has no parameters: register its layers as submodules")
+        fail("your trained `model` has no parameters (model.parameters() is empty)")
     return model, device, block_size
 
 
@@ -97,7 +99,7 @@ def trained_model_beats_the_uniform_guess(ns: Namespace) -> None:
                 if logits.shape != (*xb.shape, vocab):
                     fail(
                         f"the trained model must give (B, L, V) = {(*xb.shape, vocab)} logits, got "
-                        f"{tuple(logits.shape)}: build it with the corpus's vocabulary size"
+                        f"{tuple(logits.shape)} (V is the corpus's vocabulary size)"
                     )
                 total += F.cross_entropy(
                     logits.reshape(-1, vocab), yb.reshape(-1), reduction="sum"
