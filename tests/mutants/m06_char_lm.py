@@ -27,7 +27,7 @@ WRONG = [
         {"causal_head": Replace("~self.mask[:length, :length]", "~self.mask[:length, :length].T")},
         {
             "test_causal_head": "the causal mask is transposed",
-            "test_multihead_causal": "fix CausalSelfAttentionHead first",
+            "test_multihead_causal": "CausalSelfAttentionHead, is judged by test_causal_head",
             "test_charlm_causality": "uses your answer cell `causal_head` (which fails",
             "test_trained_loss": "future characters change earlier logits",
         },
