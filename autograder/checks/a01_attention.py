@@ -521,7 +521,8 @@ def judge_causal_mask(causal_mask, sizes: tuple[int, ...]) -> None:
             fail(f"causal_mask({n}) must be an ({n}, {n}) tensor")
         i = torch.arange(n)
         expected = i[None, :] <= i[:, None]
-        if torch.equal(mask, expected):
+        # torch.equal compares values across dtypes: a float 0/1 mask equals the bool one.
+        if mask.dtype == torch.bool and torch.equal(mask, expected):
             continue
         if torch.equal(mask.bool(), expected):
             fail(f"causal_mask must return a bool tensor, got {mask.dtype}")

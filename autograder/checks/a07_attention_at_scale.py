@@ -25,7 +25,7 @@ from autograder.authoring.operation_mistakes import (
     scale_slips,
 )
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
-from autograder.authoring.registry import CheckFailed, Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 
@@ -660,6 +660,33 @@ def chunked_matches_the_reference(ns: Namespace) -> None:
             {},
             f"float32, chunk_size={chunk}: the output differs from F.scaled_dot_product_attention",
             atol=2e-5,
+        )
+
+
+@check(ASSIGNMENT, "test_chunked_attention_exact", weight=EDGE_CASES)
+def chunked_keeps_a_half_precision_dtype(ns: Namespace) -> None:
+    """The statement: the output in the dtype of q, bfloat16 and float16 included (issue 40's
+    fresh corpus: accumulators made in the default dtype pass float32 and float64 and raise
+    here)."""
+    chunked = require(ns, "chunked_attention")
+    g = hidden_generator("a07 chunked half")
+    for dtype in (torch.bfloat16, torch.float16):
+        q, k, v = (torch.randn(2, 9, 8, generator=g, dtype=torch.float64) for _ in range(3))
+        try:
+            out = call_chunked(chunked, q.to(dtype), k.to(dtype), v.to(dtype), 4)
+        except CheckFailed:
+            raise
+        except Exception as error:  # noqa: BLE001 - the student's error, with its input
+            given = f" on {dtype} q, k and v of shape (2, 9, 8), chunk_size=4"
+            fail(explain(error, "chunked_attention", given))
+        if out.dtype != dtype:
+            fail(f"{dtype} inputs gave a {out.dtype} output; the statement asks for q's dtype")
+        diagnose(
+            out.double(),
+            reference_out(q, k, v),
+            {},
+            f"{dtype}, chunk_size=4: the output differs from the reference attention",
+            atol=5e-2,
         )
 
 

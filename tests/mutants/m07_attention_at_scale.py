@@ -352,4 +352,37 @@ WRONG += [
         },
         not_told=("rescaled", "multiply", "instead of", "running max", "not normalised", "scaled"),
     ),
+    # Issue 40's fresh corpus (answers written without the checks), each kept full marks before.
+    Mutant(
+        "online update written into the caller's tensors (mul_, copy_)",
+        A,
+        {
+            "online_softmax_update": Replace(
+                "    new_sum = (\n"
+                "        running_sum * factor + torch.exp(scores - new_max.unsqueeze(-1)).sum(dim=-1)\n"
+                "    )\n"
+                "    return new_max, new_sum",
+                "    running_sum.mul_(factor).add_(torch.exp(scores - new_max.unsqueeze(-1)).sum(-1))\n"
+                "    running_max.copy_(new_max)\n"
+                "    return running_max, running_sum",
+            )
+        },
+        {"test_online_softmax_update": "modified its inputs in place"},
+        in_notebook=True,  # through the judge: the kernel's writes must reach the check
+    ),
+    Mutant(
+        "accumulators made in the default dtype, not q's",
+        A,
+        {
+            "chunked_attention": Replace(
+                "    running_max = q.new_full((*q.shape[:-1], 1), -math.inf)  # (..., L_q, 1)\n"
+                "    running_sum = q.new_zeros((*q.shape[:-1], 1))  # (..., L_q, 1)\n"
+                "    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # (..., L_q, d_v)\n",
+                "    running_max = torch.full((*q.shape[:-1], 1), -math.inf)\n"
+                "    running_sum = torch.zeros((*q.shape[:-1], 1))\n"
+                "    acc = torch.zeros((*q.shape[:-1], v.shape[-1]))\n",
+            )
+        },
+        {"test_chunked_attention_exact": "on torch.bfloat16 q, k and v of shape (2, 9, 8)"},
+    ),
 ]
