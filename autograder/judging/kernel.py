@@ -120,6 +120,15 @@ class _JudgeObject:
         return self._server.callback("call", self, *args, **kwargs)
 
 
+def _same(now: torch.Tensor, then: torch.Tensor) -> bool:
+    """Whether a tensor still holds what it held (a NaN where a NaN was counts as the same)."""
+    if torch.equal(now, then):
+        return True
+    if not now.is_floating_point():
+        return False
+    return bool(((now == then) | (now.isnan() & then.isnan())).all())
+
+
 class _Server:
     """Answers the judge's requests about one namespace."""
 
@@ -218,6 +227,10 @@ class _Server:
 
     def call(self, target: Any, op: str, request: dict, args: Any, kwargs: Any) -> tuple:
         inputs = [t for t in tensors_in((args, kwargs)) if t.requires_grad]
+        # What each tensor argument held: a call that writes into one in place is seen, and the
+        # judge's argument gets the same values, as it would in one process.
+        given = tensors_in((args, kwargs))
+        before = [t.detach().clone() for t in given]
         with torch.set_grad_enabled(bool(request.get("grad", True))):
             if op == "observe":
                 result, observation = observe(request["kind"], target, tuple(args), kwargs)
@@ -231,6 +244,13 @@ class _Server:
         positions: dict[int, int] = {}
         message, tensors = self.reply(result, positions, call=call_id, observation=observation)
         message["graph_outputs"] = [positions[id(t)] for t in outputs]
+        written = [
+            i
+            for i, (now, then) in enumerate(zip(given, before, strict=True))
+            if now.shape == then.shape and not _same(now.detach(), then)
+        ]
+        message["written"] = [[i, len(tensors) + n] for n, i in enumerate(written)]
+        tensors.extend(given[i].detach() for i in written)
         message["rng"] = len(tensors)
         tensors.append(torch.get_rng_state())
         return message, tensors

@@ -331,6 +331,7 @@ class Link:
         inputs = [t for t in protocol.tensors_in((list(args), dict(kwargs))) if t.requires_grad]
         reply, out = self.exchange(message, tensors)
         torch.set_rng_state(protocol.tensor_at(out, reply.get("rng")))
+        _write_back(protocol.tensors_in((list(args), dict(kwargs))), reply.get("written"), out)
         graph = reply.get("graph_outputs") or []
         if graph and torch.is_grad_enabled() and isinstance(reply.get("call"), int):
             anchor = inputs or [torch.zeros((), requires_grad=True)]
@@ -353,6 +354,24 @@ class Link:
         if not isinstance(value, list):
             raise protocol.ProtocolError("backward must answer with a list of gradients")
         return [g if isinstance(g, torch.Tensor) else None for g in value]
+
+
+def _write_back(given: list[torch.Tensor], written: Any, out: list[torch.Tensor]) -> None:
+    """Copy into the judge's tensor arguments what the kernel's call wrote into its copies of
+    them: a check that passes a tensor sees an in-place write, as it would in one process."""
+    if not isinstance(written, list):
+        return
+    for entry in written:
+        if not (isinstance(entry, list) and len(entry) == 2 and all(type(i) is int for i in entry)):
+            raise protocol.ProtocolError(f"a malformed in-place write: {entry!r}"[:200])
+        index, position = entry
+        if not 0 <= index < len(given):
+            raise protocol.ProtocolError(f"an in-place write to argument {index} of {len(given)}")
+        values = protocol.tensor_at(out, position)
+        if values.shape != given[index].shape:
+            raise protocol.ProtocolError("an in-place write of another shape")
+        with torch.no_grad():
+            given[index].copy_(values)
 
 
 def _exception_from(reply: dict) -> Exception:
