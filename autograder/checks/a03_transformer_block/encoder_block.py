@@ -587,8 +587,9 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
                 else "out = norm2(h + dropout2(ffn(h)))"
             )
             fail(
-                f"{name} zeroes {rate:.0%} of its values in train mode for dropout={p}, not about "
-                f"{p:.0%}, in the statement's {formula}"
+                f"in train mode for dropout={p}, {rate:.0%} of the values at {name}'s place in the "
+                f"statement's {formula} are zero, not about {p:.0%} (zeros that reach it from "
+                "the sublayer count too)"
             )
 
 
