@@ -14,6 +14,7 @@ kind of command.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -154,6 +155,14 @@ def _check(words: list[str]) -> None:
         assert shown.returncode == 0, shown.stderr
         for word in words[2:]:
             assert not word.startswith("--") or word in shown.stdout, f"{words[1]}: {word}?"
+    elif words[0] == "scripts/lock.sh":
+        assert os.access(ROOT / words[0], os.X_OK), f"{words[0]} is not executable"
+        # It hands its arguments to `uv pip compile` (uv comes with the dev extra).
+        uv = Path(sys.executable).with_name("uv")
+        shown = subprocess.run([uv, "pip", "compile", "--help"], capture_output=True, text=True)
+        assert shown.returncode == 0, shown.stderr
+        for word in words[1:]:
+            assert not word.startswith("--") or word in shown.stdout, f"uv pip compile: {word}?"
     else:
         pytest.fail(f"no rule checks `{' '.join(words)}`: add one to tests/test_docs_commands.py")
 
