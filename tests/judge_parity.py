@@ -18,6 +18,7 @@ time.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -68,7 +69,9 @@ def merged(correct: Sequence[Mutant]) -> list[Mutant]:
 
 
 def _student(mutant: Mutant) -> str:
-    return "".join(c if c.isalnum() else "-" for c in mutant.name.lower())[:40].strip("-")
+    """A student name for the mutant: its name's start, made unique by a digest of the whole."""
+    start = "".join(c if c.isalnum() else "-" for c in mutant.name.lower())[:32].strip("-")
+    return f"{start}-{hashlib.sha256(mutant.name.encode()).hexdigest()[:8]}"
 
 
 def _leave_out_demonstrations(course: Path, assignment: str) -> None:

@@ -548,6 +548,16 @@ def test_a_cell_failing_for_another_exercise_is_a_double_penalty():
     assert "autograder.checks.a02_multi_head.split_heads" in problem
 
 
+@pytest.mark.parametrize(
+    "info", list(pkgutil.iter_modules(tests.mutants.__path__)), ids=lambda i: i.name
+)
+def test_each_list_of_a_corpus_module_holds_its_kind(info):
+    """A wrong mutant in CORRECT would be merged into judge_parity's correct submission."""
+    module = importlib.import_module(f"tests.mutants.{info.name}")
+    assert [m.name for m in module.WRONG if m.is_correct] == []
+    assert [m.name for m in module.CORRECT if not m.is_correct] == []
+
+
 def test_the_corpus_keeps_its_agreed_size():
     wrong = [m for m in CORPUS if not m.is_correct]
     assert len(wrong) >= AGREED_WRONG, len(wrong)

@@ -27,21 +27,20 @@ pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 ASSIGNMENT = "01_attention"
 CHECK_STUB = (
     '    require(ns, "row_max")\n'
-    '    fail("this hidden check is a stub: write it in autograder/checks/a01_attention.py")\n'
+    '    fail("this hidden check is a stub in autograder/checks/a01_attention.py")\n'
 )
 CHECK = """    row_max = require(ns, "row_max")
     x = torch.randn(3, 4, 5, generator=hidden_generator("row_max"))
     diagnose(
         row_max(x.clone()),
         x.amax(dim=-1),
-        {"the maximum over the wrong axis: reduce the last one (dim=-1)": x.amax(dim=-2)},
+        {"yours is the maximum over dim=-2, not over the last axis": x.amax(dim=-2)},
         "row_max(x) is not the maximum of each row of x",
     )
 """
 EDGE_STUB = (
     '    require(ns, "row_max")\n'
-    '    fail("this edge-case check is a stub: write it in '
-    'autograder/checks/a01_attention.py")\n'
+    '    fail("this edge-case check is a stub in autograder/checks/a01_attention.py")\n'
 )
 # A single row: an answer that reduces the wrong axis returns one value per column.
 EDGE = """    row_max = require(ns, "row_max")
@@ -149,7 +148,7 @@ def test_a_scaffolded_exercise_grades_full_marks_and_diagnoses_its_mutant(tmp_pa
     _edit(
         root / "tests" / "mutants" / f"m{ASSIGNMENT}.py",
         '"TODO: a phrase its diagnosis must contain"',
-        '"wrong axis"',
+        '"over dim=-2"',
     )
     assert "the course lints clean" in _run(root, "-m", "autograder", "lint").stdout
     _run(root, "-m", "nbgrader", "generate_assignment", ASSIGNMENT, "--force")
@@ -171,7 +170,7 @@ def test_a_scaffolded_exercise_grades_full_marks_and_diagnoses_its_mutant(tmp_pa
     assert ada == points, _verdicts(root, ASSIGNMENT, "ada")
     assert mia == {**points, "test_row_max": 0.0}, _verdicts(root, ASSIGNMENT, "mia")
     verdict = _verdicts(root, ASSIGNMENT, "mia")["test_row_max"]
-    assert "the maximum over the wrong axis: reduce the last one (dim=-1)" in verdict
+    assert "yours is the maximum over dim=-2, not over the last axis" in verdict
 
 
 def test_a_cell_without_its_hidden_line_earns_nothing_under_both_graders(tmp_path: Path):
@@ -188,7 +187,7 @@ def test_a_cell_without_its_hidden_line_earns_nothing_under_both_graders(tmp_pat
         for stub in ("this hidden check is a stub", "this edge-case check is a stub"):
             _edit(
                 root / "autograder" / "checks" / f"a{tiny}" / f"{name}.py",
-                f'    fail("{stub}: write it in {STUBS}/a{tiny}/{name}.py")\n',
+                f'    fail("{stub} in {STUBS}/a{tiny}/{name}.py")\n',
                 "",
             )  # checks that pass whatever the answer: only the hidden line matters here
     hidden = f'run_hidden_checks("{tiny}", "test_halve", globals())'

@@ -168,12 +168,12 @@ def _check_stub(assignment: str, name: str, where: str) -> str:
         f"def {name}_matches_the_oracle(ns: Namespace) -> None:\n"
         f'    """TODO: one property of {name}, on hidden inputs, against an oracle."""\n'
         f'    require(ns, "{name}")\n'
-        f'    fail("this hidden check is a stub: write it in {where}")\n\n\n'
+        f'    fail("this hidden check is a stub in {where}")\n\n\n'
         f'@check(ASSIGNMENT, "test_{name}", weight=EDGE_CASES)\n'
         f"def {name}_at_its_edge_cases(ns: Namespace) -> None:\n"
         f'    """TODO: {name} at the edge cases its statement allows (a size of one, say)."""\n'
         f'    require(ns, "{name}")\n'
-        f'    fail("this edge-case check is a stub: write it in {where}")\n'
+        f'    fail("this edge-case check is a stub in {where}")\n'
     )
 
 

@@ -114,10 +114,17 @@ class _JudgeObject:
         return torch.nn.Module if module else object
 
     def __getattr__(self, name: str) -> Any:
-        return self._server.callback("getattr", self, name)
+        value = self._server.callback("getattr", self, name)
+        if isinstance(value, torch.Tensor):
+            self._server.lent.append((self, name, value, value.detach().clone()))
+        return value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._server.callback("call", self, *args, **kwargs)
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        # The judge copies its model: the copy is the student's to change (see _Server.lent).
+        return self._server.callback("deepcopy", self)
 
 
 def _same(now: torch.Tensor, then: torch.Tensor) -> bool:
@@ -138,6 +145,10 @@ class _Server:
         self.objects: dict[int, Any] = {}
         self.numbers: dict[int, int] = {}  # id(object) -> reference number, stable identity
         self.calls: dict[int, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
+        # (stand-in, attribute, the tensor read from it, what it held): a tensor of the judge's
+        # model arrives by value, so what the student's code writes into it in place is sent
+        # back before the judge's model is used again, as one process would see it.
+        self.lent: list[tuple[_JudgeObject, str, torch.Tensor, torch.Tensor]] = []
 
     def reference(self, value: Any) -> dict:
         if type(value) is _JudgeObject:
@@ -173,6 +184,13 @@ class _Server:
 
     def callback(self, op: str, target: _JudgeObject, *args: Any, **kwargs: Any) -> Any:
         """Ask the judge to use one of its stand-ins (the student's code called or inspected it)."""
+        for i, (owner, name, tensor, then) in enumerate(self.lent):
+            if tensor.shape == then.shape and not _same(tensor.detach(), then):
+                self.lent[i] = (owner, name, tensor, tensor.detach().clone())
+                self._ask("assign", owner, name, tensor.detach())
+        return self._ask(op, target, *args, **kwargs)
+
+    def _ask(self, op: str, target: _JudgeObject, *args: Any, **kwargs: Any) -> Any:
         tensors: list[torch.Tensor] = []
         message = {
             "callback": op,
@@ -188,6 +206,7 @@ class _Server:
 
     def handle(self, request: dict, tensors: list[torch.Tensor]) -> tuple[dict, list]:
         op = request.get("op")
+        self.lent.clear()  # a new request: the tensors lent to the last one are not watched
         args = decode(request.get("args", {"$": "list", "v": []}), tensors, self.resolve)
         kwargs = decode(
             request.get("kwargs", {"$": "dict", "k": [], "v": []}), tensors, self.resolve

@@ -9,6 +9,7 @@ into this process's autograd graph, and ``backward`` asks the kernel for the inp
 from __future__ import annotations
 
 import builtins
+import copy
 import itertools
 import socket
 import sys
@@ -160,6 +161,7 @@ class Link:
         self.classes: dict[int, type] = {}
         self.origins: dict[int, str] = {}  # id(proxy) -> the global name it was looked up by
         self.stand_ins: list[torch.nn.Module] = []  # the judge's models lent to the kernel
+        self.copies: list[torch.nn.Module] = []  # deep copies of them the student's code made
         self.callback_error: Exception | None = None
         # ref -> what judges the torch functions that a call of that kernel object runs
         self.watched: dict[int, Callable[[list[str]], None]] = {}
@@ -201,6 +203,11 @@ class Link:
             value = getattr(module, name)
             if callable(value) and not isinstance(value, torch.nn.Module):
                 return self._reply({"$": "local", "id": number, "method": name, "mro": []}, [])
+        elif message.get("callback") == "deepcopy":
+            value = copy.deepcopy(module)
+            self.copies.append(value)
+        elif message.get("callback") == "assign":
+            value = self._assign(module, *args)
         elif message.get("callback") == "call":
             function = getattr(module, method) if isinstance(method, str) else module
             if isinstance(method, str) and method.startswith("_"):
@@ -212,6 +219,24 @@ class Link:
             value = iter(list(itertools.islice(value, 100_000)))
         out: list[torch.Tensor] = []
         return self._reply(self._encode_result(value, out), out)
+
+    def _assign(self, module: torch.nn.Module, name: Any, values: Any) -> None:
+        """Write what the student's code wrote into a tensor it read from ``module``: allowed
+        into the copies it made (copy.deepcopy), refused for the judge's own models."""
+        if not any(module is part for copied in self.copies for part in copied.modules()):
+            raise AttributeError(
+                f"your code wrote into {name!r} of the model it was given, in place; the "
+                "grader's model stays unchanged (a copy.deepcopy of it may be changed)"
+            )
+        target = getattr(module, name) if isinstance(name, str) else None
+        if not (
+            isinstance(target, torch.Tensor)
+            and isinstance(values, torch.Tensor)
+            and values.shape == target.shape
+        ):
+            raise protocol.ProtocolError("bad write into a stand-in's tensor")
+        with torch.no_grad():
+            target.copy_(values)
 
     def _encode_result(self, value: Any, out: list[torch.Tensor]) -> Any:
         if isinstance(value, Iterator):

@@ -257,6 +257,18 @@ WRONG = [
             "wrong dimension",
         ),
     ),
+    # Issue 40's fresh corpus: kept full marks before (torch.equal compares across dtypes).
+    Mutant(
+        "causal_mask returns float 0/1, not bool",
+        A,
+        {
+            "causal_mask": Replace(
+                "    return torch.ones(n, n, dtype=torch.bool).tril()",
+                "    return torch.tril(torch.ones(n, n))",
+            )
+        },
+        {"test_causal_mask": "must return a bool tensor, got torch.float32"},
+    ),
 ]
 
 CORRECT = [
@@ -361,17 +373,5 @@ CORRECT = [
             ),
             "causal_mask": Replace(CAUSAL, "~torch.ones(n, n, dtype=torch.bool).triu(1)"),
         },
-    ),
-    # Issue 40's fresh corpus: kept full marks before (torch.equal compares across dtypes).
-    Mutant(
-        "causal_mask returns float 0/1, not bool",
-        A,
-        {
-            "causal_mask": Replace(
-                "    return torch.ones(n, n, dtype=torch.bool).tril()",
-                "    return torch.tril(torch.ones(n, n))",
-            )
-        },
-        {"test_causal_mask": "must return a bool tensor, got torch.float32"},
     ),
 ]
