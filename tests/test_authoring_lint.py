@@ -123,13 +123,13 @@ def test_a_table_that_disagrees_with_the_points_is_caught_and_rewritten():
         f'{ASSIGNMENT}: row 1 of the "What is graded" table reads (grade id, points, how) '
         f"('{GRADE_ID}', '2', 'auto'), but the graded cells make it ('{GRADE_ID}', '3', 'auto'); "
         "`python -m autograder lint --write-tables` rewrites it from the cells",
-        f"{ASSIGNMENT}: the table's heading says 19 points in all, the graded cells hold 20; "
+        f"{ASSIGNMENT}: the table's heading says 21 points in all, the graded cells hold 22; "
         "`python -m autograder lint --write-tables` rewrites it from the cells",
     ]
     assert rewrite_table(notebook)
     assert table_problems(ASSIGNMENT, notebook) == []
     assert f"| NumPy attention | `{GRADE_ID}` | 3 | auto |" in notebook.cells[0].source
-    assert "(20 points in all)" in notebook.cells[0].source
+    assert "(22 points in all)" in notebook.cells[0].source
     assert not rewrite_table(notebook)  # written from the cells, it stays as it is
 
 

@@ -520,5 +520,5 @@ def test_failed_feedback_still_shows_the_table_and_keeps_the_grades(graded, tmp_
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "error: nbgrader generate_feedback 01_attention --student ada failed" in done.stderr
-    assert "13/19" in done.stdout and "Traceback" not in done.stderr.split("error:")[-1]
+    assert "15/21" in done.stdout and "Traceback" not in done.stderr.split("error:")[-1]
     assert _rows(course)["ada"]["score"] == graded[1]["ada"]["score"]

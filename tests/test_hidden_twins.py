@@ -6,7 +6,8 @@ visible checks assert and the hidden check that exercises it (on its own inputs)
 the table in step with the registry and the notebooks. A new test cell must be audited here; a
 renamed or removed twin fails here. The mutants in tests/mutants/ prove that the twins can fail.
 
-01 was audited only for its NumPy answer's return type (the other clauses of 01 are not listed).
+01 was audited only for its NumPy answer's return type and its design exercise, sees_the_future (the
+other clauses of 01 are not listed).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
         "returns a tuple of NumPy arrays": "numpy_attention_returns_numpy_arrays",
         "shapes, rows sum to 1, output = weights @ V, the softmax values": (
             "numpy_attention_matches_reference"
+        ),
+    },
+    ("01_attention", "test_sees_the_future"): {
+        "True or False: False for causal attention, True without a mask and for key i + 1 shown": (
+            "sees_the_future_tells_causal_from_leaky"
         ),
     },
     ("02_multi_head", "test_split_heads"): {

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 from torch.nn import functional as F
 
 import attention_lab.reference.a01_attention as reference
@@ -16,7 +16,12 @@ from autograder.authoring.closeness import is_close
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
-from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.hidden_draws import (
+    draw_seed,
+    hidden_generator,
+    random_sizes,
+    under_seed,
+)
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import (
     causal_mask_slips,
@@ -35,6 +40,7 @@ from autograder.authoring.reference_bans import (
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
+from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "01_attention"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
@@ -626,3 +632,243 @@ def softmax_over_the_keys(attention):
         return out + (moved - weights) @ v, moved
 
     return repaired
+
+
+# Exercise 4, `sees_the_future` (test_sees_the_future): a causality test, by design.
+#
+# Which positions change, how often, by how much, and the tolerance are the student's design, so
+# nothing here compares with one reference answer: the answer is handed attention functions whose
+# kind is known, causal or seeing the future, and must tell them apart.  The statement defines a
+# leak on standard-normal inputs: a causal one moves earlier output rows by float rounding only
+# (under 1e-5), a leaky one by more than 1e-3 (the 2% mix moves them by 1e-3 to 5e-2).  Under the
+# grading command the judge can lend the student's kernel only modules, so each attention is an
+# nn.Module whose forward is the function, and it gives values only (no gradient), as there.
+
+
+def _causal(length: int, device: torch.device) -> Tensor:
+    """(L, L) bool, True where key j <= query i."""
+    i = torch.arange(length, device=device)
+    return i[None, :] <= i[:, None]
+
+
+def _scores(q: Tensor, k: Tensor) -> Tensor:
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+
+
+def _masked(scores: Tensor, mask: Tensor) -> Tensor:
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+
+
+def _with_mask(shown: Callable[[Tensor], Tensor]) -> Callable[..., tuple[Tensor, Tensor]]:
+    """Softmax attention whose query i sees the keys ``shown(causal mask)`` marks."""
+
+    def attend(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        weights = _masked(_scores(q, k), shown(_causal(q.shape[-2], q.device)))
+        return weights @ v, weights
+
+    return attend
+
+
+def _float64(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    out, weights = _with_mask(lambda m: m)(q.double(), k.double(), v.double())
+    return out.to(v.dtype), weights.to(q.dtype)
+
+
+def _finfo_min(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    mask = _causal(q.shape[-2], q.device)
+    scores = _scores(q, k)
+    weights = scores.masked_fill(~mask, torch.finfo(scores.dtype).min).softmax(-1) * mask
+    return weights @ v, weights
+
+
+def _one_query_at_a_time(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    length = q.shape[-2]
+    outs, rows = [], []
+    for i in range(length):
+        w = torch.softmax(_scores(q[..., i : i + 1, :], k[..., : i + 1, :]), dim=-1)
+        outs.append(w @ v[..., : i + 1, :])
+        rows.append(F.pad(w, (0, length - i - 1)))
+    return torch.cat(outs, dim=-2), torch.cat(rows, dim=-2)
+
+
+def _mean_centred(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    scores = _scores(q, k)
+    scores = scores - scores.mean(-1, keepdim=True)  # every key's score: rounding of the future
+    weights = _masked(scores, _causal(q.shape[-2], q.device))
+    return weights @ v, weights
+
+
+def _additive(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    mask = _causal(q.shape[-2], q.device)
+    scores = _scores(q, k) + torch.zeros_like(mask, dtype=q.dtype).masked_fill(~mask, -1e9)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def _unscaled(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    weights = _masked(q @ k.transpose(-2, -1), _causal(q.shape[-2], q.device))
+    return weights @ v, weights
+
+
+def _running_average(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    mask = _causal(q.shape[-2], q.device).to(v.dtype)
+    weights = (mask / mask.sum(-1, keepdim=True)).expand(*q.shape[:-1], q.shape[-2])
+    return weights @ v, weights
+
+
+def _mixed(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    scores = _scores(q, k)
+    causal = _masked(scores, _causal(q.shape[-2], q.device))
+    weights = 0.98 * causal + 0.02 * torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def _output_unmasked(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    scores = _scores(q, k)
+    return torch.softmax(scores, dim=-1) @ v, _masked(scores, _causal(q.shape[-2], q.device))
+
+
+def _last_key_to_first_query(mask: Tensor) -> Tensor:
+    shown = mask.clone()
+    shown[0, -1] = True
+    return shown
+
+
+REFERENCE = "causal attention with -inf on the hidden scores"
+FULL = "attention without a mask (every query sees every key)"
+# (what the attention is, the function): causal ones, then those that see the future
+CAUSAL_ATTENTION = {
+    REFERENCE: _with_mask(lambda m: m),
+    "causal attention in float64, its results cast to the inputs' dtype": _float64,
+    "causal attention with torch.finfo(dtype).min on the hidden scores, their weights "
+    "zeroed after the softmax": _finfo_min,
+    "causal attention run one query at a time over keys 0..i": _one_query_at_a_time,
+}
+OTHER_CAUSAL_ATTENTION = {
+    "causal attention whose scores are centred on their row's mean over every key, later ones "
+    "included (so later positions move earlier rows by float rounding only)": _mean_centred,
+    "causal attention with -1e9 added to the hidden scores": _additive,
+    "causal attention with unscaled scores (no 1/√d_k)": _unscaled,
+    "the running mean of the values 0..i (uniform weights over the past)": _running_average,
+}
+LEAKY_ATTENTION = {
+    FULL: _with_mask(lambda m: torch.ones_like(m)),
+    "attention whose mask also shows key i + 1 to query i": _with_mask(
+        lambda m: torch.ones_like(m).tril(1)
+    ),
+}
+SUBTLE_LEAKS = {
+    "causal attention whose mask also shows the last key to the first query": _with_mask(
+        _last_key_to_first_query
+    ),
+    "causal attention mixed with 2% of the unmasked weights": _mixed,
+    "attention that returns causal weights but computes its output from the unmasked ones": (
+        _output_unmasked
+    ),
+}
+
+
+class Attend(nn.Module):
+    """One attention function as a module (what the judge may lend a kernel); values only."""
+
+    def __init__(self, function: Callable[..., tuple[Tensor, Tensor]]):
+        super().__init__()
+        self._function = function
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        with torch.no_grad():
+            return self._function(q, k, v)
+
+
+def largest_leak(function: Callable[..., tuple[Tensor, Tensor]], g: torch.Generator) -> str:
+    """What a leaky ``function`` shows on a standard-normal input: the largest move of an output
+    row i when every position after a cut changes, over every cut, in words."""
+    length, d = 6, 4
+    q, k, v = (torch.randn(2, length, d, generator=g) for _ in range(3))
+    before, _ = function(q, k, v)
+    moved = []
+    for cut in range(length - 1):
+        changed = [t.clone() for t in (q, k, v)]
+        for t in changed:
+            t[:, cut + 1 :] = torch.randn(2, length - cut - 1, d, generator=g)
+        after, _ = function(*changed)
+        rows = (after - before)[:, : cut + 1].abs().amax(dim=(0, 2))  # (cut + 1,)
+        moved.append((float(rows.max()), cut, int(rows.argmax())))
+    size, cut, row = max(moved)
+    return (
+        f"on standard-normal q, k, v (L={length}, d={d}), new values at the positions after "
+        f"{cut} moved its output row {row} by {size:.2g}"
+    )
+
+
+def verdict(sees_the_future, function, what: str, g: torch.Generator) -> bool:
+    """The answer's verdict on one attention, lent as a module: True or False, or a failure."""
+    try:
+        with under_seed(draw_seed(g)):
+            answer = sees_the_future(Attend(function))
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        fail(explain(error, "your sees_the_future", f" on {what}"))
+    if isinstance(answer, Tensor) and answer.dtype == torch.bool and answer.numel() == 1:
+        answer = bool(answer.item())
+    elif isinstance(answer, np.bool_):
+        answer = bool(answer)
+    if not isinstance(answer, bool):
+        fail(
+            f"sees_the_future returned {type(answer).__name__} for {what}; the statement asks "
+            "for True or False"
+        )
+    return answer
+
+
+def judge_verdicts(sees_the_future, causal: dict, leaky: dict, g: torch.Generator) -> None:
+    """Fail unless the answer says False for each of ``causal`` and True for each of ``leaky``."""
+    for what, function in causal.items():
+        if verdict(sees_the_future, function, what, g):
+            fail(
+                f"sees_the_future returned True for {what}, which is causal: by the statement, "
+                "later positions move its earlier output rows by float rounding at most "
+                "(under 1e-5)"
+            )
+    for what, function in leaky.items():
+        if not verdict(sees_the_future, function, what, g):
+            fail(
+                f"sees_the_future returned False for {what}, which sees the future: "
+                f"{largest_leak(function, g)}"
+            )
+
+
+@check(ASSIGNMENT, "test_sees_the_future")
+def sees_the_future_tells_causal_from_leaky(ns: Namespace) -> None:
+    """False for causal attention written four ways, True for no mask and for a mask one off."""
+    judge_verdicts(
+        require(ns, "sees_the_future"),
+        CAUSAL_ATTENTION,
+        LEAKY_ATTENTION,
+        hidden_generator("a01 sees the future"),
+    )
+
+
+@check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES)
+def sees_the_future_passes_other_causal_attention(ns: Namespace) -> None:
+    """False for causal attention with rounding-level moves, other constants and weights; the
+    unmasked attention still True, so that an answer that flags nothing earns nothing here."""
+    judge_verdicts(
+        require(ns, "sees_the_future"),
+        OTHER_CAUSAL_ATTENTION,
+        {FULL: LEAKY_ATTENTION[FULL]},
+        hidden_generator("a01 sees the future, other causal"),
+    )
+
+
+@check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES)
+def sees_the_future_catches_subtle_leaks(ns: Namespace) -> None:
+    """True for one leaking pair, a 2% leak, and a leak in the output only; the reference still
+    False, so that an answer that flags everything earns nothing here."""
+    judge_verdicts(
+        require(ns, "sees_the_future"),
+        {REFERENCE: CAUSAL_ATTENTION[REFERENCE]},
+        SUBTLE_LEAKS,
+        hidden_generator("a01 sees the future, subtle leaks"),
+    )

@@ -375,3 +375,154 @@ CORRECT = [
         },
     ),
 ]
+
+# sees_the_future: the test's design is the student's; these designs break a property.
+SEES_THE_FUTURE = "sees_the_future"
+TOLERANCE = "(after[:, : i + 1] - before[:, : i + 1]).abs().max() > 1e-4"
+LATER = "t[:, i + 1 :] = torch.randn(batch, length - i - 1, d, generator=g)"
+WRONG += [
+    Mutant(  # a causal attention may move earlier rows by float rounding
+        "sees_the_future: earlier rows compared with torch.equal, no tolerance",
+        A,
+        {
+            SEES_THE_FUTURE: Replace(
+                TOLERANCE, "not torch.equal(after[:, : i + 1], before[:, : i + 1])"
+            )
+        },
+        {"test_sees_the_future": "returned True for causal attention whose scores are centred"},
+    ),
+    Mutant(  # out of the range where a causal attention promises causality
+        "sees_the_future: the later positions set to a million times a draw",
+        A,
+        {SEES_THE_FUTURE: Replace(LATER, LATER.replace("= torch.randn(", "= 1e6 * torch.randn("))},
+        {"test_sees_the_future": "returned True for causal attention whose scores are centred"},
+    ),
+    Mutant(  # the 2% mix moves earlier rows by 1e-3 to 5e-2
+        "sees_the_future: a move above 0.1 is a leak",
+        A,
+        {SEES_THE_FUTURE: Replace("> 1e-4", "> 0.1")},
+        {"test_sees_the_future": "returned False for causal attention mixed with 2%"},
+    ),
+    Mutant(
+        "sees_the_future: only position i + 1 changed, only row i compared",
+        A,
+        {
+            SEES_THE_FUTURE: (
+                Replace(
+                    "t[:, i + 1 :] = torch.randn(batch, length - i - 1, d",
+                    "t[:, i + 1] = torch.randn(batch, d",
+                ),
+                Replace(TOLERANCE, "(after[:, i] - before[:, i]).abs().max() > 1e-4"),
+            )
+        },
+        {
+            "test_sees_the_future": "returned False for causal attention whose mask also shows the last key"
+        },
+    ),
+    Mutant(  # the weights can be causal while the output is not
+        "sees_the_future: reads the weights above the diagonal",
+        A,
+        {
+            SEES_THE_FUTURE: Body(
+                SEES_THE_FUTURE,
+                """
+                q = k = v = torch.randn(2, 8, 4, generator=torch.Generator().manual_seed(0))
+                _, weights = attend(q, k, v)
+                return bool((weights.triu(1) != 0).any())
+                """,
+            )
+        },
+        {"test_sees_the_future": "returned False for attention that returns causal weights"},
+    ),
+    Mutant(  # a causal attention need not be softmax(q kᵀ / √d_k) attention
+        "sees_the_future: compares with its own causal attention",
+        A,
+        {
+            SEES_THE_FUTURE: Body(
+                SEES_THE_FUTURE,
+                """
+                q, k, v = (torch.randn(2, 8, 4, generator=torch.Generator().manual_seed(0)) for _ in range(3))
+                out, _ = attend(q, k, v)
+                i = torch.arange(8)
+                scores = (q @ k.transpose(-2, -1) / 2.0).masked_fill(i[None, :] > i[:, None], float("-inf"))
+                return not torch.allclose(out, torch.softmax(scores, dim=-1) @ v, atol=1e-5)
+                """,
+            )
+        },
+        {"test_sees_the_future": "returned True for causal attention with unscaled scores"},
+        in_notebook=True,
+    ),
+    Mutant(  # the attention it is given gives values only, as the statement says
+        "sees_the_future: by autograd, through an output that carries no gradient",
+        A,
+        {
+            SEES_THE_FUTURE: Body(
+                SEES_THE_FUTURE,
+                """
+                g = torch.Generator().manual_seed(0)
+                q, k, v = (torch.randn(2, 8, 4, generator=g, requires_grad=True) for _ in range(3))
+                out, _ = attend(q, k, v)
+                for i in range(7):
+                    k.grad = v.grad = None
+                    out[:, i].sum().backward(retain_graph=True)
+                    if k.grad[:, i + 1 :].abs().max() > 1e-6 or v.grad[:, i + 1 :].abs().max() > 1e-6:
+                        return True
+                return False
+                """,
+            )
+        },
+        {"test_sees_the_future": "your sees_the_future raised RuntimeError"},
+        in_notebook=True,
+    ),
+]
+
+CORRECT += [
+    Mutant(
+        "sees_the_future: each later position alone, float64, tolerance 1e-6",
+        A,
+        {
+            SEES_THE_FUTURE: Body(
+                SEES_THE_FUTURE,
+                """
+                # My design: float64 (rounding near 1e-16), 3 sequences of 6 positions, width 3;
+                # each position j >= 1 alone gets new draws twice, and rows 0..j-1 may move by
+                # 1e-6 at most.
+                g = torch.Generator().manual_seed(1)
+                q, k, v = (torch.randn(3, 6, 3, generator=g, dtype=torch.float64) for _ in range(3))
+                out, _ = attend(q, k, v)
+                for j in range(1, 6):
+                    for _ in range(2):
+                        changed = [t.clone() for t in (q, k, v)]
+                        for t in changed:
+                            t[:, j] = torch.randn(3, 3, generator=g, dtype=torch.float64)
+                        moved = (attend(*changed)[0] - out)[:, :j].abs().max()
+                        if moved > 1e-6:
+                            return True
+                return False
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "sees_the_future: 64 sequences with a random cut each, relative tolerance",
+        A,
+        {
+            SEES_THE_FUTURE: Body(
+                SEES_THE_FUTURE,
+                """
+                # My design: one call on 64 sequences of 12 positions (width 16), each with its
+                # own random cut; every position after the cut gets new draws. A move of the
+                # rows up to the cut above 1e-4 times (1 + the largest output) is a leak.
+                length = 12
+                q, k, v = (torch.randn(64, length, 16) for _ in range(3))
+                out, _ = attend(q, k, v)
+                cut = torch.randint(0, length - 1, (64, 1))
+                later = (torch.arange(length) > cut)[..., None]  # (64, L, 1)
+                after, _ = attend(*(torch.where(later, torch.randn_like(t), t) for t in (q, k, v)))
+                moved = ((after - out).abs() * ~later).max()
+                return bool(moved > 1e-4 * (1 + out.abs().max()))
+                """,
+            )
+        },
+    ),
+]
