@@ -1225,7 +1225,7 @@ def partial_results_are_small_and_defined_everywhere(ns: Namespace) -> None:
         if held[n] is None:
             fail(
                 f"{what}: partial_attention returned a {result.__class__.__name__}; the statement "
-                "asks for a tuple or a dict of tensors"
+                "asks for a plain tuple, list or dict of tensors"
             )
     if held[many] != held[few]:
         fail(
