@@ -51,6 +51,9 @@ EXEMPT = {
     ("03_transformer_block", "padded_block"),
     ("04_depth", "attention_focus"),
     ("06_char_lm", "penalise_repeats"),
+    ("07_attention_at_scale", "partial_attention"),
+    ("07_attention_at_scale", "merge_partials"),
+    ("07_attention_at_scale", "finish_attention"),
 }
 
 

@@ -251,6 +251,20 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
     ("07_attention_at_scale", "test_chunked_attention_memory"): {
         "peak memory well below one (L, L) matrix": "memory_grows_linearly",
     },
+    ("07_attention_at_scale", "test_merge_partials"): {
+        "one part, two parts, three parts: shape (..., L_q, d_v) and the attention over all keys": (
+            "merged_partials_are_attention_over_all_the_keys"
+        ),
+        "three parts merged as ((a, b), c) and as (c, (b, a)) give the same output": (
+            "merging_order_does_not_matter"
+        ),
+        "scores in the thousands; a part about 10^4 lower, alone and merged first": (
+            "merging_is_stable_for_huge_scores"
+        ),
+        "float64 and float32 keep q's dtype; as many numbers for 1 key as for 29": (
+            "partial_results_are_small_and_defined_everywhere"
+        ),
+    },
 }
 AUDITED = sorted({assignment for assignment, _ in TWINS} - {"01_attention"})
 

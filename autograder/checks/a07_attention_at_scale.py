@@ -1,4 +1,5 @@
-"""Hidden checks for 07_attention_at_scale: the online softmax and chunked (flash-style) attention."""
+"""Hidden checks for 07_attention_at_scale: the online softmax, chunked (flash-style) attention,
+and merging partial results over disjoint sets of keys (split-K), whose design is the student's."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 import attention_lab.reference.a01_attention as reference
-from autograder.authoring.closeness import is_close, not_finite
+from autograder.authoring.closeness import first_difference, is_close, not_finite
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
@@ -947,3 +948,295 @@ def memory_grows_linearly(ns: Namespace) -> None:
 @check(ASSIGNMENT, "test_chunked_attention_memory")
 def causal_memory_grows_linearly(ns: Namespace) -> None:
     check_memory(require(ns, "chunked_attention"), causal=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercise 3: merging partial results (split-K), by design
+#
+# What a partial result holds is the student's design, so nothing here looks inside one but to
+# count its numbers: the checks hand each partial result back to the student's merge_partials
+# and finish_attention, and judge the output against the reference attention over all the keys.
+
+
+class SplitAttention:
+    """The student's three functions, each call's error told with the input it was given."""
+
+    def __init__(self, partial_fn: Callable, merge_fn: Callable, finish_fn: Callable) -> None:
+        self.partial_fn, self.merge_fn, self.finish_fn = partial_fn, merge_fn, finish_fn
+
+    @staticmethod
+    def _call(fn: Callable[..., Any], name: str, args: tuple, what: str) -> Any:
+        try:
+            return fn(*args)
+        except (NotImplementedError, CheckFailed):
+            raise
+        except Exception as error:  # noqa: BLE001 - the student's error, with its input
+            fail(explain(error, f"your {name}", f" on {what}"))
+
+    def partial(self, q: Tensor, k: Tensor, v: Tensor, what: str) -> Any:
+        return self._call(self.partial_fn, "partial_attention", (q, k, v), what)
+
+    def merge(self, a: Any, b: Any, what: str) -> Any:
+        return self._call(self.merge_fn, "merge_partials", (a, b), what)
+
+    def finish(self, p: Any, expected: Tensor, what: str) -> Tensor:
+        """finish_attention(p): a tensor of the expected output's shape (detached)."""
+        out = self._call(self.finish_fn, "finish_attention", (p,), what)
+        if not (isinstance(out, Tensor) and out.shape == expected.shape):
+            got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))}"
+            fail(
+                f"expected finish_attention to return a tensor of shape (..., L_q, d_v) = "
+                f"{tuple(expected.shape)} on {what}; got {got}"
+            )
+        return out.detach()
+
+    def parts(self, q: Tensor, k: Tensor, v: Tensor, cuts: list[Tensor], what: str) -> list[Any]:
+        """The partial results of the key sets ``cuts`` (index tensors into the keys), fresh."""
+        return [
+            self.partial(q, k[..., idx, :], v[..., idx, :], f"{what}, part {i}")
+            for i, idx in enumerate(cuts)
+        ]
+
+    def fold(self, partials: list[Any], order: Any, what: str) -> Any:
+        """Merge ``partials`` as the nested pairs of indices ``order`` say: ((0, 1), 2) ..."""
+        if isinstance(order, int):
+            return partials[order]
+        left, right = order
+        return self.merge(self.fold(partials, left, what), self.fold(partials, right, what), what)
+
+
+def split_attention(ns: Namespace) -> SplitAttention:
+    """The answers of the merge_partials cell."""
+    return SplitAttention(
+        require(ns, "partial_attention"),
+        require(ns, "merge_partials"),
+        require(ns, "finish_attention"),
+    )
+
+
+def left_fold(count: int) -> Any:
+    """((0, 1), 2), ...: the order of a loop over the parts."""
+    order: Any = 0
+    for i in range(1, count):
+        order = (order, i)
+    return order
+
+
+def key_split(g: torch.Generator, l_k: int, parts: int) -> list[Tensor]:
+    """The keys 0..l_k-1 shuffled and cut into ``parts`` non-empty sets of random sizes."""
+    order = torch.randperm(l_k, generator=g)
+    cuts = sorted(int(c) + 1 for c in torch.randperm(l_k - 1, generator=g)[: parts - 1])
+    return list(torch.tensor_split(order, cuts))
+
+
+def split_case(g: torch.Generator, low_keys: int = 4) -> tuple[Tensor, Tensor, Tensor, str]:
+    """float64 q, k, v of random leading dims and distinct sizes, and the sizes in words."""
+    lead = [
+        int(d)
+        for d in torch.randint(1, 4, (int(torch.randint(0, 3, (1,), generator=g)),), generator=g)
+    ]
+    l_q, d_k, d_v = random_sizes(g, 3, low=1, high=9)
+    l_k = int(torch.randint(low_keys, 30, (1,), generator=g))
+    q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
+    k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
+    v = torch.randn(*lead, l_k, d_v, generator=g, dtype=torch.float64)
+    return q, k, v, f"leading dims {tuple(lead)}, L_q={l_q}, L_k={l_k}, d_k={d_k}, d_v={d_v}"
+
+
+def keys(count: int) -> str:
+    return f"{count} key" if count == 1 else f"{count} keys"
+
+
+def sizes_of(cuts: list[Tensor]) -> str:
+    return "parts of " + ", ".join(str(len(c)) for c in cuts) + " keys"
+
+
+def judge_merged(out: Tensor, expected: Tensor, what: str, atol: float = EXACT) -> None:
+    """Fail unless ``out`` is the attention over all the keys, ``expected``, to ``atol``."""
+    if not torch.isfinite(out).all():
+        fail(f"{what}: {not_finite(out)}")
+    gap = (out.double() - expected.double()).abs().max().item()
+    if not gap <= atol:
+        fail(
+            f"{what}: the output differs from the attention over all the keys by up to "
+            f"{gap:.3g} (allowed {atol:.0e}); {first_difference(out, expected, atol=atol)}"
+        )
+
+
+@check(ASSIGNMENT, "test_merge_partials")
+def merged_partials_are_attention_over_all_the_keys(ns: Namespace) -> None:
+    """One part, two parts and three to five parts merged in a loop, keys split at random:
+    finish_attention gives the attention over all the keys to float64 rounding."""
+    split = split_attention(ns)
+    g = hidden_generator("a07 split exact")
+    for count in (1, 2, 2, 3, 5):
+        q, k, v, sizes = split_case(g, low_keys=count)
+        cuts = key_split(g, k.shape[-2], count)
+        what = f"float64, {sizes}, {sizes_of(cuts)} at random positions, merged in a loop"
+        expected = reference_out(q, k, v)
+        merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(count), what)
+        judge_merged(split.finish(merged, expected, what), expected, what)
+
+
+@check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
+def merging_order_does_not_matter(ns: Namespace) -> None:
+    """Four parts merged in five orders and groupings give the same output to rounding."""
+    split = split_attention(ns)
+    g = hidden_generator("a07 split order")
+    q, k, v, sizes = split_case(g, low_keys=8)
+    cuts = key_split(g, k.shape[-2], 4)
+    what = f"float64, {sizes}, {sizes_of(cuts)}"
+    orders = {
+        "(((p0, p1), p2), p3)": left_fold(4),
+        "(p0, (p1, (p2, p3)))": (0, (1, (2, 3))),
+        "((p0, p1), (p2, p3))": ((0, 1), (2, 3)),
+        "(((p3, p2), p1), p0)": (((3, 2), 1), 0),
+        "((p2, p0), (p3, p1))": ((2, 0), (3, 1)),
+    }
+    expected = reference_out(q, k, v)
+    outputs = {}
+    for name, order in orders.items():
+        merged = split.fold(split.parts(q, k, v, cuts, what), order, f"{what}, merged as {name}")
+        outputs[name] = split.finish(merged, expected, f"{what}, merged as {name}")
+    (first, out), *others = outputs.items()
+    for name, other in others:
+        gap = (other.double() - out.double()).abs().nan_to_num(math.inf).max().item()
+        if not gap <= EXACT:
+            fail(
+                f"{what}: merged as {first} and as {name}, the outputs differ by up to "
+                f"{gap:.3g} (allowed {EXACT:.0e})"
+            )
+
+
+def shifted_parts(
+    g: torch.Generator, l_q: int, sizes: tuple[int, int], d_k: int, shift: float
+) -> tuple[Tensor, Tensor, Tensor]:
+    """q (l_q, d_k), and keys (sizes[0] + sizes[1], d_k) in float64 whose second part's scaled
+    scores are moved by -shift (and whose first part's are untouched), through a last coordinate
+    that q holds at c and the second part's keys at -c, c = sqrt(shift √d_k)."""
+    q = torch.randn(l_q, d_k, generator=g, dtype=torch.float64)
+    k = torch.randn(sum(sizes), d_k, generator=g, dtype=torch.float64)
+    carrier = math.sqrt(shift * math.sqrt(d_k))
+    q[:, -1] = carrier
+    k[:, -1] = 0.0
+    k[sizes[0] :, -1] = -carrier
+    return q, k, torch.randn(sum(sizes), 3, generator=g, dtype=torch.float64)
+
+
+@check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
+def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
+    """Scores near ±10^4 (exp overflows even in float64), alone and split; and a part whose
+    every key scores about 10^4 below the other part's, merged first and last."""
+    split = split_attention(ns)
+    g = hidden_generator("a07 split stable")
+    l_q, l_k, d_k = random_sizes(g, 3, low=4, high=14)
+    q, k = shifted_scores(g, l_q, l_k, d_k, 1e4)
+    v = torch.randn(l_k, 5, generator=g, dtype=torch.float64)
+    expected = reference_out(q, k, v)
+    rows = (
+        f"float64, L_q={l_q}, L_k={l_k}, d_k={d_k}, the scores of rows 1, 4, 7, ... near -10^4 "
+        "and of rows 2, 5, 8, ... near +10^4"
+    )
+    judge_merged(
+        split.finish(split.partial(q, k, v, f"{rows}, one part"), expected, rows),
+        expected,
+        f"{rows}, one part of all the keys",
+        atol=1e-8,
+    )
+    cuts = key_split(g, l_k, 3)
+    what = f"{rows}, {sizes_of(cuts)}, merged in a loop"
+    merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(3), what)
+    judge_merged(split.finish(merged, expected, what), expected, what, atol=1e-8)
+    sizes = (
+        int(torch.randint(1, 6, (1,), generator=g)),
+        int(torch.randint(1, 6, (1,), generator=g)),
+    )
+    q, k, v = shifted_parts(g, l_q, sizes, d_k, 1e4)
+    expected = reference_out(q, k, v)
+    high, low = torch.arange(sizes[0]), torch.arange(sizes[0], sum(sizes))
+    for name, cuts, order in (("first", [low, high], (0, 1)), ("last", [high, low], (0, 1))):
+        what = (
+            f"float64, L_q={l_q}, d_k={d_k}, a part of {keys(sizes[0])} and a part of "
+            f"{keys(sizes[1])} whose scores are all about 10^4 lower, that part merged {name}"
+        )
+        merged = split.fold(split.parts(q, k, v, cuts, what), order, what)
+        judge_merged(split.finish(merged, expected, what), expected, what, atol=1e-8)
+
+
+def numbers_in(value: Any) -> int | None:
+    """How many numbers a tuple, list or dict of tensors and numbers holds; None for anything
+    else (a named tuple or an object of the student's own class is not plain data)."""
+    if isinstance(value, Tensor):
+        return value.numel()
+    if type(value) in (int, float, bool):
+        return 1
+    if type(value) in (tuple, list):
+        counts = [numbers_in(item) for item in value]
+    elif type(value) is dict:
+        counts = [numbers_in(item) for item in value.values()]
+    else:
+        return None
+    return None if None in counts else sum(counts)
+
+
+@check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
+def partial_results_are_small_and_defined_everywhere(ns: Namespace) -> None:
+    """A part of one key; no leading dims; float32 and float64 keep q's dtype; a partial result
+    holds as many numbers for 1 key as for many, and merging does not grow it."""
+    split = split_attention(ns)
+    g = hidden_generator("a07 split edges")
+    q, k, v, sizes = split_case(g, low_keys=6)
+    one_key = f"float64, {sizes}, a part of one key"
+    expected = reference_out(q, k[..., :1, :], v[..., :1, :])
+    out = split.finish(split.partial(q, k[..., :1, :], v[..., :1, :], one_key), expected, one_key)
+    judge_merged(out, expected, one_key)
+    l_k = k.shape[-2]
+    what = f"float64, {sizes}, {l_k} parts of one key each, merged in a loop"
+    cuts = [torch.tensor([j]) for j in range(l_k)]
+    expected = reference_out(q, k, v)
+    merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(l_k), what)
+    judge_merged(split.finish(merged, expected, what), expected, what)
+
+    l_q, l_k, d_k, d_v = random_sizes(g, 4, low=2, high=12)
+    q, k, v = (
+        torch.randn(n, d, generator=g, dtype=torch.float64)
+        for n, d in ((l_q, d_k), (l_k, d_k), (l_k, d_v))
+    )
+    cuts = key_split(g, l_k, 2)
+    expected = reference_out(q, k, v)
+    for dtype in (torch.float64, torch.float32):
+        what = f"{dtype}, no leading dims, L_q={l_q}, L_k={l_k}, d_k={d_k}, d_v={d_v}, {sizes_of(cuts)}"
+        typed = [t.to(dtype) for t in (q, k, v)]
+        merged = split.fold(split.parts(*typed, cuts, what), (0, 1), what)
+        out = split.finish(merged, expected, what)
+        if out.dtype != dtype:
+            fail(f"{what}: the output's dtype is {out.dtype}; the statement asks for q's dtype")
+        judge_merged(out, expected, what, atol=EXACT if dtype == torch.float64 else 2e-5)
+
+    few, many = 1, 300
+    q = torch.randn(3, 4, d_k, generator=g, dtype=torch.float64)
+    k = torch.randn(3, many, d_k, generator=g, dtype=torch.float64)
+    v = torch.randn(3, many, d_v, generator=g, dtype=torch.float64)
+    held = {}
+    for n in (few, many):
+        what = f"float64, q (3, 4, {d_k}), a part of {n} keys"
+        result = split.partial(q, k[:, :n], v[:, :n], what)
+        held[n] = numbers_in(result)
+        if held[n] is None:
+            fail(
+                f"{what}: partial_attention returned a {result.__class__.__name__}; the statement "
+                "asks for a plain tuple, list or dict of tensors"
+            )
+    if held[many] != held[few]:
+        fail(
+            f"q (3, 4, {d_k}), d_v={d_v}: a partial result holds {held[few]} numbers for a part "
+            f"of {few} key and {held[many]} for a part of {many} keys"
+        )
+    what = f"float64, q (3, 4, {d_k}), two parts of {many // 2} keys"
+    halves = [torch.arange(many // 2), torch.arange(many // 2, many)]
+    merged = split.fold(split.parts(q, k, v, halves, what), (0, 1), what)
+    if numbers_in(merged) != held[few]:
+        fail(
+            f"{what}: merge_partials returned a {merged.__class__.__name__} of "
+            f"{numbers_in(merged)} numbers from two partial results of {held[few]} numbers each"
+        )

@@ -386,3 +386,193 @@ WRONG += [
         {"test_chunked_attention_exact": "on torch.bfloat16 q, k and v of shape (2, 9, 8)"},
     ),
 ]
+
+
+# merge_partials: what a partial result holds is the student's design (issue 42). Each wrong one
+# breaks a property the statement lists; each correct one is another design.
+def split_k(partial: str, merge: str, finish: str) -> tuple[Body, Body, Body]:
+    """The three functions of the merge_partials cell, each with a new body."""
+    return (
+        Body("partial_attention", partial),
+        Body("merge_partials", merge),
+        Body("finish_attention", finish),
+    )
+
+
+LSE_PARTIAL = """
+    # My design: (log-sum-exp of the part's scores, the part's normalised output).
+    s = q @ k.mT * q.shape[-1] ** -0.5
+    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+    return lse, torch.softmax(s, dim=-1) @ v
+"""
+LSE_FINISH = """
+    return p[1]
+"""
+WRONG += [
+    Mutant(  # exact for moderate scores; exp(±10^4) overflows in float64
+        "merge_partials: sums of exp of the raw scores, no maximum subtracted",
+        A,
+        {
+            "merge_partials": split_k(
+                """
+                # My design: (sum exp(s), sum exp(s) v): both add up over the parts.
+                p = torch.exp(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]))
+                return p.sum(dim=-1, keepdim=True), p @ v
+                """,
+                """
+                return a[0] + b[0], a[1] + b[1]
+                """,
+                """
+                return p[1] / p[0]
+                """,
+            )
+        },
+        {"test_merge_partials": "holds NaN or inf"},
+    ),
+    Mutant(  # exact for one part; associative and commutative, but not attention
+        "merge_partials: normalised outputs averaged, weighted by their numbers of keys",
+        A,
+        {
+            "merge_partials": split_k(
+                """
+                # My design: (number of keys, the part's normalised output).
+                s = q @ k.mT / math.sqrt(q.shape[-1])
+                return torch.tensor(float(k.shape[-2])), torch.softmax(s, dim=-1) @ v
+                """,
+                """
+                (n_a, out_a), (n_b, out_b) = a, b
+                return n_a + n_b, (n_a * out_a + n_b * out_b) / (n_a + n_b)
+                """,
+                LSE_FINISH,
+            )
+        },
+        {"test_merge_partials": "differs from the attention over all the keys"},
+    ),
+    Mutant(  # every property but the size: the partial result grows with the keys
+        "merge_partials: the partial result keeps the keys and values, finish attends",
+        A,
+        {
+            "merge_partials": split_k(
+                """
+                # My design: the part itself; merging concatenates, finish attends.
+                return q, k, v
+                """,
+                """
+                return a[0], torch.cat([a[1], b[1]], dim=-2), torch.cat([a[2], b[2]], dim=-2)
+                """,
+                """
+                q, k, v = p
+                return torch.softmax(q @ k.mT / math.sqrt(q.shape[-1]), dim=-1) @ v
+                """,
+            )
+        },
+        {"test_merge_partials": "numbers for a part of 1 key"},
+        in_notebook=True,  # through the judge: the tuple crosses as data and its numbers count
+    ),
+    Mutant(
+        "merge_partials: computed in float64, float32 inputs give a float64 output",
+        A,
+        {
+            "merge_partials": Replace(
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., L_q, L_k)\n",
+                "    q, k, v = q.double(), k.double(), v.double()\n"
+                "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n",
+            )
+        },
+        {"test_merge_partials": "the output's dtype is torch.float64"},
+    ),
+    Mutant(  # right for two parts (finish ignores it), wrong from the third on
+        "merge_partials: the merged log-sum-exp is b's, not that of both parts",
+        A,
+        {
+            "merge_partials": split_k(
+                LSE_PARTIAL,
+                """
+                (lse_a, out_a), (lse_b, out_b) = a, b
+                lse = torch.logaddexp(lse_a, lse_b)
+                return lse_b, out_a * torch.exp(lse_a - lse) + out_b * torch.exp(lse_b - lse)
+                """,
+                LSE_FINISH,
+            )
+        },
+        {"test_merge_partials": "merged in a loop: the output differs"},
+    ),
+    Mutant(  # exact unless b's maximum is far above a's: exp(m_b - m_a) overflows
+        "merge_partials: both parts moved to a's maximum, not to the larger one",
+        A,
+        {
+            "merge_partials": Replace(
+                "    m = torch.maximum(m_a, m_b)\n",
+                "    m = m_a\n",
+            )
+        },
+        {"test_merge_partials": "merged first"},
+    ),
+]
+CORRECT += [
+    Mutant(
+        "merge_partials: log-sum-exp and the normalised output, merged with logaddexp",
+        A,
+        {
+            "merge_partials": split_k(
+                LSE_PARTIAL,
+                """
+                (lse_a, out_a), (lse_b, out_b) = a, b
+                lse = torch.logaddexp(lse_a, lse_b)
+                return lse, out_a * torch.exp(lse_a - lse) + out_b * torch.exp(lse_b - lse)
+                """,
+                LSE_FINISH,
+            )
+        },
+    ),
+    Mutant(
+        "merge_partials: a dict of the float64 log-sum-exp and torch's fused attention output",
+        A,
+        {
+            "merge_partials": split_k(
+                """
+                # My design: {"lse": log sum exp(s) in float64 (..., L_q), "out": the part's
+                # attention output in q's dtype}; the merge weighs the outputs in float64.
+                q64, k64 = q.double(), k.double()
+                lse = torch.logsumexp(q64 @ k64.mT / math.sqrt(q.shape[-1]), dim=-1)
+                return {"lse": lse, "out": F.scaled_dot_product_attention(q, k, v)}
+                """,
+                """
+                lse = torch.logaddexp(a["lse"], b["lse"])
+                weight_a = torch.exp(a["lse"] - lse).unsqueeze(-1)
+                weight_b = torch.exp(b["lse"] - lse).unsqueeze(-1)
+                out = weight_a * a["out"].double() + weight_b * b["out"].double()
+                return {"lse": lse, "out": out.to(a["out"].dtype)}
+                """,
+                """
+                return p["out"]
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "merge_partials: a list of the maximum, the denominator and the normalised output",
+        A,
+        {
+            "merge_partials": split_k(
+                """
+                # My design: [m, l, out]: the largest score, l = sum exp(s - m) and the
+                # normalised output out = sum exp(s - m) v / l, each per query.
+                s = q @ k.mT / math.sqrt(q.shape[-1])
+                m = s.amax(dim=-1, keepdim=True)
+                w = torch.exp(s - m)
+                l = w.sum(dim=-1, keepdim=True)
+                return [m, l, (w / l) @ v]
+                """,
+                """
+                m = torch.maximum(a[0], b[0])
+                l_a, l_b = a[1] * torch.exp(a[0] - m), b[1] * torch.exp(b[0] - m)
+                return [m, l_a + l_b, (l_a * a[2] + l_b * b[2]) / (l_a + l_b)]
+                """,
+                """
+                return p[2]
+                """,
+            )
+        },
+    ),
+]
