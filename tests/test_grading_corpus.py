@@ -407,7 +407,8 @@ def test_what_is_judged_is_the_answer_cells_text_never_what_a_kernel_was_made_to
     assert "LEAK" in shown and LEAK[:400] not in shown
     counts = [c.execution_count for c in notebook.cells if c.cell_type == "code"]
     assert max(c for c in counts if c is not None) <= len(notebook.cells), counts
-    assert float(rows["h16-kernel-text"]["score"]) == 3.0, rows["h16-kernel-text"]  # not attention
+    # numpy attention (2), causal_mask (1) and sees_the_future (2) use no `attention`
+    assert float(rows["h16-kernel-text"]["score"]) == 5.0, rows["h16-kernel-text"]
     # A banned kernel reached by a built name earns nothing where the answer ran it.
     built = rows["h17-built-name"]
     assert float(built["test_attention_rows_sum_to_one"]) == 0, built
