@@ -405,6 +405,11 @@ LSE_PARTIAL = """
     lse = torch.logsumexp(s, dim=-1, keepdim=True)
     return lse, torch.softmax(s, dim=-1) @ v
 """
+LSE_MERGE = """
+    (lse_a, out_a), (lse_b, out_b) = a, b
+    lse = torch.logaddexp(lse_a, lse_b)
+    return lse, out_a * torch.exp(lse_a - lse) + out_b * torch.exp(lse_b - lse)
+"""
 LSE_FINISH = """
     return p[1]
 """
@@ -487,11 +492,7 @@ WRONG += [
         {
             "merge_partials": split_k(
                 LSE_PARTIAL,
-                """
-                (lse_a, out_a), (lse_b, out_b) = a, b
-                lse = torch.logaddexp(lse_a, lse_b)
-                return lse_b, out_a * torch.exp(lse_a - lse) + out_b * torch.exp(lse_b - lse)
-                """,
+                LSE_MERGE.replace("return lse,", "return lse_b,"),
                 LSE_FINISH,
             )
         },
@@ -516,11 +517,7 @@ CORRECT += [
         {
             "merge_partials": split_k(
                 LSE_PARTIAL,
-                """
-                (lse_a, out_a), (lse_b, out_b) = a, b
-                lse = torch.logaddexp(lse_a, lse_b)
-                return lse, out_a * torch.exp(lse_a - lse) + out_b * torch.exp(lse_b - lse)
-                """,
+                LSE_MERGE,
                 LSE_FINISH,
             )
         },
