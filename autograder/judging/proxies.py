@@ -223,12 +223,15 @@ class Link:
     def _assign(self, module: torch.nn.Module, name: Any, values: Any) -> None:
         """Write what the student's code wrote into a tensor it read from ``module``: allowed
         into the copies it made (copy.deepcopy), refused for the judge's own models."""
+        # The kernel sends the name, and a refusal quotes it: an attribute's name, nothing more.
+        if not (isinstance(name, str) and name.isidentifier() and len(name) <= 64):
+            raise protocol.ProtocolError("bad attribute name for a stand-in's tensor")
         if not any(module is part for copied in self.copies for part in copied.modules()):
             raise AttributeError(
                 f"your code wrote into {name!r} of the model it was given, in place; the "
                 "grader's model stays unchanged (a copy.deepcopy of it may be changed)"
             )
-        target = getattr(module, name) if isinstance(name, str) else None
+        target = getattr(module, name, None)
         if not (
             isinstance(target, torch.Tensor)
             and isinstance(values, torch.Tensor)
