@@ -18,6 +18,7 @@ time.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import importlib
 from collections.abc import Callable, Sequence
@@ -74,13 +75,18 @@ def _student(mutant: Mutant) -> str:
     return f"{start}-{hashlib.sha256(mutant.name.encode()).hexdigest()[:8]}"
 
 
-def _leave_out_demonstrations(course: Path, assignment: str) -> None:
-    """Delete the demonstration cells from every submission of ``assignment`` in ``course``."""
-    submissions = sorted(
-        (course / "grading" / "submitted").glob(f"*/{assignment}/{assignment}.ipynb")
-    )
+def _leave_out_demonstrations(course: Course, assignment: str) -> None:
+    """Delete the demonstration cells from every submission of ``assignment`` in ``course`` and
+    from its released copy: the judged notebook is the release's cells with the submitted answers
+    in place (pipeline/worker/judged_notebook.py), so a cell left in the release still runs."""
+    submitted = course.path(course.coursedir.submitted_directory, "*", assignment)
+    submissions = [Path(p) for p in sorted(glob.glob(str(submitted / f"{assignment}.ipynb")))]
     assert submissions, "no submission was written"
-    for path in submissions:
+    release = course.path(course.coursedir.release_directory, ".", assignment) / (
+        f"{assignment}.ipynb"
+    )
+    assert release.exists(), f"no released notebook {release}"
+    for path in [release, *submissions]:
         notebook = nbformat.read(path, 4)
         notebook.cells = [c for c in notebook.cells if DEMO_TAG not in c.metadata.get("tags", ())]
         nbformat.write(notebook, path)
@@ -104,10 +110,9 @@ def assert_judge_agrees(
         for student, m in mutants.items()
     ]
     build_course(folder, samples, assignment)
-    _leave_out_demonstrations(folder, assignment)
-    outcomes: dict[str, Outcome] = {
-        o.student: o for o in grade(assignment, Course.load(folder), workers=2)
-    }
+    course = Course.load(folder)
+    _leave_out_demonstrations(course, assignment)
+    outcomes: dict[str, Outcome] = {o.student: o for o in grade(assignment, course, workers=2)}
 
     solution = outcomes.pop("solution")
     assert solution.verdict == "ok", solution.notes
