@@ -40,6 +40,7 @@ def sdpa_math(q, k, v, mask=None):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_matches_torch_sdpa_without_mask():
     q, k, v = random_qkv()
     out, weights = scaled_dot_product_attention(q, k, v)

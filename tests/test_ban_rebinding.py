@@ -112,6 +112,7 @@ def required(assignment: str) -> dict[str, set[str]]:
     return found
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 @pytest.mark.parametrize("assignment", list(check_modules()))
 def test_every_answer_a_check_requires_declares_a_ban(assignment: str):
     answered = answers(assignment)

@@ -23,7 +23,7 @@ def fitted(corpus: SentimentSplits) -> Pipeline:
     return fit_baseline(corpus.texts("train"), corpus.labels("train"))
 
 
-@pytest.mark.slow  # seconds: kept out of the fast tier, which must fit 30 s
+@pytest.mark.slow  # fits the baseline (seconds): out of the fast tier (tests/tiers.py)
 def test_baseline_beats_chance_overall_but_leaves_room_above_it(
     fitted: Pipeline, corpus: SentimentSplits
 ) -> None:
@@ -31,6 +31,7 @@ def test_baseline_beats_chance_overall_but_leaves_room_above_it(
     assert 0.75 < baseline_accuracy(fitted, corpus.texts("test"), corpus.labels("test")) < 0.88
 
 
+@pytest.mark.slow  # fits the baseline (seconds): out of the fast tier (tests/tiers.py)
 @pytest.mark.parametrize("kind", ["plain", "intensified", "negated"])
 def test_baseline_solves_single_clauses_even_with_unseen_pairs(
     fitted: Pipeline, corpus: SentimentSplits, kind: str
@@ -39,6 +40,7 @@ def test_baseline_solves_single_clauses_even_with_unseen_pairs(
     assert baseline_accuracy(fitted, [e.text for e in examples], [e.label for e in examples]) > 0.95
 
 
+@pytest.mark.slow  # fits the baseline (seconds): out of the fast tier (tests/tiers.py)
 def test_baseline_is_near_chance_on_contrasts(fitted: Pipeline, corpus: SentimentSplits) -> None:
     # Measured 0.54-0.56 over seeds 0-2: bag-of-n-grams cannot tell which clause follows "but",
     # so it is right only on the ~15% of contrasts whose clauses agree.
@@ -82,6 +84,7 @@ def test_fit_baseline_rejects_bad_input(
         fit_baseline(texts, labels)
 
 
+@pytest.mark.slow  # fits the baseline (seconds): out of the fast tier (tests/tiers.py)
 def test_baseline_accuracy_rejects_bad_input(fitted: Pipeline) -> None:
     with pytest.raises(ValueError, match="at least one text"):
         baseline_accuracy(fitted, [], [])

@@ -288,6 +288,7 @@ def test_the_bound_on_links_is_the_pages_not_each_cells():
     assert page.count(html.escape(LINKS_TOO_LONG)) == 1  # the second, not the first
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_a_line_of_brackets_costs_its_length_not_its_square():
     # nbconvert's strip_files_prefix, after markdown2html, scanned from every "[" to the end of
     # its line: one cell of 49,000 "[]" took 21 s, ten of them past the feedback's time limit.

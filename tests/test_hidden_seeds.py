@@ -76,6 +76,7 @@ def test_a_secret_too_short_to_be_one_is_refused():
         use_secret(b"abc")
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_reference_data_is_built_once_per_secret():
     from autograder.checks.a03_transformer_block.shared import course_corpora
 
@@ -119,6 +120,7 @@ def recording_submission(folder: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_inputs_recorded_one_term_differ_the_next_and_the_grades_do_not(tmp_path: Path):
     submission = load_submission(recording_submission(tmp_path), skip_tags=(DEMO_TAG,))
     recorded = submission.namespace["_recorded"]

@@ -530,6 +530,7 @@ def test_a_fifo_submission_is_refused_without_blocking(tmp_path: Path):
     assert taken.notebook is None and "not a regular file" in taken.problems[0], taken.problems
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 @pytest.mark.parametrize(
     ("change", "phrase"),
     [

@@ -21,7 +21,8 @@ from nbgrader.api import Gradebook
 
 from tests.test_mutants import CORPUS
 
-pytestmark = pytest.mark.slow
+# a class through real nbgrader, 115 s of the 6-minute tier before pushing: complete tier only
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ["01_attention", "02_multi_head"]
 

@@ -75,6 +75,7 @@ def test_a_forkserver_starts_before_any_worker_asks_for_it():
         stop_forkserver()
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_torch_dispatch_modes_still_observe_aten_ops():
     result, ops = observe("aten_ops", torch.add, (torch.ones(2), torch.ones(2)), {})
     assert torch.equal(result, torch.full((2,), 2.0)), result

@@ -22,6 +22,7 @@ HONEST = "ada"
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox  # grades five notebooks: the complete tier's only (tests/tiers.py)
 def test_every_probe_loses_its_points_without_the_sandbox(tmp_path: Path):
     course = tmp_path / "course"
     samples = [s for s in CORPUS if s.student in (HONEST, *PROBES)]

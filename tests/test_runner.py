@@ -93,6 +93,7 @@ def statuses(result: dict[str, Any]) -> list[str]:
     return [cell["status"] for cell in result["cells"]]
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_cli_runs_a_normal_notebook_in_its_folder(tmp_path):
     cells = [
         new_markdown_cell("# Title"),
@@ -140,6 +141,7 @@ def test_cli_without_an_open_report_pipe_says_so(tmp_path):
     assert "cannot report on fd 77" in completed.stderr
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_a_raising_cell_is_an_error_and_later_cells_run(tmp_path):
     result = run_code(tmp_path, f"{SAY}1 / 0", "say('still here')")
     assert statuses(result) == ["error", "ok"]
@@ -150,6 +152,7 @@ def test_a_raising_cell_is_an_error_and_later_cells_run(tmp_path):
     assert result["restarts"] == 0
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_cells_run_as_plain_python_without_ipython(tmp_path):
     result = run_code(
         tmp_path,

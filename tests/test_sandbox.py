@@ -123,6 +123,7 @@ def test_loop_that_catches_every_interrupt_still_times_out(tmp_path, busy):
     assert 1 <= result.wall_seconds < 7
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_memory_bomb_hits_the_memory_limit(tmp_path):
     code = """
         chunks = []

@@ -60,6 +60,7 @@ def test_no_training_phrase_lies_inside_a_held_out_sentence(phrase_file):
     assert len(train) + len(held) + len(dropped) == len(phrase_file)
 
 
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
 def test_the_sentence_split_is_seeded_and_in_file_order(phrase_file):
     train, held = held_out_sentences(phrase_file, fraction=0.1, seed=3)
     assert held_out_sentences(phrase_file, 0.1, seed=3) == (train, held)

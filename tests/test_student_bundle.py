@@ -34,7 +34,8 @@ from packaging.requirements import Requirement
 from autograder.pipeline.cli import main
 from tests.test_notebooks import marked_region
 
-pytestmark = pytest.mark.slow
+# every bundle installed and run, 71 s of the 6-minute tier before pushing: complete tier only
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 ROOT = Path(__file__).resolve().parents[1]
 
