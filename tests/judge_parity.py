@@ -10,9 +10,9 @@ of the kernel's objects.  Every check gets the same verdict in both, so every ce
 partial score (or, where its visible check failed, what the rule for that gives:
 autograder/authoring/registry.py), which is what nbgrader reads from the graded notebook.  What a
 wrong mutant's student is shown in the graded notebook starts with the judge's expected
-diagnosis, even where the cell's visible checks failed first.  The submissions leave out the
-solutions' demonstration cells (tagged ``demo``), as the corpus does: a student may delete
-ungraded cells, no answer or check depends on them, and they are most of 04's and 07's running
+diagnosis, even where the cell's visible checks failed first.  The course's release and its
+submissions leave out the solutions' demonstration cells (tagged ``demo``), as the in-process
+corpus does: no answer or check depends on them, and they are most of 04's and 07's running
 time.
 """
 
