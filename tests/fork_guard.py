@@ -1,5 +1,4 @@
-"""A test whose process forks beside a thread, other than the test harness's, fails (loaded by
-conftest.py).
+"""A test whose process forks beside a thread that the test started fails (loaded by conftest.py).
 
 A fork copies only the forking thread, and a lock another thread held stays held in the child, so
 Python 3.12 and later warn (DeprecationWarning) when a process with other threads forks.  The
@@ -9,9 +8,10 @@ counts the threads itself before each fork of a test process (os.fork(), multipr
 subprocess with a preexec_fn), from the kernel's list, so that threads Python did not start count
 too, as in CPython's warning, and fails the test phase that forked.
 
-The threads that already ran when the module was imported are the test harness's (under
-pytest-xdist, execnet's receiver, blocked reading its pipe), which no grading process has; a fork
-beside them alone passes, as tests/test_mutants.py's ``in_a_fork`` relies on.
+Only threads that the test started (its fixtures included) count: those already running when it
+began are the harness's (under pytest-xdist, execnet's receiver, blocked reading its pipe), which
+no grading process has and tests/test_mutants.py's ``in_a_fork`` forks beside, or ones an earlier
+test left running, whose forks beside them this one did not ask for.
 """
 
 from __future__ import annotations
@@ -44,14 +44,21 @@ def _name(thread: str) -> str:
         return "?"
 
 
-HARNESS = _threads() - {str(threading.get_native_id())}
+_before_the_test: set[str] = set()
 _noted: list[str] = []
 
 
+def a_test_begins() -> None:
+    """Take the threads running now, but the calling one, as not the test's: a fork beside them
+    alone is not noted."""
+    _before_the_test.clear()
+    _before_the_test.update(_threads() - {str(threading.get_native_id())})
+
+
 def _note_a_fork_beside_threads() -> None:
-    """Before this process forks: note where, if a thread besides the caller and the harness's
-    runs."""
-    others = sorted(_threads() - HARNESS - {str(threading.get_native_id())})
+    """Before this process forks: note where, if a thread besides the caller runs that the test
+    started."""
+    others = sorted(_threads() - _before_the_test - {str(threading.get_native_id())})
     if others:
         names = ", ".join(f"{_name(thread)} ({thread})" for thread in others)
         where = "".join(traceback.format_stack(limit=12)[:-1])  # the innermost callers
@@ -65,6 +72,7 @@ def take_noted_forks() -> list[str]:
     return noted
 
 
+a_test_begins()
 os.register_at_fork(before=_note_a_fork_beside_threads)
 
 
@@ -79,6 +87,7 @@ def _failing_on_a_noted_fork() -> Generator[None, object, object]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    a_test_begins()
     return (yield from _failing_on_a_noted_fork())
 
 

@@ -7,7 +7,7 @@ import os
 import threading
 import warnings
 
-from tests.fork_guard import take_noted_forks
+from tests.fork_guard import a_test_begins, take_noted_forks
 
 
 def _fork_a_child_that_exits() -> None:
@@ -21,20 +21,29 @@ def _fork_a_child_that_exits() -> None:
     os.waitpid(child, 0)
 
 
-def test_a_fork_beside_a_thread_the_test_started_is_noted_with_where_it_was_asked_for():
+def _fork_beside_a_thread(already_running: bool) -> list[str]:
+    """The forks noted when this process forks beside a thread started now, taken as one that
+    ran before the test began or not."""
     stop = threading.Event()
     beside = threading.Thread(target=stop.wait, name="beside-a-fork")
     beside.start()
     try:
+        if already_running:
+            a_test_begins()
         _fork_a_child_that_exits()
     finally:
         stop.set()
         beside.join()
-    (noted,) = take_noted_forks()  # taken, so that this test passes
+    return take_noted_forks()  # taken, so that this test passes
+
+
+def test_a_fork_beside_a_thread_the_test_started_is_noted_with_where_it_was_asked_for():
+    (noted,) = _fork_beside_a_thread(already_running=False)
     assert "forked beside 1 other thread(s): beside-a-fork" in noted, noted
     assert "in _fork_a_child_that_exits" in noted, noted
 
 
-def test_a_fork_beside_no_thread_but_the_harness_is_not_noted():
-    _fork_a_child_that_exits()
+def test_a_fork_beside_no_thread_the_test_started_is_not_noted():
+    _fork_a_child_that_exits()  # under xdist, beside execnet's receiver
     assert take_noted_forks() == []
+    assert _fork_beside_a_thread(already_running=True) == []  # as one an earlier test left
