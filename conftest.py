@@ -1,5 +1,6 @@
 """Test-run environment: Jupyter, IPython and matplotlib kept away from $HOME, one BLAS thread,
-a course secret of the run's own, and no fork beside a thread (tests/fork_guard.py)."""
+a course secret of the run's own, and no fork beside a thread the test started
+(tests/fork_guard.py)."""
 
 import atexit
 import hashlib
@@ -8,7 +9,6 @@ import shutil
 import tempfile
 
 import pytest
-from tqdm import tqdm
 
 pytest_plugins = ["tests.fork_guard"]
 
@@ -35,10 +35,6 @@ if "ATTENTION_LAB_SECRET_FILE" not in os.environ:
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Notebooks show progress bars; tqdm's refreshes only slow the run down under pytest.
 os.environ.setdefault("TQDM_MININTERVAL", "5")
-# tqdm's first bar, even a disabled one, starts a monitor thread that lives as long as the process,
-# and a test process forks (judges, fingerprints, mutants): a fork beside it fails
-# (tests/fork_guard.py).  The grading process's own bar starts none (pipeline/records/report.py).
-tqdm.monitor_interval = 0
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

@@ -79,7 +79,6 @@ def test_the_bar_starts_no_thread_in_the_grading_process(monkeypatch: pytest.Mon
     """The grading process forks after the bar is shown (similarity.py): tqdm's monitor thread
     would be beside every such fork."""
     monkeypatch.setattr(tqdm, "monitor", None)  # one an earlier bar in this process started
-    monkeypatch.setattr(tqdm, "monitor_interval", 10)  # tqdm's own, which conftest.py turns off
     before = set(threading.enumerate())
     progress = Progress(2, io.StringIO())
     progress.start()
