@@ -1,5 +1,6 @@
 """Test-run environment: Jupyter, IPython and matplotlib kept away from $HOME, one BLAS thread,
-and a course secret of the run's own."""
+a course secret of the run's own, and no fork beside a thread the test started
+(tests/fork_guard.py)."""
 
 import atexit
 import hashlib
@@ -8,6 +9,8 @@ import shutil
 import tempfile
 
 import pytest
+
+pytest_plugins = ["tests.fork_guard"]
 
 _DIRS = ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR", "MPLCONFIGDIR")
 if not all(_name in os.environ for _name in _DIRS):
