@@ -158,19 +158,19 @@ def test_what_stopped_the_training_is_what_a_step_run_on_the_model_raises():
     def flattened(logits: Tensor, targets: Tensor) -> Tensor:
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
-    model = TinyLM(59, 8)
-    told = training_step_error({"model": model, "lm_loss": positions_as_classes})
+    namespace = {"model": TinyLM(59, 8)}
+    told = training_step_error(namespace, positions_as_classes)
     assert told is not None and "lm_loss raised RuntimeError on logits of shape (4, 8, 59)" in told
-    assert training_step_error({"model": model, "lm_loss": flattened}) is None
-    assert training_step_error({"lm_loss": flattened}) is None  # no model to run
+    assert training_step_error(namespace, flattened) is None
+    assert training_step_error({}, flattened) is None  # no model to run
 
 
 def test_probabilities_for_logits_are_named_in_the_model_and_in_the_trained_model():
     assert "probabilities" in CHARLM  # diagnosed in charlm_matches_its_parts, on the corpus
     with torch.no_grad():
         model = TinyLM(59, 8, softmax=True)
-        namespace = {"model": model, "STEPS": 1, "history": {"step": [1], "train_loss": [4.0]}}
-        namespace["history"]["val_loss"] = [4.0]
+        history = {"step": [1], "train_loss": [4.0], "val_loss": [4.0]}
+        namespace = {"model": model, "STEPS": 1, "history": history, "lm_loss": F.cross_entropy}
         told = first_failure("test_trained_loss", namespace)
     assert "the trained model's outputs are probabilities" in told
     assert "at least ln V - 1 = 3.08 nats" in told
