@@ -43,6 +43,7 @@ from autograder.authoring.registry import (
     run_check,
     running_check,
 )
+from autograder.authoring.repairs import repairs_of
 from autograder.authoring.requiring import REQUIRED
 from autograder.examples import solution_answers
 from autograder.judging.containment import death
@@ -118,6 +119,9 @@ def graded(mutant: Mutant) -> dict[str, CellGrade]:
                 # and the checks' reference data under both secrets, which no fork could keep:
                 # 3 s of CPU per 05 mutant.  The class needs that grading anyway.
                 solution_graded(mutant.assignment)
+                # A cell that fails looks up the assignment's repairs (registry._charged), which
+                # the solution's grading, failing nothing, never imports.
+                repairs_of(mutant.assignment)
                 before, generators = solution_up_to(mutant.assignment, first_changed_cell(mutant))
 
                 def carried_on() -> tuple[tuple[dict, dict, dict], list[str]]:

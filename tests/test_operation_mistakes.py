@@ -18,6 +18,7 @@ from autograder.authoring.operation_mistakes import (
     InTrainMode,
     causal_mask_slips,
     computed_in,
+    concatenated_along,
     finite_fill,
     keepdim_dropped,
     mask_dropped,
@@ -25,6 +26,8 @@ from autograder.authoring.operation_mistakes import (
     mistaken_outputs,
     outputs,
     plain_softmax_rows,
+    probabilities,
+    raising_alike,
     scale_slips,
     softmax_axis_slips,
     softmax_over,
@@ -267,3 +270,55 @@ def test_train_mode_runs_the_module_with_dropout_and_restores_its_mode():
     torch.manual_seed(0)
     assert torch.equal(found["in_train_mode"], model.train()(x))
     assert outputs(lambda x: x, {"x": x}, [InTrainMode()]) == {}
+
+
+@pytest.mark.parametrize(
+    "join",
+    [
+        lambda parts: torch.cat(parts, dim=-1),
+        lambda parts: torch.cat(parts, -1),
+        lambda parts: torch.concat(parts, dim=2),
+        lambda parts: torch.concatenate(parts, -1),
+    ],
+    ids=["cat keyword", "cat positional", "concat", "concatenate"],
+)
+def test_every_spelling_of_a_concatenation_is_slipped(join):
+    parts = [torch.randn(2, 3, 4, dtype=torch.float64) for _ in range(3)]
+    found = outputs(join, {"parts": parts}, [concatenated_along(1), concatenated_along(-1)])
+    assert sorted(found) == ["concatenated_along_axis_1"]  # the axis asked for is no slip
+    assert torch.equal(found["concatenated_along_axis_1"], torch.cat(parts, 1))
+
+
+def projected(parts: list[Tensor], weight: Tensor) -> Tensor:
+    """The parts joined along the features, then projected, as multi-head attention does."""
+    return F.linear(torch.cat(parts, dim=-1), weight)
+
+
+def test_an_error_is_raised_alike_only_by_the_slips_that_raise_it_word_for_word():
+    parts = [torch.randn(2, 3, 4) for _ in range(3)]
+    weight = torch.randn(12, 12)
+    slips = [concatenated_along(0, "dim=0"), concatenated_along(1, "dim=1")]
+    try:
+        F.linear(torch.cat(parts, dim=1), weight)
+    except RuntimeError as error:
+        along_positions = error
+    # Along the batch or the positions, the same rows of 4 features reach the product.
+    assert raising_alike(projected, {"parts": parts, "weight": weight}, slips, along_positions) == [
+        "dim=0",
+        "dim=1",
+    ]
+    other = RuntimeError("mat1 and mat2 shapes cannot be multiplied (6x12 and 4x4)")
+    assert raising_alike(projected, {"parts": parts, "weight": weight}, slips, other) == []
+    renamed = ValueError(str(along_positions))  # another type, the same words
+    assert raising_alike(projected, {"parts": parts, "weight": weight}, slips, renamed) == []
+    # A slip that changes nothing it calls, or calls without an error, raises nothing alike.
+    assert (
+        raising_alike(projected, {"parts": parts[:1], "weight": weight[:, :4]}, slips, other) == []
+    )
+
+
+def test_probabilities_are_the_softmax_of_what_the_reference_returns():
+    logits = torch.randn(2, 3, 5, dtype=torch.float64)
+    found = outputs(lambda logits: logits * 2, {"logits": logits}, [probabilities()])
+    assert torch.allclose(found["probabilities"], torch.softmax(logits * 2, -1))
+    assert only_match(found, logits * 2) == []

@@ -5,14 +5,20 @@ A mistake is named only where the answer's output matches the output of that mis
 operation, for every exercise: a :class:`Slip` runs the exercise's own reference with one
 operation changed -- the softmax over another axis, the scores scaled by another factor, the mask
 reversed or shifted off its diagonal, top-k keeping one id more or fewer, masked scores filled
-with a finite number, a reduction that drops its kept axis -- so that 07's chunked attention gets
-01's scale mistakes, and 06's ``sample`` and ``lm_loss`` its softmax-axis mistakes, without a copy.
+with a finite number, a reduction that drops its kept axis, a concatenation along another axis,
+probabilities returned for logits -- so that 07's chunked attention gets 01's scale mistakes, and
+06's ``sample`` and ``lm_loss`` its softmax-axis mistakes, without a copy.
 
-Two ways to change an operation, one per kind of slip:
+Three ways to change an operation, one per kind of slip:
 
 - while the reference runs (:class:`OperationSlip`, a ``TorchFunctionMode``): every call of that
   torch operation, as a function or as a method, is done another way;
-- in the reference's arguments (:class:`ArgumentSlip`): the scale factor it is given, or the mask.
+- in the reference's arguments (:class:`ArgumentSlip`): the scale factor it is given, or the mask;
+- after it, on its output (:class:`OutputSlip`): a softmax over the logits it returns.
+
+Where a slip makes the reference raise, as the heads concatenated along the positions make the
+output projection raise, the answer's own error is the evidence: :func:`raising_alike` names the
+slips with which the reference raises that very error.
 
 Each slip has a family and a name; an exercise's catalogue (autograder/authoring/mistakes.py)
 gives a message to the names it can tell apart, in the exercise's own words.
@@ -327,6 +333,70 @@ class InTrainMode(Slip):
 def mask_dropped() -> ArgumentSlip:
     """No mask at all: every key visible (no_mask)."""
     return ArgumentSlip(MASK, "no_mask", lambda arguments: {**arguments, "mask": None})
+
+
+# ---------------------------------------------------------------------------------------------
+# the axis of a concatenation
+
+CONCATENATION = "concatenation axis"
+CONCATENATIONS = {"cat", "concat", "concatenate"}
+
+
+def concatenated_along(axis: int, name: str | None = None) -> OperationSlip:
+    """Every torch.cat (concat, concatenate) along ``axis`` of its inputs, whatever axis the
+    reference asks for; named ``concatenated_along_axis_<axis>`` by default."""
+
+    def change(operation: str, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        tensors = _argument(args, kwargs, 0, "tensors", ())
+        if operation not in CONCATENATIONS or not tensors:
+            return None
+        ndim = tensors[0].dim()
+        if _argument(args, kwargs, 1, "dim", 0) % ndim == axis % ndim:
+            return None
+        return _with_argument(args, kwargs, 1, "dim", axis)
+
+    return OperationSlip(CONCATENATION, name or f"concatenated_along_axis_{axis}", change)
+
+
+def raising_alike(
+    reference: Reference, arguments: Mapping[str, Any], slips: Iterable[Slip], error: BaseException
+) -> list[str]:
+    """The names of the slips with which ``reference(**arguments)`` raises what an answer
+    raised: an error of ``error``'s type name with its very message (torch's shape errors
+    quote the shapes, so an answer that raises one did that operation that way)."""
+    seen = (type(error).__name__, str(error))
+    found = []
+    with torch.no_grad():
+        for slip in slips:
+            try:
+                slip.output(reference, arguments)
+            except Exception as raised:  # noqa: BLE001 - any error is compared, none escapes
+                if (type(raised).__name__, str(raised)) == seen and seen[1]:
+                    found.append(slip.name)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# what is returned: probabilities where the statement asks for logits
+
+OUTPUT = "output"
+
+
+@dataclass(frozen=True, repr=False)
+class OutputSlip(Slip):
+    """The reference's output taken one operation further: ``change(output)``."""
+
+    family: str
+    name: str
+    change: Callable[[Any], Any]
+
+    def output(self, reference: Reference, arguments: Mapping[str, Any]) -> Any:
+        return self.change(reference(**arguments))
+
+
+def probabilities(axis: int = -1) -> OutputSlip:
+    """Logits returned as probabilities, a softmax over ``axis`` (probabilities)."""
+    return OutputSlip(OUTPUT, "probabilities", lambda logits: torch.softmax(logits, axis))
 
 
 def mistaken_outputs(

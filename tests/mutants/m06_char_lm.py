@@ -497,6 +497,64 @@ WRONG += [
         {"test_causal_head": "is saved in state_dict()"},
     ),
 ]
+# Issue 40's blind corpus (/work/fresh-corpus: f06-02, f06-06, f06-09, f06-12, f06-14): answers
+# written without the checks, each once told only a bare exception, a NaN count or a stock line.
+WRONG += [
+    Mutant(  # right unless len(ids) is a multiple of block_size: then the last target is missing
+        "make_blocks: n_blocks = len(ids) // block_size",
+        A,
+        {
+            "make_blocks": Replace(
+                "n_blocks = (len(ids) - 1) // block_size", "n_blocks = len(ids) // block_size"
+            )
+        },
+        {"test_make_blocks": "leaves one id for the last target"},
+        in_notebook=True,
+    ),
+    Mutant(  # the past hidden, the future shown, and the last row sees nothing (NaN)
+        "causal head: the may-attend mask passed to masked_fill without ~",
+        A,
+        {"causal_head": Replace("~self.mask[:length, :length]", "self.mask[:length, :length]")},
+        {"test_causal_head": "the causal mask is reversed"},
+    ),
+    Mutant(  # proj then gets head_size features and raises; right when num_heads = 1
+        "multi-head: heads concatenated along dim 1",
+        A,
+        {
+            "multihead_causal": Replace(
+                "for head in self.heads], dim=-1))", "for head in self.heads], dim=1))"
+            )
+        },
+        {"test_multihead_causal": "the heads are concatenated along another axis than"},
+        in_notebook=True,
+    ),
+    Mutant(
+        "charlm returns softmax probabilities",
+        A,
+        {
+            "charlm": Replace(
+                "return self.lm_head(self.ln_f(x))",
+                "return torch.softmax(self.lm_head(self.ln_f(x)), dim=-1)",
+            )
+        },
+        {
+            "test_charlm": "the model returns probabilities",
+            "test_trained_loss": "the trained model's outputs are probabilities",
+        },
+        in_notebook=True,
+    ),
+    Mutant(  # cross_entropy reads dim 1, the positions, as the classes: the training cell raises
+        "lm_loss: (B, L, V) logits straight to cross_entropy",
+        A,
+        {"lm_loss": Body("lm_loss", "return F.cross_entropy(logits, targets)")},
+        {
+            "test_lm_loss": "cross_entropy read dim 1 of the logits as the classes",
+            "test_trained_loss": "the training cell did not run to the end",
+        },
+        not_told=("close to ln V",),
+        in_notebook=True,
+    ),
+]
 # Issue 40, mistakes by operation: `sample` and `lm_loss` share 01's softmax-axis detector; and
 # a loss no catalogue holds gets a small public input, not a cause.
 WRONG += [

@@ -17,6 +17,7 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seeds
 from autograder.authoring.mistakes import catalogue
+from autograder.authoring.operation_mistakes import mistaken_outputs, probabilities
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -103,6 +104,11 @@ CHARLM = catalogue(
             "normalise the last block's output, lm_head(self.ln_f(x)) after the loop",
             "ln_f_after_every_block": "self.ln_f is applied after every block instead of once "
             "after the last: move it out of the loop, before lm_head",
+        },
+        "output": {
+            "probabilities": "the model returns probabilities, a softmax over the vocabulary of "
+            "lm_head's output, where the statement asks for logits: cross_entropy and sample "
+            "apply their own softmax to what the model returns",
         },
         "embedding": {
             "no_position": "the position embeddings are missing: x = "
@@ -263,6 +269,12 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
             CHARLM["no_position"]: lm.lm_head(lm.ln_f(no_position)),
             CHARLM["first_block_only"]: lm.lm_head(lm.ln_f(outputs[0])),
             CHARLM["blocks_not_chained"]: lm.lm_head(lm.ln_f(lm.blocks[-1](lm.position(embedded)))),
+            **mistaken_outputs(
+                CHARLM,
+                lambda normalised: lm.lm_head(normalised),
+                {"normalised": lm.ln_f(x)},
+                [probabilities()],
+            ),
         }
     diagnose(
         logits,

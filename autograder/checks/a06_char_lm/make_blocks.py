@@ -36,8 +36,40 @@ BLOCKS = catalogue(
             "swapped": "x and y are swapped: x is the block of inputs, y the same block one step "
             "ahead",
         },
+        "block count": {
+            "one_block_too_many": "n_blocks counts len(ids) // block_size blocks: where len(ids) "
+            "is a multiple of block_size, the last block's last target would be ids[len(ids)], "
+            "one past the end; n_blocks = (len(ids) - 1) // block_size leaves one id for the "
+            "last target",
+        },
     },
 )
+
+
+def one_block_too_many(make_blocks: Callable[..., Any], length: int, block_size: int) -> str | None:
+    """BLOCKS' one_block_too_many, with what confirmed it, for an answer that raised or gave
+    len(ids) // block_size blocks on ids of ``length``: where that count is one more than the
+    right one (``length`` a multiple of ``block_size``), and the answer gives the right blocks
+    on every longer length of the same right count, where the two counts agree; None otherwise."""
+    if block_size < 2 or length % block_size:
+        return None
+    agreeing = range(length + 1, length + block_size)  # len // block_size == (len - 1) // ...
+    for n in agreeing:
+        ids = 1000 * torch.arange(n) + 7  # distinct: any misalignment shows
+        try:
+            x, y = make_blocks(ids, block_size)
+        except Exception:  # noqa: BLE001 - raising there is another fault
+            return None
+        expected_x, expected_y = oracle_blocks(ids, block_size)
+        if not all(
+            isinstance(got, Tensor) and got.shape == want.shape and torch.equal(got, want)
+            for got, want in ((x, expected_x), (y, expected_y))
+        ):
+            return None
+    return (
+        f"{BLOCKS['one_block_too_many']} (on ids of length {agreeing[0]} to {agreeing[-1]}, "
+        f"where both counts are {length // block_size}, make_blocks gives the right blocks)"
+    )
 
 
 def call_make_blocks(make_blocks: Callable[..., Any], ids: Tensor, block_size: int):
@@ -46,9 +78,11 @@ def call_make_blocks(make_blocks: Callable[..., Any], ids: Tensor, block_size: i
     except NotImplementedError:
         raise
     except Exception as error:
-        fail(
-            explain(error, "make_blocks", f" on ids of length {len(ids)}, block_size={block_size}")
+        raised = explain(
+            error, "make_blocks", f" on ids of length {len(ids)}, block_size={block_size}"
         )
+        cause = one_block_too_many(make_blocks, len(ids), block_size)
+        fail(f"{cause}\n{raised}" if cause else raised)
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("make_blocks must return a tuple (x, y)")
     return result
@@ -116,6 +150,11 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
                 f"{tuple(x.shape)} and {tuple(y.shape)}"
             )
         if x.shape != expected_x.shape or y.shape != expected_y.shape:
+            cause = None
+            if len(x) == length // block_size:
+                cause = one_block_too_many(make_blocks, length, block_size)
+            if cause:
+                fail(f"{cause}: {what} gave x {tuple(x.shape)} and y {tuple(y.shape)}")
             fail(
                 f"{what} must give {tuple(expected_x.shape)} blocks, got x {tuple(x.shape)} and y "
                 f"{tuple(y.shape)}: n_blocks = (len(ids) - 1) // block_size non-overlapping blocks"

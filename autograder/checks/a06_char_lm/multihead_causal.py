@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import torch
-from torch import nn
+from torch import Tensor, nn
+from torch.nn import functional as F
 
 from attention_lab.torch_mha import load_into_torch_mha
 from autograder.authoring.closeness import is_close
@@ -11,6 +12,7 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
+from autograder.authoring.operation_mistakes import concatenated_along, raising_alike
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -51,6 +53,10 @@ MULTIHEAD = catalogue(
             "heads_reversed": "the heads are concatenated in reverse order: head 0 comes first",
             "first_head_repeated": "every head's output is the first head's: run each head of "
             "self.heads on x",
+            "concatenated_across": "the heads are concatenated along another axis than the "
+            "last, the features: joined along the batch or the positions, num_heads outputs of "
+            "(B, L, head_size) keep head_size features, and self.proj, which takes d_model = "
+            "num_heads * head_size, raises; joined along dim=-1 they are (B, L, d_model)",
         },
         "output projection": {
             "no_proj": "self.proj is not applied: concatenate the heads, then apply self.proj",
@@ -96,7 +102,13 @@ def judge_multihead(
         if not isinstance(proj, nn.Linear) or proj.bias is None or proj.in_features != d_model:
             fail("self.proj must be nn.Linear(d_model, d_model) with a bias")
         x = torch.randn(b, length, d_model, generator=g)
-        out = call_module(mha, x, "your MultiHeadCausalAttention", block_size)
+        out = call_module(
+            mha,
+            x,
+            "your MultiHeadCausalAttention",
+            block_size,
+            confirm=lambda error, mha=mha, x=x: concatenation_raises(mha, x, error),
+        )
         for h in heads:  # each head alone first: a head that leaks is its own exercise
             if not is_close(
                 call_module(h, x, "a head in self.heads", block_size), head_outcomes(h, x)[0]
@@ -129,6 +141,33 @@ def judge_multihead(
             f"L {length}): nn.MultiheadAttention given your heads' weights (head 0 first) and "
             "self.proj",
         )
+
+
+def projected_concatenation(heads: list[Tensor], weight: Tensor, bias: Tensor) -> Tensor:
+    """self.proj of the heads' outputs (B, L, head_size) each, joined along the features."""
+    return F.linear(torch.cat(heads, dim=-1), weight, bias)
+
+
+def concatenation_raises(mha: nn.Module, x: Tensor, error: Exception) -> str | None:
+    """MULTIHEAD's concatenated_across, with the axes it was seen along, where the module's own
+    heads and proj raise ``error`` itself once the heads' outputs are joined along another axis
+    than the features (autograder/authoring/operation_mistakes.py); None otherwise."""
+    try:
+        with torch.no_grad():
+            heads = [head(x) for head in mha.heads]
+    except Exception:  # noqa: BLE001 - a head that raises is another fault, judged on its own
+        return None
+    arguments = {"heads": heads, "weight": mha.proj.weight, "bias": mha.proj.bias}
+    # every axis but the last, each slip named as the student would write it: "dim=1"
+    slips = [concatenated_along(axis, f"dim={axis}") for axis in range(x.dim() - 1)]
+    found = raising_alike(projected_concatenation, arguments, slips, error)
+    if not found:
+        return None
+    seen = " or ".join(found)
+    return (
+        f"{MULTIHEAD['concatenated_across']} (your heads' outputs joined with torch.cat(..., "
+        f"{seen}) and given to your self.proj raise this same error)"
+    )
 
 
 @check(ASSIGNMENT, "test_multihead_causal")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -57,6 +58,10 @@ HEAD = catalogue(
             "j > t with -inf using the top-left L x L corner of the mask buffer",
             "transposed": "the causal mask is transposed: position t attends to t and the "
             "positions AFTER it; keep the lower triangle (keys j <= t), as causal_mask gives it",
+            "reversed": "the causal mask is reversed: position t attends only to the positions "
+            "after it, and the last position, which has none, gets NaN; masked_fill hides the "
+            "scores where its mask is True, and causal_mask is True where a key may be seen, "
+            "so the keys to hide are ~mask",
         },
         "off by one": {
             "hides_diagonal": "the mask hides the diagonal too, so position 0 sees nothing "
@@ -133,8 +138,8 @@ def head_outcomes(head: nn.Module, x: Tensor) -> tuple[Tensor, dict[Mistake, Ten
             mask_dropped(),
             *(slip for slip in causal_mask_slips() if slip.name in HEAD),
         ]
-        if x.shape[1] == 1:  # one position: hiding the diagonal hides all, as other faults do
-            slips = [slip for slip in slips if slip.name != "hides_diagonal"]
+        if x.shape[1] == 1:  # one position: hiding the diagonal, or the past, hides all
+            slips = [slip for slip in slips if slip.name not in {"hides_diagonal", "reversed"}]
         return head_attention(**arguments), mistaken_outputs(HEAD, head_attention, arguments, slips)
 
 
@@ -145,9 +150,12 @@ def call_module(
     block_size: int | None = None,
     *,
     finite: bool = True,
+    confirm: Callable[[Exception], str | None] | None = None,
 ) -> Tensor:
     """``module(x)``, failing with what went wrong; a NaN or inf in the output fails too unless
-    ``finite`` is False (the caller then tells which mistake gives that output)."""
+    ``finite`` is False (the caller then tells which mistake gives that output). Where the call
+    raises, ``confirm(error)`` is the mistake an experiment found that raises that very error,
+    said before the error itself, or None."""
     try:
         out = module(x)
     except NotImplementedError:
@@ -156,7 +164,9 @@ def call_module(
         shorter = ""
         if block_size is not None and x.shape[1] < block_size:
             shorter = f" (L = {x.shape[1]} < block_size = {block_size})"
-        fail(explain(error, what, f" on an input of shape {tuple(x.shape)}{shorter}"))
+        raised = explain(error, what, f" on an input of shape {tuple(x.shape)}{shorter}")
+        cause = confirm(error) if confirm is not None else None
+        fail(f"{cause}\n{raised}" if cause else raised)
     if not isinstance(out, Tensor):
         fail(f"{what} must return a tensor, got {type(out).__name__}")
     if finite and not torch.isfinite(out).all():
