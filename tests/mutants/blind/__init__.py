@@ -1,0 +1,38 @@
+"""Issue 40's blind corpus: answers written from the student notebooks alone, without reading the
+checks or the mutants, then graded and every message read by hand (issue 40, "How to know it
+works").
+
+Each mutant's name starts with the answer's id in that corpus (``f01-04``: assignment 01, answer
+4), and its patch is the answer cell exactly as written (``Rewrite``), so the corpus keeps what
+nobody here imagined, not a tidied copy of it. A wrong answer's phrases come from the message the
+grader gave it, where that message was read as true and naming its mistake; a counterexample with
+no named cause is held by a phrase of the counterexample, and ``not_told`` lists the causes it must
+not be told. Left out: the answers whose code a mutant of ``mNN_*.py`` already has (up to names,
+layout, and spellings Python evaluates alike), and f04-07 (deep copies of one block, every layer
+starting from the same weights: debatable, and no check tells it from fresh blocks). Also left
+out, until the grader keeps its guarantees on them (issue 40), rather than held to what it does
+today:
+- f01-04 (softmax over dim=-2): the fully masked row's gradient check fails it under the
+  development secret and passes it under another, so its grade depends on the secret;
+- f01-06 (-1e9 masking, a fully masked row left uniform): told "confirmed on your answer (with
+  that one mistake undone, this check passes): rows sum to 1 over queries", a softmax axis it has
+  right;
+- f03-03 (a capturing group in clean): the visible checks of build_vocab and encode, which call
+  the student's clean, fail too, encode's saying "unknown words ('on', 'mat') become UNK_ID = 1".
+
+Kept apart from ``mNN_*.py``, which tests/judge_parity.py and the reference-ban tests read by name:
+the blind answers are graded in-process only, as every mutant is, and not again through the
+grading command.
+"""
+
+from tests.mutants.blind import (
+    a01_attention,
+    a02_multi_head,
+    a03_transformer_block,
+    a04_depth,
+    a07_attention_at_scale,
+)
+
+_MODULES = (a01_attention, a02_multi_head, a03_transformer_block, a04_depth, a07_attention_at_scale)
+WRONG = [mutant for module in _MODULES for mutant in module.WRONG]
+CORRECT = [mutant for module in _MODULES for mutant in module.CORRECT]

@@ -1,0 +1,242 @@
+"""Issue 40's blind corpus for 01_attention (see tests/mutants/blind/__init__.py)."""
+
+from tests.mutants import Mutant, Rewrite
+
+A = "01_attention"
+
+WRONG = [
+    Mutant(
+        "f01-01: NumPy softmax over the queries' axis (axis 0)",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays."""
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max(axis=0, keepdims=True)
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=0, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "over queries, not keys",
+        },
+    ),
+    Mutant(
+        "f01-02: NumPy scores divided by d_k",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays."""
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / d_k
+                    scores = scores - scores.max(axis=-1, keepdims=True)
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "divided by d_k instead of √d_k",
+        },
+    ),
+    Mutant(
+        "f01-03: NumPy exp of the raw scores, no maximum subtracted",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays."""
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "np.exp overflows on large scores",
+        },
+    ),
+    Mutant(
+        "f01-05: a fully masked row left to a softmax of -inf scores",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        weights = torch.softmax(scores, dim=-1)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "a fully masked row gives NaN",
+        },
+    ),
+    Mutant(
+        "f01-07: scale=False ignored: always divided by sqrt(d_k)",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1).masked_fill(~visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_scaling": "with scale=False the scores must be left unscaled",
+        },
+    ),
+    Mutant(
+        "f01-09: a 0/1 integer mask inverted with ~ (no mask.bool())",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1).masked_fill(~visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "only supports boolean masks",
+        },
+    ),
+]
+
+CORRECT = [
+    Mutant(
+        "f01-08: NaN weights of a fully masked row zeroed with nan_to_num",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        weights = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+    ),
+    Mutant(
+        "f01-13: NumPy softmax through log-sum-exp, with einsum",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r"""
+                def attention_numpy(Q, K, V):
+                    scale = 1.0 / np.sqrt(Q.shape[-1])
+                    s = np.einsum("qd,kd->qk", Q, K) * scale
+                    m = np.max(s, axis=1, keepdims=True)
+                    log_z = m + np.log(np.sum(np.exp(s - m), axis=1, keepdims=True))
+                    w = np.exp(s - log_z)
+                    return np.einsum("qk,kv->qv", w, V), w
+                """
+            )
+        },
+    ),
+    Mutant(
+        "f01-14: einsum, an additive -inf bias, fully masked rows multiplied by 0",
+        A,
+        {
+            "attention": Rewrite(
+                r"""
+                def attention(q, k, v, mask=None, scale=True):
+                    d_k = q.shape[-1]
+                    scores = torch.einsum("...qd,...kd->...qk", q, k)
+                    if scale:
+                        scores = scores * d_k ** -0.5
+                    if mask is not None:
+                        allowed = mask.bool()
+                        bias = torch.zeros_like(scores).masked_fill(~allowed, float("-inf"))
+                        has_key = allowed.any(-1, keepdim=True)
+                        scores = torch.where(has_key, scores + bias, torch.zeros_like(scores))
+                        weights = scores.softmax(-1) * has_key.to(scores.dtype)
+                    else:
+                        weights = scores.softmax(-1)
+                    return torch.einsum("...qk,...kv->...qv", weights, v), weights
+                """
+            )
+        },
+    ),
+    Mutant(
+        "f01-15: causal mask from comparing position indices",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r"""
+                def causal_mask(n: int) -> Tensor:
+                    idx = torch.arange(n)
+                    return idx.unsqueeze(1) >= idx.unsqueeze(0)
+                """
+            )
+        },
+    ),
+]

@@ -1,0 +1,460 @@
+"""Issue 40's blind corpus for 02_multi_head (see tests/mutants/blind/__init__.py)."""
+
+from tests.mutants import Mutant, Rewrite
+
+A = "02_multi_head"
+
+WRONG = [
+    Mutant(
+        "f02-02: split_heads views the features as (d_k, H): heads get strided features",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k)."""
+                    B, L, d_model = x.shape
+                    return x.reshape(B, L, d_model // num_heads, num_heads).permute(0, 3, 1, 2)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "interleaved features",
+        },
+    ),
+    Mutant(
+        "f02-03: split_heads without the transpose: (B, L, H, d_k)",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k)."""
+                    B, L, d_model = x.shape
+                    return x.reshape(B, L, num_heads, d_model // num_heads)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "returned (B, L, H, d_k)",
+        },
+    ),
+    Mutant(
+        "f02-06: merge_heads permutes to (B, L, d_k, H): heads interleaved",
+        A,
+        {
+            "merge_heads": Rewrite(
+                r'''
+                def merge_heads(x: Tensor) -> Tensor:
+                    """(B, H, L, d_k) -> (B, L, H * d_k)."""
+                    B, H, L, d_k = x.shape
+                    return x.permute(0, 2, 3, 1).reshape(B, L, H * d_k)
+                '''
+            )
+        },
+        {
+            "test_merge_heads": "interleaved",
+        },
+    ),
+    Mutant(
+        "f02-07: ValueError that names neither number",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("bad configuration")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "the statement asks for both numbers",
+        },
+    ),
+    Mutant(
+        "f02-08: divisibility checked with assert",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        assert d_model % num_heads == 0, f"{d_model} not divisible by {num_heads}"
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "raises AssertionError for sizes that do not divide",
+        },
+    ),
+    Mutant(
+        "f02-09: value defaults to query",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = query
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "value must default to key",
+        },
+    ),
+    Mutant(
+        "f02-10: a (B, L_q, L_k) mask without a head axis",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "mask.unsqueeze(1)",
+            "test_mha_parity": "is used without a head axis",
+        },
+    ),
+    Mutant(
+        "f02-11: no output projection",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return merge_heads(out), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "`out_proj` is never used in forward",
+            "test_mha_parity": "the output projection is missing",
+        },
+    ),
+    Mutant(
+        "f02-12: values projected with k_proj",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.k_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "`v_proj` is never used",
+            "test_mha_parity": "projected with k_proj",
+        },
+    ),
+    Mutant(
+        "f02-13: mask inverted for torch's True = blocked",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(
+                            q, k, v, None if mask is None else ~mask.bool()
+                        )
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "polarity reversed",
+            "test_mha_parity": "polarity reversed",
+        },
+    ),
+]
+
+CORRECT = [
+    Mutant(
+        "f02-14: split_heads: H chunks stacked on a head axis",
+        A,
+        {
+            "split_heads": Rewrite(
+                r"""
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    d_k = x.shape[-1] // num_heads
+                    return torch.stack(torch.split(x, d_k, dim=-1), dim=1)
+                """
+            )
+        },
+    ),
+    Mutant(
+        "f02-15: merge_heads: heads unbound and concatenated",
+        A,
+        {
+            "merge_heads": Rewrite(
+                r"""
+                def merge_heads(x: Tensor) -> Tensor:
+                    return torch.cat(x.unbind(dim=1), dim=-1)
+                """
+            )
+        },
+    ),
+    Mutant(
+        "f02-16: unflatten and movedim, mask.unsqueeze(-3), divmod",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r"""
+                class MultiHeadAttention(nn.Module):
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        d_k, rest = divmod(d_model, num_heads)
+                        if rest:
+                            raise ValueError(
+                                f"d_model ({d_model}) must be divisible by num_heads ({num_heads})"
+                            )
+                        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_k
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def _heads(self, t):
+                        return t.unflatten(-1, (self.num_heads, self.d_k)).movedim(-2, 1)
+
+                    def forward(self, query, key=None, value=None, mask=None):
+                        key = query if key is None else key
+                        value = key if value is None else value
+                        q = self._heads(self.q_proj(query))
+                        k = self._heads(self.k_proj(key))
+                        v = self._heads(self.v_proj(value))
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(-3)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        out = out.movedim(1, -2).flatten(-2)
+                        return self.out_proj(out), weights
+                """
+            )
+        },
+    ),
+]

@@ -1,0 +1,358 @@
+"""Issue 40's blind corpus for 03_transformer_block (see tests/mutants/blind/__init__.py)."""
+
+from tests.mutants import Mutant, Rewrite
+
+A = "03_transformer_block"
+
+WRONG = [
+    Mutant(
+        "f03-01: clean: one inner apostrophe at most, (?:'\\w+)?",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks."""
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"\w+(?:'\w+)?|[^\w\s]", text)
+                '''
+            )
+        },
+        {
+            "test_clean": "repeat the group",
+        },
+    ),
+    Mutant(
+        "f03-04: build_vocab: Counter.most_common, ties in first-seen order",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical."""
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = counts.most_common()
+                    vocab = list(SPECIAL_TOKENS) + [tok for tok, c in ordered if c >= min_freq]
+                    if max_vocab_size is not None:
+                        vocab = vocab[:max_vocab_size]
+                    return vocab
+                '''
+            )
+        },
+        {
+            "test_build_vocab": "sorted alphabetically",
+        },
+    ),
+    Mutant(
+        "f03-06: build_vocab: count > min_freq",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical."""
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    vocab = list(SPECIAL_TOKENS) + [tok for tok, c in ordered if c > min_freq]
+                    if max_vocab_size is not None:
+                        vocab = vocab[:max_vocab_size]
+                    return vocab
+                '''
+            )
+        },
+        {
+            "test_build_vocab": "use count >= min_freq, not >",
+        },
+    ),
+    Mutant(
+        "f03-07: encode: words cut before <cls>, padding only without max_len",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown)."""
+                    ids = [token_to_id.get(tok, UNK_ID) for tok in clean(text)]
+                    if max_len is not None:
+                        ids = [CLS_ID] + ids[:max_len]
+                    else:
+                        ids = [CLS_ID] + ids
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "unsupported operand type(s) for -: 'NoneType' and 'int'",
+        },
+    ),
+    Mutant(
+        "f03-08: encode: padding in front of <cls>",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown)."""
+                    ids = [CLS_ID] + [token_to_id.get(tok, UNK_ID) for tok in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = [PAD_ID] * (max_len - len(ids)) + ids
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "padding goes at the end",
+        },
+    ),
+    Mutant(
+        "f03-09: encode: pads even without max_len",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown)."""
+                    ids = [CLS_ID] + [token_to_id.get(tok, UNK_ID) for tok in clean(text)]
+                    ids = ids[:max_len] + [PAD_ID] * (max_len - len(ids[:max_len]))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "unsupported operand type(s) for -: 'NoneType' and 'int'",
+        },
+    ),
+    Mutant(
+        "f03-10: pe: sines in the first half, cosines in the second",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions."""
+                    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+                    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+                    angles = pos * torch.pow(10000.0, -two_i / d_model)
+                    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+                    pe[:, : d_model // 2] = torch.sin(angles)
+                    pe[:, d_model // 2 :] = torch.cos(angles)
+                    return pe.float()
+                '''
+            )
+        },
+        {
+            "test_sinusoidal_encoding": "the notebook's layout is interleaved",
+        },
+    ),
+    Mutant(
+        "f03-11: pe: each column its own exponent j/d_model",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions."""
+                    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+                    j = torch.arange(d_model, dtype=torch.float64)
+                    angles = pos * torch.pow(10000.0, -j / d_model)
+                    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+                    pe[:, 0::2] = torch.sin(angles[:, 0::2])
+                    pe[:, 1::2] = torch.cos(angles[:, 1::2])
+                    return pe.float()
+                '''
+            )
+        },
+        {
+            "test_sinusoidal_encoding": "must share ONE angle",
+        },
+    ),
+    Mutant(
+        "f03-12: pe: returned in float64",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions."""
+                    pos = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+                    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+                    angles = pos * torch.pow(10000.0, -two_i / d_model)
+                    pe = torch.zeros(max_len, d_model, dtype=torch.float64)
+                    pe[:, 0::2] = torch.sin(angles)
+                    pe[:, 1::2] = torch.cos(angles)
+                    return pe
+                '''
+            )
+        },
+        {
+            "test_sinusoidal_encoding": "must return float32",
+        },
+    ),
+    Mutant(
+        "f03-13: layer norm: unbiased variance",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1."""
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        mean = x.mean(-1, keepdim=True)
+                        var = x.var(-1, keepdim=True)
+                        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "the variance is unbiased",
+        },
+        not_told=("detach",),
+    ),
+    Mutant(
+        "f03-14: layer norm: eps added to the standard deviation",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1."""
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        mean = x.mean(-1, keepdim=True)
+                        var = ((x - mean) ** 2).mean(-1, keepdim=True)
+                        return self.weight * (x - mean) / (torch.sqrt(var) + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root",
+        },
+        not_told=("detach",),
+    ),
+    Mutant(
+        "f03-18: block: the second residual adds the block's input x",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block."""
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(x + self.dropout2(self.feed_forward(h)))
+                        return out, weights
+                '''
+            )
+        },
+        {
+            "test_encoder_block": "the second residual adds the block's input x",
+        },
+    ),
+]
+
+CORRECT = [
+    Mutant(
+        "f03-20: clean: \\S as the one-character alternative, finditer",
+        A,
+        {
+            "clean": Rewrite(
+                r"""
+                def clean(text: str) -> list[str]:
+                    text = text.replace("\u2019", "'").lower()
+                    pattern = re.compile(r"\w+(?:'\w+)*|\S")
+                    return [m.group(0) for m in pattern.finditer(text)]
+                """
+            )
+        },
+    ),
+    Mutant(
+        "f03-21: build_vocab: two stable sorts",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r"""
+                def build_vocab(texts, max_vocab_size=None, min_freq=1):
+                    counts = Counter(tok for text in texts for tok in clean(text))
+                    words = sorted(tok for tok in counts if counts[tok] >= min_freq)
+                    words.sort(key=counts.__getitem__, reverse=True)
+                    vocab = [*SPECIAL_TOKENS, *words]
+                    return vocab if max_vocab_size is None else vocab[:max_vocab_size]
+                """
+            )
+        },
+    ),
+    Mutant(
+        "f03-22: layer norm: var_mean, rsqrt and addcmul",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r"""
+                class LayerNorm(nn.Module):
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        var, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+                        return torch.addcmul(self.bias, (x - mean) * torch.rsqrt(var + self.eps), self.weight)
+                """
+            )
+        },
+    ),
+]

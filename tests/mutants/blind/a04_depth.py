@@ -1,0 +1,187 @@
+"""Issue 40's blind corpus for 04_depth (see tests/mutants/blind/__init__.py)."""
+
+from tests.mutants import Mutant, Rewrite
+
+A = "04_depth"
+
+WRONG = [
+    Mutant(
+        "f04-04: every layer fed the stack's input",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        out = x
+                        for layer in self.layers:
+                            out, weights = layer(x, mask)
+                            maps.append(weights)
+                        return out, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "the layers are not chained",
+            "test_depth_stack_layers": "the layers are not chained",
+        },
+    ),
+    Mutant(
+        "f04-06: the mask given to the first layer only, by index",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        for i, layer in enumerate(self.layers):
+                            x, weights = layer(x, mask if i == 0 else None)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "only the first layer gets the mask",
+        },
+    ),
+    Mutant(
+        "f04-08: EncoderBlock(d_model, d_ff, num_heads, dropout): arguments swapped",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, d_ff, num_heads, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "d_model must be divisible by num_heads, got",
+            "test_depth_stack_layers": "d_model must be divisible by num_heads, got",
+        },
+    ),
+    Mutant(
+        "f04-13: entropy summed over every dimension",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0."""
+                    return -torch.special.xlogy(weights, weights).sum()
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim."""
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "reduce over the LAST dimension only",
+        },
+    ),
+]
+
+CORRECT = [
+    Mutant(
+        "f04-14: ModuleList from a generator, maps in a preallocated list",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r"""
+                class DepthStack(nn.Module):
+                    def __init__(self, num_layers, d_model, num_heads, d_ff, dropout=0.0):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)
+                        )
+
+                    def forward(self, x, mask=None):
+                        maps = [None] * len(self.layers)
+                        hidden = x
+                        for i, block in enumerate(self.layers):
+                            hidden, maps[i] = block(hidden, mask=mask)
+                        return hidden, maps
+                """
+            )
+        },
+    ),
+    Mutant(
+        "f04-15: entropy with torch.where, TV as an L1 vector norm",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r"""
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    safe = weights.clamp_min(torch.finfo(weights.dtype).tiny)
+                    terms = torch.where(weights > 0, weights * safe.log(), torch.zeros_like(weights))
+                    return -terms.sum(-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    return torch.linalg.vector_norm(p - q, ord=1, dim=-1) / 2
+                """
+            )
+        },
+    ),
+]

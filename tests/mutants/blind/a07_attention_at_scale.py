@@ -1,0 +1,541 @@
+"""Issue 40's blind corpus for 07_attention_at_scale (see tests/mutants/blind/__init__.py)."""
+
+from tests.mutants import Mutant, Rewrite
+
+A = "07_attention_at_scale"
+
+WRONG = [
+    Mutant(
+        "f07-03: online update: exp of the raw scores, divided by exp(new_max)",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = sum exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(running_max - new_max)
+                    new_sum = running_sum * factor + torch.exp(scores).sum(-1) / torch.exp(new_max)
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "exp overflows",
+        },
+    ),
+    Mutant(
+        "f07-04: online update: rescaling factor inverted",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = sum exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(new_max - running_max).nan_to_num(posinf=0.0)
+                    new_sum = running_sum * factor + torch.exp(scores - new_max.unsqueeze(-1)).sum(-1)
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "the rescaling factor is inverted",
+        },
+    ),
+    Mutant(
+        "f07-05: chunked: no 1/sqrt(d_k)",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if (
+                        isinstance(chunk_size, bool)
+                        or not isinstance(chunk_size, numbers.Integral)
+                        or chunk_size < 1
+                    ):
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    chunk_size = int(chunk_size)
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "not scaled by 1/√d_k",
+            "test_chunked_attention_causal": "not scaled by 1/√d_k",
+        },
+    ),
+    Mutant(
+        "f07-06: chunked: accumulator not rescaled when the max grows",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if (
+                        isinstance(chunk_size, bool)
+                        or not isinstance(chunk_size, numbers.Integral)
+                        or chunk_size < 1
+                    ):
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    chunk_size = int(chunk_size)
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "accumulator is not rescaled",
+            "test_chunked_attention_causal": "accumulator is not rescaled",
+        },
+    ),
+    Mutant(
+        "f07-07: chunked: the loop stops before the last, shorter block",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if (
+                        isinstance(chunk_size, bool)
+                        or not isinstance(chunk_size, numbers.Integral)
+                        or chunk_size < 1
+                    ):
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    chunk_size = int(chunk_size)
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, L_k - chunk_size + 1, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "last, shorter key block is dropped",
+            "test_chunked_attention_causal": "a small input on which yours differs",
+        },
+        not_told=("query position", "block's offset", "hides the diagonal"),
+    ),
+    Mutant(
+        "f07-08: chunked: slices of one (L, L) causal mask",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if (
+                        isinstance(chunk_size, bool)
+                        or not isinstance(chunk_size, numbers.Integral)
+                        or chunk_size < 1
+                    ):
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    chunk_size = int(chunk_size)
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    full_mask = causal_mask(L_q, device=q.device) if causal else None
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            s = s.masked_fill(~full_mask[:, start : start + kb.shape[-2]], float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_memory": "the causal branch builds something of size (L, L)",
+        },
+    ),
+    Mutant(
+        "f07-09: chunked: causal mask hides the diagonal (k_pos >= q_pos)",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if (
+                        isinstance(chunk_size, bool)
+                        or not isinstance(chunk_size, numbers.Integral)
+                        or chunk_size < 1
+                    ):
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    chunk_size = int(chunk_size)
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos >= q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_causal": "the causal mask hides the diagonal",
+        },
+    ),
+    Mutant(
+        "f07-10: chunked: accumulators in the default dtype",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if (
+                        isinstance(chunk_size, bool)
+                        or not isinstance(chunk_size, numbers.Integral)
+                        or chunk_size < 1
+                    ):
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    chunk_size = int(chunk_size)
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunked_attention raised RuntimeError on torch.bfloat16",
+        },
+    ),
+    Mutant(
+        "f07-11: chunked: no ValueError for causal with L_q != L_k",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if (
+                        isinstance(chunk_size, bool)
+                        or not isinstance(chunk_size, numbers.Integral)
+                        or chunk_size < 1
+                    ):
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    chunk_size = int(chunk_size)
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_causal": "causal=True with L_q != L_k must raise ValueError",
+        },
+    ),
+    Mutant(
+        "f07-12: chunked: causal mask from the column inside the block",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if (
+                        isinstance(chunk_size, bool)
+                        or not isinstance(chunk_size, numbers.Integral)
+                        or chunk_size < 1
+                    ):
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    chunk_size = int(chunk_size)
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            k_pos = torch.arange(kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_causal": "ignores the block's offset",
+        },
+    ),
+    Mutant(
+        "f07-13: chunked: chunk_size checked only with < 1",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                import numbers
+
+
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunk_size=2.0 must raise ValueError, got TypeError",
+        },
+    ),
+]
+
+CORRECT = [
+    Mutant(
+        "f07-14: online update in log space, logaddexp",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r"""
+                def online_softmax_update(running_max, running_sum, scores):
+                    block_max = scores.amax(dim=-1)
+                    new_max = torch.maximum(running_max, block_max)
+                    old_log = torch.log(running_sum) + running_max  # log of sum exp(s) so far
+                    block_log = torch.logsumexp(scores, dim=-1)
+                    new_sum = torch.exp(torch.logaddexp(old_log, block_log) - new_max)
+                    return new_max, new_sum
+                """
+            )
+        },
+    ),
+    Mutant(
+        "f07-15: chunked: torch.split over keys and values, torch.where mask",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r"""
+                def chunked_attention(q, k, v, chunk_size, causal=False):
+                    if type(chunk_size) is not int or chunk_size <= 0:
+                        raise ValueError("chunk_size must be a positive int")
+                    n_q, n_k = q.shape[-2], k.shape[-2]
+                    if causal and n_q != n_k:
+                        raise ValueError("causal attention needs as many queries as keys")
+                    scale = q.shape[-1] ** -0.5
+                    row_max = q.new_full(q.shape[:-1] + (1,), -math.inf)
+                    row_sum = q.new_zeros(q.shape[:-1] + (1,))
+                    out = q.new_zeros(q.shape[:-1] + (v.shape[-1],))
+                    rows = torch.arange(n_q, device=q.device)[:, None]
+                    offset = 0
+                    for k_blk, v_blk in zip(k.split(chunk_size, dim=-2), v.split(chunk_size, dim=-2)):
+                        s = (q @ k_blk.transpose(-1, -2)) * scale
+                        if causal:
+                            cols = offset + torch.arange(k_blk.shape[-2], device=q.device)[None, :]
+                            s = torch.where(cols <= rows, s, -math.inf)
+                        m = torch.maximum(row_max, s.amax(-1, keepdim=True))
+                        p = (s - m).exp()
+                        corr = (row_max - m).exp()
+                        row_sum = row_sum * corr + p.sum(-1, keepdim=True)
+                        out = out * corr + p @ v_blk
+                        row_max = m
+                        offset += k_blk.shape[-2]
+                    return out / row_sum
+                """
+            )
+        },
+    ),
+]
