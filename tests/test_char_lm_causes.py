@@ -12,8 +12,8 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attention_lab.reference.a01_attention import causal_mask
-from autograder.authoring.registry import grade_cell
-from autograder.checks.a06_char_lm.charlm import CHARLM
+from autograder.authoring.registry import CheckFailed, grade_cell
+from autograder.checks.a06_char_lm.charlm import CHARLM, charlm_starts_near_uniform_loss
 from autograder.checks.a06_char_lm.make_blocks import BLOCKS, one_block_too_many
 from autograder.checks.a06_char_lm.multihead_causal import MULTIHEAD
 from autograder.checks.a06_char_lm.shared import HEAD
@@ -174,3 +174,38 @@ def test_probabilities_for_logits_are_named_in_the_model_and_in_the_trained_mode
         told = first_failure("test_trained_loss", namespace)
     assert "the trained model's outputs are probabilities" in told
     assert "at least ln V - 1 = 3.08 nats" in told
+
+
+def lm_of(gain: float, softmax: bool) -> type[nn.Module]:
+    """A CharLM of the statement's signature whose outputs are random logits times ``gain``, or
+    their softmax."""
+
+    class CharLM(nn.Module):
+        def __init__(self, vocab_size: int, block_size: int, *_: object, **__: object):
+            super().__init__()
+            self.block_size = block_size
+            self.head = nn.Embedding(vocab_size, vocab_size)
+
+        def forward(self, idx: Tensor) -> Tensor:
+            logits = self.head(idx) * gain
+            return logits.softmax(-1) if softmax else logits
+
+    return CharLM
+
+
+def _starting_loss_message(gain: float = 1.0, softmax: bool = False) -> str:
+    """What charlm_starts_near_uniform_loss says of that model ("" if it passes)."""
+    try:
+        charlm_starts_near_uniform_loss({"CharLM": lm_of(gain, softmax)})
+    except CheckFailed as failure:
+        return failure.diagnosis
+    return ""
+
+
+def test_a_start_far_from_uniform_says_what_the_logits_look_like_and_guesses_no_cause():
+    large = _starting_loss_message(gain=20.0)
+    assert "its initial logits spread by" in large, large
+    assert "softmax" not in large, large  # the old hint guessed one; these logits have none
+    # Probabilities for logits score about ln V here: this check passes them (test_charlm's
+    # comparison with the reference names them).
+    assert _starting_loss_message(softmax=True) == ""

@@ -391,11 +391,16 @@ def charlm_starts_near_uniform_loss(ns: Namespace) -> None:
         vocab = config["vocab_size"]
         idx = torch.randint(0, vocab, (8, config["block_size"]), generator=g)
         targets = torch.randint(0, vocab, idx.shape, generator=g)
-        loss = F.cross_entropy(run_lm(lm, idx).reshape(-1, vocab), targets.reshape(-1)).item()
+        logits = run_lm(lm, idx)
+        loss = F.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1)).item()
         if abs(loss - math.log(vocab)) > 0.5:
+            # Observed, not guessed: outputs returned as probabilities score about ln V here,
+            # so only what the logits look like is said.
+            spread = logits.std(-1).mean().item()
             fail(
-                f"an untrained model scores {loss:.2f} nats, far from ln V = {math.log(vocab):.2f}: "
-                "the initial logits are too large (or not logits at all: no softmax in forward)"
+                f"an untrained model scores {loss:.2f} nats, far from ln V = "
+                f"{math.log(vocab):.2f}: its initial logits spread by {spread:.2f} over the vocabulary "
+                "on average, where a uniform guess has equal logits"
             )
 
 
