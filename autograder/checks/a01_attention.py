@@ -37,7 +37,7 @@ from autograder.authoring.reference_bans import (
     TORCH_SCALED_DOT_PRODUCT,
     ban,
 )
-from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, StopChecks, check, fail
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
@@ -616,12 +616,31 @@ def causal_weights_of_one_position(ns: Namespace) -> None:
     judge_causal_weights(attention, causal_mask, hidden_generator("a01 causal one"), (1,))
 
 
+def _normalised_over_queries(attention) -> bool:
+    """Whether the answer's weights, on a small public input with 3 queries and 5 keys, sum to
+    1 over the queries and not over the keys: the softmax-axis mistake's own sign."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, n, 4, generator=g, dtype=torch.float64) for n in (3, 5, 5))
+    try:
+        weights = call_attention(attention, q, k, v)[1]
+        over_queries = is_close(weights.sum(-2), torch.ones(2, 5, dtype=torch.float64))
+        return over_queries and not is_close(weights.sum(-1), torch.ones(2, 3, dtype=torch.float64))
+    except StopChecks:  # no kernel or no time left: the experiment cannot run at all
+        raise
+    except Exception:  # an answer that cannot run on it shows no sign of this mistake
+        return False
+
+
 @repairs(ASSIGNMENT, ATTENTION["softmax_over_queries"], "attention")
 def softmax_over_the_keys(attention):
     """``attention`` with its softmax moved from the queries' axis to the keys': the student's
     own function, called with the queries and keys exchanged (and the mask transposed), so that
     a softmax over dim=-2 runs over the keys; its weights are transposed back, and its output
-    takes the same change of weights.  On a correct answer this gives wrong weights."""
+    takes the same change of weights.  On a correct answer this gives wrong weights; so does it on
+    an answer with another mistake, which it may still happen to pass (a fully masked row's zeros,
+    say), so an answer whose weights are not a softmax over the queries is left as it is."""
+    if not _normalised_over_queries(attention):
+        return attention
 
     def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
         out, weights = call_attention(attention, q, k, v, mask, **options)

@@ -14,9 +14,6 @@ out, until the grader keeps its guarantees on them (issue 40), rather than held 
 today:
 - f01-04 (softmax over dim=-2): the fully masked row's gradient check fails it under the
   development secret and passes it under another, so its grade depends on the secret;
-- f01-06 (-1e9 masking, a fully masked row left uniform): told "confirmed on your answer (with
-  that one mistake undone, this check passes): rows sum to 1 over queries", a softmax axis it has
-  right;
 - f03-03 (a capturing group in clean): the visible checks of build_vocab and encode, which call
   the student's clean, fail too, encode's saying "unknown words ('on', 'mat') become UNK_ID = 1".
 

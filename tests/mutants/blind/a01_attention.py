@@ -157,6 +157,35 @@ WRONG = [
             "test_attention_fully_masked_row": "only supports boolean masks",
         },
     ),
+    Mutant(
+        "f01-06: -1e9 for masked scores, a fully masked row left uniform",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, -1e9)
+                        weights = torch.softmax(scores, dim=-1)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_fully_masked_row": "a fully masked row must get all-zero weights"},
+        # Once told that its softmax runs over the queries: a repair of that axis passed the
+        # check for another reason (the transposed call's masked column is ~0 in every row).
+        not_told=("over queries", "wrong dimension"),
+    ),
 ]
 
 CORRECT = [
