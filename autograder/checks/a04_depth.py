@@ -645,8 +645,12 @@ def tv_mistakes(p: Tensor, q: Tensor) -> dict[Mistake, Tensor]:
 
 
 def metric_shapes(generator: torch.Generator) -> list[tuple[int, ...]]:
-    """All-different sizes, then the degenerate ones: a batch of one, a single key."""
-    a, b, c, k = random_sizes(generator, 4, low=2, high=9)
+    """All-different sizes with 4 to 9 keys, then the degenerate ones: a batch of one, a single
+    key."""
+    # At least 4 keys in every draw: over 2 or 3 keys max |p - q| equals 1/2 * sum |p - q| (one
+    # side of p - q is a single key), so a TV taken as the maximum would pass under some secrets.
+    k = 4 + int(torch.randint(6, (1,), generator=generator))
+    a, b, c = [size for size in random_sizes(generator, 4, low=2, high=9) if size != k][:3]
     return [(k,), (a, k), (b, a, k), (c, 1, a, k), (1, k), (a, 1), (1, 1, 1)]
 
 

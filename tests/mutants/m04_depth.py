@@ -361,6 +361,14 @@ WRONG += [
         {"attention_metrics": Replace(TOTAL_VARIATION, "0.5 * (p - q).sum(dim=-1)")},
         {"test_attention_metrics": "take (p - q).abs() before summing"},
     ),
+    # Issue 40's fresh corpus (f04-12): over 2 or 3 keys the maximum equals the half sum, so it
+    # kept full marks under the secrets whose draw had at most 3 keys (tests/test_hidden_seeds.py).
+    Mutant(
+        "total variation as the largest |p - q|",
+        A,
+        {"attention_metrics": Replace(TOTAL_VARIATION, "(p - q).abs().amax(dim=-1)")},
+        {"test_attention_metrics": "TV sums |p - q|, not its maximum"},
+    ),
 ]
 
 
