@@ -18,6 +18,7 @@ from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.counterexample import smallest_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
+from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
 from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
@@ -28,6 +29,7 @@ from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "04_depth"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
+written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
 BANNED = {
     "attention_lab's TransformerEncoder": reference.TransformerEncoder,
     "nn.TransformerEncoder": nn.TransformerEncoder,
@@ -235,12 +237,13 @@ def build_stack(
 def run_stack(
     stack: nn.Module, x: Tensor, mask: Tensor | None, what: str
 ) -> tuple[Tensor, list[Tensor]]:
-    try:
-        result = stack(x) if mask is None else stack(x, mask)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(explain(error, "your DepthStack", f" on {what}"))
+    with inputs_kept("DepthStack", x=x, mask=mask):  # the checks use x and mask again
+        try:
+            result = stack(x) if mask is None else stack(x, mask)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(explain(error, "your DepthStack", f" on {what}"))
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("forward must return a tuple (output, maps)")
     out, maps = result
@@ -690,8 +693,10 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
     g = hidden_generator("a04 entropy")
     for shape in metric_shapes(g):
         p = random_distributions(g, shape)
+        with inputs_kept("attention_entropy", weights=p):  # the reference is computed from p
+            got = attention_entropy(p)
         diagnose(
-            attention_entropy(p),
+            got,
             torch.distributions.Categorical(probs=p).entropy(),
             entropy_mistakes(p),
             f"attention_entropy of a {shape} input differs from -sum p log p over the last dim (in nats, 0 log 0 = 0)",
@@ -713,6 +718,12 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
             )
 
 
+def call_total_variation(total_variation: Any, p: Tensor, q: Tensor) -> Any:
+    """``total_variation(p, q)``; a failure where it changed p or q, which the reference uses."""
+    with inputs_kept("total_variation", p=p, q=q):
+        return total_variation(p, q)
+
+
 @check(ASSIGNMENT, "test_attention_metrics")
 def total_variation_matches_the_definition(ns: Namespace) -> None:
     total_variation = require(ns, "total_variation")
@@ -730,7 +741,7 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             PUBLIC_SHAPES,
         )
         diagnose(
-            total_variation(p, q),
+            call_total_variation(total_variation, p, q),
             expected,
             tv_mistakes(p, q),
             what,
@@ -738,7 +749,7 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             counterexample=example,
         )
         diagnose(
-            total_variation(q, p),
+            call_total_variation(total_variation, q, p),
             expected,
             tv_mistakes(q, p),
             what + " (TV is symmetric)",
@@ -746,7 +757,7 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             counterexample=example,
         )
         diagnose(
-            total_variation(p, p),
+            call_total_variation(total_variation, p, p),
             torch.zeros(shape[:-1], dtype=torch.float64),
             {},
             "TV(p, p) must be 0",

@@ -369,6 +369,24 @@ WRONG += [
         {"attention_metrics": Replace(TOTAL_VARIATION, "(p - q).abs().amax(dim=-1)")},
         {"test_attention_metrics": "TV sums |p - q|, not its maximum"},
     ),
+    # Its entropy is right to 1e-10, but the caller's zeros become 1e-12: the reference, computed
+    # from them after the call, no longer had them.
+    Mutant(
+        "entropy clamps the weights in place to avoid log(0)",
+        A,
+        {
+            "attention_metrics": Replace(
+                ENTROPY, "-(weights.clamp_(min=1e-12) * weights.log()).sum(dim=-1)"
+            )
+        },
+        {
+            "test_attention_metrics": (
+                "`attention_entropy` changed a tensor it was given, in place: its argument "
+                "`weights` changed"
+            )
+        },
+        makes=("inputs.written_in_place",),
+    ),
 ]
 
 
