@@ -72,13 +72,16 @@ def inputs_kept(what: str, **arguments: Any) -> Iterator[None]:
         if isinstance(value, torch.Tensor)
     }
     yield
-    for name, before in kept.items():
-        after = arguments[name].detach()
-        if not _same(after, before):
-            fail(
-                f"`{what}` {WRITTEN_IN_PLACE}: its argument `{name}` changed during the call "
-                f"({_change(after, before)}); the caller's tensors must keep their values"
-            )
+    changed = [name for name, before in kept.items() if not _same(arguments[name].detach(), before)]
+    if changed:
+        first = changed[0]
+        named = " and ".join(", ".join(f"`{name}`" for name in changed).rsplit(", ", 1))
+        said = _change(arguments[first].detach(), kept[first])
+        fail(
+            f"`{what}` {WRITTEN_IN_PLACE}: its argument{'s' * (len(changed) > 1)} {named} "
+            f"changed during the call ({f'`{first}`: ' * (len(changed) > 1)}{said}); the "
+            "caller's tensors must keep their values"
+        )
 
 
 def on_copies(function: Callable[..., T]) -> Callable[..., T]:
