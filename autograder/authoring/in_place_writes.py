@@ -86,8 +86,9 @@ def inputs_kept(what: str, **arguments: Any) -> Iterator[None]:
 
 def on_copies(function: Callable[..., T]) -> Callable[..., T]:
     """``function`` handed copies of its tensor arguments, so that what it writes into them stays
-    there: the repair of WRITTEN_IN_PLACE (autograder/authoring/repairs.py). Gradients still
-    reach the originals through the copies."""
+    there: the repair of WRITTEN_IN_PLACE (autograder/authoring/repairs.py). It changes nothing
+    else, so a failing check that passes with it failed for the write alone (on a correct answer
+    it changes nothing at all). Gradients still reach the originals through the copies."""
 
     def copied(value: Any) -> Any:
         return value.clone() if isinstance(value, torch.Tensor) else value
