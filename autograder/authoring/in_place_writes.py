@@ -4,12 +4,12 @@ An answer that writes into its arguments (``q.div_(s)``, ``x -= mean``) changes 
 tensors. A check that used them again after the call, for its reference or a second call, would
 judge the answer on inputs it never had and could blame a cause it does not have (issue 40's
 f01-10: "scores are not scaled", for a q the answer had already divided). A check calls a pure
-answer inside :func:`inputs_kept`: each tensor argument's values are kept before the
-call and compared after it, and a change is told as what it is, observed on this very answer,
-before anything is computed from that tensor again. Under the grading command the kernel copies
-such a write back into the judge's tensor (autograder/judging/proxies.py), so the judge sees it
-as one process would. NumPy arrays are not copied back: a check hands an answer copies of its
-arrays instead.
+answer inside :func:`inputs_kept`: each tensor argument's values are kept before the call and
+compared after it, and a change is told as what it is, observed on this very answer, before
+anything is computed from that tensor again. Under the grading command the kernel copies such a
+write back into the judge's tensor (autograder/judging/proxies.py), so the judge sees it as one
+process would; a change of shape alone (``x.t_()``) is not copied back, nor is a write into a
+NumPy array, so a check hands a NumPy answer copies of its arrays instead.
 """
 
 from __future__ import annotations
