@@ -16,10 +16,14 @@ from autograder.authoring.hidden_seeds import (
     secret_in_use,
     use_secret,
 )
+from autograder.authoring.registry import grade_cell
 from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
+from tests.mutants import mutated_cells
+from tests.mutants.m04_depth import WRONG as WRONG_04
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS_TERM, NEXT_TERM = b"this term's course secret, 32 b", b"next term's course secret, 32 by"
+SECRETS = 32  # the secrets one cell is graded under, in the total variation test
 
 # A submission that keeps every tensor the judge hands its `attention`, to print or reuse later.
 RECORDER = """\
@@ -69,6 +73,23 @@ def test_the_development_secret_is_in_use_unless_told_otherwise():
         assert torch.equal(draws("a01 rows"), draws("a01 rows"))
         assert secret_fingerprint() != fingerprint
     assert hidden_seed("a01 rows") == hidden_seed("a01 rows") < 2**64
+
+
+def test_total_variation_as_the_maximum_fails_under_every_secret():
+    """Over 2 or 3 keys max |p - q| equals 1/2 * sum |p - q|: issue 40's fresh answer f04-12 kept
+    full marks under every secret whose draw had at most 3 keys (about one in four)."""
+    mutant = next(m for m in WRONG_04 if m.name == "total variation as the largest |p - q|")
+    ((cell, phrase),) = mutant.must_fail.items()
+    namespace: dict = {"torch": torch}
+    exec(mutated_cells(mutant)["attention_metrics"], namespace)
+    kept = []
+    for number in range(SECRETS):
+        secret = b"tests/test_hidden_seeds.py: secret %02d" % number
+        with secret_in_use(secret):
+            grade = grade_cell("04_depth", cell, namespace)
+        if grade.full_marks or phrase not in grade.first_failure:
+            kept.append((secret, grade.describe()))
+    assert not kept, f"{len(kept)} of {SECRETS} secrets: {kept[:3]}"
 
 
 def test_a_secret_too_short_to_be_one_is_refused():

@@ -43,6 +43,7 @@ CHARGED = "test_attention_rows_sum_to_one"  # the first cell the mistake fails
 # The later cells it fails, and nothing else fails them.
 REPEATS = ("test_attention_scaling", "test_attention_parity", "test_causal_weights")
 CAUSE = "the softmax axis in `attention`"
+SOFTMAX_AXIS = "attention.softmax_over_queries"  # the key of the mistake that CAUSE names
 # The same mistake beside another (no scaling), which the repair leaves in place.
 ALSO_UNSCALED = Mutant(
     "softmax over queries, unscaled",
@@ -165,8 +166,8 @@ def cells(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_01_declares_the_repair_of_the_softmax_axis():
-    (repair,) = [r for r in repairs_of(ASSIGNMENT) if r.name == "attention"]
-    assert repair.mistake.key == "attention.softmax_over_queries"
+    (repair,) = [r for r in repairs_of(ASSIGNMENT) if r.mistake.key == SOFTMAX_AXIS]
+    assert repair.name == "attention"
     assert repair.cause == CAUSE
 
 
@@ -211,7 +212,7 @@ def test_a_check_the_repair_does_not_fix_keeps_the_cell_charged(cells):
 
 
 def test_a_correct_answer_fails_with_the_repair_so_it_confirms_nothing(cells):
-    (repair,) = [r for r in repairs_of(ASSIGNMENT) if r.name == "attention"]
+    (repair,) = [r for r in repairs_of(ASSIGNMENT) if r.mistake.key == SOFTMAX_AXIS]
     correct = {"attention": lambda q, k, v, mask=None, scale=True: _correct(q, k, v)}
     with pytest.raises(registry.CheckFailed):
         registry.run_check(checks_for(ASSIGNMENT, "first")[0], repair.applied_to(correct))

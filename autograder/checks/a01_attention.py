@@ -22,6 +22,7 @@ from autograder.authoring.hidden_draws import (
     random_sizes,
     under_seed,
 )
+from autograder.authoring.in_place_writes import inputs_kept, on_copies, written_in_place_mistake
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import (
     causal_mask_slips,
@@ -44,6 +45,7 @@ from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "01_attention"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
+WRITTEN_IN_PLACE = written_in_place_mistake(ASSIGNMENT)  # call_attention names it
 BANNED = {
     **TORCH_SCALED_DOT_PRODUCT,
     **TORCH_MULTI_HEAD,
@@ -157,6 +159,12 @@ def g_normal(g: torch.Generator, *size: int) -> np.ndarray:
     return torch.randn(*size, generator=g, dtype=torch.float64).numpy()
 
 
+def arrays(*tensors: Tensor) -> tuple[np.ndarray, ...]:
+    """Copies of ``tensors`` as NumPy arrays: what the answer writes into them stays there, and
+    the tensors keep the values the reference is computed from (``t.numpy()`` shares them)."""
+    return tuple(t.numpy().copy() for t in tensors)
+
+
 def reference_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None):
     return reference.scaled_dot_product_attention(q, k, v, mask)
 
@@ -199,14 +207,18 @@ def numpy_example(attention_numpy, part: int) -> Callable[[], str | None]:
     """A counterexample finder for ``attention_numpy``'s output (part 0) or weights (part 1)."""
 
     def answer(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
-        result = attention_numpy(q.numpy(), k.numpy(), v.numpy())
+        result = attention_numpy(*arrays(q, k, v))
         return torch.as_tensor(np.asarray(result[part]))
 
     return smaller_example(answer, lambda q, k, v: reference_attention(q, k, v)[part])
 
 
 def call_attention(attention, *args, **kwargs) -> tuple[Tensor, Tensor]:
-    result = attention(*args, **kwargs)
+    """``attention(*args, **kwargs)``; a failure where it changed a tensor it was given (which
+    the checks use again, for the reference or another call) or returned no pair."""
+    named = {**dict(zip(("q", "k", "v", "mask"), args, strict=False)), **kwargs}
+    with inputs_kept("attention", **named):
+        result = attention(*args, **kwargs)
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("attention must return a tuple (output, weights)")
     return result
@@ -226,7 +238,7 @@ def numpy_attention_matches_reference(ns: Namespace) -> None:
             torch.randn(n, d, generator=g, dtype=torch.float64)
             for n, d in ((l_q, d_k), (l_k, d_k), (l_k, d_v))
         )
-        out, weights = attention_numpy(q.numpy(), k.numpy(), v.numpy())
+        out, weights = attention_numpy(*arrays(q, k, v))
         expected_out, expected_w = reference_attention(q, k, v)
         out, weights = torch.as_tensor(np.asarray(out)), torch.as_tensor(np.asarray(weights))
         if is_close(out, expected_w) and is_close(weights, expected_out):
@@ -273,7 +285,7 @@ def numpy_attention_is_stable_for_large_scores(ns: Namespace) -> None:
     q, k, v = (torch.randn(n, 6, generator=g, dtype=torch.float64) for n in (3, 4, 4))
     q, k = 300 * q, 300 * k
     with np.errstate(over="ignore", invalid="ignore"):
-        out, weights = attention_numpy(q.numpy(), k.numpy(), v.numpy())
+        out, weights = attention_numpy(*arrays(q, k, v))
         if np.isfinite(out).all() and np.isfinite(weights).all():
             return
         exps = np.exp((q @ k.T).numpy() / math.sqrt(6))  # inf where a score overflows
@@ -614,6 +626,10 @@ def causal_weights_of_one_position(ns: Namespace) -> None:
     # The degenerate sequence of one token, which can only attend to itself.
     attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
     judge_causal_weights(attention, causal_mask, hidden_generator("a01 causal one"), (1,))
+
+
+# The answer given copies of its tensors: a check that then passes failed for the write alone.
+repairs(ASSIGNMENT, WRITTEN_IN_PLACE, "attention")(on_copies)
 
 
 def _normalised_over_queries(attention) -> bool:

@@ -18,6 +18,7 @@ from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.counterexample import smallest_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
+from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
 from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
@@ -28,6 +29,7 @@ from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "04_depth"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
+written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
 BANNED = {
     "attention_lab's TransformerEncoder": reference.TransformerEncoder,
     "nn.TransformerEncoder": nn.TransformerEncoder,
@@ -235,12 +237,13 @@ def build_stack(
 def run_stack(
     stack: nn.Module, x: Tensor, mask: Tensor | None, what: str
 ) -> tuple[Tensor, list[Tensor]]:
-    try:
-        result = stack(x) if mask is None else stack(x, mask)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(explain(error, "your DepthStack", f" on {what}"))
+    with inputs_kept("DepthStack", x=x, mask=mask):  # the checks use x and mask again
+        try:
+            result = stack(x) if mask is None else stack(x, mask)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(explain(error, "your DepthStack", f" on {what}"))
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("forward must return a tuple (output, maps)")
     out, maps = result
@@ -645,8 +648,12 @@ def tv_mistakes(p: Tensor, q: Tensor) -> dict[Mistake, Tensor]:
 
 
 def metric_shapes(generator: torch.Generator) -> list[tuple[int, ...]]:
-    """All-different sizes, then the degenerate ones: a batch of one, a single key."""
-    a, b, c, k = random_sizes(generator, 4, low=2, high=9)
+    """All-different sizes with 4 to 9 keys, then the degenerate ones: a batch of one, a single
+    key."""
+    # At least 4 keys in every draw: over 2 or 3 keys max |p - q| equals 1/2 * sum |p - q| (one
+    # side of p - q is a single key), so a TV taken as the maximum would pass under some secrets.
+    k = 4 + int(torch.randint(6, (1,), generator=generator))
+    a, b, c = [size for size in random_sizes(generator, 4, low=2, high=9) if size != k][:3]
     return [(k,), (a, k), (b, a, k), (c, 1, a, k), (1, k), (a, 1), (1, 1, 1)]
 
 
@@ -686,8 +693,10 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
     g = hidden_generator("a04 entropy")
     for shape in metric_shapes(g):
         p = random_distributions(g, shape)
+        with inputs_kept("attention_entropy", weights=p):  # the reference is computed from p
+            got = attention_entropy(p)
         diagnose(
-            attention_entropy(p),
+            got,
             torch.distributions.Categorical(probs=p).entropy(),
             entropy_mistakes(p),
             f"attention_entropy of a {shape} input differs from -sum p log p over the last dim (in nats, 0 log 0 = 0)",
@@ -709,6 +718,12 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
             )
 
 
+def call_total_variation(total_variation: Any, p: Tensor, q: Tensor) -> Any:
+    """``total_variation(p, q)``; a failure where it changed p or q, which the reference uses."""
+    with inputs_kept("total_variation", p=p, q=q):
+        return total_variation(p, q)
+
+
 @check(ASSIGNMENT, "test_attention_metrics")
 def total_variation_matches_the_definition(ns: Namespace) -> None:
     total_variation = require(ns, "total_variation")
@@ -726,7 +741,7 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             PUBLIC_SHAPES,
         )
         diagnose(
-            total_variation(p, q),
+            call_total_variation(total_variation, p, q),
             expected,
             tv_mistakes(p, q),
             what,
@@ -734,7 +749,7 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             counterexample=example,
         )
         diagnose(
-            total_variation(q, p),
+            call_total_variation(total_variation, q, p),
             expected,
             tv_mistakes(q, p),
             what + " (TV is symmetric)",
@@ -742,7 +757,7 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             counterexample=example,
         )
         diagnose(
-            total_variation(p, p),
+            call_total_variation(total_variation, p, p),
             torch.zeros(shape[:-1], dtype=torch.float64),
             {},
             "TV(p, p) must be 0",

@@ -16,6 +16,7 @@ from autograder.authoring.closeness import first_difference, is_close, not_finit
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
 from autograder.authoring.kernel_objects import observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import (
@@ -31,6 +32,7 @@ from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "07_attention_at_scale"
+written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
 # The student's own online_softmax_update is allowed inside chunked_attention.
 BANNED = {
     **TORCH_SCALED_DOT_PRODUCT,
@@ -133,12 +135,17 @@ CHUNKED = catalogue(
 def fold_online(
     update: Callable[..., Any], scores: Tensor, cuts: list[int]
 ) -> tuple[Tensor, Tensor]:
-    """Fold ``scores`` (..., N) into (max, sum) with ``update``, in blocks split at ``cuts``."""
+    """Fold ``scores`` (..., N) into (max, sum) with ``update``, in blocks split at ``cuts``; a
+    failure where an update writes into the running values or the scores it is given."""
     run_max = torch.full(scores.shape[:-1], -math.inf, dtype=scores.dtype)
     run_sum = torch.zeros(scores.shape[:-1], dtype=scores.dtype)
     edges = [0, *cuts, scores.shape[-1]]
     for a, b in zip(edges[:-1], edges[1:], strict=True):
-        result = update(run_max, run_sum, scores[..., a:b])
+        block = scores[..., a:b]
+        with inputs_kept(
+            "online_softmax_update", running_max=run_max, running_sum=run_sum, scores=block
+        ):
+            result = update(run_max, run_sum, block)
         if not (isinstance(result, tuple) and len(result) == 2):
             fail("online_softmax_update must return a tuple (new_max, new_sum)")
         run_max, run_sum = result
@@ -372,7 +379,11 @@ def reference_out(q: Tensor, k: Tensor, v: Tensor, causal: bool = False) -> Tens
 
 
 def call_chunked(chunked: Callable[..., Any], *args: Any, **kwargs: Any) -> Tensor:
-    out = chunked(*args, **kwargs)
+    """``chunked(*args, **kwargs)``; a failure where it changed q, k or v (which the checks use
+    again, for the reference or another call) or returned no tensor."""
+    named = {**dict(zip(("q", "k", "v", "chunk_size"), args, strict=False)), **kwargs}
+    with inputs_kept("chunked_attention", **named):
+        out = chunked(*args, **kwargs)
     if not isinstance(out, Tensor):
         fail(f"chunked_attention must return a tensor, got {type(out).__name__}")
     return out
@@ -516,21 +527,8 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
     update = require(ns, "online_softmax_update")
     g = hidden_generator("a07 online stable")
     scores = 500 + 50 * torch.randn(6, 30, generator=g)
-    run_max = torch.full((6,), -math.inf)
-    run_sum = torch.zeros(6)
-    saved = run_max.clone(), run_sum.clone(), scores.clone()
-    update(run_max, run_sum, scores[:, :4])
-    if not (
-        torch.equal(run_max, saved[0])
-        and torch.equal(run_sum, saved[1])
-        and torch.equal(scores, saved[2])
-    ):
-        fail(
-            "online_softmax_update modified its inputs in place (the statement asks for new "
-            "tensors, its inputs unchanged)"
-        )
     cuts = [4, 11, 29]
-    run_max, run_sum = fold_online(update, scores, cuts)
+    run_max, run_sum = fold_online(update, scores, cuts)  # pure: a write into an input fails
     if isinstance(run_sum, Tensor) and not torch.isfinite(run_sum.detach()).all():
         mistakes = {d: fold_online(f, scores, cuts)[1] for d, f in SUM_MISTAKES.items()}
         mistakes[UPDATE["overflow"]] = fold_online(_update_unshifted, scores, cuts)[1]
@@ -974,7 +972,8 @@ class SplitAttention:
             fail(explain(error, f"your {name}", f" on {what}"))
 
     def partial(self, q: Tensor, k: Tensor, v: Tensor, what: str) -> Any:
-        return self._call(self.partial_fn, "partial_attention", (q, k, v), what)
+        with inputs_kept("partial_attention", q=q, k=k, v=v):  # the reference uses them again
+            return self._call(self.partial_fn, "partial_attention", (q, k, v), what)
 
     def merge(self, a: Any, b: Any, what: str) -> Any:
         return self._call(self.merge_fn, "merge_partials", (a, b), what)

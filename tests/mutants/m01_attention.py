@@ -269,6 +269,28 @@ WRONG = [
         },
         {"test_causal_mask": "must return a bool tensor, got torch.float32"},
     ),
+    # Issue 40's fresh corpus (f01-10): the scale is right, but written into the caller's q. The
+    # checks computed their reference from that q after the call, so the answer looked unscaled
+    # and, called twice on one q, leaky.
+    Mutant(
+        "q scaled in place with q.div_",
+        A,
+        {
+            "attention": Replace(
+                "    scores = q @ k.transpose(-2, -1)  # (..., L_q, L_k)\n" + SCALING,
+                "    if scale:\n"
+                "        q = q.div_(math.sqrt(q.shape[-1]))\n"
+                "    scores = q @ k.transpose(-2, -1)  # (..., L_q, L_k)\n",
+            )
+        },
+        {
+            "test_attention_rows_sum_to_one": (
+                "`attention` changed a tensor it was given, in place: its argument `q` changed"
+            )
+        },
+        makes=("inputs.written_in_place",),
+        not_told=("not scaled", "future leaks", "instead of", "over queries", "polarity"),
+    ),
 ]
 
 CORRECT = [

@@ -399,6 +399,24 @@ return self.out_proj(merge_heads(heads)), weights
         },
         {"test_heads_switched_off": "non-finite values on"},
     ),
+    Mutant(  # the first call already changes the caller's query: that is what is told
+        "the query divided by √d_k in place, before its projection",
+        A,
+        {
+            "multi_head_attention": Replace(
+                "        q = split_heads(self.q_proj(query), self.num_heads)",
+                "        query = query.div_(self.d_k**0.5)\n"
+                "        q = split_heads(self.q_proj(query), self.num_heads)",
+            )
+        },
+        {
+            "test_mha_shapes": (
+                "`MultiHeadAttention` changed a tensor it was given, in place: its argument "
+                "`query` changed"
+            ),
+        },
+        makes=("inputs.written_in_place",),
+    ),
 ]
 
 CORRECT = [

@@ -1026,3 +1026,43 @@ WRONG += [
         {"test_encoder_block": "the first LayerNorm is missing"},
     ),
 ]
+
+# In-place writes into the caller's tensor: the output is right, the caller's x is not kept.
+WRONG += [
+    Mutant(
+        "LayerNorm centres x in place (x -= mean)",
+        A,
+        {
+            "layer_norm": Body(
+                "forward",
+                """
+                x -= x.mean(dim=-1, keepdim=True)
+                variance = x.pow(2).mean(dim=-1, keepdim=True)
+                return x / torch.sqrt(variance + self.eps) * self.weight + self.bias
+                """,
+            )
+        },
+        {
+            "test_layer_norm": (
+                "`LayerNorm` changed a tensor it was given, in place: its argument `x` changed"
+            )
+        },
+        makes=("inputs.written_in_place",),
+    ),
+    Mutant(
+        "EncoderBlock adds the attention output into x in place (x += ...)",
+        A,
+        {
+            "encoder_block": Replace(
+                "        x = self.norm1(x + self.dropout1(attended))\n",
+                "        x += self.dropout1(attended)\n        x = self.norm1(x)\n",
+            )
+        },
+        {
+            "test_encoder_block": (
+                "`EncoderBlock` changed a tensor it was given, in place: its argument `x` changed"
+            )
+        },
+        makes=("inputs.written_in_place",),
+    ),
+]

@@ -361,6 +361,32 @@ WRONG += [
         {"attention_metrics": Replace(TOTAL_VARIATION, "0.5 * (p - q).sum(dim=-1)")},
         {"test_attention_metrics": "take (p - q).abs() before summing"},
     ),
+    # Issue 40's fresh corpus (f04-12): over 2 or 3 keys the maximum equals the half sum, so it
+    # kept full marks under the secrets whose draw had at most 3 keys (tests/test_hidden_seeds.py).
+    Mutant(
+        "total variation as the largest |p - q|",
+        A,
+        {"attention_metrics": Replace(TOTAL_VARIATION, "(p - q).abs().amax(dim=-1)")},
+        {"test_attention_metrics": "TV sums |p - q|, not its maximum"},
+    ),
+    # Its entropy is right to 1e-10, but the caller's zeros become 1e-12: the reference, computed
+    # from them after the call, no longer had them.
+    Mutant(
+        "entropy clamps the weights in place to avoid log(0)",
+        A,
+        {
+            "attention_metrics": Replace(
+                ENTROPY, "-(weights.clamp_(min=1e-12) * weights.log()).sum(dim=-1)"
+            )
+        },
+        {
+            "test_attention_metrics": (
+                "`attention_entropy` changed a tensor it was given, in place: its argument "
+                "`weights` changed"
+            )
+        },
+        makes=("inputs.written_in_place",),
+    ),
 ]
 
 

@@ -26,6 +26,23 @@ WRONG = [
             "test_padding_invariance": "hard-coded to 0",
         },
     ),
+    Mutant(  # the pooled vectors are right; the caller's hidden loses its pads
+        "masked_mean zeroes the pads in place (hidden *= keep)",
+        A,
+        {
+            "masked_mean": Replace(
+                "    total = (hidden * keep).sum(dim=1)",
+                "    hidden *= keep\n    total = hidden.sum(dim=1)",
+            )
+        },
+        {
+            "test_masked_mean": (
+                "`masked_mean` changed a tensor it was given, in place: its argument `hidden` "
+                "changed"
+            )
+        },
+        makes=("inputs.written_in_place",),
+    ),
     Mutant(
         "no padding mask in attention",
         A,

@@ -216,6 +216,23 @@ WRONG = [
         {"penalise_repeats": Replace("logits - strength * seen", "logits - (1 + strength) * seen")},
         {"test_penalise_repeats": "at strength 0"},
     ),
+    Mutant(  # the penalised logits are right; the caller's logits are penalised too
+        "penalise_repeats: the penalty subtracted from the caller's logits in place",
+        A,
+        {
+            "penalise_repeats": Replace(
+                PENALTY_RETURN,
+                "logits -= strength * seen.to(logits.dtype)\n    return logits",
+            )
+        },
+        {
+            "test_penalise_repeats": (
+                "`penalise_repeats` changed a tensor it was given, in place: its argument "
+                "`logits` changed"
+            )
+        },
+        makes=("inputs.written_in_place",),
+    ),
 ]
 
 CORRECT = [

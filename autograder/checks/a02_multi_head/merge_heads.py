@@ -13,6 +13,7 @@ from autograder.authoring.closeness import first_difference
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -71,13 +72,15 @@ def merge_mistakes(x: Tensor) -> dict[Mistake, Tensor]:
 
 
 def call_merge(merge_heads: Callable[[Tensor], Any], x: Tensor) -> Any:
-    """merge_heads(x); torch's error for a .view of a non-contiguous tensor is named."""
-    try:
-        return merge_heads(x)
-    except RuntimeError as error:
-        if VIEW_OF_NON_CONTIGUOUS.search(str(error)):
-            fail(MERGE["view_on_non_contiguous"])
-        raise
+    """merge_heads(x); torch's error for a .view of a non-contiguous tensor is named, and a
+    write into x (whose storage the checks' other layouts of it may share)."""
+    with inputs_kept("merge_heads", x=x):
+        try:
+            return merge_heads(x)
+        except RuntimeError as error:
+            if VIEW_OF_NON_CONTIGUOUS.search(str(error)):
+                fail(MERGE["view_on_non_contiguous"])
+            raise
 
 
 @check(ASSIGNMENT, "test_merge_heads")

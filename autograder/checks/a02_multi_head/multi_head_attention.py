@@ -10,6 +10,7 @@ from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -94,16 +95,17 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
                 )
             if not torch.allclose(weights_kv.sum(-1), torch.ones(b, h, l_q), atol=1e-5):
                 fail(rows_not_normalised(weights_kv))
-            try:
-                out_k, _ = mha(query, memory)
-            except Exception as error:
-                if value_defaults_to_query(mha, query, g):
-                    fail(f"{MHA['value_defaults_to_query']} (mha(x, memory) raised {error})")
-                fail(
-                    f"mha(x, memory) raised {type(error).__name__} although mha(x, memory, "
-                    f"memory) works; the statement: when only key is given, value defaults to "
-                    f"key ({error})"
-                )
+            with inputs_kept("MultiHeadAttention", query=query, key=memory):
+                try:
+                    out_k, _ = mha(query, memory)
+                except Exception as error:
+                    if value_defaults_to_query(mha, query, g):
+                        fail(f"{MHA['value_defaults_to_query']} (mha(x, memory) raised {error})")
+                    fail(
+                        f"mha(x, memory) raised {type(error).__name__} although mha(x, memory, "
+                        f"memory) works; the statement: when only key is given, value defaults "
+                        f"to key ({error})"
+                    )
             if not torch.allclose(out_k, out_kv, atol=1e-6):
                 if value_defaults_to_query(mha, query, g):
                     fail(MHA["value_defaults_to_query"])
@@ -282,20 +284,21 @@ def masks_apply_to_every_head(
             _, weights = call(mha, query, key, value, mask=mask, what=what)
             check_masked_weights(weights, free, keep, what)
         what3 = f"a (B, L_q, L_k) = {(b, l_q, l_k)} mask"
-        try:
-            _, weights = mha(query, key, value, mask=m3)
-        except NotImplementedError:
-            raise
-        except Exception as error:
-            raised = f"{what3} raised {type(error).__name__}: {error}"
-            try:  # the same mask with its head axis, as unsqueeze(1) gives it
-                _, given_head_axis = mha(query, key, value, mask=m3.unsqueeze(1))
-                right = is_close(given_head_axis, renormalised(free, m3.unsqueeze(1)))
-            except Exception:
-                right = False
-            if right:
-                fail(f"{MHA['mask_not_unsqueezed']} ({raised})")
-            fail(f"{raised}: a (B, L_q, L_k) mask applies to every head of its sentence")
+        with inputs_kept("MultiHeadAttention", query=query, key=key, value=value, mask=m3):
+            try:
+                _, weights = mha(query, key, value, mask=m3)
+            except NotImplementedError:
+                raise
+            except Exception as error:
+                raised = f"{what3} raised {type(error).__name__}: {error}"
+                try:  # the same mask with its head axis, as unsqueeze(1) gives it
+                    _, given_head_axis = mha(query, key, value, mask=m3.unsqueeze(1))
+                    right = is_close(given_head_axis, renormalised(free, m3.unsqueeze(1)))
+                except Exception:
+                    right = False
+                if right:
+                    fail(f"{MHA['mask_not_unsqueezed']} ({raised})")
+                fail(f"{raised}: a (B, L_q, L_k) mask applies to every head of its sentence")
         check_masked_weights(weights, free, m3.unsqueeze(1), what3)
 
 

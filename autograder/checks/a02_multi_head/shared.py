@@ -12,6 +12,7 @@ import attention_lab.reference.a02_multi_head as reference
 from autograder.authoring.counterexample import small_integers, smallest_module_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, random_sizes, under_seed
+from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
 from autograder.authoring.kernel_objects import copy_into
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import fail
@@ -19,6 +20,8 @@ from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "02_multi_head"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
+written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
+FORWARD_ARGUMENTS = ("query", "key", "value", "mask")  # MultiHeadAttention.forward's
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "out_proj")
 
 # The named mistakes of MultiHeadAttention, by family (autograder/authoring/mistakes.py): each
@@ -201,25 +204,34 @@ def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, 
 
     A cause is named only where an experiment on this module confirms it: the error of a reshape
     with the query's length, an output blind to ``key`` or ``value``, a call that works once the
-    mask has a head axis."""
-    try:
-        result = mha(*args, **kwargs)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        if own_length_needed(mha, args, kwargs):
-            raised = f"your MultiHeadAttention raised {type(error).__name__} on {what}: {error}"
-            if split_with_query_length(error, *args[:2]):
-                fail(f"{MHA['split_with_query_length']}\n{raised}")
-            seen = "cross-attention fails when the keys' length L_k differs from the queries' "
-            seen += "length L_q, although self-attention works"
-            cause = ignored_input(mha, args[0])
-            fail(f"{seen}; {cause}\n{raised}" if cause else f"{seen}\n{raised}")
-        mask = kwargs.get("mask")
-        hint = ""
-        if isinstance(mask, Tensor) and mask.dim() == 3 and works_with_head_axis(mha, args, kwargs):
-            hint = f" ({MHA['mask_not_unsqueezed']}: the same call works with mask.unsqueeze(1))"
-        fail(explain(error, "your MultiHeadAttention", f" on {what}{hint}"))
+    mask has a head axis. A call that writes into a tensor it is given fails, naming it: the
+    checks use them again, for the reference or another call."""
+    named = {**dict(zip(FORWARD_ARGUMENTS, args, strict=False)), **kwargs}
+    with inputs_kept("MultiHeadAttention", **named):
+        try:
+            result = mha(*args, **kwargs)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            if own_length_needed(mha, args, kwargs):
+                raised = f"your MultiHeadAttention raised {type(error).__name__} on {what}: {error}"
+                if split_with_query_length(error, *args[:2]):
+                    fail(f"{MHA['split_with_query_length']}\n{raised}")
+                seen = "cross-attention fails when the keys' length L_k differs from the queries' "
+                seen += "length L_q, although self-attention works"
+                cause = ignored_input(mha, args[0])
+                fail(f"{seen}; {cause}\n{raised}" if cause else f"{seen}\n{raised}")
+            mask = kwargs.get("mask")
+            hint = ""
+            if (
+                isinstance(mask, Tensor)
+                and mask.dim() == 3
+                and works_with_head_axis(mha, args, kwargs)
+            ):
+                hint = (
+                    f" ({MHA['mask_not_unsqueezed']}: the same call works with mask.unsqueeze(1))"
+                )
+            fail(explain(error, "your MultiHeadAttention", f" on {what}{hint}"))
     if not (isinstance(result, tuple) and len(result) == 2):
         fail(
             f"forward returned a {type(result).__name__} on {what}: the statement asks for a "

@@ -11,6 +11,7 @@ import attention_lab.reference.a02_multi_head as reference
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -68,7 +69,8 @@ def split_heads_matches_the_oracle(ns: Namespace) -> None:
     cases.append((1, 1, 3, 4))  # a batch of one sequence of length one
     for b, length, h, d_k in cases:
         x = torch.randn(b, length, h * d_k, generator=g)
-        y = split_heads(x, h)
+        with inputs_kept("split_heads", x=x):  # the oracle is computed from x
+            y = split_heads(x, h)
         diagnose(
             y,
             oracle_split(x, h),

@@ -29,6 +29,7 @@ from autograder.authoring.hidden_draws import (
     under_seed,
     under_seeds,
 )
+from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -90,12 +91,15 @@ def build_block(cls: type, ref: nn.Module, d_model: int, num_heads: int, d_ff: i
 def call_block(
     block: nn.Module, x: Tensor, mask: Tensor | None, what: str
 ) -> tuple[Tensor, Tensor]:
-    try:
-        result = block(x, mask=mask)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(explain(error, "your EncoderBlock", f" on {what}"))
+    """block(x, mask=mask); a failure where it raised, wrote into x or mask (which the
+    reference uses), or returned no pair."""
+    with inputs_kept("EncoderBlock", x=x, mask=mask):
+        try:
+            result = block(x, mask=mask)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(explain(error, "your EncoderBlock", f" on {what}"))
     if not (isinstance(result, tuple) and len(result) == 2):
         fail(
             f"forward returned a {type(result).__name__} on {what}: the statement asks for a "

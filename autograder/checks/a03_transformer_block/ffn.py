@@ -20,6 +20,7 @@ from autograder.authoring.dropout_sites import (
     explained,
 )
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
+from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -147,16 +148,18 @@ def ffn_mistakes(theirs: reference.FeedForward, x: Tensor) -> dict[Mistake, Tens
 
 
 def call_ffn(ffn: nn.Module, x: Tensor) -> Tensor:
-    try:
-        out = ffn(x)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(
-            explain(
-                error, "your PositionwiseFeedForward", f" on an input of shape {tuple(x.shape)}"
+    """ffn(x); a failure where it raised, or wrote into x (which the reference uses)."""
+    with inputs_kept("PositionwiseFeedForward", x=x):
+        try:
+            out = ffn(x)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(
+                explain(
+                    error, "your PositionwiseFeedForward", f" on an input of shape {tuple(x.shape)}"
+                )
             )
-        )
     return out
 
 

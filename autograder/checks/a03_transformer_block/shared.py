@@ -12,11 +12,13 @@ from attention_lab.data import SentimentSplits, make_sentiment_corpus
 from attention_lab.reference.a03_transformer_block import WordTokenizer
 from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.in_place_writes import written_in_place_mistake
 from autograder.authoring.mistakes import Mistake
 from autograder.authoring.registry import Namespace, fail, reference_data
 
 ASSIGNMENT = "03_transformer_block"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
+written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
 TOKENIZER_BANNED = {"attention_lab's WordTokenizer": WordTokenizer}
 
 

@@ -13,6 +13,7 @@ from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -32,6 +33,13 @@ ban(ASSIGNMENT, "masked_mean", BANNED)
 PUBLIC_PAD_ID = 1
 # (B, L, d_model), smallest first.
 PUBLIC_SIZES = [(1, 1, 1), (1, 2, 1), (2, 2, 1), (1, 3, 1), (2, 3, 2), (3, 4, 2)]
+
+
+def call_masked_mean(masked_mean: Callable[..., Any], hidden: Tensor, ids: Tensor, pad_id: int):
+    """masked_mean(hidden, ids, pad_id); a failure where it wrote into hidden or the ids, which
+    the oracle and the checks' other calls use."""
+    with inputs_kept("masked_mean", hidden=hidden, token_ids=ids):
+        return masked_mean(hidden, ids, pad_id)
 
 
 def public_batch(generator: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
@@ -68,7 +76,7 @@ def masked_mean_matches_the_oracle(ns: Namespace) -> None:
         ids = draw_ids(g, b, length, pad_id, vocab)
         hidden = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
         diagnose(
-            masked_mean(hidden, ids, pad_id),
+            call_masked_mean(masked_mean, hidden, ids, pad_id),
             oracle_masked_mean(hidden, ids, pad_id),
             masked_mean_mistakes(hidden, ids, pad_id),
             f"masked_mean(hidden {tuple(hidden.shape)}, pad_id={pad_id}) must give the (B, d_model) "
@@ -87,7 +95,7 @@ def masked_mean_handles_all_padding_rows_dtype_and_gradients(ns: Namespace) -> N
     ids = draw_ids(g, b, length, pad_id, 12)
     ids[1] = pad_id  # a row made only of padding
     hidden = torch.randn(b, length, d_model, generator=g, dtype=torch.float64, requires_grad=True)
-    out = masked_mean(hidden, ids, pad_id)
+    out = call_masked_mean(masked_mean, hidden, ids, pad_id)
     if not isinstance(out, Tensor) or out.shape != (b, d_model):
         fail(f"masked_mean must return a (B, d_model) = {(b, d_model)} tensor")
     if out.dtype != torch.float64:
@@ -130,7 +138,8 @@ def masked_mean_ignores_appended_padding(ns: Namespace) -> None:
     hidden = torch.randn(b, length, d_model, generator=g)
     longer = torch.cat([hidden, 1e3 * torch.randn(b, extra, d_model, generator=g)], dim=1)
     longer_ids = torch.cat([ids, torch.full((b, extra), pad_id)], dim=1)
-    padded, alone = masked_mean(longer, longer_ids, pad_id), masked_mean(hidden, ids, pad_id)
+    padded = call_masked_mean(masked_mean, longer, longer_ids, pad_id)
+    alone = call_masked_mean(masked_mean, hidden, ids, pad_id)
     if not is_close(padded, alone):
         fail(
             f"appending {extra} <pad> positions (with values about 1000) to every row changed the "
@@ -164,7 +173,7 @@ def masked_mean_finds_pads_wherever_they_sit(ns: Namespace) -> None:
             ids = ids_padded_inside(g, b, length, pad_id, vocab)
         hidden = torch.randn(b, length, d_model, generator=g, dtype=torch.float64)
         diagnose(
-            masked_mean(hidden, ids, pad_id),
+            call_masked_mean(masked_mean, hidden, ids, pad_id),
             oracle_masked_mean(hidden, ids, pad_id),
             {
                 **masked_mean_mistakes(hidden, ids, pad_id),
@@ -191,7 +200,7 @@ def masked_mean_keeps_half_precision(ns: Namespace) -> None:
         b, length, d_model, pad_id = random_sizes(g, 4, low=2, high=11)
         ids = draw_ids(g, b, length, pad_id, max(pad_id + 2, 12))
         hidden = torch.randn(b, length, d_model, generator=g).to(dtype)
-        out = masked_mean(hidden, ids, pad_id)
+        out = call_masked_mean(masked_mean, hidden, ids, pad_id)
         if not isinstance(out, Tensor) or out.shape != (b, d_model):
             fail(
                 f"masked_mean(hidden {tuple(hidden.shape)} in {dtype}) must return a (B, d_model) "

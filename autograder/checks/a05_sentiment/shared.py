@@ -12,12 +12,14 @@ from attention_lab.reference.a01_attention import padding_mask
 from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.hidden_draws import random_sizes, under_seed
+from autograder.authoring.in_place_writes import written_in_place_mistake
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "05_sentiment"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
+written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
 BANNED = {"attention_lab's SentimentClassifier": reference.SentimentClassifier}
 
 # The named mistakes of each exercise, by family (autograder/authoring/mistakes.py): each is

@@ -43,7 +43,9 @@ def causal_head_matches_masked_attention(ns: Namespace) -> None:
         )
         check_projections(head, d_model, head_size)
         x = torch.randn(b, length, d_model, generator=g)
-        out = call_module(head, x, "your head", block_size, finite=False)
+        out = call_module(
+            head, x, "your head", block_size, answer="CausalSelfAttentionHead", finite=False
+        )
         expected, mistakes = head_outcomes(head, x)
         if not torch.isfinite(out).all():
             # Named where the NaN sit where one mistake's do (a row that sees no key) and every
@@ -74,7 +76,7 @@ def causal_head_ignores_the_future(ns: Namespace) -> None:
         cls, d_model, head_size, length + 3, seed=draw_seed(g), what="CausalSelfAttentionHead"
     )
     x = torch.randn(2, length, d_model, generator=g)
-    call_module(head, x, "your head", length + 3)
+    call_module(head, x, "your head", length + 3, answer="CausalSelfAttentionHead")
     if future_leak(head, x, g):
         fail(LEAKS)
     parameters = sum(p.numel() for p in head.parameters())

@@ -107,11 +107,15 @@ def judge_multihead(
             x,
             "your MultiHeadCausalAttention",
             block_size,
+            answer="MultiHeadCausalAttention",
             confirm=lambda error, mha=mha, x=x: concatenation_raises(mha, x, error),
         )
         for h in heads:  # each head alone first: a head that leaks is its own exercise
             if not is_close(
-                call_module(h, x, "a head in self.heads", block_size), head_outcomes(h, x)[0]
+                call_module(
+                    h, x, "a head in self.heads", block_size, answer="CausalSelfAttentionHead"
+                ),
+                head_outcomes(h, x)[0],
             ):
                 fail(
                     "a head in self.heads gives wrong outputs on its own: its class, "

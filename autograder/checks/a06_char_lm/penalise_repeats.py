@@ -16,6 +16,7 @@ from torch import Tensor
 
 from autograder.authoring.closeness import is_close
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
+from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
@@ -27,16 +28,16 @@ ATOL = 1e-9  # float64 throughout
 def run_penalty(
     penalise: Callable, logits: Tensor, context: Tensor, strength: float, what: str
 ) -> Tensor:
-    """The answer's logits for (logits, context, strength): finite, (B, V), logits' dtype."""
-    given = logits.clone()
-    try:
-        out = penalise(given, context.clone(), strength)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(explain(error, "your penalise_repeats", f" on {what}"))
-    if not torch.equal(given, logits):
-        fail(f"penalise_repeats changed the logits it was given, on {what}")
+    """The answer's logits for (logits, context, strength): finite, (B, V), logits' dtype; a
+    failure where it wrote into the logits or the context it was given."""
+    given, seen = logits.clone(), context.clone()
+    with inputs_kept("penalise_repeats", logits=given, context=seen):
+        try:
+            out = penalise(given, seen, strength)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(explain(error, "your penalise_repeats", f" on {what}"))
     if not (isinstance(out, Tensor) and out.shape == logits.shape and out.dtype == logits.dtype):
         got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))} {getattr(out, 'dtype', '')}"
         fail(

@@ -14,6 +14,7 @@ import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.closeness import is_close, not_finite
 from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.hidden_draws import under_seed
+from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import (
     causal_mask_slips,
@@ -29,6 +30,7 @@ from autograder.authoring.student_errors import explain
 
 ASSIGNMENT = "06_char_lm"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
+written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
 BANNED_ATTENTION = {
     **TORCH_MULTI_HEAD,
     "attention_lab's MultiHeadAttention": attention_reference.MultiHeadAttention,
@@ -149,24 +151,27 @@ def call_module(
     what: str,
     block_size: int | None = None,
     *,
+    answer: str,
     finite: bool = True,
     confirm: Callable[[Exception], str | None] | None = None,
 ) -> Tensor:
-    """``module(x)``, failing with what went wrong; a NaN or inf in the output fails too unless
-    ``finite`` is False (the caller then tells which mistake gives that output). Where the call
-    raises, ``confirm(error)`` is the mistake an experiment found that raises that very error,
-    said before the error itself, or None."""
-    try:
-        out = module(x)
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        shorter = ""
-        if block_size is not None and x.shape[1] < block_size:
-            shorter = f" (L = {x.shape[1]} < block_size = {block_size})"
-        raised = explain(error, what, f" on an input of shape {tuple(x.shape)}{shorter}")
-        cause = confirm(error) if confirm is not None else None
-        fail(f"{cause}\n{raised}" if cause else raised)
+    """``module(x)``, failing with what went wrong, a write into x (which the checks use again)
+    among it; a NaN or inf in the output fails too unless ``finite`` is False (the caller then
+    tells which mistake gives that output). Where the call raises, ``confirm(error)`` is the
+    mistake an experiment found that raises that very error, said before the error itself, or
+    None. ``answer``: the class, as the statement names it."""
+    with inputs_kept(answer, x=x):
+        try:
+            out = module(x)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            shorter = ""
+            if block_size is not None and x.shape[1] < block_size:
+                shorter = f" (L = {x.shape[1]} < block_size = {block_size})"
+            raised = explain(error, what, f" on an input of shape {tuple(x.shape)}{shorter}")
+            cause = confirm(error) if confirm is not None else None
+            fail(f"{cause}\n{raised}" if cause else raised)
     if not isinstance(out, Tensor):
         fail(f"{what} must return a tensor, got {type(out).__name__}")
     if finite and not torch.isfinite(out).all():
