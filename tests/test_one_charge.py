@@ -211,11 +211,19 @@ def test_a_check_the_repair_does_not_fix_keeps_the_cell_charged(cells):
     assert "  FAILED  second_other: this check fails whatever the answer" in listing
 
 
-def test_a_correct_answer_fails_with_the_repair_so_it_confirms_nothing(cells):
+def test_the_repair_leaves_an_answer_without_the_mistakes_sign_as_it_is_so_it_confirms_nothing(
+    cells,
+):
+    # A failing check of such an answer fails again with the repair: nothing is confirmed, even
+    # where the exchanged call would pass it for another reason (issue 40's blind f01-06).
     (repair,) = [r for r in repairs_of(ASSIGNMENT) if r.mistake.key == SOFTMAX_AXIS]
-    correct = {"attention": lambda q, k, v, mask=None, scale=True: _correct(q, k, v)}
-    with pytest.raises(registry.CheckFailed):
-        registry.run_check(checks_for(ASSIGNMENT, "first")[0], repair.applied_to(correct))
+
+    def correct(q, k, v, mask=None, scale=True):  # noqa: ANN001, ANN202
+        return _correct(q, k, v)
+
+    assert repair.undo(correct) is correct
+    assert repair.undo(softmax_over_queries_attention) is not softmax_over_queries_attention
+    registry.run_check(checks_for(ASSIGNMENT, "first")[0], repair.applied_to(cells))
 
 
 def _correct(q, k, v):  # noqa: ANN001, ANN202
