@@ -46,7 +46,8 @@ def _same(now: torch.Tensor, then: torch.Tensor) -> bool:
 
 
 def _change(now: torch.Tensor, then: torch.Tensor) -> str:
-    """How a tensor changed during a call: its shape or dtype, or where its values first moved."""
+    """How a tensor changed during a call: its shape or dtype, or where its values moved and how
+    many did (never a value: it may be a hidden input)."""
     if now.shape != then.shape or now.dtype != then.dtype:
         return (
             f"it was {tuple(then.shape)} {then.dtype} before the call and "
@@ -56,10 +57,8 @@ def _change(now: torch.Tensor, then: torch.Tensor) -> str:
     if now.is_floating_point():
         moved &= ~(now.isnan() & then.isnan())
     where = tuple(int(i) for i in moved.nonzero()[0])
-    return (
-        f"at index {where} it held {then[where].item():.4g} before the call and "
-        f"{now[where].item():.4g} after it; {int(moved.sum())} of {moved.numel()} values changed"
-    )
+    # Where, and how many, but no value: the tensor may be a hidden input.
+    return f"first at index {where}; {int(moved.sum())} of {moved.numel()} values changed"
 
 
 @contextlib.contextmanager
