@@ -105,36 +105,33 @@ def graded(mutant: Mutant) -> dict[str, CellGrade]:
     """The mutant's grades (its hidden checks), computed by whichever test asks first; the errors
     of its test cells' visible asserts are kept beside them (:func:`run_visible_checks`).
 
-    A mutant of a notebook that trains its model (tests/tiers.py) is run in a fork of this
-    process taken after the solution's cells before its first changed one (:func:`solution_up_to`):
-    the same state as running them again, so 06's mutants of `sample`, which comes after the
-    training, do not train the model again."""
+    A mutant is run in a fork of this process taken after the solution's cells before its first
+    changed one (:func:`solution_up_to`): the same state as running them again, without their
+    cost (06's mutants of `sample`, which comes after the training, do not train the model again;
+    01's do not draw its plots again)."""
     key = mutant_id(mutant)
     if key not in _GRADED:
         with tempfile.TemporaryDirectory() as folder:
             path = build(mutant, Path(folder))
-            if mutant.assignment in TRAINED:
-                # Grading the solution here first leaves in this process what a grading imports
-                # on first use (torch._dynamo with sympy, at the first optimizer; scikit-learn)
-                # and the checks' reference data under both secrets, which no fork could keep:
-                # 3 s of CPU per 05 mutant.  The class needs that grading anyway.
-                solution_graded(mutant.assignment)
-                # A cell that fails looks up the assignment's repairs (registry._charged), which
-                # the solution's grading, failing nothing, never imports.
-                repairs_of(mutant.assignment)
-                before, generators = solution_up_to(mutant.assignment, first_changed_cell(mutant))
+            # Grading the solution here first leaves in this process what a grading imports
+            # on first use (torch._dynamo with sympy, at the first optimizer; scikit-learn)
+            # and the checks' reference data under both secrets, which no fork could keep:
+            # 3 s of CPU per 05 mutant.  The class needs that grading anyway.
+            solution_graded(mutant.assignment)
+            # A cell that fails looks up the assignment's repairs (registry._charged), which
+            # the solution's grading, failing nothing, never imports.
+            repairs_of(mutant.assignment)
+            before, generators = solution_up_to(mutant.assignment, first_changed_cell(mutant))
 
-                def carried_on() -> tuple[tuple[dict, dict, dict], list[str]]:
-                    set_generator_states(generators)  # as the solution's cells left them
-                    loaded = set(sys.modules)
-                    submission = load_submission(path, skip_tags=(DEMO_TAG,), after=before)
-                    results = graded_with_visible(submission, folder)
-                    return results, sorted(set(sys.modules) - loaded)
+            def carried_on() -> tuple[tuple[dict, dict, dict], list[str]]:
+                set_generator_states(generators)  # as the solution's cells left them
+                loaded = set(sys.modules)
+                submission = load_submission(path, skip_tags=(DEMO_TAG,), after=before)
+                results = graded_with_visible(submission, folder)
+                return results, sorted(set(sys.modules) - loaded)
 
-                (results, _IMPORTED_IN_FORK[key]), required = in_a_fork(carried_on)
-                REQUIRED.update(required)
-            else:
-                results = graded_with_visible(load_submission(path, skip_tags=(DEMO_TAG,)), folder)
+            (results, _IMPORTED_IN_FORK[key]), required = in_a_fork(carried_on)
+            REQUIRED.update(required)
             _GRADED[key], _GRADED_UNDER_OTHER[key], _VISIBLE[key] = results
     return _GRADED[key]
 
@@ -616,6 +613,13 @@ class _AssignmentCorpus:
         problems = undeclared_uses(self.assignment, used)
         assert not problems, "\n".join(problems)
 
+    def test_the_fork_imports_nothing(self, mutant: Mutant):
+        """What a fork imports is lost with it, so it would be imported again for every mutant:
+        the solution's grading in this process leaves everything a mutant's grading needs."""
+        graded(mutant)
+        imported = _IMPORTED_IN_FORK[mutant_id(mutant)]
+        assert not imported, f"the forked grading imported {len(imported)} modules: {imported[:20]}"
+
     def test_the_grade_does_not_depend_on_the_secret(self, mutant: Mutant):
         """Other hidden inputs, the same verdict from every check: no threshold is a gamble."""
         under_development_secret = verdicts(graded(mutant))
@@ -662,17 +666,6 @@ class _AssignmentCorpus:
         assert_judge_agrees(self.assignment, tmp_path, graded, solution)
 
 
-class _ForkedCorpus(_AssignmentCorpus):
-    """A trained notebook's corpus, each mutant graded in a fork (:func:`graded`)."""
-
-    def test_the_fork_imports_nothing(self, mutant: Mutant):
-        """What a fork imports is lost with it, so it would be imported again for every mutant:
-        the solution's grading in this process leaves everything a mutant's grading needs."""
-        graded(mutant)
-        imported = _IMPORTED_IN_FORK[mutant_id(mutant)]
-        assert not imported, f"the forked grading imported {len(imported)} modules: {imported[:20]}"
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Each assignment's class takes that assignment's mutants."""
     if metafunc.cls is not None and "mutant" in metafunc.fixturenames:
@@ -683,6 +676,5 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # The corpus of a notebook that trains its model runs in the complete tier only (tests/tiers.py).
 for _assignment in ASSIGNMENTS:
     _name = "TestMutantsOf" + _assignment.title().replace("_", "")
-    _base = _ForkedCorpus if _assignment in TRAINED else _AssignmentCorpus
-    _class = pytest.mark.slow(type(_name, (_base,), {"assignment": _assignment}))
+    _class = pytest.mark.slow(type(_name, (_AssignmentCorpus,), {"assignment": _assignment}))
     globals()[_name] = pytest.mark.sandbox(_class) if _assignment in TRAINED else _class
