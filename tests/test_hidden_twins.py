@@ -124,7 +124,9 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
         ),
     },
     ("04_depth", "test_depth_stack_layers"): {
-        "independent layers (parameter count)": "depth_stack_layers_are_independent",
+        "independent layers (parameter count, different initial weights)": (
+            "depth_stack_layers_are_independent"
+        ),
         "each layer its own map": "depth_stack_returns_one_distinct_map_per_layer",
     },
     ("04_depth", "test_attention_metrics"): {

@@ -42,8 +42,9 @@ STACK_DRAWS_NOTHING = (
 
 # The named mistakes of each exercise, by family (autograder/authoring/mistakes.py): each is
 # diagnosed only where the answer's output matches that mistake's, computed from the same layers
-# (output_mistakes, check_maps) or inputs (entropy_mistakes, tv_mistakes); same_block is seen
-# in the module itself (one object listed twice).
+# (output_mistakes, check_maps) or inputs (entropy_mistakes, tv_mistakes); same_block and
+# same_initial_weights are seen in the module itself (one object listed twice; two layers whose
+# parameters are all equal as built).
 STACK = catalogue(
     ASSIGNMENT,
     "DepthStack",
@@ -63,6 +64,10 @@ STACK = catalogue(
         "layers": {
             "same_block": "the same EncoderBlock object appears several times in self.layers "
             "([block] * num_layers repeats one block): create a NEW EncoderBlock for every layer",
+            "same_initial_weights": "start with identical weights, every parameter tensor equal "
+            "right after the stack is built: the statement asks for every layer to be "
+            "constructed as its own EncoderBlock(d_model, num_heads, d_ff, dropout), starting "
+            "from its own random weights",
         },
         "mask": {
             "mask_ignored": "the mask never reaches the layers: the output is what the layers "
@@ -438,6 +443,7 @@ def depth_stack_matches_the_reference_at_size_one(ns: Namespace) -> None:
 
 @check(ASSIGNMENT, "test_depth_stack_layers")
 def depth_stack_layers_are_independent(ns: Namespace) -> None:
+    """Distinct blocks, parameters of their own, and no two layers equal as built."""
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 layers")
     for num_layers in (2, 3, 5):
@@ -457,15 +463,28 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
                 f"{num_layers} independent EncoderBlocks have {num_layers * one} parameters, yours "
                 f"{count}"
             )
+        parameters = [list(layer.parameters()) for layer in layers]
         seen: dict[int, int] = {}
-        for i, layer in enumerate(layers):
-            for p in layer.parameters():
+        for i, own in enumerate(parameters):
+            for p in own:
                 if identity(p) in seen:
                     fail(
                         f"layers {seen[identity(p)]} and {i} share a parameter tensor (one object, "
                         f"of shape {tuple(p.shape)})"
                     )
                 seen[identity(p)] = i
+        # Freshly built blocks agree only on their LayerNorms' ones and zeros: two layers equal
+        # in every tensor start from one set of random weights.
+        for j in range(1, num_layers):
+            for i in range(j):
+                first, second = parameters[i], parameters[j]
+                if len(first) == len(second) and all(
+                    torch.equal(a, b) for a, b in zip(first, second, strict=True)
+                ):
+                    fail(
+                        f"layers {i} and {j} {STACK['same_initial_weights']} (DepthStack("
+                        f"{num_layers}, d_model={d_model}, num_heads={num_heads}, d_ff={d_ff}))"
+                    )
 
 
 @check(ASSIGNMENT, "test_depth_stack_layers")

@@ -8,10 +8,8 @@ nobody here imagined, not a tidied copy of it. A wrong answer's phrases come fro
 grader gave it, where that message was read as true and naming its mistake; a counterexample with
 no named cause is held by a phrase of the counterexample, and ``not_told`` lists the causes it must
 not be told. Left out: the answers whose code a mutant of ``mNN_*.py`` already has (up to names,
-layout, and spellings Python evaluates alike), and f04-07 (deep copies of one block, every layer
-starting from the same weights: debatable, and no check tells it from fresh blocks). Also left
-out, until the grader keeps its guarantees on them (issue 40), rather than held to what it does
-today:
+layout, and spellings Python evaluates alike). Also left out, until the grader keeps its
+guarantees on them (issue 40), rather than held to what it does today:
 - f01-04 (softmax over dim=-2): the fully masked row's gradient check fails it under the
   development secret and passes it under another, so its grade depends on the secret;
 - f03-03 (a capturing group in clean): the visible checks of build_vocab and encode, which call

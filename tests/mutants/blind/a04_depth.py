@@ -82,6 +82,44 @@ WRONG = [
         },
     ),
     Mutant(
+        "f04-07: every layer a deep copy of one block",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        import copy as _copy
+                        block = EncoderBlock(d_model, num_heads, d_ff, dropout)
+                        self.layers = nn.ModuleList([_copy.deepcopy(block) for _ in range(num_layers)])
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack_layers": "layers 0 and 1 start with identical weights",
+        },
+        makes=("DepthStack.same_initial_weights",),
+    ),
+    Mutant(
         "f04-08: EncoderBlock(d_model, d_ff, num_heads, dropout): arguments swapped",
         A,
         {
