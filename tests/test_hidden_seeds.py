@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import nbformat
@@ -16,14 +17,18 @@ from autograder.authoring.hidden_seeds import (
     secret_in_use,
     use_secret,
 )
-from autograder.authoring.registry import grade_cell
+from autograder.authoring.registry import Repeat, grade_cell
 from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
 from tests.mutants import mutated_cells
+from tests.mutants.blind.a01_attention import WRONG as BLIND_01
 from tests.mutants.m04_depth import WRONG as WRONG_04
+from tests.test_mutants import build
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS_TERM, NEXT_TERM = b"this term's course secret, 32 b", b"next term's course secret, 32 by"
-SECRETS = 32  # the secrets one cell is graded under, in the total variation test
+SECRETS = 32  # the secrets one answer is graded under, in the tests of f04-12 and f01-04
+# Issue 40's f01-04: the softmax over the queries (dim=-2), its masking right.
+SOFTMAX_OVER_QUERIES = next(m for m in BLIND_01 if m.name.startswith("f01-04"))
 
 # A submission that keeps every tensor the judge hands its `attention`, to print or reuse later.
 RECORDER = """\
@@ -83,13 +88,52 @@ def test_total_variation_as_the_maximum_fails_under_every_secret():
     namespace: dict = {"torch": torch}
     exec(mutated_cells(mutant)["attention_metrics"], namespace)
     kept = []
-    for number in range(SECRETS):
-        secret = b"tests/test_hidden_seeds.py: secret %02d" % number
+    for secret in secrets():
         with secret_in_use(secret):
             grade = grade_cell("04_depth", cell, namespace)
         if grade.full_marks or phrase not in grade.first_failure:
             kept.append((secret, grade.describe()))
     assert not kept, f"{len(kept)} of {SECRETS} secrets: {kept[:3]}"
+
+
+def secrets() -> list[bytes]:
+    """SECRETS course secrets, each its own."""
+    return [b"tests/test_hidden_seeds.py: secret %02d" % number for number in range(SECRETS)]
+
+
+def test_a_softmax_over_the_queries_keeps_the_fully_masked_row_cell_under_every_secret():
+    """f01-04 lost points there under 11 of 32 secrets: their draw hid a key from every query,
+    and over that key its softmax is 0/0 (the mistake is charged in the rows cell)."""
+    namespace: dict = {"torch": torch, "math": math, "Tensor": torch.Tensor}
+    exec(mutated_cells(SOFTMAX_OVER_QUERIES)["attention"], namespace)
+    lost = []
+    for secret in secrets():
+        with secret_in_use(secret):
+            grade = grade_cell("01_attention", "test_attention_fully_masked_row", namespace)
+        if not grade.full_marks:
+            lost.append((secret, grade.describe()))
+    assert not lost, f"{len(lost)} of {SECRETS} secrets: {lost[:3]}"
+
+
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
+def test_one_softmax_axis_mistake_is_charged_once_under_every_secret(tmp_path: Path):
+    submission = load_submission(build(SOFTMAX_OVER_QUERIES, tmp_path), skip_tags=(DEMO_TAG,))
+    ((charged, phrase),) = SOFTMAX_OVER_QUERIES.must_fail.items()
+    cause = "the softmax axis in `attention`"
+    repeats = ("test_attention_scaling", "test_attention_parity", "test_causal_weights")
+    departures = []
+    for secret in secrets():
+        with secret_in_use(secret):
+            grades = grade_submission(submission)
+        lost = {grade_id for grade_id, grade in grades.items() if not grade.full_marks}
+        waived = {grade_id: grades[grade_id].repeat for grade_id in repeats}
+        if (
+            lost != {charged}
+            or phrase not in grades[charged].first_failure
+            or set(waived.values()) != {Repeat(cause, charged, waived=True)}
+        ):
+            departures.append((secret, sorted(lost), waived))
+    assert not departures, f"{len(departures)} of {SECRETS} secrets: {departures[:3]}"
 
 
 def test_a_secret_too_short_to_be_one_is_refused():
