@@ -17,10 +17,11 @@ from autograder.authoring.hidden_seeds import (
     secret_in_use,
     use_secret,
 )
-from autograder.authoring.registry import Repeat, grade_cell
+from autograder.authoring.registry import CellGrade, Repeat, grade_cell
 from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
-from tests.mutants import mutated_cells
+from tests.mutants import Mutant, mutated_cells
 from tests.mutants.blind.a01_attention import WRONG as BLIND_01
+from tests.mutants.m01_attention import WRONG as WRONG_01
 from tests.mutants.m04_depth import WRONG as WRONG_04
 from tests.test_mutants import build
 
@@ -29,6 +30,8 @@ THIS_TERM, NEXT_TERM = b"this term's course secret, 32 b", b"next term's course 
 SECRETS = 32  # the secrets one answer is graded under, in the tests of f04-12 and f01-04
 # Issue 40's f01-04: the softmax over the queries (dim=-2), its masking right.
 SOFTMAX_OVER_QUERIES = next(m for m in BLIND_01 if m.name.startswith("f01-04"))
+# The same axis without a fix for fully masked rows: a second mistake, which that cell charges.
+WITHOUT_THE_FIX = next(m for m in WRONG_01 if m.name.endswith("fully masked rows left to it"))
 
 # A submission that keeps every tensor the judge hands its `attention`, to print or reuse later.
 RECORDER = """\
@@ -101,18 +104,27 @@ def secrets() -> list[bytes]:
     return [b"tests/test_hidden_seeds.py: secret %02d" % number for number in range(SECRETS)]
 
 
-def test_a_softmax_over_the_queries_keeps_the_fully_masked_row_cell_under_every_secret():
-    """f01-04 lost points there under 11 of 32 secrets: their draw hid a key from every query,
-    and over that key its softmax is 0/0 (the mistake is charged in the rows cell)."""
+def fully_masked_row_grades(mutant: Mutant) -> list[CellGrade]:
+    """The grade of 01's fully masked row cell for ``mutant`` under each of SECRETS secrets."""
     namespace: dict = {"torch": torch, "math": math, "Tensor": torch.Tensor}
-    exec(mutated_cells(SOFTMAX_OVER_QUERIES)["attention"], namespace)
-    lost = []
+    exec(mutated_cells(mutant)["attention"], namespace)
+    grades = []
     for secret in secrets():
         with secret_in_use(secret):
-            grade = grade_cell("01_attention", "test_attention_fully_masked_row", namespace)
-        if not grade.full_marks:
-            lost.append((secret, grade.describe()))
-    assert not lost, f"{len(lost)} of {SECRETS} secrets: {lost[:3]}"
+            grades.append(grade_cell("01_attention", "test_attention_fully_masked_row", namespace))
+    return grades
+
+
+def test_a_softmax_over_the_queries_is_judged_in_the_fully_masked_row_cell_by_its_fix_alone():
+    """f01-04 (its fix right) lost points there under 11 of 32 secrets, whose draw hid a key from
+    every query where each query sees a key: its softmax is 0/0 over that key, a share of the
+    axis mistake charged in the rows cell. Without the fix it lost them under 21 of 32."""
+    kept = [g.describe() for g in fully_masked_row_grades(SOFTMAX_OVER_QUERIES) if not g.full_marks]
+    assert not kept, f"{len(kept)} of {SECRETS} secrets: {kept[:3]}"
+    phrase = WITHOUT_THE_FIX.must_fail["test_attention_fully_masked_row"]
+    grades = fully_masked_row_grades(WITHOUT_THE_FIX)
+    missed = [g.describe() for g in grades if g.full_marks or phrase not in g.first_failure]
+    assert not missed, f"{len(missed)} of {SECRETS} secrets: {missed[:3]}"
 
 
 @pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
