@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import nbformat
@@ -16,14 +17,21 @@ from autograder.authoring.hidden_seeds import (
     secret_in_use,
     use_secret,
 )
-from autograder.authoring.registry import grade_cell
+from autograder.authoring.registry import CellGrade, Repeat, grade_cell
 from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
-from tests.mutants import mutated_cells
+from tests.mutants import Mutant, mutated_cells
+from tests.mutants.blind.a01_attention import WRONG as BLIND_01
+from tests.mutants.m01_attention import WRONG as WRONG_01
 from tests.mutants.m04_depth import WRONG as WRONG_04
+from tests.test_mutants import build
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS_TERM, NEXT_TERM = b"this term's course secret, 32 b", b"next term's course secret, 32 by"
-SECRETS = 32  # the secrets one cell is graded under, in the total variation test
+SECRETS = 32  # the secrets one answer is graded under, in the tests of f04-12 and f01-04
+# Issue 40's f01-04: the softmax over the queries (dim=-2), its masking right.
+SOFTMAX_OVER_QUERIES = next(m for m in BLIND_01 if m.name.startswith("f01-04"))
+# The same axis without a fix for fully masked rows: a second mistake, which that cell charges.
+WITHOUT_THE_FIX = next(m for m in WRONG_01 if m.name.endswith("fully masked rows left to it"))
 
 # A submission that keeps every tensor the judge hands its `attention`, to print or reuse later.
 RECORDER = """\
@@ -83,13 +91,61 @@ def test_total_variation_as_the_maximum_fails_under_every_secret():
     namespace: dict = {"torch": torch}
     exec(mutated_cells(mutant)["attention_metrics"], namespace)
     kept = []
-    for number in range(SECRETS):
-        secret = b"tests/test_hidden_seeds.py: secret %02d" % number
+    for secret in secrets():
         with secret_in_use(secret):
             grade = grade_cell("04_depth", cell, namespace)
         if grade.full_marks or phrase not in grade.first_failure:
             kept.append((secret, grade.describe()))
     assert not kept, f"{len(kept)} of {SECRETS} secrets: {kept[:3]}"
+
+
+def secrets() -> list[bytes]:
+    """SECRETS course secrets, each its own."""
+    return [b"tests/test_hidden_seeds.py: secret %02d" % number for number in range(SECRETS)]
+
+
+def fully_masked_row_grades(mutant: Mutant) -> list[CellGrade]:
+    """The grade of 01's fully masked row cell for ``mutant`` under each of SECRETS secrets."""
+    namespace: dict = {"torch": torch, "math": math, "Tensor": torch.Tensor}
+    exec(mutated_cells(mutant)["attention"], namespace)
+    grades = []
+    for secret in secrets():
+        with secret_in_use(secret):
+            grades.append(grade_cell("01_attention", "test_attention_fully_masked_row", namespace))
+    return grades
+
+
+def test_a_softmax_over_the_queries_is_judged_in_the_fully_masked_row_cell_by_its_fix_alone():
+    """f01-04 (its fix right) lost points there under 11 of 32 secrets, whose draw hid a key from
+    every query where each query sees a key: its softmax is 0/0 over that key, a share of the
+    axis mistake charged in the rows cell. Without the fix it lost them under 21 of 32."""
+    kept = [g.describe() for g in fully_masked_row_grades(SOFTMAX_OVER_QUERIES) if not g.full_marks]
+    assert not kept, f"{len(kept)} of {SECRETS} secrets: {kept[:3]}"
+    phrase = WITHOUT_THE_FIX.must_fail["test_attention_fully_masked_row"]
+    grades = fully_masked_row_grades(WITHOUT_THE_FIX)
+    missed = [g.describe() for g in grades if g.full_marks or phrase not in g.first_failure]
+    assert not missed, f"{len(missed)} of {SECRETS} secrets: {missed[:3]}"
+
+
+@pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)
+def test_one_softmax_axis_mistake_is_charged_once_under_every_secret(tmp_path: Path):
+    submission = load_submission(build(SOFTMAX_OVER_QUERIES, tmp_path), skip_tags=(DEMO_TAG,))
+    ((charged, phrase),) = SOFTMAX_OVER_QUERIES.must_fail.items()
+    cause = "the softmax axis in `attention`"
+    repeats = ("test_attention_scaling", "test_attention_parity", "test_causal_weights")
+    departures = []
+    for secret in secrets():
+        with secret_in_use(secret):
+            grades = grade_submission(submission)
+        lost = {grade_id for grade_id, grade in grades.items() if not grade.full_marks}
+        waived = {grade_id: grades[grade_id].repeat for grade_id in repeats}
+        if (
+            lost != {charged}
+            or phrase not in grades[charged].first_failure
+            or set(waived.values()) != {Repeat(cause, charged, waived=True)}
+        ):
+            departures.append((secret, sorted(lost), waived))
+    assert not departures, f"{len(departures)} of {SECRETS} secrets: {departures[:3]}"
 
 
 def test_a_secret_too_short_to_be_one_is_refused():

@@ -29,6 +29,31 @@ WRONG = [
         {"test_attention_rows_sum_to_one": "over queries, not keys"},
     ),
     Mutant(
+        "softmax over queries, fully masked rows left to it",
+        A,
+        {
+            "attention": (
+                Replace("torch.softmax(scores, dim=-1)\n", "torch.softmax(scores, dim=-2)\n"),
+                Replace(
+                    "    has_visible_key = mask.any(dim=-1, keepdim=True)  # (..., L_q, 1)\n"
+                    "    scores = scores.masked_fill(~has_visible_key, 0.0)  # no all -inf rows, "
+                    "so no NaN\n",
+                    "",
+                ),
+                Replace(
+                    "torch.softmax(scores, dim=-1).masked_fill(~has_visible_key, 0.0)",
+                    "torch.softmax(scores, dim=-2)",
+                ),
+            )
+        },
+        # Over the queries, a fully masked row gets weight 0 from its column's softmax; the key
+        # that no query sees beside it is 0/0, under every secret (tests/test_hidden_seeds.py).
+        {
+            "test_attention_rows_sum_to_one": "over queries, not keys",
+            "test_attention_fully_masked_row": "the output or the weights hold NaN or inf",
+        },
+    ),
+    Mutant(
         "numpy answer returns tensors",
         A,
         {

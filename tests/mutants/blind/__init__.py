@@ -9,11 +9,9 @@ grader gave it, where that message was read as true and naming its mistake; a co
 no named cause is held by a phrase of the counterexample, and ``not_told`` lists the causes it must
 not be told. Left out: the answers whose code a mutant of ``mNN_*.py`` already has (up to names,
 layout, and spellings Python evaluates alike). Also left out, until the grader keeps its
-guarantees on them (issue 40), rather than held to what it does today:
-- f01-04 (softmax over dim=-2): the fully masked row's gradient check fails it under the
-  development secret and passes it under another, so its grade depends on the secret;
-- f03-03 (a capturing group in clean): the visible checks of build_vocab and encode, which call
-  the student's clean, fail too, encode's saying "unknown words ('on', 'mat') become UNK_ID = 1".
+guarantees on it (issue 40), rather than held to what it does today: f03-03 (a capturing group in
+clean), whose visible checks of build_vocab and encode, which call the student's clean, fail too,
+encode's saying "unknown words ('on', 'mat') become UNK_ID = 1".
 
 Kept apart from ``mNN_*.py``, which tests/judge_parity.py and the reference-ban tests read by name:
 the blind answers are graded in-process only, as every mutant is, and not again through the

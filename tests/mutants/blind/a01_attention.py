@@ -74,6 +74,35 @@ WRONG = [
         },
     ),
     Mutant(
+        "f01-04: softmax over the queries (dim=-2), masking right",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-2)
+                    else:
+                        mask = mask.bool()
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~visible, 0.0)
+                        weights = torch.softmax(scores, dim=-2).masked_fill(~visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        # Charged there alone, under every secret (tests/test_hidden_seeds.py): the other cells
+        # that use attention are waived as the same mistake, and the fully masked row passes.
+        {"test_attention_rows_sum_to_one": "rows sum to 1 over queries, not keys"},
+    ),
+    Mutant(
         "f01-05: a fully masked row left to a softmax of -inf scores",
         A,
         {
