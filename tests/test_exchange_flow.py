@@ -93,6 +93,7 @@ def test_release_fetch_submit_collect_then_grade(tmp_path: Path):
     assert "after the due date" in rows["ada"]["notes"] and "claims" not in rows["ada"]["notes"]
 
 
+@pytest.mark.sandbox  # 20 s of a worker (tests/tiers.py)
 def test_students_jupyterlab_can_lose_the_instructor_tools(tmp_path: Path):
     env = tool_env(JUPYTER_CONFIG_DIR=str(tmp_path / "config"))
     jupyter = [sys.executable, "-m", "jupyter", "labextension"]

@@ -155,6 +155,7 @@ def test_the_kernel_reports_the_committed_language_info():
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox  # 40 s of a worker (tests/tiers.py)
 def test_student_notebooks_are_exactly_what_nbgrader_generates(tmp_path):
     shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
     shutil.copytree(ROOT / "solutions", tmp_path / "solutions")

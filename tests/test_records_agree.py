@@ -116,6 +116,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox  # 32 s of a worker (tests/tiers.py)
 @settings(
     max_examples=6,
     deadline=None,

@@ -235,6 +235,7 @@ while not os.path.exists("go"):
 
 
 @pytest.mark.slow
+@pytest.mark.sandbox  # 20 s of a worker (tests/tiers.py)
 def test_a_busy_machine_turns_no_memory_error_into_a_timeout(tmp_path):
     """The time a cell waits for a CPU that other processes hold is not charged to it."""
     path = write_notebook(tmp_path, [new_code_cell(HOLD), new_code_cell(MEMORY_BOMB)])

@@ -44,6 +44,7 @@ def calibrated() -> Calibration:
 
 
 @pytest.mark.slow  # the calibration grades every copy and alternative: seconds
+@pytest.mark.sandbox  # 25 s of a worker (tests/tiers.py)
 def test_copies_of_the_reference_are_flagged():
     scores = calibrated().copy_scores()
     assert len(scores) == len(COPIES) * len(ASSIGNMENTS)

@@ -2,9 +2,9 @@
 
 The budgets are those of the 2-core CI machine: 30 s, 5 minutes and 25 minutes.  A test of half a
 second or more is marked `slow`, out of the fast tier.  One that grades through the bubblewrap
-sandbox, grades many variants of a notebook that trains its model, or costs a minute or more of a
-core in some other way is also marked `sandbox`: the complete tier's only.  No test leaves the
-complete tier.
+sandbox, grades an assignment's mutation corpus, or costs 20 s or more of a worker in the complete
+run (three workers on the two cores) is also marked `sandbox`: the complete tier's only.  No test
+leaves the complete tier.
 """
 
 from __future__ import annotations
