@@ -120,6 +120,10 @@ CAUSAL_MASK = catalogue(
             "transposed": "your mask lets each position see the future (upper triangle): keep "
             "j <= i",
         },
+        "return type": {
+            "not_a_tensor": "causal_mask returns the right values, but not as a torch tensor "
+            "(torch.as_tensor of its result is the mask asked for)",
+        },
     },
 )
 
@@ -598,7 +602,13 @@ def judge_causal_weights(
     for n in sizes:
         i = torch.arange(n)
         mask = causal_mask(n)
-        if not (isinstance(mask, Tensor) and torch.equal(mask, i[None, :] <= i[:, None])):
+        if not isinstance(mask, Tensor):
+            fail(
+                f"this cell applies your causal_mask, and causal_mask({n}) returned a "
+                f"{type(mask).__module__}.{type(mask).__qualname__}, not a torch tensor "
+                "(test_causal_mask judges that answer)"
+            )
+        if not torch.equal(mask, i[None, :] <= i[:, None]):
             fail(
                 f"this cell applies your causal_mask, and causal_mask({n}) is not True exactly "
                 "where key j <= query i (test_causal_mask judges that answer)"
@@ -638,6 +648,13 @@ def causal_weights_of_one_position(ns: Namespace) -> None:
 
 # The answer given copies of its tensors: a check that then passes failed for the write alone.
 repairs(ASSIGNMENT, WRITTEN_IN_PLACE, "attention")(on_copies)
+
+
+@repairs(ASSIGNMENT, CAUSAL_MASK["not_a_tensor"], "causal_mask")
+def as_a_tensor(causal_mask):
+    """``causal_mask`` with its result passed through torch.as_tensor (a tensor stays as it is):
+    where the cells that judge it then pass, the type alone failed them."""
+    return lambda n: torch.as_tensor(causal_mask(n))
 
 
 def _normalised_over_queries(attention) -> bool:
@@ -777,6 +794,14 @@ def _last_key_to_first_query(mask: Tensor) -> Tensor:
     return shown
 
 
+def _next_to_last_key_to_first_query(mask: Tensor) -> Tensor:
+    # The last key stays hidden: an answer that redraws only the last position misses it.
+    shown = mask.clone()
+    if len(shown) > 1:  # one position has no next-to-last key
+        shown[0, -2] = True
+    return shown
+
+
 REFERENCE = "causal attention with -inf on the hidden scores"
 FULL = "attention without a mask (every query sees every key)"
 # (what the attention is, the function): causal ones, then those that see the future
@@ -804,6 +829,8 @@ SUBTLE_LEAKS = {
     "causal attention whose mask also shows the last key to the first query": _with_mask(
         _last_key_to_first_query
     ),
+    "causal attention whose mask also shows the next-to-last key (and not the last) to the "
+    "first query": _with_mask(_next_to_last_key_to_first_query),
     "causal attention mixed with 2% of the unmasked weights": _mixed,
     "attention that returns causal weights but computes its output from the unmasked ones": (
         _output_unmasked
@@ -907,7 +934,7 @@ def sees_the_future_passes_other_causal_attention(ns: Namespace) -> None:
 
 @check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES)
 def sees_the_future_catches_subtle_leaks(ns: Namespace) -> None:
-    """True for one leaking pair, a 2% leak, and a leak in the output only; the reference still
+    """True for two leaking pairs, a 2% leak, and a leak in the output only; the reference still
     False, so that an answer that flags everything earns nothing here."""
     judge_verdicts(
         require(ns, "sees_the_future"),

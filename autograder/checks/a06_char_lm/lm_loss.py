@@ -40,6 +40,11 @@ LOSS = catalogue(
             "log_softmax_over_sequences": "the log-softmax runs over the sequences (dim 0 of "
             "the (B, L, V) logits), not over the vocabulary (the last dim)",
         },
+        "log-probabilities": {
+            "no_log_softmax": "the loss is minus the mean of the target logits, not of their "
+            "log-probabilities: take log_softmax of the logits first (nll_loss expects "
+            "log-probabilities; cross_entropy does both)",
+        },
         "alignment": {
             "targets_misaligned": "the targets are paired with the wrong positions: flatten "
             "logits (B, L, V) to (B*L, V) and targets (B, L) to (B*L,) in the same order",
@@ -98,6 +103,7 @@ def judge_loss(
                 LOSS["summed"]: nll.sum(),
                 LOSS["summed_per_sequence"]: nll.sum(1).mean(),
                 LOSS["bits"]: nll.mean() / math.log(2),
+                LOSS["no_log_softmax"]: -logits.gather(-1, targets.unsqueeze(-1)).mean(),
                 LOSS["targets_misaligned"]: F.cross_entropy(
                     logits.reshape(-1, vocab), targets.T.reshape(-1)
                 ),

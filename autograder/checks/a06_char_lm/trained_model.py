@@ -214,6 +214,12 @@ def trained_model_beats_the_uniform_guess(ns: Namespace) -> None:
             f"{uniform - 1:.2f} nats (held-out loss {loss:.2f} nats; the cell asks for less "
             f"than {TRAINED_FRACTION} ln V = {TRAINED_FRACTION * uniform:.2f})"
         )
+    if loss > uniform:
+        fail(
+            f"the trained model's held-out loss, {loss:.2f} nats, is above ln V = "
+            f"{uniform:.2f}, the loss of a uniform guess: the model predicts the held-out text worse than that "
+            "guess"
+        )
     if loss >= 0.9 * uniform:
         fail(
             f"the trained model's held-out loss, {loss:.2f} nats, is close to ln V = "

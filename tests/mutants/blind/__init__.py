@@ -3,7 +3,7 @@ checks or the mutants, then graded and every message read by hand (issue 40, "Ho
 works").
 
 Each mutant's name starts with the answer's id in that corpus (``f01-04``: assignment 01, answer
-4), and its patch is the answer cell exactly as written (``Rewrite``), so the corpus keeps what
+4; ``g01-11``: answer 11 of the second blind corpus), and its patch is the answer cell exactly as written (``Rewrite``), so the corpus keeps what
 nobody here imagined, not a tidied copy of it. A wrong answer's phrases come from the message the
 grader gave it, where that message was read as true and naming its mistake; a counterexample with
 no named cause is held by a phrase of the counterexample, and ``not_told`` lists the causes it must
@@ -23,9 +23,17 @@ from tests.mutants.blind import (
     a02_multi_head,
     a03_transformer_block,
     a04_depth,
+    a06_char_lm,
     a07_attention_at_scale,
 )
 
-_MODULES = (a01_attention, a02_multi_head, a03_transformer_block, a04_depth, a07_attention_at_scale)
+_MODULES = (
+    a01_attention,
+    a02_multi_head,
+    a03_transformer_block,
+    a04_depth,
+    a06_char_lm,
+    a07_attention_at_scale,
+)
 WRONG = [mutant for module in _MODULES for mutant in module.WRONG]
 CORRECT = [mutant for module in _MODULES for mutant in module.CORRECT]

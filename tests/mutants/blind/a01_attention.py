@@ -215,6 +215,54 @@ WRONG = [
         # check for another reason (the transposed call's masked column is ~0 in every row).
         not_told=("over queries", "wrong dimension"),
     ),
+    Mutant(
+        "g01-10: causal mask as a NumPy array (np.tri)",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return np.tri(n, dtype=bool)
+                '''
+            )
+        },
+        # Charged there once: test_causal_weights, which applies the mask, is waived as the same
+        # mistake. Once told there that its values were wrong, which they are not.
+        {"test_causal_mask": "causal_mask(2) must be an (2, 2) tensor"},
+        makes=("causal_mask.not_a_tensor",),
+        not_told=("is not True exactly",),
+    ),
+    Mutant(
+        "g01-11: sees_the_future redraws only the last position",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # I change the last token only and see whether any earlier output row moves by more
+                    # than 1e-4 (rounding is below 1e-5).
+                    gen = torch.Generator().manual_seed(0)
+                    for L in (2, 5, 9, 16):
+                        q, k, v = (torch.randn(L, 8, generator=gen) for _ in range(3))
+                        base = attend(q, k, v)[0]
+                        q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                        for t in (q2, k2, v2):
+                            t[-1] = torch.randn(8, generator=gen)
+                        moved = attend(q2, k2, v2)[0][:-1] - base[:-1]
+                        if moved.abs().max().item() > 1e-4:
+                            return True
+                    return False
+                '''
+            )
+        },
+        # Once kept full marks: every leak the checks had ran from the last key.
+        {
+            "test_sees_the_future": "returned False for causal attention whose mask also shows "
+            "the next-to-last key"
+        },
+    ),
 ]
 
 CORRECT = [
