@@ -22,6 +22,7 @@ from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import (
     causal_mask_slips,
     mask_dropped,
+    max_over_everything,
     mistaken_outputs,
     plain_softmax_rows,
     scale_slips,
@@ -59,6 +60,9 @@ UPDATE = catalogue(
             "max(running_max, block max)",
             "old_max": "new_max is never used: compute max(running_max, block max) and measure "
             "every term (old and new) relative to it",
+            "max_over_everything": "the running max is one maximum over the whole batch "
+            "(scores.max() with no dim): each row (every leading index) keeps its own, so take "
+            "the block max over the last axis only, scores.amax(dim=-1)",
         },
         "stability": {
             "overflow": "exp overflows for large scores: subtract the running max before "
@@ -180,13 +184,25 @@ def _update_unshifted(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
     return new, (s * torch.exp(m) + torch.exp(x).sum(-1)) / torch.exp(new)
 
 
+def _update(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    """The statement's update: each row's running max, and its sum measured against it."""
+    new = torch.maximum(m, x.amax(-1))
+    return new, s * torch.exp(m - new) + torch.exp(x - new.unsqueeze(-1)).sum(-1)
+
+
+def _update_max_over_everything(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    # With no leading dims the whole batch is one row: the slip changes nothing (None).
+    return max_over_everything().output(_update, {"m": m, "s": s, "x": x}) or _update(m, s, x)
+
+
 # The running max these mistakes return differs from the true one too.
-MAX_MISTAKES = (UPDATE["block_max"], UPDATE["old_max"])
+MAX_MISTAKES = (UPDATE["block_max"], UPDATE["old_max"], UPDATE["max_over_everything"])
 SUM_MISTAKES = {
     UPDATE["sum_not_rescaled"]: _update_no_rescale,
     UPDATE["inverted_factor"]: _update_inverted_factor,
     UPDATE["block_max"]: _update_block_max,
     UPDATE["old_max"]: _update_old_max,
+    UPDATE["max_over_everything"]: _update_max_over_everything,
 }
 
 
@@ -529,8 +545,8 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
     scores = 500 + 50 * torch.randn(6, 30, generator=g)
     cuts = [4, 11, 29]
     run_max, run_sum = fold_online(update, scores, cuts)  # pure: a write into an input fails
+    mistakes = {d: fold_online(f, scores, cuts)[1] for d, f in SUM_MISTAKES.items()}
     if isinstance(run_sum, Tensor) and not torch.isfinite(run_sum.detach()).all():
-        mistakes = {d: fold_online(f, scores, cuts)[1] for d, f in SUM_MISTAKES.items()}
         mistakes[UPDATE["overflow"]] = fold_online(_update_unshifted, scores, cuts)[1]
         named = nonfinite_match(run_sum, mistakes)
         symptom = not_finite(run_sum, "the running sum")
@@ -544,7 +560,7 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
         _, near_zero = fold_online(update, scores - 500, cuts)
         if is_close(near_zero, expected, atol=1e-4):
             seen += ", and right for the same scores lowered by 500: only large scores go wrong"
-    diagnose(run_sum, expected, {}, seen, atol=1e-4)
+    diagnose(run_sum, expected, mistakes, seen, atol=1e-4)
     if run_sum.dtype != torch.float32:
         fail(f"float32 inputs must give a float32 running sum, got {run_sum.dtype}")
 

@@ -483,6 +483,28 @@ WRONG = [
             "test_chunked_attention_exact": "chunk_size=2.0 must raise ValueError, got TypeError",
         },
     ),
+    Mutant(
+        "g07-04: online update: one maximum over the whole batch (scores.max())",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = sum exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.max())
+                    factor = torch.exp(running_max - new_max)
+                    new_sum = running_sum * factor + torch.exp(scores - new_max.unsqueeze(-1)).sum(-1)
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "one maximum over the whole batch",
+        },
+        not_told=("the maximum of every score seen so far",),
+    ),
 ]
 
 CORRECT = [
