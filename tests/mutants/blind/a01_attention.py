@@ -215,6 +215,80 @@ WRONG = [
         # check for another reason (the transposed call's masked column is ~0 in every row).
         not_told=("over queries", "wrong dimension"),
     ),
+    Mutant(
+        "g01-02: NumPy softmax less one maximum of the whole score matrix",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays."""
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max()
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix",
+        },
+    ),
+    Mutant(
+        "g01-03: NumPy scores scaled by sqrt(d_v)",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays."""
+                    d_k = V.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max(axis=-1, keepdims=True)
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "scaled by √d_v",
+        },
+    ),
+    Mutant(
+        "g01-06: attention uses a 0/1 mask without mask.bool()",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1).masked_fill(~visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "the mask is used as given",
+        },
+    ),
 ]
 
 CORRECT = [
