@@ -260,8 +260,8 @@ def run_visible_checks(assignment: str, namespace: dict, folder: str) -> dict[st
 def mismatches(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
     """How the grades depart from what the mutant must get; empty when they do not.  A cell
     "fails" when it loses points (partial credit counts as a loss), and the first failing
-    check's diagnosis must name the mistake."""
-    lost = {gid: r.first_failure for gid, r in results.items() if r.fraction < 1}
+    check's diagnosis, or the cause a repair confirmed for it, must name the mistake."""
+    lost = {gid: r.first_told for gid, r in results.items() if r.fraction < 1}
     if mutant.is_correct:
         return [f"a correct alternative lost points: {lost}"] if lost else []
     problems = []
