@@ -130,6 +130,17 @@ CHUNKED = catalogue(
         },
     },
 )
+MERGE = catalogue(
+    ASSIGNMENT,
+    "merge_partials",
+    {
+        "rescaling": {
+            "no_common_max": "the parts are added without a common maximum: each part's sums "
+            "stay relative to its own max; multiply each by exp(m_part - max(m_a, m_b)) before "
+            "adding them",
+        },
+    },
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1066,11 +1077,28 @@ def sizes_of(cuts: list[Tensor]) -> str:
     return "parts of " + ", ".join(str(len(c)) for c in cuts) + " keys"
 
 
-def judge_merged(out: Tensor, expected: Tensor, what: str, atol: float = EXACT) -> None:
-    """Fail unless ``out`` is the attention over all the keys, ``expected``, to ``atol``."""
+def unrescaled_merge(q: Tensor, k: Tensor, v: Tensor, cuts: list[Tensor]) -> Tensor:
+    """The output of parts (m, Σ exp(s - m), Σ exp(s - m) v) over the keys ``cuts``, each against
+    its own row max m, merged by adding their sums as they are (MERGE["no_common_max"])."""
+    sums, accumulators = 0.0, 0.0
+    for idx in cuts:
+        scores = q @ k[..., idx, :].transpose(-2, -1) / math.sqrt(q.shape[-1])
+        weights = torch.exp(scores - scores.amax(-1, keepdim=True))
+        sums = sums + weights.sum(-1, keepdim=True)
+        accumulators = accumulators + weights @ v[..., idx, :]
+    return accumulators / sums
+
+
+def judge_merged(
+    out: Tensor, expected: Tensor, what: str, atol: float = EXACT, unrescaled: Tensor | None = None
+) -> None:
+    """Fail unless ``out`` is the attention over all the keys, ``expected``, to ``atol``; name
+    the merge without a common maximum where ``out`` is that merge's output, ``unrescaled``."""
     if not torch.isfinite(out).all():
         fail(f"{what}: {not_finite(out)}")
     gap = (out.double() - expected.double()).abs().max().item()
+    if not gap <= atol and unrescaled is not None and is_close(out, unrescaled, atol=atol):
+        fail(f"{what}: {MERGE['no_common_max']}")
     if not gap <= atol:
         fail(
             f"{what}: the output differs from the attention over all the keys by up to "
@@ -1090,7 +1118,8 @@ def merged_partials_are_attention_over_all_the_keys(ns: Namespace) -> None:
         what = f"float64, {sizes}, {sizes_of(cuts)} at random positions, merged in a loop"
         expected = reference_out(q, k, v)
         merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(count), what)
-        judge_merged(split.finish(merged, expected, what), expected, what)
+        out = split.finish(merged, expected, what)
+        judge_merged(out, expected, what, unrescaled=unrescaled_merge(q, k, v, cuts))
 
 
 @check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
@@ -1161,7 +1190,8 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
     cuts = key_split(g, l_k, 3)
     what = f"{rows}, {sizes_of(cuts)}, merged in a loop"
     merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(3), what)
-    judge_merged(split.finish(merged, expected, what), expected, what, atol=1e-8)
+    out = split.finish(merged, expected, what)
+    judge_merged(out, expected, what, atol=1e-8, unrescaled=unrescaled_merge(q, k, v, cuts))
     sizes = (
         int(torch.randint(1, 6, (1,), generator=g)),
         int(torch.randint(1, 6, (1,), generator=g)),
@@ -1175,7 +1205,8 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
             f"{keys(sizes[1])} whose scores are all about 10^4 lower, that part merged {name}"
         )
         merged = split.fold(split.parts(q, k, v, cuts, what), order, what)
-        judge_merged(split.finish(merged, expected, what), expected, what, atol=1e-8)
+        out = split.finish(merged, expected, what)
+        judge_merged(out, expected, what, atol=1e-8, unrescaled=unrescaled_merge(q, k, v, cuts))
 
 
 def numbers_in(value: Any) -> int | None:
@@ -1210,6 +1241,7 @@ def partial_results_are_small_and_defined_everywhere(ns: Namespace) -> None:
     cuts = [torch.tensor([j]) for j in range(l_k)]
     expected = reference_out(q, k, v)
     merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(l_k), what)
+    # Not named here: over parts of one key, other wrong merges give its output too (the mean).
     judge_merged(split.finish(merged, expected, what), expected, what)
 
     l_q, l_k, d_k, d_v = random_sizes(g, 4, low=2, high=12)
