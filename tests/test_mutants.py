@@ -62,7 +62,7 @@ CORPUS: list[Mutant] = [
     for mutant in (*module.WRONG, *module.CORRECT)
 ]
 ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
-AGREED_WRONG, AGREED_CORRECT = 318, 68  # docs/figures.md: the corpus may grow, never shrink
+AGREED_WRONG, AGREED_CORRECT = 325, 68  # docs/figures.md: the corpus may grow, never shrink
 _GRADED: dict[str, dict[str, CellGrade]] = {}  # mutant id -> its grades, once per run
 # Another course's secret, and mutant id (or "<assignment>: the solution") -> the grades under it
 OTHER_SECRET = b"tests/test_mutants.py: another course's secret"
@@ -260,8 +260,8 @@ def run_visible_checks(assignment: str, namespace: dict, folder: str) -> dict[st
 def mismatches(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
     """How the grades depart from what the mutant must get; empty when they do not.  A cell
     "fails" when it loses points (partial credit counts as a loss), and the first failing
-    check's diagnosis must name the mistake."""
-    lost = {gid: r.first_failure for gid, r in results.items() if r.fraction < 1}
+    check's diagnosis, or the cause a repair confirmed for it, must name the mistake."""
+    lost = {gid: r.first_told for gid, r in results.items() if r.fraction < 1}
     if mutant.is_correct:
         return [f"a correct alternative lost points: {lost}"] if lost else []
     problems = []

@@ -12,7 +12,7 @@ from torch.nn import functional as F
 
 import attention_lab.reference.a01_attention as reference
 from autograder.authoring.closeness import is_close
-from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.diagnosis import borne_out, diagnose
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.operation_mistakes import (
     InTrainMode,
@@ -23,6 +23,7 @@ from autograder.authoring.operation_mistakes import (
     keepdim_dropped,
     mask_dropped,
     mask_slips,
+    max_over_everything,
     mistaken_outputs,
     outputs,
     plain_softmax_rows,
@@ -120,6 +121,20 @@ def test_each_scale_factor_is_the_answer_scaled_that_way():
     assert only_match(found, written_weights(q, k, scale=1 / math.sqrt(D_K), dim=-2)) == []
 
 
+def test_a_mistake_is_borne_out_only_where_every_wrong_draw_matches_it():
+    # d_k = 2, d_v = 4: 1/d_k is 1/√d_v, and only the second draw (d_v = 9) tells them apart.
+    cases = []
+    for d_v in (4, 9, 2):
+        g = torch.Generator().manual_seed(d_v)
+        q, k = (torch.randn(n, 2, generator=g, dtype=torch.float64) for n in (L_Q, L_K))
+        v = torch.randn(L_K, d_v, generator=g, dtype=torch.float64)
+        found = outputs(weights, {"q": q, "k": k, "v": v}, scale_slips(2, {"d_v": d_v}))
+        answer = written_weights(q, k, scale=1 / math.sqrt(d_v))
+        cases.append((answer, weights(q, k, v), found))
+    assert only_match(cases[0][2], cases[0][0]) == ["divided_by_d_k", "scaled_by_sqrt_d_v"]
+    assert borne_out(cases) == {"scaled_by_sqrt_d_v"}  # the third draw, d_v = d_k, is right
+
+
 def test_a_size_equal_to_d_k_is_no_scale_mistake():
     names = [slip.name for slip in scale_slips(4, {"d_v": 4, "l_k": 16})]
     assert "scaled_by_sqrt_d_v" not in names and "scaled_by_sqrt_l_k" in names
@@ -193,6 +208,18 @@ def test_a_dropped_keepdim_broadcasts_where_the_sizes_allow_and_is_no_answer_els
     found = outputs(stable_exp, {"x": square}, [keepdim_dropped()])
     assert torch.allclose(found["keepdim_dropped"], (square - square.amax(-1)).exp())
     assert outputs(stable_exp, {"x": torch.randn(3, 4)}, [keepdim_dropped()]) == {}
+
+
+def test_a_max_over_everything_is_the_answer_that_takes_one_max_for_the_batch():
+    def row_max_and_shift(x: Tensor) -> tuple[Tensor, Tensor]:
+        return x.amax(-1), x - x.amax(dim=(-1,), keepdim=True)
+
+    x = torch.randn(3, 4, dtype=torch.float64)
+    top, shifted = max_over_everything().output(row_max_and_shift, {"x": x})
+    assert torch.equal(top, x.max()) and torch.equal(shifted, x - x.max())
+    # A maximum already over every axis, or of a single row, is no slip.
+    assert max_over_everything().output(lambda x: x.amax((0, 1)), {"x": x}) is None
+    assert max_over_everything().output(lambda x: x.amax(-1), {"x": x[0]}) is None
 
 
 def test_rows_that_see_no_key_give_nan_as_a_plain_softmax_does():

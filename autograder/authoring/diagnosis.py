@@ -67,3 +67,20 @@ def diagnose(
     found = counterexample() if counterexample is not None else None
     seen = f"{otherwise} ({first_difference(actual, expected, atol)})"
     fail(f"{seen}\n{found}" if found else seen)
+
+
+def borne_out(
+    cases: Sequence[tuple[Any, torch.Tensor, Mapping[Any, torch.Tensor]]], *, atol: float = 1e-5
+) -> set[Any]:
+    """The mistakes whose output the answer matches on every case it gets wrong, of ``cases``
+    (actual, expected, {mistake: its output}): on one draw two mistakes may give the same
+    numbers (1/d_k and 1/√d_v when d_v = d_k²), and the other draws tell them apart."""
+    wrong = [case for case in cases if not is_close(case[0], case[1], atol=atol)]
+    return {
+        mistake
+        for mistake in set().union(*(mistakes for _, _, mistakes in wrong))
+        if all(
+            mistake in mistakes and is_close(actual, mistakes[mistake], atol=atol, equal_nan=True)
+            for actual, _, mistakes in wrong
+        )
+    }

@@ -5,8 +5,9 @@ A mistake is named only where the answer's output matches the output of that mis
 operation, for every exercise: a :class:`Slip` runs the exercise's own reference with one
 operation changed -- the softmax over another axis, the scores scaled by another factor, the mask
 reversed or shifted off its diagonal, top-k keeping one id more or fewer, masked scores filled
-with a finite number, a reduction that drops its kept axis, a concatenation along another axis,
-probabilities returned for logits -- so that 07's chunked attention gets 01's scale mistakes, and
+with a finite number, one maximum over every axis where the reference takes each row's, a
+reduction that drops its kept axis, a concatenation along another axis, probabilities returned
+for logits -- so that 07's chunked attention gets 01's scale mistakes, and
 06's ``sample`` and ``lm_loss`` its softmax-axis mistakes, without a copy.
 
 Three ways to change an operation, one per kind of slip:
@@ -285,6 +286,29 @@ def keepdim_dropped() -> OperationSlip:
         return args, {**kwargs, "keepdim": False}
 
     return OperationSlip(KEEPDIM, "keepdim_dropped", change)
+
+
+# ---------------------------------------------------------------------------------------------
+# the axes of a maximum
+
+MAX_AXES = "reduction axes"
+
+
+def max_over_everything() -> OperationSlip:
+    """Every amax over some axes taken over all of them (``x.max()``, no dim): one maximum for
+    the whole batch, where the reference takes each row's (max_over_everything)."""
+
+    def change(operation: str, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        if operation != "amax" or args[0].dim() == 0:
+            return None
+        every = tuple(range(args[0].dim()))
+        asked = _argument(args, kwargs, 1, "dim", ())
+        asked = (asked,) if isinstance(asked, int) else tuple(asked)
+        if not asked or {axis % len(every) for axis in asked} == set(every):
+            return None
+        return _with_argument(args, kwargs, 1, "dim", every)
+
+    return OperationSlip(MAX_AXES, "max_over_everything", change)
 
 
 # ---------------------------------------------------------------------------------------------

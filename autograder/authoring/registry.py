@@ -361,6 +361,15 @@ class CellGrade:
         failed = next((c for c in self.checks if not c.passed), None)
         return f"[{failed.name}] {failed.diagnosis}" if failed else ""
 
+    @property
+    def first_told(self) -> str:
+        """The first failure and, where a repair confirmed a cause its message does not name,
+        that cause on a line of its own: what the student reads first of this cell's checks."""
+        first = next((c for c in self.checks if not c.passed), None)
+        if first is not None and first.cause and first.cause not in first.diagnosis:
+            return f"{self.first_failure}\n{CONFIRMED_CAUSE}{first.cause}"
+        return self.first_failure
+
     def describe(self) -> str:
         """What the student reads: whether a repeated mistake is charged again, the first
         failure's diagnosis, then the visible check's error, then every check, passed or failed,
@@ -368,10 +377,7 @@ class CellGrade:
         (:attr:`CheckResult.cause`) was shown already is listed as failing for the same cause."""
         if not self.checks:
             return self.unjudged or "this cell was not judged"
-        lead = self.first_failure
-        first = next((c for c in self.checks if not c.passed), None)
-        if first is not None and first.cause and first.cause not in first.diagnosis:
-            lead += f"\n{CONFIRMED_CAUSE}{first.cause}"
+        lead = self.first_told
         if self.repeat is not None:
             lead = f"{self.repeat.describe()}\n{lead}"
         if self.visible_failure:

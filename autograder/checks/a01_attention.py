@@ -15,7 +15,13 @@ from attention_lab.reference.a02_multi_head import MultiHeadAttention
 from autograder.authoring.closeness import is_close
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.dependencies import depends_on
-from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
+from autograder.authoring.diagnosis import (
+    SQUEEZED,
+    borne_out,
+    diagnose,
+    squeezed,
+    squeezed_mistake,
+)
 from autograder.authoring.hidden_draws import (
     draw_seed,
     hidden_generator,
@@ -28,6 +34,7 @@ from autograder.authoring.operation_mistakes import (
     causal_mask_slips,
     finite_fill,
     mask_slips,
+    max_over_everything,
     mistaken_outputs,
     scale_slips,
     softmax_over,
@@ -38,7 +45,14 @@ from autograder.authoring.reference_bans import (
     TORCH_SCALED_DOT_PRODUCT,
     ban,
 )
-from autograder.authoring.registry import EDGE_CASES, Namespace, StopChecks, check, fail
+from autograder.authoring.registry import (
+    EDGE_CASES,
+    CheckFailed,
+    Namespace,
+    StopChecks,
+    check,
+    fail,
+)
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
@@ -70,12 +84,16 @@ ATTENTION = catalogue(
             "multiplied_by_sqrt_d_k": "scores are multiplied by √d_k instead of divided by it",
             "scaled_by_sqrt_l_k": "scaled by √L_k (the number of keys) instead of √d_k "
             "(q.shape[-1])",
+            "scaled_by_sqrt_d_v": "scaled by √d_v (v.shape[-1], the values' size) instead of "
+            "√d_k (q.shape[-1])",
         },
         "mask": {
             "mask_reversed": "mask polarity reversed: True/1 means 'may attend', so hide keys "
             "where the mask is False",
             "finite_fill": "masked keys filled with a finite number (like -100 or -1e9) instead "
             "of -inf, so they still get weight",
+            "mask_not_bool": "the mask is used as given: your attention raised with a 0/1 "
+            "integer mask, and runs with the same mask as bool; convert it first (mask.bool())",
         },
         "fully masked rows": {
             "fully_masked_nan": "a fully masked row gives NaN: the softmax of a row of -inf "
@@ -100,6 +118,9 @@ NUMPY = catalogue(
         "stability": {
             "naive_exp": "np.exp overflows on large scores: subtract each row's max before "
             "exponentiating",
+            "max_over_everything": "one maximum of the whole score matrix is subtracted "
+            "(scores.max() with no axis), so a row far below it underflows to 0/0: subtract "
+            "each row's own max, scores.max(axis=-1, keepdims=True)",
         },
     },
 )
@@ -136,15 +157,18 @@ def reference_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, scale=Tr
     return reference.scaled_dot_product_attention(q, k, k, mask, scale=scale)[1]
 
 
-def weight_mistakes(q: Tensor, k: Tensor, mask: Tensor | None = None) -> dict[Mistake, Tensor]:
-    """The reference's weights with each slip of ATTENTION (operation_mistakes.py), by mistake.
+def weight_mistakes(
+    q: Tensor, k: Tensor, mask: Tensor | None = None, d_v: int | None = None
+) -> dict[Mistake, Tensor]:
+    """The reference's weights with each slip of ATTENTION (operation_mistakes.py), by mistake;
+    scaled by √d_v too where the values' size ``d_v`` is given.
 
     As the contract says, a row whose keys are all hidden gets zero weights, not NaN: a reversed
     mask hides every key of a row where the mask is all True, and whether the hidden draw holds
     such a row must not change the diagnosis."""
     slips = [
         SOFTMAX_OVER_QUERIES,
-        *scale_slips(q.shape[-1], {"l_k": k.shape[-2]}),
+        *scale_slips(q.shape[-1], {"l_k": k.shape[-2], **({"d_v": d_v} if d_v else {})}),
     ]
     if mask is not None:
         slips += [*mask_slips(), finite_fill()]
@@ -167,6 +191,13 @@ def arrays(*tensors: Tensor) -> tuple[np.ndarray, ...]:
     """Copies of ``tensors`` as NumPy arrays: what the answer writes into them stays there, and
     the tensors keep the values the reference is computed from (``t.numpy()`` shares them)."""
     return tuple(t.numpy().copy() for t in tensors)
+
+
+def stable_weights(q: Tensor, k: Tensor) -> Tensor:
+    """softmax(q kᵀ / √d_k) (L_q, L_k) as the statement computes it: each row less its max."""
+    scores = q @ k.T / math.sqrt(q.shape[-1])
+    exps = torch.exp(scores - scores.amax(-1, keepdim=True))
+    return exps / exps.sum(-1, keepdim=True)
 
 
 def reference_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None):
@@ -228,6 +259,26 @@ def call_attention(attention, *args, **kwargs) -> tuple[Tensor, Tensor]:
     return result
 
 
+def call_masked(attention, q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+    """``call_attention`` with ``mask``; where a mask that is not bool makes the answer raise,
+    the same call with the mask as bool is the experiment: if that runs, the dtype is the cause."""
+    try:
+        return call_attention(attention, q, k, v, mask)
+    except (CheckFailed, StopChecks, NotImplementedError):
+        raise
+    except Exception as error:  # noqa: BLE001 - re-raised unless the experiment explains it
+        if mask.dtype == torch.bool:
+            raise
+        try:
+            call_attention(attention, q, k, v, mask.bool())
+        except Exception:  # noqa: BLE001 - the dtype alone does not explain the error
+            raise error from None
+        fail(
+            f"{ATTENTION['mask_not_bool']}\n"
+            f"{explain(error, 'attention', f' with a mask of dtype {mask.dtype}')}"
+        )
+
+
 # The NumPy answer could hand its arrays to torch: the same references are banned.
 ban(ASSIGNMENT, "attention_numpy", BANNED)
 
@@ -236,6 +287,7 @@ ban(ASSIGNMENT, "attention_numpy", BANNED)
 def numpy_attention_matches_reference(ns: Namespace) -> None:
     attention_numpy = require(ns, "attention_numpy")
     g = hidden_generator("a01 numpy")
+    draws = []
     for _ in range(3):
         l_q, l_k, d_k, d_v = random_sizes(g, 4)
         q, k, v = (
@@ -247,10 +299,16 @@ def numpy_attention_matches_reference(ns: Namespace) -> None:
         out, weights = torch.as_tensor(np.asarray(out)), torch.as_tensor(np.asarray(weights))
         if is_close(out, expected_w) and is_close(weights, expected_out):
             fail(NUMPY["returns_swapped"])
+        draws.append((out, expected_out, weights, expected_w, weight_mistakes(q, k, d_v=d_v)))
+    # A mistake is named only where every draw the weights are wrong on bears it out.
+    named = borne_out(
+        [(weights, expected_w, mistakes) for _, _, weights, expected_w, mistakes in draws]
+    )
+    for out, expected_out, weights, expected_w, mistakes in draws:
         diagnose(
             weights,
             expected_w,
-            weight_mistakes(q, k),
+            {mistake: value for mistake, value in mistakes.items() if mistake in named},
             "weights differ from softmax(Q Kᵀ / √d_k)",
             counterexample=numpy_example(attention_numpy, 1),
         )
@@ -294,12 +352,16 @@ def numpy_attention_is_stable_for_large_scores(ns: Namespace) -> None:
             return
         exps = np.exp((q @ k.T).numpy() / math.sqrt(6))  # inf where a score overflows
         naive = torch.as_tensor(exps / exps.sum(-1, keepdims=True))  # NaN where inf / inf
-    if is_close(torch.as_tensor(np.asarray(weights)), naive, equal_nan=True):
+    weights = torch.as_tensor(np.asarray(weights, dtype=np.float64))
+    if is_close(weights, naive, equal_nan=True):
         fail(NUMPY["naive_exp"])
-    bad = ~np.isfinite(np.asarray(weights, dtype=np.float64))
+    one_max = max_over_everything().output(stable_weights, {"q": q, "k": k})
+    if is_close(weights, one_max, equal_nan=True):
+        fail(NUMPY["max_over_everything"])
+    bad = ~torch.isfinite(weights)
     fail(
         f"attention_numpy gives NaN or inf for large scores (q and k times 300): {int(bad.sum())} "
-        f"of {bad.size} weights"
+        f"of {bad.numel()} weights"
     )
 
 
@@ -373,7 +435,7 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
         diagnose(
             weights,
             reference_attention(q, k, v)[1],
-            weight_mistakes(q, k),
+            weight_mistakes(q, k, d_v=v.shape[-1]),
             "weights differ from softmax(q kᵀ / √d_k)",
             counterexample=smaller_weights_example(attention),
         )
@@ -422,7 +484,7 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
         naive = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
     for m in (mask, mask.int()):
-        out, weights = call_attention(attention, q, k, v, m)
+        out, weights = call_masked(attention, q, k, v, m)
         if not torch.isfinite(out).all() or not torch.isfinite(weights).all():
             if is_close(weights, naive, equal_nan=True):
                 fail(ATTENTION["fully_masked_nan"])
@@ -451,7 +513,7 @@ def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
     for m in (mask, mask.int()):
         for t in (q, k, v):
             t.grad = None
-        out, _ = call_attention(attention, q, k, v, m)
+        out, _ = call_masked(attention, q, k, v, m)
         out.sum().backward()
         bad = [
             name

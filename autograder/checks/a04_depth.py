@@ -23,6 +23,7 @@ from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import Recorder, TrainModeWords, judge_train_mode
 from autograder.authoring.student_errors import explain
@@ -798,6 +799,32 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
 # design, so no check compares it with one reference; each tests a property the statement lists,
 # on hidden distributions, and a failure shows the rows and the scores it observed.
 FOCUS_ATOL = 1e-6
+FOCUS = catalogue(
+    ASSIGNMENT,
+    "attention_focus",
+    {
+        "axis": {
+            "first_axis": "the score depends on the size of the first axis (weights.shape[0]), "
+            "not only on the number of keys: it passes when that axis has L_k rows; normalise by "
+            "weights.shape[-1], the number of keys",
+        },
+    },
+)
+
+
+@repairs(ASSIGNMENT, FOCUS["first_axis"], "attention_focus")
+def first_axis_of_the_keys_size(focus: Any) -> Any:
+    """``focus`` called on its rows stacked L_k times along a new first axis, so that
+    weights.shape[0] is the number of keys; a score that reads each row alone is unchanged."""
+
+    def repaired(weights: Tensor) -> Tensor:
+        num_keys = weights.shape[-1]
+        rows = weights.reshape(1, -1, num_keys).expand(num_keys, -1, -1)
+        return focus(rows)[0].reshape(weights.shape[:-1])
+
+    return repaired
+
+
 TEMPERATURES = torch.logspace(-1.5, 1.5, 13, dtype=torch.float64)  # sharp to nearly uniform
 
 

@@ -22,6 +22,7 @@ from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import (
     causal_mask_slips,
     mask_dropped,
+    max_over_everything,
     mistaken_outputs,
     plain_softmax_rows,
     scale_slips,
@@ -59,6 +60,9 @@ UPDATE = catalogue(
             "max(running_max, block max)",
             "old_max": "new_max is never used: compute max(running_max, block max) and measure "
             "every term (old and new) relative to it",
+            "max_over_everything": "the running max is one maximum over the whole batch "
+            "(scores.max() with no dim): each row (every leading index) keeps its own, so take "
+            "the block max over the last axis only, scores.amax(dim=-1)",
         },
         "stability": {
             "overflow": "exp overflows for large scores: subtract the running max before "
@@ -126,6 +130,17 @@ CHUNKED = catalogue(
         },
     },
 )
+MERGE = catalogue(
+    ASSIGNMENT,
+    "merge_partials",
+    {
+        "rescaling": {
+            "no_common_max": "the parts are added without a common maximum: each part's sums "
+            "stay relative to its own max; multiply each by exp(m_part - max(m_a, m_b)) before "
+            "adding them",
+        },
+    },
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,13 +195,25 @@ def _update_unshifted(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
     return new, (s * torch.exp(m) + torch.exp(x).sum(-1)) / torch.exp(new)
 
 
+def _update(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    """The statement's update: each row's running max, and its sum measured against it."""
+    new = torch.maximum(m, x.amax(-1))
+    return new, s * torch.exp(m - new) + torch.exp(x - new.unsqueeze(-1)).sum(-1)
+
+
+def _update_max_over_everything(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    # With no leading dims the whole batch is one row: the slip changes nothing (None).
+    return max_over_everything().output(_update, {"m": m, "s": s, "x": x}) or _update(m, s, x)
+
+
 # The running max these mistakes return differs from the true one too.
-MAX_MISTAKES = (UPDATE["block_max"], UPDATE["old_max"])
+MAX_MISTAKES = (UPDATE["block_max"], UPDATE["old_max"], UPDATE["max_over_everything"])
 SUM_MISTAKES = {
     UPDATE["sum_not_rescaled"]: _update_no_rescale,
     UPDATE["inverted_factor"]: _update_inverted_factor,
     UPDATE["block_max"]: _update_block_max,
     UPDATE["old_max"]: _update_old_max,
+    UPDATE["max_over_everything"]: _update_max_over_everything,
 }
 
 
@@ -529,8 +556,8 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
     scores = 500 + 50 * torch.randn(6, 30, generator=g)
     cuts = [4, 11, 29]
     run_max, run_sum = fold_online(update, scores, cuts)  # pure: a write into an input fails
+    mistakes = {d: fold_online(f, scores, cuts)[1] for d, f in SUM_MISTAKES.items()}
     if isinstance(run_sum, Tensor) and not torch.isfinite(run_sum.detach()).all():
-        mistakes = {d: fold_online(f, scores, cuts)[1] for d, f in SUM_MISTAKES.items()}
         mistakes[UPDATE["overflow"]] = fold_online(_update_unshifted, scores, cuts)[1]
         named = nonfinite_match(run_sum, mistakes)
         symptom = not_finite(run_sum, "the running sum")
@@ -544,7 +571,7 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
         _, near_zero = fold_online(update, scores - 500, cuts)
         if is_close(near_zero, expected, atol=1e-4):
             seen += ", and right for the same scores lowered by 500: only large scores go wrong"
-    diagnose(run_sum, expected, {}, seen, atol=1e-4)
+    diagnose(run_sum, expected, mistakes, seen, atol=1e-4)
     if run_sum.dtype != torch.float32:
         fail(f"float32 inputs must give a float32 running sum, got {run_sum.dtype}")
 
@@ -1050,11 +1077,28 @@ def sizes_of(cuts: list[Tensor]) -> str:
     return "parts of " + ", ".join(str(len(c)) for c in cuts) + " keys"
 
 
-def judge_merged(out: Tensor, expected: Tensor, what: str, atol: float = EXACT) -> None:
-    """Fail unless ``out`` is the attention over all the keys, ``expected``, to ``atol``."""
+def unrescaled_merge(q: Tensor, k: Tensor, v: Tensor, cuts: list[Tensor]) -> Tensor:
+    """The output of parts (m, Σ exp(s - m), Σ exp(s - m) v) over the keys ``cuts``, each against
+    its own row max m, merged by adding their sums as they are (MERGE["no_common_max"])."""
+    sums, accumulators = 0.0, 0.0
+    for idx in cuts:
+        scores = q @ k[..., idx, :].transpose(-2, -1) / math.sqrt(q.shape[-1])
+        weights = torch.exp(scores - scores.amax(-1, keepdim=True))
+        sums = sums + weights.sum(-1, keepdim=True)
+        accumulators = accumulators + weights @ v[..., idx, :]
+    return accumulators / sums
+
+
+def judge_merged(
+    out: Tensor, expected: Tensor, what: str, atol: float = EXACT, unrescaled: Tensor | None = None
+) -> None:
+    """Fail unless ``out`` is the attention over all the keys, ``expected``, to ``atol``; name
+    the merge without a common maximum where ``out`` is that merge's output, ``unrescaled``."""
     if not torch.isfinite(out).all():
         fail(f"{what}: {not_finite(out)}")
     gap = (out.double() - expected.double()).abs().max().item()
+    if not gap <= atol and unrescaled is not None and is_close(out, unrescaled, atol=atol):
+        fail(f"{what}: {MERGE['no_common_max']}")
     if not gap <= atol:
         fail(
             f"{what}: the output differs from the attention over all the keys by up to "
@@ -1074,7 +1118,8 @@ def merged_partials_are_attention_over_all_the_keys(ns: Namespace) -> None:
         what = f"float64, {sizes}, {sizes_of(cuts)} at random positions, merged in a loop"
         expected = reference_out(q, k, v)
         merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(count), what)
-        judge_merged(split.finish(merged, expected, what), expected, what)
+        out = split.finish(merged, expected, what)
+        judge_merged(out, expected, what, unrescaled=unrescaled_merge(q, k, v, cuts))
 
 
 @check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
@@ -1145,7 +1190,8 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
     cuts = key_split(g, l_k, 3)
     what = f"{rows}, {sizes_of(cuts)}, merged in a loop"
     merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(3), what)
-    judge_merged(split.finish(merged, expected, what), expected, what, atol=1e-8)
+    out = split.finish(merged, expected, what)
+    judge_merged(out, expected, what, atol=1e-8, unrescaled=unrescaled_merge(q, k, v, cuts))
     sizes = (
         int(torch.randint(1, 6, (1,), generator=g)),
         int(torch.randint(1, 6, (1,), generator=g)),
@@ -1159,7 +1205,8 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
             f"{keys(sizes[1])} whose scores are all about 10^4 lower, that part merged {name}"
         )
         merged = split.fold(split.parts(q, k, v, cuts, what), order, what)
-        judge_merged(split.finish(merged, expected, what), expected, what, atol=1e-8)
+        out = split.finish(merged, expected, what)
+        judge_merged(out, expected, what, atol=1e-8, unrescaled=unrescaled_merge(q, k, v, cuts))
 
 
 def numbers_in(value: Any) -> int | None:
@@ -1194,6 +1241,7 @@ def partial_results_are_small_and_defined_everywhere(ns: Namespace) -> None:
     cuts = [torch.tensor([j]) for j in range(l_k)]
     expected = reference_out(q, k, v)
     merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(l_k), what)
+    # Not named here: over parts of one key, other wrong merges give its output too (the mean).
     judge_merged(split.finish(merged, expected, what), expected, what)
 
     l_q, l_k, d_k, d_v = random_sizes(g, 4, low=2, high=12)

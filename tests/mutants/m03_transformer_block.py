@@ -463,7 +463,7 @@ class EncoderBlock(_Block):
         "padded_block: the mask hides the pad queries, not the pad keys",
         A,
         {"padded_block": Replace("~is_pad[:, None, None, :]", "~is_pad[:, None, :, None]")},
-        {"test_padded_block": "with only the pads' vectors redrawn, the output at its real"},
+        {"test_padded_block": "the mask hides the pads as queries, (B, 1, L, 1), not as keys"},
     ),
     Mutant(  # right for pads at the end, as encode puts them: it loses the pads-anywhere check
         "padded_block: the first n positions are taken as the real ones",

@@ -5,7 +5,8 @@ design, so nothing here compares with one reference output. Each check tests a p
 statement lists, on attention_lab's layer with hidden weights: changing only an off head's rows
 of the projections leaves the output alone, changing a kept head's value rows does not, all heads
 on is the layer itself, and the output stays finite with every head off. A failure says which
-heads were on, what was changed and what was observed.
+heads were on, what was changed and what was observed; where the checks pass on the answer given
+``~keep`` instead, that experiment names the reversed mask.
 """
 
 from __future__ import annotations
@@ -19,12 +20,30 @@ from torch import Tensor, nn
 from attention_lab.reference.a02_multi_head import MultiHeadAttention
 from autograder.authoring.closeness import is_close
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes, under_seed
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT
 
 ATOL = 1e-9  # float64 throughout
+ABLATION = catalogue(
+    ASSIGNMENT,
+    "heads_switched_off",
+    {
+        "keep polarity": {
+            "keep_reversed": "keep is read the wrong way round: True marks a head that stays "
+            "on, so switch off the heads where keep is False",
+        },
+    },
+)
+
+
+@repairs(ASSIGNMENT, ABLATION["keep_reversed"], "heads_switched_off")
+def keep_read_right(ablate: Callable) -> Callable:
+    """``ablate`` given the opposite of each keep it is called with."""
+    return lambda mha, x, keep: ablate(mha, x, ~keep)
 
 
 def hidden_layer(generator: torch.Generator, num_heads: int, d_k: int) -> MultiHeadAttention:

@@ -6,19 +6,23 @@ property every good design keeps, on attention_lab's block with hidden weights: 
 real position is the block's output on that sentence with its pads removed, and every value and
 gradient is finite. A failure says what was observed on which sentence and position; where the
 real positions move with the pads, it reruns the answer with only the pads' vectors redrawn and
-says whether they moved with them.
+says whether they moved with them. Two mask mistakes are named by experiment (repairs.py): the
+checks pass on the answer whose block is handed its mask with the pads moved onto the keys' axis.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from autograder.authoring.closeness import is_close
 from autograder.authoring.hidden_draws import hidden_generator
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a03_transformer_block.encoder_block import block_sizes, reference_block
@@ -27,6 +31,50 @@ from autograder.checks.a03_transformer_block.shared import ASSIGNMENT
 # float64 throughout: a design that keeps the pads out computes the real positions exactly as
 # the block does alone, so only rounding separates them.
 ATOL = 1e-9
+PADDED = catalogue(
+    ASSIGNMENT,
+    "padded_block",
+    {
+        "mask axes": {
+            "pads_as_queries": "the mask hides the pads as queries, (B, 1, L, 1), not as keys: "
+            "the real tokens still attend to the pads; put the pads on the last (key) axis, "
+            "(B, 1, 1, L)",
+            "mask_as_given": "the (B, L) mask is handed to the block as it is, where the block "
+            "reads its last two axes as (L_q, L_k): give it the shape (B, 1, 1, L), which "
+            "broadcasts over the heads and the queries",
+        },
+    },
+)
+
+
+class MaskChanged:
+    """``block`` called with ``change(mask)`` for each mask it is given; otherwise the block."""
+
+    def __init__(self, block: nn.Module, change: Callable[[Tensor], Tensor]):
+        self.block, self.change = block, change
+
+    def __call__(self, x: Tensor, mask: Tensor | None = None, *args: Any, **kwargs: Any) -> Any:
+        return self.block(x, None if mask is None else self.change(mask), *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.block, name)
+
+
+def _mask_changed(change: Callable[[Tensor], Tensor]) -> Callable[[Callable], Callable]:
+    """The repair that hands the answer's block ``change`` of each mask the answer builds."""
+    return lambda padded_block: (
+        lambda block, x, is_pad: padded_block(MaskChanged(block, change), x, is_pad)
+    )
+
+
+# (B, 1, L, 1) -> (B, 1, 1, L); any other mask unchanged, so the repair fits no other answer.
+repairs(ASSIGNMENT, PADDED["pads_as_queries"], "padded_block")(
+    _mask_changed(lambda m: m.transpose(-2, -1) if m.dim() == 4 and m.shape[-1] == 1 else m)
+)
+# (B, L) -> (B, 1, 1, L)
+repairs(ASSIGNMENT, PADDED["mask_as_given"], "padded_block")(
+    _mask_changed(lambda m: m[:, None, None, :] if m.dim() == 2 else m)
+)
 
 
 def run_answer(

@@ -183,7 +183,7 @@ WRONG = [
             )
         },
         {
-            "test_attention_fully_masked_row": "only supports boolean masks",
+            "test_attention_fully_masked_row": "the mask is used as given",
         },
     ),
     Mutant(
@@ -261,6 +261,52 @@ WRONG = [
         {
             "test_sees_the_future": "returned False for causal attention whose mask also shows "
             "the next-to-last key"
+        },
+    ),
+    Mutant(
+        "g01-02: NumPy softmax less one maximum of the whole score matrix",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays."""
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max()
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix",
+        },
+    ),
+    Mutant(
+        "g01-03: NumPy scores scaled by sqrt(d_v)",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays."""
+                    d_k = V.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max(axis=-1, keepdims=True)
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "scaled by √d_v",
         },
     ),
 ]

@@ -391,6 +391,37 @@ WRONG = [
             "test_mha_parity": "polarity reversed",
         },
     ),
+    Mutant(
+        "g02-11: heads_switched_off with keep inverted",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # My design: a switched-off head contributes nothing. Its slice of the merged heads
+                    # is zero before out_proj mixes them, and the kept heads are not rescaled. With
+                    # every head off only out_proj's bias is left, the same vector at every position.
+                    batch, length, d_model = x.shape
+
+                    def heads(projection: nn.Module) -> Tensor:  # (B, L, d_model) -> (B, H, L, d_k)
+                        return projection(x).view(batch, length, mha.num_heads, mha.d_k).transpose(1, 2)
+
+                    out, _ = scaled_dot_product_attention(
+                        heads(mha.q_proj), heads(mha.k_proj), heads(mha.v_proj)
+                    )
+                    out = out * (~keep).to(out.dtype)[:, None, None]  # (B, H, L, d_k): off heads are zero
+                    return mha.out_proj(out.transpose(1, 2).reshape(batch, length, d_model))
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "keep is read the wrong way round",
+        },
+    ),
 ]
 
 CORRECT = [

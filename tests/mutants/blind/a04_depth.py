@@ -178,6 +178,30 @@ WRONG = [
             "test_attention_metrics": "reduce over the LAST dimension only",
         },
     ),
+    Mutant(
+        "g04-11: attention_focus normalised by log(weights.shape[0])",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # 1 - H / H_max, with H_max = log(number of keys).
+                    n = weights.shape[0]
+                    if n == 1:
+                        return torch.ones(weights.shape[:-1])
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return 1 - entropy / math.log(n)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "the score depends on the size of the first axis",
+        },
+    ),
 ]
 
 CORRECT = [

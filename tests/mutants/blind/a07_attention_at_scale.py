@@ -483,6 +483,69 @@ WRONG = [
             "test_chunked_attention_exact": "chunk_size=2.0 must raise ValueError, got TypeError",
         },
     ),
+    Mutant(
+        "g07-04: online update: one maximum over the whole batch (scores.max())",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = sum exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.max())
+                    factor = torch.exp(running_max - new_max)
+                    new_sum = running_sum * factor + torch.exp(scores - new_max.unsqueeze(-1)).sum(-1)
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "one maximum over the whole batch",
+        },
+        not_told=("the maximum of every score seen so far",),
+    ),
+    Mutant(
+        "g07-11: merge_partials adds the sums without a common maximum",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # My design: Section 3's running numbers for these keys, (m, l, a): the row maximum m
+                    # (..., L_q, 1) of the scaled scores, l = sum exp(s - m) and a = sum exp(s - m) v
+                    # (..., L_q, d_v). Their size does not depend on L_k. Merging moves both parts to the
+                    # larger maximum (multiplying by exp(m_part - m) <= 1, so nothing overflows) and adds:
+                    # exact, and symmetric and associative up to rounding.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., L_q, L_k)
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return m, p.sum(dim=-1, keepdim=True), p @ v
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    (m_a, l_a, acc_a), (m_b, l_b, acc_b) = a, b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    return m, l_a + l_b, acc_a + acc_b
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    _, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "the parts are added without a common maximum",
+        },
+    ),
 ]
 
 CORRECT = [
