@@ -48,6 +48,7 @@ def test_matches_torch_sdpa_without_mask():
     torch.testing.assert_close(out, sdpa_math(q, k, v), atol=ATOL, rtol=0)
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_matches_torch_sdpa_with_random_boolean_mask():
     q, k, v = random_qkv(1)
     mask = torch.rand(B, 1, L_Q, L_K, generator=torch.Generator().manual_seed(1)) > 0.4

@@ -50,6 +50,7 @@ def _test_cell(notebook: nbformat.NotebookNode, grade_id: str = GRADE_ID):
     )
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_the_course_lints_clean():
     assert lint_course() == []
 

@@ -50,6 +50,7 @@ def test_baseline_is_near_chance_on_contrasts(fitted: Pipeline, corpus: Sentimen
     )
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_pipeline_is_tfidf_then_logistic_regression() -> None:
     pipeline = make_tfidf_baseline(ngram_range=(1, 3), C=0.5)
     assert list(pipeline.named_steps) == ["tfidf", "logreg"]

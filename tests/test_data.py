@@ -69,6 +69,7 @@ def test_word_lists_are_rich() -> None:
     assert len(INTENSIFIERS) >= 3 and not set(POSITIVE_ADJECTIVES) & set(NEGATIVE_ADJECTIVES)
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_same_seed_gives_the_same_corpus_and_another_seed_a_different_one(
     corpus: SentimentSplits,
 ) -> None:

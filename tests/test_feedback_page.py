@@ -203,6 +203,7 @@ def test_a_students_markup_stays_text(page: str, parsed: _Page):
         assert not (attrs.get("href") or "").startswith("javascript:"), (tag, attrs)
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_pending_comes_from_the_gradebook(tmp_path: Path):
     """GetGradesOrPending marks a written answer nobody has graded yet, and only that."""
     from nbgrader.api import Gradebook

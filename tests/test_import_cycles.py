@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "autograder"
 
 
@@ -101,5 +103,6 @@ def test_the_finder_sees_a_loop_through_an_import_inside_a_function(tmp_path: Pa
     ]
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_no_module_of_autograder_imports_itself_round_a_loop():
     assert cycles(import_graph()) == []

@@ -169,6 +169,7 @@ def test_an_empty_download_a_non_zip_or_a_bad_roster_is_an_error(course: Course,
         unpack_canvas_zip(course, ASSIGNMENT, good, _roster(tmp_path, "who\nada\n"))
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_an_oversized_entry_is_read_only_past_the_cap(course: Course, tmp_path: Path):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -36,6 +36,7 @@ def test_prepare_leaves_other_assignments_alone(fresh_reference_data):
     assert built == []
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_a03_hidden_corpora_are_distinct_draws():
     from autograder.checks.a03_transformer_block.shared import course_corpora
 

@@ -84,6 +84,7 @@ def test_the_released_stub_is_boilerplate_and_counts_for_nothing():
     assert comparison.cells["ada"] == {} and comparison.best == {} and comparison.flagged == []
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_padded_and_dead_code_copies_score_as_the_copy_they_hide():
     """The attack round's copies: ``pass`` after every line scored 0.041, the copy after 20,000
     characters of dead code 0.0 (only the first 20,000 characters of a cell were compared)."""
@@ -221,6 +222,7 @@ def _counted(monkeypatch, log: Path) -> None:
     monkeypatch.setattr(similarity, "fingerprint_submission", counting)
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_long_cells_of_shell_escapes_take_bounded_time_and_are_read_once(
     tmp_path: Path, monkeypatch
 ):

@@ -133,6 +133,7 @@ def _tiny_batch(seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randint(3, 12, (6, 4), generator=g), torch.randint(0, 3, (6,), generator=g)
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_train_step_is_one_clipped_sgd_update_with_fresh_gradients():
     model, (inputs, labels) = _tiny_classifier(), _tiny_batch()
     manual = _tiny_classifier()

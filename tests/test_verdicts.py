@@ -14,6 +14,7 @@ from autograder.pipeline.worker.verdicts import (
 )
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_outputs_past_the_notebook_budget_are_dropped_with_a_note():
     chunk = "x" * (MAX_NOTEBOOK_OUTPUT_BYTES // 10)  # every cell holds a tenth of the budget
     stream = {"output_type": "stream", "name": "stdout", "text": chunk}
