@@ -2,9 +2,10 @@
 checks or the mutants, then graded and every message read by hand (issue 40, "How to know it
 works").
 
-Each mutant's name starts with the answer's id in that corpus (``f01-04``: assignment 01, answer
-4; ``g01-11``: answer 11 of the second blind corpus), and its patch is the answer cell exactly as written (``Rewrite``), so the corpus keeps what
-nobody here imagined, not a tidied copy of it. A wrong answer's phrases come from the message the
+Each mutant's name starts with the answer's id in its corpus (``f01-04``: assignment 01, answer
+4; ``g01-11``: answer 11 of 01 in the second blind corpus), and its patch is the answer cell
+exactly as written (``Rewrite``), so the corpus keeps what nobody here imagined, not a tidied copy
+of it. A wrong answer's phrases come from the message the
 grader gave it, where that message was read as true and naming its mistake; a counterexample with
 no named cause is held by a phrase of the counterexample, and ``not_told`` lists the causes it must
 not be told. Left out: the answers whose code a mutant of ``mNN_*.py`` already has (up to names,
@@ -18,22 +19,12 @@ the blind answers are graded in-process only, as every mutant is, and not again 
 grading command.
 """
 
-from tests.mutants.blind import (
-    a01_attention,
-    a02_multi_head,
-    a03_transformer_block,
-    a04_depth,
-    a06_char_lm,
-    a07_attention_at_scale,
-)
+import importlib
+import pkgutil
 
-_MODULES = (
-    a01_attention,
-    a02_multi_head,
-    a03_transformer_block,
-    a04_depth,
-    a06_char_lm,
-    a07_attention_at_scale,
-)
+# One module per assignment, each with its WRONG and CORRECT lists.
+_MODULES = [
+    importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
+]
 WRONG = [mutant for module in _MODULES for mutant in module.WRONG]
 CORRECT = [mutant for module in _MODULES for mutant in module.CORRECT]
