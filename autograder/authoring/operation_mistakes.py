@@ -6,7 +6,8 @@ operation, for every exercise: a :class:`Slip` runs the exercise's own reference
 operation changed -- the softmax over another axis, the scores scaled by another factor, the mask
 reversed or shifted off its diagonal, top-k keeping one id more or fewer, masked scores filled
 with a finite number, one maximum over every axis where the reference takes each row's, a
-reduction that drops its kept axis, a concatenation along another axis, probabilities returned
+reduction that drops its kept axis, a slice of width one written as an index (``x[:, -1]`` for
+``x[:, -1:]``), a concatenation along another axis, probabilities returned
 for logits -- so that 07's chunked attention gets 01's scale mistakes, and
 06's ``sample`` and ``lm_loss`` its softmax-axis mistakes, without a copy.
 
@@ -286,6 +287,32 @@ def keepdim_dropped() -> OperationSlip:
         return args, {**kwargs, "keepdim": False}
 
     return OperationSlip(KEEPDIM, "keepdim_dropped", change)
+
+
+def _as_index(part: Any) -> Any:
+    """A slice of width one (``-1:``, ``i:i+1``) as the index it keeps (``-1``, ``i``)."""
+    if not (isinstance(part, slice) and isinstance(part.start, int) and part.step is None):
+        return part
+    start, stop = part.start, part.stop
+    # -1:0 is empty, not one wide
+    one_wide = (start == -1 and stop is None) or (stop == start + 1 and stop != 0)
+    return start if one_wide else part
+
+
+def slice_indexed() -> OperationSlip:
+    """Every slice of width one written as an index, ``x[:, -1]`` for ``x[:, -1:]``: the axis
+    the slice keeps is dropped, as a reduction without keepdim drops it (slice_indexed)."""
+
+    def change(operation: str, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        if operation != "__getitem__" or len(args) < 2:
+            return None
+        parts = args[1] if isinstance(args[1], tuple) else (args[1],)
+        indexed = tuple(_as_index(part) for part in parts)
+        if indexed == parts:
+            return None
+        return (args[0], indexed if isinstance(args[1], tuple) else indexed[0]), kwargs
+
+    return OperationSlip(KEEPDIM, "slice_indexed", change)
 
 
 # ---------------------------------------------------------------------------------------------

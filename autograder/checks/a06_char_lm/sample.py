@@ -13,7 +13,13 @@ import attention_lab.reference.a06_char_lm as encoder_reference
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.operation_mistakes import mistaken_outputs, softmax_over, top_k_slips
+from autograder.authoring.operation_mistakes import (
+    mistaken_outputs,
+    raising_alike,
+    slice_indexed,
+    softmax_over,
+    top_k_slips,
+)
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import CheckFailed, Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -56,6 +62,10 @@ SAMPLE = catalogue(
             "keep the k largest, torch.topk(logits, k).values[:, -1:] is the k-th largest",
             "top_k_one_fewer": "top_k keeps only k - 1 ids: the k-th largest logit is set to -inf "
             "too; set only the logits strictly below it to -inf",
+            "kth_logit_without_its_axis": "the k-th largest logit is read without keeping its "
+            "axis, shape (B,) (values[:, -1]): compared with the logits (B, V) it lines up with "
+            "the vocabulary axis, not with each row, so the cut is right only for one prompt; "
+            "keep the axis, values[:, -1:]",
         },
         "softmax axis": {
             "softmax_over_batch": "the softmax runs over the batch (dim 0 of the (B, V) logits), "
@@ -126,7 +136,8 @@ def call_sample(
         except StudentCodeError as error:
             fail(str(error))
         except Exception as error:
-            fail(explain(error, "sample", f" with {kwargs or 'the defaults'}"))
+            said = explain(error, "sample", f" with {settings(kwargs)}")
+            fail("\n".join(filter(None, [cut_raises(model, idx, kwargs, error), said])))
     expected_shape = (idx.shape[0], idx.shape[1] + n)
     if not isinstance(out, Tensor) or tuple(out.shape) != expected_shape:
         fail(
@@ -136,6 +147,40 @@ def call_sample(
     if not torch.equal(out[:, : idx.shape[1]], idx):
         fail("the output of sample must start with the prompt, unchanged")
     return out
+
+
+def settings(kwargs: dict[str, Any]) -> str:
+    """The keyword arguments sample was called with, as a student would write them (a
+    generator as what it is, not its repr and memory address)."""
+    if not kwargs:
+        return "the defaults"
+    shown = {
+        name: "a torch.Generator" if isinstance(value, torch.Generator) else repr(value)
+        for name, value in kwargs.items()
+    }
+    return ", ".join(f"{name}={value}" for name, value in shown.items())
+
+
+def cut_raises(model: nn.Module, idx: Tensor, kwargs: dict[str, Any], error: Exception) -> str:
+    """SAMPLE's kth_logit_without_its_axis where the top-k cut of ``distribution``, on a batch of
+    idx's size of the model's last-position logits, raises ``error`` itself once its k-th largest
+    logit is read as values[:, -1] (operation_mistakes.py); "" otherwise."""
+    if kwargs.get("top_k") is None:
+        return ""
+    with torch.no_grad():
+        row = model(idx[:1, -model.block_size :])[0, -1]
+    arguments = {
+        "row": row,
+        "temperature": kwargs.get("temperature", 1.0),
+        "top_k": kwargs["top_k"],
+        "batch": idx.shape[0],
+    }
+    if not raising_alike(distribution, arguments, [slice_indexed()], error):
+        return ""
+    return (
+        f"{SAMPLE['kth_logit_without_its_axis']} (the reference cut, its k-th largest logit "
+        "read as values[:, -1], raises this same error)"
+    )
 
 
 def total_variation(p: Tensor, q: Tensor) -> float:
