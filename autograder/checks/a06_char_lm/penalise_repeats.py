@@ -4,7 +4,8 @@ The rule is the student's (a presence penalty, a count penalty, a sign-aware div
 nothing here compares with one reference. Each check tests a property the statement lists on
 p = softmax(logits) and p' = softmax(answer): the seen ids' total probability never rises, the
 odds among the unseen ids stay, strength 0 changes nothing and more strength never helps the seen
-ids, rows stay apart. A failure shows the row, its seen ids and the probabilities it observed.
+ids, rows stay apart. A failure shows the row, its seen ids and the probabilities it observed,
+and names the one rule seen to break them: every seen logit divided by one factor, whatever its sign.
 """
 
 from __future__ import annotations
@@ -17,12 +18,28 @@ from torch import Tensor
 from autograder.authoring.closeness import is_close
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.in_place_writes import inputs_kept
+from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
 
 ATOL = 1e-9  # float64 throughout
+
+# The named mistakes of `penalise_repeats` (autograder/authoring/mistakes.py): each named only
+# where the answer's logits are seen to follow that rule.
+PENALTY = catalogue(
+    ASSIGNMENT,
+    "penalise_repeats",
+    {
+        "sign": {
+            "negative_logits_divided": "every seen id's logit is divided by the same factor "
+            "above 1, whatever its sign: a negative logit divided by it rises towards 0, so a "
+            "seen id with a negative logit becomes MORE likely; a division lowers only positive "
+            "logits (multiply the negative ones by the factor instead)",
+        },
+    },
+)
 
 
 def run_penalty(
@@ -82,6 +99,21 @@ def penalty_batch(generator: torch.Generator) -> tuple[Tensor, Tensor, str]:
     return logits, context, f"B={b}, V={vocab_size}, L={length}"
 
 
+def common_divisor(logits: Tensor, out: Tensor, seen: Tensor) -> float | None:
+    """The factor above 1 by which the answer divided every seen logit, each unseen one kept as
+    it was, where its output ``out`` (B, V) is exactly that; None otherwise."""
+    if not torch.equal(out[~seen], logits[~seen]):
+        return None
+    kept = logits[seen].abs() > 1e-6  # a logit of 0 tells no factor
+    if not kept.any():
+        return None
+    ratios = logits[seen][kept] / out[seen][kept]
+    factor = float(ratios.mean())
+    if factor <= 1 or not is_close(ratios, torch.full_like(ratios, factor), atol=1e-7):
+        return None
+    return factor
+
+
 def judge_shift(logits: Tensor, out: Tensor, context: Tensor, strength: float, what: str) -> None:
     """Fail unless the seen ids' total probability did not rise and the unseen ids' odds held."""
     seen = seen_ids(context, logits.shape[-1])
@@ -89,8 +121,15 @@ def judge_shift(logits: Tensor, out: Tensor, context: Tensor, strength: float, w
     risen = after > before + ATOL
     if risen.any():
         row = int(risen.nonzero()[0])
+        factor = common_divisor(logits, out, seen)
+        named = (
+            ""
+            if factor is None
+            else f"{PENALTY['negative_logits_divided']} (here every seen logit is divided by "
+            f"{factor:.4g})\n"
+        )
         fail(
-            f"row {row} ({what}, strength {strength:.3g}): the seen ids "
+            f"{named}row {row} ({what}, strength {strength:.3g}): the seen ids "
             f"{seen[row].nonzero().flatten().tolist()}, with logits {rounded(logits[row][seen[row]])}, "
             f"held {float(before[row]):.4g} of the probability before and {float(after[row]):.4g} after"
         )
