@@ -113,6 +113,9 @@ CHARLM = catalogue(
         "embedding": {
             "no_position": "the position embeddings are missing: x = "
             "self.position(self.token_embedding(idx))",
+            "token_embedding_twice": "the token embedding is added twice: self.position "
+            "already returns its input plus the position embeddings, so tok + "
+            "self.position(tok) is 2 * tok + positions; x = self.position(tok) is the sum",
         },
         "blocks": {
             "first_block_only": "only the first block runs: is the `return` inside the loop "
@@ -257,6 +260,9 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
         no_position = embedded
         for block in lm.blocks:
             no_position = block(no_position)
+        token_twice = embedded + lm.position(embedded)
+        for block in lm.blocks:
+            token_twice = block(token_twice)
         normalised_first = lm.ln_f(lm.position(embedded))
         every_block = lm.position(embedded)
         for block in lm.blocks:
@@ -267,6 +273,7 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
             CHARLM["ln_f_before_blocks"]: lm.lm_head(normalised_first),
             CHARLM["ln_f_after_every_block"]: lm.lm_head(every_block),
             CHARLM["no_position"]: lm.lm_head(lm.ln_f(no_position)),
+            CHARLM["token_embedding_twice"]: lm.lm_head(lm.ln_f(token_twice)),
             CHARLM["first_block_only"]: lm.lm_head(lm.ln_f(outputs[0])),
             CHARLM["blocks_not_chained"]: lm.lm_head(lm.ln_f(lm.blocks[-1](lm.position(embedded)))),
             **mistaken_outputs(
