@@ -71,6 +71,11 @@ MODEL = catalogue(
             "no_position": "the positional encoding is missing: add self.position to the token "
             "embeddings",
         },
+        "pooling": {
+            "last_position": "the sentence vector is the encoder's output at the last position, "
+            "hidden[:, -1], which is a <pad> in every sentence shorter than the batch: pool the "
+            "real tokens, masked_mean(hidden, token_ids, self.pad_id)",
+        },
         "gradient": {
             "logits_without_gradient": "the logits carry no gradient (forward runs under "
             "torch.no_grad(), or detaches), so loss.backward() cannot train the model: let "
@@ -313,5 +318,6 @@ def pooling_outcomes(
             },
             NO_PADDING_MASK: head(oracle_masked_mean(unmasked, ids, pad_id)),
             MODEL["no_position"]: head(oracle_masked_mean(no_position, ids, pad_id)),
+            MODEL["last_position"]: head(hidden[:, -1]),
         }
     return mean_pooled, mistakes

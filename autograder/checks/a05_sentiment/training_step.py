@@ -68,6 +68,12 @@ TRAIN_STEP = catalogue(
             "where warm-up starts it: call scheduler.step() after optimizer.step() when a "
             "scheduler is given",
         },
+        "returned loss": {
+            "loss_after_update": "train_step returns the loss of a second forward pass, run "
+            "after the update, in train mode: return loss.item() of the loss the update was "
+            "computed from (the second pass also draws dropout masks, so every later step "
+            "drops other values than the reference's)",
+        },
     },
 )
 MAKE_OPTIMIZER = catalogue(
@@ -91,6 +97,7 @@ THRESHOLD_HARD_CODED = TRAIN_STEP["threshold_hard_coded"]
 EVAL_MODE = TRAIN_STEP["eval_mode"]
 SCHEDULER_FIRST = TRAIN_STEP["scheduler_first"]
 SCHEDULER_IGNORED = TRAIN_STEP["scheduler_ignored"]
+LOSS_AFTER_UPDATE = TRAIN_STEP["loss_after_update"]
 STEP_MISTAKES = tuple(TRAIN_STEP.values())
 STEP_BANNED = {
     "attention_lab's train_step": reference.train_step,
@@ -159,6 +166,9 @@ def simulated_steps(
                 optimizer.zero_grad()
             if scheduler is not None and mistake not in (SCHEDULER_FIRST, SCHEDULER_IGNORED):
                 scheduler.step()
+            if mistake == LOSS_AFTER_UPDATE:
+                with torch.no_grad():
+                    loss = F.cross_entropy(model(inputs), labels)
             losses.append(loss.item())
             if record is not None:
                 record.append(parameters_by_name(model))
