@@ -24,6 +24,94 @@ WRONG = [
         },
         not_told=("close to ln V",),
     ),
+    Mutant(
+        "g06-11: sample's k-th largest logit read as values[:, -1], its axis dropped",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        logits = model(idx[:, -model.block_size :])[:, -1, :] / temperature
+                        if top_k is not None:
+                            kth = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values[:, -1]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {"test_sample": "the k-th largest logit is read without keeping its axis"},
+        # Its error's settings once printed the generator's repr, a memory address.
+        not_told=("object at 0x",),
+    ),
+    Mutant(
+        "g06-13: penalise_repeats divides every seen logit by 1 + strength",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # My rule: shrink the logit of every seen id by the factor 1 + strength.
+                    seen = torch.zeros_like(logits, dtype=torch.bool).scatter(1, context, True)
+                    return torch.where(seen, logits / (1 + strength), logits)
+                '''
+            )
+        },
+        {"test_penalise_repeats": "a negative logit divided by it rises towards 0"},
+    ),
+    Mutant(
+        "g06-07: CharLM adds the token embedding to position(tok), which holds it already",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        tok = self.token_embedding(idx)
+                        x = tok + self.position(tok)
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(self.ln_f(x))
+                '''
+            )
+        },
+        {"test_charlm": "the token embedding is added twice"},
+    ),
 ]
 
 CORRECT: list[Mutant] = []

@@ -1,0 +1,90 @@
+"""Issue 40's blind corpus for 05_sentiment (see tests/mutants/blind/__init__.py)."""
+
+from tests.mutants import Mutant, Rewrite
+
+A = "05_sentiment"
+
+WRONG = [
+    Mutant(
+        "g05-07: SentimentModel pools the last position, hidden[:, -1]",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        mask = padding_mask(token_ids, self.pad_id)
+                        hidden, weights = self.encoder(self.position(self.embed(token_ids)), mask)
+                        logits = self.classifier(hidden[:, -1])
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "the encoder's output at the last position, hidden[:, -1]",
+            "test_padding_invariance": "the encoder's output at the last position, hidden[:, -1]",
+        },
+    ),
+    Mutant(
+        "g05-11: train_step returns the loss of a second forward pass after the update",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    with torch.no_grad():
+                        return F.cross_entropy(model(inputs), labels).item()
+                '''
+            )
+        },
+        {"test_train_step": "train_step returns the loss of a second forward pass"},
+    ),
+]
+
+CORRECT: list[Mutant] = []
