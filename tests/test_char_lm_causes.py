@@ -16,6 +16,8 @@ from autograder.authoring.registry import CheckFailed, grade_cell
 from autograder.checks.a06_char_lm.charlm import CHARLM, charlm_starts_near_uniform_loss
 from autograder.checks.a06_char_lm.make_blocks import BLOCKS, one_block_too_many
 from autograder.checks.a06_char_lm.multihead_causal import MULTIHEAD
+from autograder.checks.a06_char_lm.penalise_repeats import PENALTY
+from autograder.checks.a06_char_lm.sample import SAMPLE
 from autograder.checks.a06_char_lm.shared import HEAD
 from autograder.checks.a06_char_lm.trained_model import training_step_error, unfinished_training
 
@@ -209,3 +211,57 @@ def test_a_start_far_from_uniform_says_what_the_logits_look_like_and_guesses_no_
     # Probabilities for logits score about ln V here: this check passes them (test_charlm's
     # comparison with the reference names them).
     assert _starting_loss_message(softmax=True) == ""
+
+
+def sampler(kth_column: bool, flipped: bool = False):  # noqa: ANN201
+    """sample with top-k, its k-th largest logit (B, 1), or (B,) where ``kth_column`` is False;
+    ``flipped`` compares it on the left."""
+
+    @torch.no_grad()
+    def sample(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):  # noqa: ANN001, ANN202
+        model.eval()
+        for _ in range(max_new_tokens):
+            logits = model(idx[:, -model.block_size :])[:, -1, :] / temperature
+            if top_k is not None:
+                values = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values
+                kth = values[:, -1:] if kth_column else values[:, -1]
+                below = kth > logits if flipped else logits < kth
+                logits = logits.masked_fill(below, float("-inf"))
+            next_id = torch.multinomial(torch.softmax(logits, -1), 1, generator=generator)
+            idx = torch.cat([idx, next_id], dim=1)
+        return idx
+
+    return sample
+
+
+def test_a_kth_logit_without_its_axis_is_named_by_the_very_error_the_reference_cut_raises():
+    told = first_failure("test_sample", {"sample": sampler(kth_column=False)})
+    assert told.startswith(str(SAMPLE["kth_logit_without_its_axis"]))
+    assert "generator=a torch.Generator" in told and "object at 0x" not in told
+    # The same slip compared the other way round raises another message: told as it is.
+    told = first_failure("test_sample", {"sample": sampler(kth_column=False, flipped=True)})
+    assert str(SAMPLE["kth_logit_without_its_axis"]) not in told
+    assert told.startswith("two shapes do not broadcast")
+    assert grade_cell(A, "test_sample", {"sample": sampler(kth_column=True)}).full_marks
+
+
+def test_seen_logits_divided_whatever_their_sign_are_named_and_a_sign_aware_rule_passes():
+    def scatter_seen(logits: Tensor, context: Tensor) -> Tensor:
+        return torch.zeros_like(logits, dtype=torch.bool).scatter(1, context, True)
+
+    def divided(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+        return torch.where(scatter_seen(logits, context), logits / (1 + strength), logits)
+
+    def sign_aware(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+        factor = torch.where(logits > 0, 1 / (1 + strength), 1 + strength)
+        return torch.where(scatter_seen(logits, context), logits * factor, logits)
+
+    def shifted(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+        # seen ids raised, not divided: wrong, and no known rule
+        return torch.where(scatter_seen(logits, context), logits + strength, logits)
+
+    told = first_failure("test_penalise_repeats", {"penalise_repeats": divided})
+    assert told.startswith(str(PENALTY["negative_logits_divided"]))
+    told = first_failure("test_penalise_repeats", {"penalise_repeats": shifted})
+    assert str(PENALTY["negative_logits_divided"]) not in told
+    assert grade_cell(A, "test_penalise_repeats", {"penalise_repeats": sign_aware}).full_marks

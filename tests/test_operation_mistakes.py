@@ -30,6 +30,7 @@ from autograder.authoring.operation_mistakes import (
     probabilities,
     raising_alike,
     scale_slips,
+    slice_indexed,
     softmax_axis_slips,
     softmax_over,
     top_k_slips,
@@ -208,6 +209,22 @@ def test_a_dropped_keepdim_broadcasts_where_the_sizes_allow_and_is_no_answer_els
     found = outputs(stable_exp, {"x": square}, [keepdim_dropped()])
     assert torch.allclose(found["keepdim_dropped"], (square - square.amax(-1)).exp())
     assert outputs(stable_exp, {"x": torch.randn(3, 4)}, [keepdim_dropped()]) == {}
+
+
+def test_a_slice_of_width_one_written_as_an_index_drops_its_axis():
+    def cut(x: Tensor) -> Tensor:
+        return x.masked_fill(x < x.sort(-1).values[:, -2:-1], 0.0)
+
+    square, wide = torch.randn(3, 3, dtype=torch.float64), torch.randn(3, 4)
+    # Where the sizes broadcast, each row is compared with the column's value, not its own.
+    (found,) = outputs(cut, {"x": square}, [slice_indexed()]).values()
+    assert torch.equal(found, square.masked_fill(square < square.sort(-1).values[:, -2], 0.0))
+    with pytest.raises(RuntimeError) as raised:
+        wide.masked_fill(wide < wide.sort(-1).values[:, -2], 0.0)
+    assert raising_alike(cut, {"x": wide}, [slice_indexed()], raised.value) == ["slice_indexed"]
+    # Slices wider than one, or empty, are no slip.
+    assert slice_indexed().output(lambda x: x[:, -2:] + x[:, 1:3], {"x": wide}) is None
+    assert slice_indexed().output(lambda x: x[:, -1:0], {"x": wide}) is None
 
 
 def test_a_max_over_everything_is_the_answer_that_takes_one_max_for_the_batch():
