@@ -15,7 +15,7 @@ import os
 import random
 from dataclasses import dataclass
 from importlib import resources
-from itertools import product
+from itertools import islice, product
 from typing import NamedTuple
 
 import torch
@@ -178,12 +178,26 @@ def _held_out_pairs(rng: random.Random) -> frozenset[tuple[str, str]]:
     )
 
 
-def _single_clauses(kind: str, pairs: list[tuple[str, str]]) -> list[_Clause]:
-    """Every distinct one-clause sentence of `kind` over the given aspect-adjective pairs."""
-    return [
-        _Clause(*pair, modifier, tail)
-        for pair, modifier, tail in product(pairs, _MODIFIERS[kind], (None, *TAILS))
-    ]
+class _SingleClauses:
+    """Every distinct one-clause sentence of `kind` over the given aspect-adjective pairs, in
+    product order, built only when read: a split reads a few thousand of the pool's 10^5."""
+
+    def __init__(self, kind: str, pairs: list[tuple[str, str]]) -> None:
+        self.pairs, self.modifiers, self.tails = pairs, _MODIFIERS[kind], (None, *TAILS)
+        self.per_pair = len(self.modifiers) * len(self.tails)
+
+    def __len__(self) -> int:
+        return len(self.pairs) * self.per_pair
+
+    def pair(self, index: int) -> tuple[str, str]:
+        """The aspect-adjective pair of clause `index`."""
+        return self.pairs[index // self.per_pair]
+
+    def clause(self, index: int) -> _Clause:
+        """Clause `index` of the product order."""
+        pair, rest = divmod(index, self.per_pair)
+        modifier, tail = divmod(rest, len(self.tails))
+        return _Clause(*self.pairs[pair], self.modifiers[modifier], self.tails[tail])
 
 
 def _contrast_capacity(pairs: list[tuple[str, str]]) -> int:
@@ -251,23 +265,25 @@ def make_sentiment_corpus(
     splits: dict[str, list[SentimentExample]] = {"train": [], "val": [], "test": []}
 
     for kind in ("plain", "intensified", "negated"):
-        pool = _single_clauses(kind, all_pairs)
+        clauses = _SingleClauses(kind, all_pairs)
+        # Shuffling the indices draws what shuffling the clauses would, without building them.
+        pool = list(range(len(clauses)))
         rng.shuffle(pool)
         n_test_kind, n_eval = counts["test"][kind], counts["test"][kind] + counts["val"][kind]
         # Val and test draw from every pair first; train takes what is left among its own pairs.
-        leftover = [
-            clause for clause in pool[n_eval:] if (clause.aspect, clause.adjective) not in held_out
-        ]
-        if n_eval > len(pool) or counts["train"][kind] > len(leftover):
+        leftover = (i for i in pool[n_eval:] if clauses.pair(i) not in held_out)
+        train = list(islice(leftover, counts["train"][kind]))
+        if n_eval > len(pool) or len(train) < counts["train"][kind]:
+            usable = len(train) + sum(1 for _ in leftover)
             raise ValueError(
                 f"the requested sizes need {n_eval} {kind!r} sentences for val/test and "
                 f"{counts['train'][kind]} for train, but only {len(pool)} distinct ones exist "
-                f"({len(leftover)} usable for train after val/test); lower n_train, n_val or n_test"
+                f"({usable} usable for train after val/test); lower n_train, n_val or n_test"
             )
         chosen = {
-            "test": pool[:n_test_kind],
-            "val": pool[n_test_kind:n_eval],
-            "train": leftover[: counts["train"][kind]],
+            "test": [clauses.clause(i) for i in pool[:n_test_kind]],
+            "val": [clauses.clause(i) for i in pool[n_test_kind:n_eval]],
+            "train": [clauses.clause(i) for i in train],
         }
         for name, clauses in chosen.items():
             splits[name] += [
