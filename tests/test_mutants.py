@@ -270,6 +270,12 @@ def mismatches(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
             problems.append(f"{grade_id} kept full marks, but should have lost points ({lost})")
         elif phrase not in lost[grade_id]:
             problems.append(f"wrong diagnosis for {grade_id}: {lost[grade_id]}")
+    if mutant.charged_once:
+        problems += [
+            f"{grade_id} lost points again for the mistake charged in {list(mutant.must_fail)}: "
+            f"{lost[grade_id]}"
+            for grade_id in sorted(set(lost) - set(mutant.must_fail))
+        ]
     visible = _VISIBLE.get(mutant_id(mutant), {})
     return problems + double_penalties(mutant, {**visible, **lost})
 

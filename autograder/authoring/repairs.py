@@ -8,6 +8,10 @@ failed (a correct answer, repaired, would fail instead); where a whole cell earn
 it, the cell fails only because of that mistake (:func:`autograder.authoring.registry.grade_cell`
 then charges the mistake once per submission). A repair that does not fit an answer makes its
 checks fail, so it confirms nothing and waives nothing.
+
+One mistake may have a repair for each answer it reaches: merge_heads's ``.view`` of a transposed
+tensor is undone in ``merge_heads`` itself, and in the ``MultiHeadAttention`` that calls it, so
+that the cells of both learn what it costs and it is charged once.
 """
 
 from __future__ import annotations
@@ -24,16 +28,18 @@ Undo = Callable[[Any], Any]  # the student's definition -> the same with the mis
 
 @dataclass(frozen=True)
 class Repair:
-    """How to undo ``mistake`` in the student's definition of ``name``."""
+    """How to undo ``mistake`` in the student's definition of ``name``; ``made_in``: the answer
+    that makes it, where that is another answer ``name`` calls (``name`` itself if empty)."""
 
     mistake: Mistake
     name: str
     undo: Undo
+    made_in: str = ""
 
     @property
     def cause(self) -> str:
         """The mistake in a few words, as feedback names it: "the softmax axis in `attention`"."""
-        return f"the {self.mistake.family} in `{self.name}`"
+        return f"the {self.mistake.family} in `{self.made_in or self.name}`"
 
     def applied_to(self, namespace: Mapping[str, Any]) -> Mapping[str, Any]:
         """``namespace`` with ``name`` repaired; every other name is the student's own."""
@@ -44,15 +50,18 @@ class Repair:
 _REPAIRS: dict[str, list[Repair]] = {}
 
 
-def repairs(assignment: str, mistake: Mistake, name: str) -> Callable[[Undo], Undo]:
+def repairs(
+    assignment: str, mistake: Mistake, name: str, made_in: str = ""
+) -> Callable[[Undo], Undo]:
     """Declare ``undo`` (the student's definition of ``name`` -> that definition with
-    ``mistake`` undone) as the repair of ``mistake``, next to the checks that name it."""
+    ``mistake`` undone) as the repair of ``mistake``, next to the checks that name it;
+    ``made_in`` names the answer that makes the mistake where ``name`` only calls it."""
 
     def register(undo: Undo) -> Undo:
         known = _REPAIRS.setdefault(assignment, [])
-        if any(r.mistake.key == mistake.key for r in known):
-            raise ValueError(f"{assignment}: {mistake.key} has a repair already")
-        known.append(Repair(mistake, name, undo))
+        if any(r.mistake.key == mistake.key and r.name == name for r in known):
+            raise ValueError(f"{assignment}: {mistake.key} has a repair of `{name}` already")
+        known.append(Repair(mistake, name, undo, made_in))
         return undo
 
     return register

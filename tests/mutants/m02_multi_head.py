@@ -83,6 +83,42 @@ WRONG = [
         {"merge_heads": Replace(".transpose(1, 2).reshape(", ".transpose(1, 2).view(")},
         {"test_merge_heads": "non-contiguous"},
     ),
+    Mutant(  # one charge per mistake: a later cell with a mistake of its own is still charged
+        "merge with .view after the transpose, and the values projected from the key",
+        A,
+        {
+            "merge_heads": Replace(".transpose(1, 2).reshape(", ".transpose(1, 2).view("),
+            "multi_head_attention": Replace("self.v_proj(value)", "self.v_proj(key)"),
+        },
+        {
+            "test_merge_heads": "non-contiguous",
+            "test_mha_parity": "uses your answer cell `merge_heads`",
+        },
+    ),
+    Mutant(  # one charge per mistake: a later cell with a mistake of its own is still charged
+        "q_proj without a bias, and the mask inverted",
+        A,
+        {
+            "multi_head_attention": (
+                Replace(
+                    "self.q_proj = nn.Linear(d_model, d_model)",
+                    "self.q_proj = nn.Linear(d_model, d_model, bias=False)",
+                ),
+                Replace(
+                    UNSQUEEZE,
+                    "        if mask is not None:\n"
+                    "            mask = ~mask.bool()  # True = blocked\n"
+                    "            if mask.dim() == 3:\n"
+                    "                mask = mask.unsqueeze(1)",
+                ),
+            )
+        },
+        {
+            "test_mha_shapes": "without a bias",
+            "test_mha_mask": "without a bias",
+            "test_mha_parity": "without a bias",
+        },
+    ),
     Mutant(
         "calls nn.MultiheadAttention through the notebook's helpers",
         A,
