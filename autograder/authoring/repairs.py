@@ -9,9 +9,11 @@ it, the cell fails only because of that mistake (:func:`autograder.authoring.reg
 then charges the mistake once per submission). A repair that does not fit an answer makes its
 checks fail, so it confirms nothing and waives nothing.
 
-One mistake may have a repair for each answer it reaches: merge_heads's ``.view`` of a transposed
-tensor is undone in ``merge_heads`` itself, and in the ``MultiHeadAttention`` that calls it, so
-that the cells of both learn what it costs and it is charged once.
+One mistake may have several repairs: one for each answer it reaches (merge_heads's ``.view`` of
+a transposed tensor is undone in ``merge_heads`` itself, and in the ``MultiHeadAttention`` that
+calls it), or several ways to undo it in one answer (01's softmax over the queries' axis: the
+queries and keys exchanged, or one sequence at a time for a softmax over dim=1).  A check's
+failure is explained by the first that makes it pass, and they are one mistake when charged.
 """
 
 from __future__ import annotations
@@ -58,10 +60,7 @@ def repairs(
     ``made_in`` names the answer that makes the mistake where ``name`` only calls it."""
 
     def register(undo: Undo) -> Undo:
-        known = _REPAIRS.setdefault(assignment, [])
-        if any(r.mistake.key == mistake.key and r.name == name for r in known):
-            raise ValueError(f"{assignment}: {mistake.key} has a repair of `{name}` already")
-        known.append(Repair(mistake, name, undo, made_in))
+        _REPAIRS.setdefault(assignment, []).append(Repair(mistake, name, undo, made_in))
         return undo
 
     return register
