@@ -19,7 +19,7 @@ from autograder.authoring.counterexample import smallest_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
-from autograder.authoring.kernel_objects import identity
+from autograder.authoring.kernel_objects import identity, is_remote
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
@@ -61,6 +61,10 @@ STACK = catalogue(
             "last_layer_repeated": "the last layer's weights are used for every layer (one block "
             "reused num_layers times): create a NEW EncoderBlock for every layer",
             "reversed": "the layers run in reverse order: apply self.layers[0] first",
+        },
+        "layer list": {
+            "layers_in_a_list": "self.layers is a Python list, not the nn.ModuleList of the "
+            "statement: nn.Module registers no layer held in a list",
         },
         "layers": {
             "same_block": "the same EncoderBlock object appears several times in self.layers "
@@ -327,6 +331,27 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
             )
 
 
+@repairs(ASSIGNMENT, STACK["layers_in_a_list"], "DepthStack")
+def layers_in_a_module_list(cls: type) -> type:
+    """``cls`` whose instances hold their self.layers, a Python list of modules, in an
+    nn.ModuleList: the same layers in the same order, now registered; everything else is the
+    student's.  A kernel's class is left as it is (no ModuleList of its modules is built here),
+    so under the grading command this repair confirms nothing."""
+    if is_remote(cls):
+        return cls
+
+    class Registered(cls):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            layers = getattr(self, "layers", None)
+            if type(layers) is list and all(isinstance(layer, nn.Module) for layer in layers):
+                self.layers = nn.ModuleList(layers)
+
+    Registered.__name__ = Registered.__qualname__ = cls.__name__
+    Registered.__module__ = cls.__module__
+    return Registered
+
+
 def layer_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
     """B, L, d_model, num_heads, d_ff for the checks that need one all-different configuration."""
     b, length, d_k = random_sizes(generator, 3, low=2, high=7)
@@ -341,6 +366,10 @@ def check_structure(stack: nn.Module, num_layers: int, num_heads: int) -> list[n
     layers = getattr(stack, "layers", None)
     if layers is None:
         fail("the stack has no attribute self.layers, the nn.ModuleList of the statement")
+    if type(layers) is list:  # observed, so named
+        fail(
+            f"{STACK['layers_in_a_list']} (it registers {sum(1 for _ in stack.parameters())} parameter tensors)"
+        )
     if not isinstance(layers, nn.ModuleList):
         fail(
             f"self.layers is {type(layers).__name__}, not the nn.ModuleList of the statement "
