@@ -95,6 +95,20 @@ WRONG = [
             "test_mha_parity": "uses your answer cell `merge_heads`",
         },
     ),
+    Mutant(
+        "q_proj built without a bias",
+        A,
+        {
+            "multi_head_attention": Replace(
+                "self.q_proj = nn.Linear(d_model, d_model)",
+                "self.q_proj = nn.Linear(d_model, d_model, bias=False)",
+            )
+        },
+        # Charged once: the mask and parity cells are waived as the same mistake.
+        {"test_mha_shapes": "without a bias"},
+        charged_once=True,
+        in_notebook=True,  # the bias added to the kernel's module, through the judge
+    ),
     Mutant(  # one charge per mistake: a later cell with a mistake of its own is still charged
         "q_proj without a bias, and the mask inverted",
         A,

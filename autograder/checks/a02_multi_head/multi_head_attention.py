@@ -78,9 +78,11 @@ def merging_on_a_flattenable_layout(cls: type) -> type:
     as (B, L, H, d_k) (merge_heads.py's repair), where .view can flatten their transpose: its
     forward's code run with that one global changed.  A kernel's class, or a forward that is no
     plain function of the notebook, is left as it is: nothing is confirmed on it."""
+    if is_remote(cls):
+        return cls
     forward = getattr(cls, "forward", None)
     scope = getattr(forward, "__globals__", None)
-    if is_remote(cls) or not isinstance(forward, types.FunctionType) or not isinstance(scope, dict):
+    if not isinstance(forward, types.FunctionType) or not isinstance(scope, dict):
         return cls
     merge_heads = scope.get("merge_heads")
     if not callable(merge_heads):
