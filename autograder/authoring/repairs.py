@@ -9,11 +9,13 @@ it, the cell fails only because of that mistake (:func:`autograder.authoring.reg
 then charges the mistake once per submission). A repair that does not fit an answer makes its
 checks fail, so it confirms nothing and waives nothing.
 
-One mistake may have several repairs: one for each answer it reaches (merge_heads's ``.view`` of
-a transposed tensor is undone in ``merge_heads`` itself, and in the ``MultiHeadAttention`` that
-calls it), or several ways to undo it in one answer (01's softmax over the queries' axis: the
-queries and keys exchanged, or one sequence at a time for a softmax over dim=1).  A check's
-failure is explained by the first that makes it pass, and they are one mistake when charged.
+One mistake may have several repairs: several ways to undo it in one answer (01's softmax over
+the queries' axis: the queries and keys exchanged, or one sequence at a time for a softmax over
+dim=1), or one in each answer it reaches (``made_in``: the answer that makes it, where a later
+one only calls it).  A check's failure is explained by the first that makes it pass, and they
+are one mistake when charged.  A repair works on a kernel's objects as on this process's (the
+grading command hands the checks proxies, and tensors that arrive contiguous), or it is not
+declared: in-process grading and the grading command give one grade.
 """
 
 from __future__ import annotations

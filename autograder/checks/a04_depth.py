@@ -19,7 +19,7 @@ from autograder.authoring.counterexample import smallest_counterexample
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
-from autograder.authoring.kernel_objects import identity, is_remote
+from autograder.authoring.kernel_objects import identity
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
@@ -329,27 +329,6 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
                 f"map {i} is not the attention map of layer {i} ({what}; "
                 f"{first_difference(m, e, 1e-9)})"
             )
-
-
-@repairs(ASSIGNMENT, STACK["layers_in_a_list"], "DepthStack")
-def layers_in_a_module_list(cls: type) -> type:
-    """``cls`` whose instances hold their self.layers, a Python list of modules, in an
-    nn.ModuleList: the same layers in the same order, now registered; everything else is the
-    student's.  A kernel's class is left as it is (no ModuleList of its modules is built here),
-    so under the grading command this repair confirms nothing."""
-    if is_remote(cls):
-        return cls
-
-    class Registered(cls):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            layers = getattr(self, "layers", None)
-            if type(layers) is list and all(isinstance(layer, nn.Module) for layer in layers):
-                self.layers = nn.ModuleList(layers)
-
-    Registered.__name__ = Registered.__qualname__ = cls.__name__
-    Registered.__module__ = cls.__module__
-    return Registered
 
 
 def layer_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:

@@ -17,7 +17,6 @@ from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
-from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import VIEW_OF_NON_CONTIGUOUS
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_merge, oracle_split
@@ -59,15 +58,6 @@ ban(
         "attention_lab's MultiHeadAttention": reference.MultiHeadAttention,
     },
 )
-
-
-@repairs(ASSIGNMENT, MERGE["view_on_non_contiguous"], "merge_heads")
-def on_a_flattenable_layout(merge_heads: Callable[[Tensor], Any]) -> Callable[[Tensor], Any]:
-    """``merge_heads`` given each input's values laid out in memory as (B, L, H, d_k), so that
-    the .view of its transpose(1, 2) can flatten it; an answer that reads values alone gives
-    the same output either way, so this changes nothing else.  (Under the grading command the
-    kernel receives every tensor contiguous, so there it undoes nothing.)"""
-    return lambda x: merge_heads(x.transpose(1, 2).contiguous().transpose(1, 2))
 
 
 def merge_mistakes(x: Tensor) -> dict[Mistake, Tensor]:

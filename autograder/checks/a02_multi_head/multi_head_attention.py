@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import types
 from typing import Any
 
 import torch
@@ -15,12 +14,10 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.in_place_writes import inputs_kept
-from autograder.authoring.kernel_objects import is_remote
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
-from autograder.checks.a02_multi_head.merge_heads import MERGE, on_a_flattenable_layout
 from autograder.checks.a02_multi_head.shared import (
     ASSIGNMENT,
     MHA,
@@ -46,9 +43,8 @@ depends_on(
 
 
 # One mistake, one charge (autograder/authoring/repairs.py): the module's cells fail with a
-# projection built without its bias, or with the student's merge_heads's .view of a transposed
-# tensor; each is charged in the first cell it fails, and these repairs tell whether a later
-# cell fails for that alone.
+# projection built without its bias; it is charged in the first cell it fails, and this repair
+# tells whether a later cell fails for that alone.
 
 
 @repairs(ASSIGNMENT, MHA["no_bias"], "MultiHeadAttention")
@@ -70,32 +66,6 @@ def with_a_bias_in_every_projection(cls: type) -> type:
 
     WithBiases.__name__ = WithBiases.__qualname__ = getattr(cls, "__name__", "MultiHeadAttention")
     return WithBiases
-
-
-@repairs(ASSIGNMENT, MERGE["view_on_non_contiguous"], "MultiHeadAttention", made_in="merge_heads")
-def merging_on_a_flattenable_layout(cls: type) -> type:
-    """``cls`` whose forward calls the student's own merge_heads on its input's values laid out
-    as (B, L, H, d_k) (merge_heads.py's repair), where .view can flatten their transpose: its
-    forward's code run with that one global changed.  A kernel's class, or a forward that is no
-    plain function of the notebook, is left as it is: nothing is confirmed on it."""
-    if is_remote(cls):
-        return cls
-    forward = getattr(cls, "forward", None)
-    scope = getattr(forward, "__globals__", None)
-    if not isinstance(forward, types.FunctionType) or not isinstance(scope, dict):
-        return cls
-    merge_heads = scope.get("merge_heads")
-    if not callable(merge_heads):
-        return cls
-    repaired = types.FunctionType(
-        forward.__code__,
-        {**scope, "merge_heads": on_a_flattenable_layout(merge_heads)},
-        forward.__name__,
-        forward.__defaults__,
-        forward.__closure__,
-    )
-    repaired.__kwdefaults__ = forward.__kwdefaults__
-    return type(cls.__name__, (cls,), {"forward": repaired, "__module__": cls.__module__})
 
 
 NO_HEAD_AXIS = (
