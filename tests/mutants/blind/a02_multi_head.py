@@ -435,9 +435,15 @@ WRONG = [
                 '''
             )
         },
-        {"test_merge_heads": "non-contiguous"},
-        # Charged there once: the module's cells, which call it, are waived as the same mistake.
-        charged_once=True,
+        {
+            "test_merge_heads": "non-contiguous",
+            # The module's cells call it: no repair waives them, as none would under the
+            # grading command (the kernel's tensors reach a check contiguous).
+            "test_mha_shapes": ".view() cannot reshape it",
+            "test_mha_mask": ".view() cannot reshape it",
+            "test_mha_parity": ".view() cannot reshape it",
+        },
+        in_notebook=True,  # graded through the command too: one grade in both (judge_parity)
     ),
     Mutant(
         "g02-10: MultiHeadAttention projections built with bias=False",

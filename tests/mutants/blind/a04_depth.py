@@ -233,9 +233,12 @@ WRONG = [
                 '''
             )
         },
-        {"test_depth_stack": "not the nn.ModuleList of the statement"},
-        # Charged there once: test_depth_stack_layers is waived as the same mistake.
-        charged_once=True,
+        {
+            "test_depth_stack": "not the nn.ModuleList of the statement",
+            # No repair waives it: none can hold a kernel's layers in a ModuleList here.
+            "test_depth_stack_layers": "not the nn.ModuleList of the statement",
+        },
+        in_notebook=True,  # graded through the command too: one grade in both (judge_parity)
     ),
 ]
 
