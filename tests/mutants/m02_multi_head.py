@@ -83,18 +83,6 @@ WRONG = [
         {"merge_heads": Replace(".transpose(1, 2).reshape(", ".transpose(1, 2).view(")},
         {"test_merge_heads": "non-contiguous"},
     ),
-    Mutant(  # one charge per mistake: a later cell with a mistake of its own is still charged
-        "merge with .view after the transpose, and the values projected from the key",
-        A,
-        {
-            "merge_heads": Replace(".transpose(1, 2).reshape(", ".transpose(1, 2).view("),
-            "multi_head_attention": Replace("self.v_proj(value)", "self.v_proj(key)"),
-        },
-        {
-            "test_merge_heads": "non-contiguous",
-            "test_mha_parity": "uses your answer cell `merge_heads`",
-        },
-    ),
     Mutant(
         "q_proj built without a bias",
         A,

@@ -128,20 +128,6 @@ WRONG = [
         {"depth_stack": Replace(BLOCK, "EncoderBlock(d_model, num_heads, d_ff)")},
         {"test_depth_stack_layers": "built with EncoderBlock's default dropout"},
     ),
-    Mutant(  # one charge per mistake: a later cell with a mistake of its own is still charged
-        "layers in a Python list, dropout not passed on",
-        A,
-        {
-            "depth_stack": Replace(
-                LAYERS,
-                "[\n            EncoderBlock(d_model, num_heads, d_ff) for _ in range(num_layers)\n        ]",
-            )
-        },
-        {
-            "test_depth_stack": "not the nn.ModuleList of the statement",
-            "test_depth_stack_layers": "not the nn.ModuleList of the statement",
-        },
-    ),
     Mutant(
         "uses attention_lab's TransformerEncoder",
         A,
