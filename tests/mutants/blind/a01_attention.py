@@ -337,6 +337,7 @@ WRONG = [
         {"test_attention_scaling": "√L_k"},
         # Charged there once: the parity and causal cells are waived as the same mistake.
         charged_once=True,
+        in_notebook=True,
     ),
     Mutant(
         "g01-07: softmax over dim=1: the queries of a (B, L_q, L_k) score",
@@ -366,6 +367,7 @@ WRONG = [
         {"test_attention_rows_sum_to_one": "over queries, not keys"},
         # Charged there once: the scaling, fully masked row, parity and causal cells are waived.
         charged_once=True,
+        in_notebook=True,
     ),
     Mutant(
         "g01-09: mask polarity reversed, fully masked rows read the same way",
@@ -395,6 +397,7 @@ WRONG = [
         {"test_attention_fully_masked_row": "mask polarity reversed"},
         # Charged there once: the parity and causal cells are waived as the same mistake.
         charged_once=True,
+        in_notebook=True,
     ),
 ]
 
