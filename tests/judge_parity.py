@@ -3,11 +3,11 @@
 The mutation corpus (tests/test_mutants.py) grades its notebooks in-process, hidden checks only;
 its per-assignment class then calls :func:`assert_judge_agrees` on the same worker, which reuses
 those in-process grades.  Per assignment, the solution, the first and last known-wrong mutants,
-those marked ``in_notebook`` and every correct alternative (:func:`merged`) are handed in to a
-fresh nbgrader course and graded by the grading command's own path: the whole notebook runs in
-the sandbox, public checks included, and every hidden check runs in the judge, against proxies
-of the kernel's objects.  Every check gets the same verdict in both, so every cell the same
-partial score (or, where its visible check failed, what the rule for that gives:
+those marked ``in_notebook`` (blind ones too) and every correct alternative (:func:`merged`) are
+handed in to a fresh nbgrader course and graded by the grading command's own path: the whole
+notebook runs in the sandbox, public checks included, and every hidden check runs in the judge,
+against proxies of the kernel's objects.  Every check gets the same verdict in both, so every
+cell the same partial score (or, where its visible check failed, what the rule for that gives:
 autograder/authoring/registry.py), which is what nbgrader reads from the graded notebook.  What a
 wrong mutant's student is shown in the graded notebook starts with the judge's expected
 diagnosis, even where the cell's visible checks failed first.  The course's release and its
@@ -27,6 +27,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.utils import determine_grade
 
+import tests.mutants.blind
 from autograder.authoring.registry import VISIBLE_CHECK_FAILED, CellGrade
 from autograder.cells import is_test_cell
 from autograder.examples import Sample, build_course
@@ -40,10 +41,12 @@ from tests.mutants import Mutant, mutated_cells
 
 def picked(assignment: str) -> list[Mutant]:
     """The mutants of ``assignment`` graded through the grading command: the first and last
-    wrong ones, those marked ``in_notebook`` and every correct alternative (merged)."""
+    wrong ones, those marked ``in_notebook`` (the blind corpus's too) and every correct
+    alternative (merged)."""
     module = importlib.import_module(f"tests.mutants.m{assignment}")
     marked = [m for m in module.WRONG[1:-1] if m.in_notebook]
-    return [module.WRONG[0], *marked, module.WRONG[-1], *merged(module.CORRECT)]
+    blind = [m for m in tests.mutants.blind.WRONG if m.assignment == assignment and m.in_notebook]
+    return [module.WRONG[0], *marked, *blind, module.WRONG[-1], *merged(module.CORRECT)]
 
 
 def merged(correct: Sequence[Mutant]) -> list[Mutant]:

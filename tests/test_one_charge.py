@@ -27,7 +27,7 @@ from autograder.authoring.registry import (
     checks_for,
     grade_cell,
 )
-from autograder.authoring.repairs import repairs_of
+from autograder.authoring.repairs import Repair, repairs_of
 from autograder.authoring.requiring import require
 from autograder.checks.a01_attention import ATTENTION
 from autograder.examples import Sample, build_course
@@ -165,10 +165,60 @@ def cells(monkeypatch: pytest.MonkeyPatch):
     return {"attention": softmax_over_queries_attention}
 
 
-def test_01_declares_the_repair_of_the_softmax_axis():
-    (repair,) = [r for r in repairs_of(ASSIGNMENT) if r.mistake.key == SOFTMAX_AXIS]
-    assert repair.name == "attention"
-    assert repair.cause == CAUSE
+def softmax_axis_repairs() -> dict[str, Repair]:
+    """01's repairs of the softmax axis, by the name of their function."""
+    found = [r for r in repairs_of(ASSIGNMENT) if r.mistake.key == SOFTMAX_AXIS]
+    return {r.undo.__name__: r for r in found}
+
+
+def test_01_declares_the_repairs_of_the_softmax_axis():
+    repairs = softmax_axis_repairs()
+    assert set(repairs) == {"softmax_over_the_keys", "one_sequence_at_a_time"}
+    for repair in repairs.values():
+        assert repair.name == "attention"
+        assert repair.cause == CAUSE
+
+
+def softmax_over_dim_1_attention(q, k, v, mask=None, scale=True):  # noqa: ANN001, ANN201
+    """Issue 40's blind g01-07: softmax over dim=1, the queries of 3-D scores, the heads of 4-D."""
+    weights = torch.softmax(q @ k.transpose(-2, -1) / (q.shape[-1] ** 0.5 if scale else 1.0), dim=1)
+    return weights @ v, weights
+
+
+def test_one_sequence_at_a_time_moves_a_softmax_over_dim_1_to_the_keys_and_nothing_else():
+    undo = softmax_axis_repairs()["one_sequence_at_a_time"].undo
+
+    def correct(q, k, v, mask=None, scale=True):  # noqa: ANN001, ANN202
+        return _correct(q, k, v)
+
+    # Without the sign of a softmax over axis 1 (over the queries in 4-D too), left as it is.
+    assert undo(correct) is correct
+    assert undo(softmax_over_queries_attention) is softmax_over_queries_attention
+    repaired = undo(softmax_over_dim_1_attention)
+    q, k, v = torch.randn(2, 3, 5, 6), torch.randn(2, 3, 7, 6), torch.randn(1, 3, 7, 2)
+    for got, expected in zip(repaired(q, k, v), _correct(q, k, v), strict=True):
+        torch.testing.assert_close(got, expected)
+
+
+def test_the_scaling_and_mask_repairs_make_a_correct_answer_wrong():
+    # So they confirm no cause on an answer that does not make their mistake.
+    def correct(q, k, v, mask=None, scale=True):  # noqa: ANN001, ANN202
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        if mask is not None:
+            scores = scores.masked_fill(~mask.bool(), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ v, weights
+
+    repairs = {r.mistake.key: r for r in repairs_of(ASSIGNMENT)}
+    q, k, v = torch.randn(3, 4), torch.randn(6, 4), torch.randn(6, 2)
+    mask = torch.rand(3, 6) < 0.5
+    mask[:, 0] = True
+    unscaled = repairs["attention.scaled_by_sqrt_l_k"].undo(correct)
+    assert not torch.allclose(unscaled(q, k, v)[1], correct(q, k, v)[1])
+    assert torch.equal(unscaled(q, k, v, scale=False)[1], correct(q, k, v, scale=False)[1])
+    reversed_mask = repairs["attention.mask_reversed"].undo(correct)
+    assert not torch.allclose(reversed_mask(q, k, v, mask)[1], correct(q, k, v, mask)[1])
+    assert torch.equal(reversed_mask(q, k, v)[1], correct(q, k, v)[1])
 
 
 def test_a_repeated_mistake_is_waived_once_charged_and_its_grade_crosses_the_pipe(cells):
@@ -216,7 +266,7 @@ def test_the_repair_leaves_an_answer_without_the_mistakes_sign_as_it_is_so_it_co
 ):
     # A failing check of such an answer fails again with the repair: nothing is confirmed, even
     # where the exchanged call would pass it for another reason (issue 40's blind f01-06).
-    (repair,) = [r for r in repairs_of(ASSIGNMENT) if r.mistake.key == SOFTMAX_AXIS]
+    repair = softmax_axis_repairs()["softmax_over_the_keys"]
 
     def correct(q, k, v, mask=None, scale=True):  # noqa: ANN001, ANN202
         return _correct(q, k, v)

@@ -538,16 +538,19 @@ def _charged(
     explained = tuple(
         replace(r, cause=causes[r.name].mistake.message) if r.name in causes else r for r in results
     )
-    failing = {causes.get(r.name) for r in results if not r.passed}
-    only = next(iter(failing)) if len(failing) == 1 else None
+    # the mistake each failing check is explained by (None: no repair explains it); a mistake
+    # with several repairs is one mistake
+    failing = {r.name: causes.get(r.name) for r in results if not r.passed}
+    keys = {None if repair is None else repair.mistake.key for repair in failing.values()}
+    only = next(iter(failing.values())) if len(keys) == 1 else None
     repeat = None
     if _charges is not None:
         first = _charges.charged_in.get(only.mistake.key) if only is not None else None
         if only is not None and first is not None and first != grade_id:
             repeat = Repeat(only.cause, first, waived=not _charges.charge_again)
         else:
-            for repair in failing - {None}:
-                _charges.charged_in.setdefault(repair.mistake.key, grade_id)
+            for key in keys - {None}:
+                _charges.charged_in.setdefault(key, grade_id)
     return CellGrade(explained, visible_failure, repeat=repeat)
 
 

@@ -8,6 +8,13 @@ failed (a correct answer, repaired, would fail instead); where a whole cell earn
 it, the cell fails only because of that mistake (:func:`autograder.authoring.registry.grade_cell`
 then charges the mistake once per submission). A repair that does not fit an answer makes its
 checks fail, so it confirms nothing and waives nothing.
+
+One mistake may have several repairs, several ways to undo it (01's softmax over the queries'
+axis: the queries and keys exchanged, or one sequence at a time for a softmax over dim=1).  A
+check's failure is explained by the first that makes it pass, and they
+are one mistake when charged.  A repair works on a kernel's objects as on this process's (the
+grading command hands the checks proxies, and tensors that arrive contiguous), or it is not
+declared: in-process grading and the grading command give one grade.
 """
 
 from __future__ import annotations
@@ -49,10 +56,7 @@ def repairs(assignment: str, mistake: Mistake, name: str) -> Callable[[Undo], Un
     ``mistake`` undone) as the repair of ``mistake``, next to the checks that name it."""
 
     def register(undo: Undo) -> Undo:
-        known = _REPAIRS.setdefault(assignment, [])
-        if any(r.mistake.key == mistake.key for r in known):
-            raise ValueError(f"{assignment}: {mistake.key} has a repair already")
-        known.append(Repair(mistake, name, undo))
+        _REPAIRS.setdefault(assignment, []).append(Repair(mistake, name, undo))
         return undo
 
     return register

@@ -756,6 +756,78 @@ def softmax_over_the_keys(attention):
     return repaired
 
 
+def _normalised_over_axis_one(attention) -> bool:
+    """Whether the answer's weights, on small public inputs with 3 queries and 5 keys, sum to 1
+    over axis 1 and not over the keys, wherever axis 1 is: the queries of (B, L_q, d_k) inputs,
+    the heads of (B, H, L_q, d_k) ones (a softmax over dim=1, its own sign)."""
+    g = torch.Generator().manual_seed(0)
+    try:
+        for lead in ((2,), (2, 4)):
+            q, k, v = (
+                torch.randn(*lead, n, 4, generator=g, dtype=torch.float64) for n in (3, 5, 5)
+            )
+            weights = call_attention(attention, q, k, v)[1]
+            over_axis_one = is_close(weights.sum(1), torch.ones_like(weights.sum(1)))
+            if not over_axis_one or is_close(weights.sum(-1), torch.ones(*lead, 3).double()):
+                return False
+        return True
+    except StopChecks:  # no kernel or no time left: the experiment cannot run at all
+        raise
+    except Exception:  # an answer that cannot run on them shows no sign of this mistake
+        return False
+
+
+@repairs(ASSIGNMENT, ATTENTION["softmax_over_queries"], "attention")
+def one_sequence_at_a_time(attention):
+    """``attention`` with its softmax over dim=1 moved to the keys: the student's own function,
+    called on one (L, d) sequence at a time (and its (L_q, L_k) mask), where dim=1 is the keys'
+    axis; the results are stacked back.  An answer whose weights are not a softmax over axis 1
+    is left as it is (a batch-only mistake, k.T say, would pass one sequence at a time)."""
+    if not _normalised_over_axis_one(attention):
+        return attention
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
+        masks = () if mask is None else (mask,)
+        lead = np.broadcast_shapes(*(t.shape[:-2] for t in (q, k, v, *masks)))  # no sympy
+        q, k, v, *masks = (
+            t.expand(*lead, *t.shape[-2:]).reshape(-1, *t.shape[-2:]) for t in (q, k, v, *masks)
+        )
+        pairs = [
+            call_attention(attention, q[i], k[i], v[i], *(m[i] for m in masks), **options)
+            for i in range(q.shape[0])
+        ]
+        out, weights = (torch.stack(part) for part in zip(*pairs, strict=True))
+        return out.reshape(*lead, *out.shape[-2:]), weights.reshape(*lead, *weights.shape[-2:])
+
+    return repaired
+
+
+@repairs(ASSIGNMENT, ATTENTION["scaled_by_sqrt_l_k"], "attention")
+def queries_rescaled_for_sqrt_l_k(attention):
+    """``attention`` given queries multiplied by √(L_k / d_k) when it scales: an answer that
+    divides q kᵀ by √L_k then divides by √d_k, and one that does not is wrong on them."""
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, *args, scale: bool = True, **options):
+        if scale:
+            q = q * math.sqrt(k.shape[-2] / q.shape[-1])
+        return call_attention(attention, q, k, v, *args, scale=scale, **options)
+
+    return repaired
+
+
+@repairs(ASSIGNMENT, ATTENTION["mask_reversed"], "attention")
+def mask_read_right(attention):
+    """``attention`` given the opposite of each mask it is called with, in the mask's own dtype
+    (1 where it was 0): an answer that hides the keys where the mask is True then hides those
+    it must."""
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
+        flipped = None if mask is None else torch.logical_not(mask).to(mask.dtype)
+        return call_attention(attention, q, k, v, flipped, **options)
+
+    return repaired
+
+
 # Exercise 4, `sees_the_future` (test_sees_the_future): a causality test, by design.
 #
 # Which positions change, how often, by how much, and the tolerance are the student's design, so

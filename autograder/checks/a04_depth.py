@@ -62,6 +62,10 @@ STACK = catalogue(
             "reused num_layers times): create a NEW EncoderBlock for every layer",
             "reversed": "the layers run in reverse order: apply self.layers[0] first",
         },
+        "layer list": {
+            "layers_in_a_list": "self.layers is a Python list, not the nn.ModuleList of the "
+            "statement: nn.Module registers no layer held in a list",
+        },
         "layers": {
             "same_block": "the same EncoderBlock object appears several times in self.layers "
             "([block] * num_layers repeats one block): create a NEW EncoderBlock for every layer",
@@ -341,6 +345,10 @@ def check_structure(stack: nn.Module, num_layers: int, num_heads: int) -> list[n
     layers = getattr(stack, "layers", None)
     if layers is None:
         fail("the stack has no attribute self.layers, the nn.ModuleList of the statement")
+    if type(layers) is list:  # observed, so named
+        fail(
+            f"{STACK['layers_in_a_list']} (it registers {sum(1 for _ in stack.parameters())} parameter tensors)"
+        )
     if not isinstance(layers, nn.ModuleList):
         fail(
             f"self.layers is {type(layers).__name__}, not the nn.ModuleList of the statement "

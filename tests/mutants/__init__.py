@@ -62,6 +62,9 @@ class Mutant:
     # Causes that a message once named for this answer although it does not make them (issue
     # 40's fresh corpus): no failing check's message may contain any of these phrases.
     not_told: tuple[str, ...] = ()
+    # One mistake, charged once (autograder/authoring/repairs.py): it loses points in its
+    # ``must_fail`` cells alone, every later cell it fails being waived as the same mistake.
+    charged_once: bool = False
 
     @property
     def is_correct(self) -> bool:

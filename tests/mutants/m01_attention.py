@@ -86,7 +86,44 @@ WRONG = [
         "mask polarity reversed",
         A,
         {"attention": Replace("mask = mask.bool()", "mask = ~mask.bool()")},
-        {"test_attention_parity": "polarity reversed"},
+        # Charged once, in the first cell it fails: parity and causal weights are waived.
+        {"test_attention_fully_masked_row": "polarity reversed"},
+        charged_once=True,
+    ),
+    Mutant(  # one charge per mistake: a later cell with a mistake of its own is still charged
+        "scaled by sqrt(L_k), mask polarity reversed",
+        A,
+        {
+            "attention": (
+                Replace("math.sqrt(q.shape[-1])", "math.sqrt(k.shape[-2])"),
+                Replace("mask = mask.bool()", "mask = ~mask.bool()"),
+            )
+        },
+        {
+            "test_attention_scaling": "√L_k",
+            "test_attention_fully_masked_row": "polarity reversed",
+            "test_attention_parity": "√L_k",
+            "test_causal_weights": "uses your answer cell `attention`",
+        },
+    ),
+    Mutant(  # one charge per mistake: a later cell with a mistake of its own is still charged
+        "softmax over dim=1, unscaled",
+        A,
+        {
+            "attention": (
+                Replace("torch.softmax(scores, dim=-1)\n", "torch.softmax(scores, dim=1)\n"),
+                Replace(
+                    "torch.softmax(scores, dim=-1).masked_fill",
+                    "torch.softmax(scores, dim=1).masked_fill",
+                ),
+                Replace(SCALING, ""),
+            )
+        },
+        {
+            "test_attention_rows_sum_to_one": "over queries, not keys",
+            "test_attention_scaling": "weights differ from softmax(q kᵀ / √d_k)",
+            "test_attention_parity": "not scaled",
+        },
     ),
     Mutant(
         "masking with -100",

@@ -84,6 +84,44 @@ WRONG = [
         {"test_merge_heads": "non-contiguous"},
     ),
     Mutant(
+        "q_proj built without a bias",
+        A,
+        {
+            "multi_head_attention": Replace(
+                "self.q_proj = nn.Linear(d_model, d_model)",
+                "self.q_proj = nn.Linear(d_model, d_model, bias=False)",
+            )
+        },
+        # Charged once: the mask and parity cells are waived as the same mistake.
+        {"test_mha_shapes": "without a bias"},
+        charged_once=True,
+        in_notebook=True,  # the bias added to the kernel's module, through the judge
+    ),
+    Mutant(  # one charge per mistake: a later cell with a mistake of its own is still charged
+        "q_proj without a bias, and the mask inverted",
+        A,
+        {
+            "multi_head_attention": (
+                Replace(
+                    "self.q_proj = nn.Linear(d_model, d_model)",
+                    "self.q_proj = nn.Linear(d_model, d_model, bias=False)",
+                ),
+                Replace(
+                    UNSQUEEZE,
+                    "        if mask is not None:\n"
+                    "            mask = ~mask.bool()  # True = blocked\n"
+                    "            if mask.dim() == 3:\n"
+                    "                mask = mask.unsqueeze(1)",
+                ),
+            )
+        },
+        {
+            "test_mha_shapes": "without a bias",
+            "test_mha_mask": "without a bias",
+            "test_mha_parity": "without a bias",
+        },
+    ),
+    Mutant(
         "calls nn.MultiheadAttention through the notebook's helpers",
         A,
         {

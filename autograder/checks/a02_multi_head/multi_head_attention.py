@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import torch
 from torch import Tensor, nn
 
@@ -13,6 +16,7 @@ from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, ban
 from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.checks.a02_multi_head.shared import (
     ASSIGNMENT,
@@ -36,6 +40,32 @@ depends_on(
     ["test_mha_shapes", "test_mha_mask"],
     {"split_heads": ["test_split_heads"], "merge_heads": ["test_merge_heads"]},
 )
+
+
+# One mistake, one charge (autograder/authoring/repairs.py): the module's cells fail with a
+# projection built without its bias; it is charged in the first cell it fails, and this repair
+# tells whether a later cell fails for that alone.
+
+
+@repairs(ASSIGNMENT, MHA["no_bias"], "MultiHeadAttention")
+def with_a_bias_in_every_projection(cls: type) -> type:
+    """``cls`` whose instances get a bias in each projection the student built without one (an
+    nn.Linear whose bias is None), drawn as nn.Linear draws its own; every other attribute, and
+    the forward, is the student's.  Works on a kernel's class too (the bias crosses as data)."""
+
+    class WithBiases:
+        def __new__(_, *args: Any, **kwargs: Any) -> nn.Module:
+            module = cls(*args, **kwargs)
+            for name in PROJECTIONS:
+                layer = getattr(module, name, None)
+                if isinstance(layer, nn.Linear) and layer.bias is None:
+                    bound = 1 / math.sqrt(layer.in_features)  # nn.Linear's own bias draw
+                    bias = torch.empty(layer.out_features, dtype=layer.weight.dtype)
+                    layer.bias = nn.Parameter(bias.uniform_(-bound, bound))
+            return module
+
+    WithBiases.__name__ = WithBiases.__qualname__ = getattr(cls, "__name__", "MultiHeadAttention")
+    return WithBiases
 
 
 NO_HEAD_AXIS = (

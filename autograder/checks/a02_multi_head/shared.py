@@ -58,6 +58,10 @@ MHA = catalogue(
             "unchanged: the values are not computed from `value` (v_proj(value))",
             "no_out_proj": "the output projection is missing: apply out_proj to the merged heads",
         },
+        "biases": {
+            "no_bias": "a projection is an nn.Linear without a bias, where the statement's "
+            "nn.Linear(d_model, d_model) has one",
+        },
         "mask polarity": {
             "mask_reversed": "mask polarity reversed: in this course True means 'may attend' "
             "(torch's attn_mask uses the opposite)",
@@ -124,10 +128,11 @@ def build(
         )
     for name in PROJECTIONS:
         layer = getattr(mha, name, None)
-        if not isinstance(layer, nn.Linear) or layer.bias is None:
-            found = "an nn.Linear without a bias" if isinstance(layer, nn.Linear) else None
+        if isinstance(layer, nn.Linear) and layer.bias is None:  # observed, so named
+            fail(f"self.{name}: {MHA['no_bias']}")
+        if not isinstance(layer, nn.Linear):
             fail(
-                f"self.{name} is {found or type(layer).__name__}: the statement asks for "
+                f"self.{name} is {type(layer).__name__}: the statement asks for "
                 f"self.{name} = nn.Linear(d_model, d_model) with a bias, under that name"
             )
         if tuple(layer.weight.shape) != (d_model, d_model):

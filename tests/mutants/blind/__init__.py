@@ -15,8 +15,8 @@ clean), whose visible checks of build_vocab and encode, which call the student's
 encode's saying "unknown words ('on', 'mat') become UNK_ID = 1".
 
 Kept apart from ``mNN_*.py``, which tests/judge_parity.py and the reference-ban tests read by name:
-the blind answers are graded in-process only, as every mutant is, and not again through the
-grading command.
+the blind answers are graded in-process, as every mutant is, and again through the grading
+command only where marked ``in_notebook``.
 """
 
 import importlib

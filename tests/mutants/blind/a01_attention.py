@@ -309,6 +309,96 @@ WRONG = [
             "test_attention_numpy": "scaled by √d_v",
         },
     ),
+    Mutant(
+        "g01-05: scores scaled by sqrt(k.shape[-2]), the number of keys",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(k.shape[-2])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1).masked_fill(~visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_scaling": "√L_k"},
+        # Charged there once: the parity and causal cells are waived as the same mistake.
+        charged_once=True,
+        in_notebook=True,
+    ),
+    Mutant(
+        "g01-07: softmax over dim=1: the queries of a (B, L_q, L_k) score",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=1)
+                    else:
+                        mask = mask.bool()
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~visible, 0.0)
+                        weights = torch.softmax(scores, dim=1).masked_fill(~visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_rows_sum_to_one": "over queries, not keys"},
+        # Charged there once: the scaling, fully masked row, parity and causal cells are waived.
+        charged_once=True,
+        in_notebook=True,
+    ),
+    Mutant(
+        "g01-09: mask polarity reversed, fully masked rows read the same way",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        visible = (~mask).any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(mask, float("-inf"))
+                        scores = scores.masked_fill(~visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1).masked_fill(~visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_fully_masked_row": "mask polarity reversed"},
+        # Charged there once: the parity and causal cells are waived as the same mistake.
+        charged_once=True,
+        in_notebook=True,
+    ),
 ]
 
 CORRECT = [

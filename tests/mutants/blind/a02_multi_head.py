@@ -422,6 +422,77 @@ WRONG = [
             "test_heads_switched_off": "keep is read the wrong way round",
         },
     ),
+    Mutant(
+        "g02-04: merge_heads flattens its transpose with .view",
+        A,
+        {
+            "merge_heads": Rewrite(
+                r'''
+                def merge_heads(x: Tensor) -> Tensor:
+                    """(B, H, L, d_k) -> (B, L, H * d_k)."""
+                    B, H, L, d_k = x.shape
+                    return x.transpose(1, 2).view(B, L, H * d_k)
+                '''
+            )
+        },
+        {
+            "test_merge_heads": "non-contiguous",
+            # The module's cells call it: no repair waives them, as none would under the
+            # grading command (the kernel's tensors reach a check contiguous).
+            "test_mha_shapes": ".view() cannot reshape it",
+            "test_mha_mask": ".view() cannot reshape it",
+            "test_mha_parity": ".view() cannot reshape it",
+        },
+        in_notebook=True,  # graded through the command too: one grade in both (judge_parity)
+    ),
+    Mutant(
+        "g02-10: MultiHeadAttention projections built with bias=False",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model, bias=False)
+                        self.k_proj = nn.Linear(d_model, d_model, bias=False)
+                        self.v_proj = nn.Linear(d_model, d_model, bias=False)
+                        self.out_proj = nn.Linear(d_model, d_model, bias=False)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_shapes": "without a bias"},
+        # Charged there once: the mask and parity cells are waived as the same mistake.
+        charged_once=True,
+    ),
 ]
 
 CORRECT = [

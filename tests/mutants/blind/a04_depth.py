@@ -202,6 +202,44 @@ WRONG = [
             "test_attention_focus": "the score depends on the size of the first axis",
         },
     ),
+    Mutant(
+        "g04-04: self.layers a Python list of EncoderBlocks",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "not the nn.ModuleList of the statement",
+            # No repair waives it: none can hold a kernel's layers in a ModuleList here.
+            "test_depth_stack_layers": "not the nn.ModuleList of the statement",
+        },
+        in_notebook=True,  # graded through the command too: one grade in both (judge_parity)
+    ),
 ]
 
 CORRECT = [
