@@ -47,17 +47,23 @@ PADDED = catalogue(
 )
 
 
-class MaskChanged:
-    """``block`` called with ``change(mask)`` for each mask it is given; otherwise the block."""
+class MaskChanged(nn.Module):
+    """``block`` called with ``change(mask)`` for each mask it is given; otherwise the block.  A
+    module, so that the grading command lends it to the kernel's padded_block as it lends the
+    block itself: a repair must work there as in-process (autograder/authoring/repairs.py)."""
 
     def __init__(self, block: nn.Module, change: Callable[[Tensor], Tensor]):
+        super().__init__()
         self.block, self.change = block, change
 
-    def __call__(self, x: Tensor, mask: Tensor | None = None, *args: Any, **kwargs: Any) -> Any:
+    def forward(self, x: Tensor, mask: Tensor | None = None, *args: Any, **kwargs: Any) -> Any:
         return self.block(x, None if mask is None else self.change(mask), *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.block, name)
+        try:
+            return super().__getattr__(name)  # the block, registered as a submodule
+        except AttributeError:
+            return getattr(self.block, name)
 
 
 def _mask_changed(change: Callable[[Tensor], Tensor]) -> Callable[[Callable], Callable]:

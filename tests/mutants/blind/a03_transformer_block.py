@@ -303,6 +303,36 @@ WRONG = [
         },
     ),
     Mutant(
+        "g03-15: padded_block hides the pads as queries, (B, 1, L, 1)",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. The mask hides the pad keys from every query: (B, 1, 1, L) broadcasts
+                    #    over the heads and the queries: a real token's softmax sees real tokens only.
+                    # 2. Pad positions keep whatever the block computes for them (they still see the
+                    #    real tokens): finite, and nothing downstream reads them.
+                    # 3. A sentence of pads only has query rows with no visible key: attention gives
+                    #    them zero weights (notebook 01's rule), so its outputs stay finite.
+                    may_attend = ~is_pad[:, None, :, None]  # (B, 1, L, 1)
+                    out, _ = block(x, mask=may_attend)
+                    return out
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the mask hides the pads as queries",
+        },
+        in_notebook=True,  # its repair lends a module to the kernel: judged through the command too
+    ),
+    Mutant(
         "g03-16: padded_block passes the (B, L) mask as is",
         A,
         {
@@ -330,6 +360,7 @@ WRONG = [
         {
             "test_padded_block": "the (B, L) mask is handed to the block as it is",
         },
+        in_notebook=True,  # its repair lends a module to the kernel: judged through the command too
     ),
 ]
 
