@@ -197,6 +197,7 @@ WRONG = [
             )
         },
         {"test_penalise_repeats": "of the probability before and"},
+        makes=("penalise_repeats.negative_logits_divided",),
     ),
     Mutant(
         "penalise_repeats: the ids seen anywhere in the batch penalised in every row",
