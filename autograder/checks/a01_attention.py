@@ -719,18 +719,27 @@ def as_a_tensor(causal_mask):
     return lambda n: torch.as_tensor(causal_mask(n))
 
 
-def _normalised_over_queries(attention) -> bool:
-    """Whether the answer's weights, on a small public input with 3 queries and 5 keys, sum to
-    1 over the queries and not over the keys: the softmax-axis mistake's own sign."""
+def _normalised_over(attention, axis: int, leads: tuple[tuple[int, ...], ...]) -> bool:
+    """Whether the answer's weights, on small public inputs with 3 queries and 5 keys and each of
+    ``leads`` before them, sum to 1 over ``axis`` and not over the keys: a softmax-axis mistake's
+    own sign (axis -2: the queries; axis 1: the queries of (B, L_q, d_k) inputs and the heads of
+    (B, H, L_q, d_k) ones)."""
     g = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(2, n, 4, generator=g, dtype=torch.float64) for n in (3, 5, 5))
     try:
-        weights = call_attention(attention, q, k, v)[1]
-        over_queries = is_close(weights.sum(-2), torch.ones(2, 5, dtype=torch.float64))
-        return over_queries and not is_close(weights.sum(-1), torch.ones(2, 3, dtype=torch.float64))
+        for lead in leads:
+            q, k, v = (
+                torch.randn(*lead, n, 4, generator=g, dtype=torch.float64) for n in (3, 5, 5)
+            )
+            weights = call_attention(attention, q, k, v)[1]  # (*lead, 3, 5)
+            summed = [*lead, 3, 5]
+            del summed[axis]
+            over_axis = is_close(weights.sum(axis), torch.ones(summed, dtype=torch.float64))
+            if not over_axis or is_close(weights.sum(-1), torch.ones(*lead, 3).double()):
+                return False
+        return True
     except StopChecks:  # no kernel or no time left: the experiment cannot run at all
         raise
-    except Exception:  # an answer that cannot run on it shows no sign of this mistake
+    except Exception:  # an answer that cannot run on them shows no sign of this mistake
         return False
 
 
@@ -742,7 +751,7 @@ def softmax_over_the_keys(attention):
     takes the same change of weights.  On a correct answer this gives wrong weights; so does it on
     an answer with another mistake, which it may still happen to pass (a fully masked row's zeros,
     say), so an answer whose weights are not a softmax over the queries is left as it is."""
-    if not _normalised_over_queries(attention):
+    if not _normalised_over(attention, -2, ((2,),)):
         return attention
 
     def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
@@ -756,34 +765,13 @@ def softmax_over_the_keys(attention):
     return repaired
 
 
-def _normalised_over_axis_one(attention) -> bool:
-    """Whether the answer's weights, on small public inputs with 3 queries and 5 keys, sum to 1
-    over axis 1 and not over the keys, wherever axis 1 is: the queries of (B, L_q, d_k) inputs,
-    the heads of (B, H, L_q, d_k) ones (a softmax over dim=1, its own sign)."""
-    g = torch.Generator().manual_seed(0)
-    try:
-        for lead in ((2,), (2, 4)):
-            q, k, v = (
-                torch.randn(*lead, n, 4, generator=g, dtype=torch.float64) for n in (3, 5, 5)
-            )
-            weights = call_attention(attention, q, k, v)[1]
-            over_axis_one = is_close(weights.sum(1), torch.ones_like(weights.sum(1)))
-            if not over_axis_one or is_close(weights.sum(-1), torch.ones(*lead, 3).double()):
-                return False
-        return True
-    except StopChecks:  # no kernel or no time left: the experiment cannot run at all
-        raise
-    except Exception:  # an answer that cannot run on them shows no sign of this mistake
-        return False
-
-
 @repairs(ASSIGNMENT, ATTENTION["softmax_over_queries"], "attention")
 def one_sequence_at_a_time(attention):
     """``attention`` with its softmax over dim=1 moved to the keys: the student's own function,
     called on one (L, d) sequence at a time (and its (L_q, L_k) mask), where dim=1 is the keys'
     axis; the results are stacked back.  An answer whose weights are not a softmax over axis 1
     is left as it is (a batch-only mistake, k.T say, would pass one sequence at a time)."""
-    if not _normalised_over_axis_one(attention):
+    if not _normalised_over(attention, 1, ((2,), (2, 4))):
         return attention
 
     def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
