@@ -58,6 +58,7 @@ def test_pipeline_is_tfidf_then_logistic_regression() -> None:
     assert pipeline.named_steps["logreg"].C == 0.5
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_fit_is_deterministic_and_accuracy_is_the_fraction_correct() -> None:
     texts = ["good film", "great film", "bad film", "awful film"]
     labels = [1, 1, 0, 0]

@@ -115,6 +115,7 @@ def fully_masked_row_grades(mutant: Mutant) -> list[CellGrade]:
     return grades
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_a_softmax_over_the_queries_is_judged_in_the_fully_masked_row_cell_by_its_fix_alone():
     """f01-04 (its fix right) lost points there under 11 of 32 secrets, whose draw hid a key from
     every query where each query sees a key: its softmax is 0/0 over that key, a share of the

@@ -239,6 +239,7 @@ def _canvas_rows(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))[2:]
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_every_roster_field_reaches_the_canvas_csv_guarded(tmp_path: Path):
     roster = (
         "student,canvas_id,sis_login_id,name,section\n"

@@ -185,6 +185,7 @@ def softmax_over_dim_1_attention(q, k, v, mask=None, scale=True):  # noqa: ANN00
     return weights @ v, weights
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_one_sequence_at_a_time_moves_a_softmax_over_dim_1_to_the_keys_and_nothing_else():
     undo = softmax_axis_repairs()["one_sequence_at_a_time"].undo
 

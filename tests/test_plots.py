@@ -135,6 +135,7 @@ def test_positional_encoding_rejects_1d():
 # --- plot_attention_by_depth ------------------------------------------------
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_by_depth_rows_come_from_each_layer():
     layers = [softmax_weights(4, 4, seed=0), softmax_weights(4, 4, seed=1)]
     ax = plots.plot_attention_by_depth(layers, 2, TOKENS)

@@ -69,6 +69,7 @@ def _ruff(root: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 @pytest.mark.parametrize("assignment", [MODULE, PACKAGE])
 def test_a_new_exercise_names_itself_everywhere(course: Path, assignment: str):
     before = _notebook(course, assignment)
@@ -116,6 +117,7 @@ def test_a_new_exercise_names_itself_everywhere(course: Path, assignment: str):
     assert _ruff(course, "format", "--check").returncode == 0, _ruff(course, "format", "--diff")
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_a_new_assignment_is_a_course_of_its_own(course: Path):
     scaffold.new_assignment(course, "08_rotary_positions", regenerate=False)
     assert check_modules(course / "autograder" / "checks")["08_rotary_positions"] == (

@@ -154,6 +154,7 @@ def test_train_step_is_one_clipped_sgd_update_with_fresh_gradients():
             torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
 def test_train_step_trains_in_train_mode_and_steps_the_scheduler():
     model, (inputs, labels) = _tiny_classifier(dropout=0.5).eval(), _tiny_batch()
     optimizer = make_optimizer(model, lr=0.1, weight_decay=0.0)
