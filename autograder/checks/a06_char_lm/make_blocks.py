@@ -31,6 +31,10 @@ BLOCKS = catalogue(
             "to copy its input; y[i] must be the same slice moved one position ahead, "
             "ids[i*block_size + 1 : (i+1)*block_size + 1]",
             "shifted_by_two": "targets are shifted by two positions instead of one",
+            "rolled_within_blocks": "each block of targets is its own block of inputs rolled "
+            "left by one (x.roll(-1, dims=1)): the last target of a block wraps round to the "
+            "block's first id, where it must be the id that follows the block, "
+            "ids[(i+1)*block_size]",
             "inputs_late": "the input blocks start one position late: x[i] = "
             "ids[i*block_size : (i+1)*block_size]",
             "swapped": "x and y are swapped: x is the block of inputs, y the same block one step "
@@ -70,6 +74,28 @@ def one_block_too_many(make_blocks: Callable[..., Any], length: int, block_size:
         f"{BLOCKS['one_block_too_many']} (on ids of length {agreeing[0]} to {agreeing[-1]}, "
         f"where both counts are {length // block_size}, make_blocks gives the right blocks)"
     )
+
+
+# Public (length, block_size) cases of distinct ids on which a rolled answer is confirmed.
+ROLLED_CASES = ((7, 2), (10, 3), (13, 4), (9, 4))
+
+
+def rolled_within_blocks(make_blocks: Callable[..., Any]) -> bool:
+    """True when ``make_blocks`` gives the right x and, for y, x rolled left by one within each
+    block, on every case of ROLLED_CASES: BLOCKS' rolled_within_blocks, seen on several inputs."""
+    for length, block_size in ROLLED_CASES:
+        ids = 1000 * torch.arange(length) + 7  # distinct: the wrapped last target shows
+        try:
+            x, y = make_blocks(ids, block_size)
+        except Exception:  # noqa: BLE001 - raising there is another fault
+            return False
+        expected_x, _ = oracle_blocks(ids, block_size)
+        if not all(
+            isinstance(got, Tensor) and got.shape == want.shape and torch.equal(got, want)
+            for got, want in ((x, expected_x), (y, expected_x.roll(-1, dims=1)))
+        ):
+            return False
+    return True
 
 
 def call_make_blocks(make_blocks: Callable[..., Any], ids: Tensor, block_size: int):
@@ -173,6 +199,9 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
         end = len(expected_x) * block_size
         if len(ids) >= end + 2:
             y_mistakes[BLOCKS["shifted_by_two"]] = ids[2 : end + 2].reshape(expected_y.shape)
+        wrong = not torch.equal(y, expected_y)
+        if wrong and block_size > 1 and rolled_within_blocks(make_blocks):
+            y_mistakes[BLOCKS["rolled_within_blocks"]] = expected_x.roll(-1, dims=1)
         diagnose(
             y,
             expected_y,

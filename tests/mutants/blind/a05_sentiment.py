@@ -87,4 +87,21 @@ WRONG = [
     ),
 ]
 
-CORRECT: list[Mutant] = []
+CORRECT = [
+    # Its NaN at a padded position (0 * inf) once counted as a mistake: the statement now
+    # promises only finite values of hidden there, which this answer ignores.
+    Mutant(
+        "h05-02: masked_mean weights hidden by the 0/1 mask of real tokens",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model)."""
+                    weight = (token_ids != pad_id).unsqueeze(-1).to(hidden.dtype)  # (B, L, 1)
+                    return (hidden * weight).sum(dim=1) / weight.sum(dim=1).clamp(min=1)
+                '''
+            )
+        },
+    ),
+]

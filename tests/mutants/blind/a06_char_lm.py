@@ -112,6 +112,24 @@ WRONG = [
         },
         {"test_charlm": "the token embedding is added twice"},
     ),
+    Mutant(
+        "h06-02: make_blocks rolls each input block left by one for its targets",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size)."""
+                    n_blocks = (len(ids) - 1) // block_size
+                    x = ids[: n_blocks * block_size].view(n_blocks, block_size)
+                    y = x.roll(-1, dims=1)
+                    return x, y
+                '''
+            )
+        },
+        # Once told only where y first differed, the cause unnamed.
+        {"test_make_blocks": "rolled left by one (x.roll(-1, dims=1))"},
+    ),
 ]
 
 CORRECT: list[Mutant] = []
