@@ -38,6 +38,12 @@ class Repair:
     undo: Undo
 
     @property
+    def key(self) -> str:
+        """Which repair it is, unique in its assignment: "attention.softmax_over_queries
+        (one_sequence_at_a_time)" (a mistake may have several repairs)."""
+        return f"{self.mistake.key} ({getattr(self.undo, '__name__', 'undo')})"
+
+    @property
     def cause(self) -> str:
         """The mistake in a few words, as feedback names it: "the softmax axis in `attention`"."""
         return f"the {self.mistake.family} in `{self.name}`"
@@ -56,7 +62,11 @@ def repairs(assignment: str, mistake: Mistake, name: str) -> Callable[[Undo], Un
     ``mistake`` undone) as the repair of ``mistake``, next to the checks that name it."""
 
     def register(undo: Undo) -> Undo:
-        _REPAIRS.setdefault(assignment, []).append(Repair(mistake, name, undo))
+        declared = _REPAIRS.setdefault(assignment, [])
+        repair = Repair(mistake, name, undo)
+        if any(r.key == repair.key for r in declared):
+            raise ValueError(f"{assignment}: two repairs are {repair.key}; name their functions")
+        declared.append(repair)
         return undo
 
     return register
