@@ -152,10 +152,8 @@ def assert_same_scores(name: str, outcome: Outcome, in_process: dict[str, CellGr
         # A repair that works on this process's objects, not on the kernel's, would confirm a
         # cause here and not there (autograder/authoring/repairs.py).
         verdicts = [(c.name, c.passed, c.cause, c.repair) for c in cell.checks]
-        assert verdicts == [(c.name, c.passed, c.cause, c.repair) for c in expected.checks], (
-            name,
-            cell.message,
-        )
+        here = [(c.name, c.passed, c.cause, c.repair) for c in expected.checks]
+        assert verdicts == here, (name, cell.message, {"command": verdicts, "in-process": here})
         # A mistake charged in an earlier cell is waived (or charged again) alike in both.
         assert cell.grade.repeat == expected.repeat, (name, cell.message)
         score = expected.points(points[cell.grade_id])

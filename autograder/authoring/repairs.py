@@ -14,7 +14,9 @@ axis: the queries and keys exchanged, or one sequence at a time for a softmax ov
 check's failure is explained by the first that makes it pass, and they
 are one mistake when charged.  A repair works on a kernel's objects as on this process's (the
 grading command hands the checks proxies, and tensors that arrive contiguous), or it is not
-declared: in-process grading and the grading command give one grade.
+declared: in-process grading and the grading command give one grade, and name one cause
+confirmed by one repair (tests/judge_parity.py; tests/test_mutants.py has every repair confirm a
+cause of a mutant graded through the command).
 """
 
 from __future__ import annotations
