@@ -6,7 +6,9 @@ those in-process grades.  Per assignment, the solution, the first and last known
 those marked ``in_notebook`` (blind ones too) and every correct alternative (:func:`merged`) are
 handed in to a fresh nbgrader course and graded by the grading command's own path: the whole
 notebook runs in the sandbox, public checks included, and every hidden check runs in the judge,
-against proxies of the kernel's objects.  Every check gets the same verdict in both, so every
+against proxies of the kernel's objects.  Every check gets the same verdict in both, and the
+same cause confirmed by the same repair (so every repair that a picked mutant's grading uses
+works on the kernel's objects; tests/test_mutants.py asks that every repair be so used), so every
 cell the same partial score (or, where its visible check failed, what the rule for that gives:
 autograder/authoring/registry.py), which is what nbgrader reads from the graded notebook.  What a
 wrong mutant's student is shown in the graded notebook starts with the judge's expected
@@ -139,15 +141,19 @@ def assert_judge_agrees(
 
 
 def assert_same_scores(name: str, outcome: Outcome, in_process: dict[str, CellGrade]) -> None:
-    """Each check's verdict and each cell's score agree between the graded notebook (what
-    nbgrader reads from it) and in-process grading, which runs no visible check: whatever the
-    kernel says of its visible checks changes no score."""
+    """Each check's verdict, the cause a repair confirmed for it and which repair did, and each
+    cell's score agree between the graded notebook (what nbgrader reads from it) and in-process
+    grading, which runs no visible check: whatever the kernel says of its visible checks changes
+    no score."""
     points, saved = cell_points(outcome.notebook), recorded(outcome.notebook)
     assert {c.grade_id for c in outcome.cells} == set(in_process), name
     for cell in outcome.cells:
         expected = in_process[cell.grade_id]
-        verdicts = [(c.name, c.passed) for c in cell.checks]
-        assert verdicts == [(c.name, c.passed) for c in expected.checks], (name, cell.message)
+        # A repair that works on this process's objects, not on the kernel's, would confirm a
+        # cause here and not there (autograder/authoring/repairs.py).
+        verdicts = [(c.name, c.passed, c.cause, c.repair) for c in cell.checks]
+        here = [(c.name, c.passed, c.cause, c.repair) for c in expected.checks]
+        assert verdicts == here, (name, cell.message, {"command": verdicts, "in-process": here})
         # A mistake charged in an earlier cell is waived (or charged again) alike in both.
         assert cell.grade.repeat == expected.repeat, (name, cell.message)
         score = expected.points(points[cell.grade_id])

@@ -49,7 +49,7 @@ from autograder.examples import solution_answers
 from autograder.judging.containment import death
 from autograder.pipeline.feedback.feedback import redact_source
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
-from tests.judge_parity import assert_judge_agrees
+from tests.judge_parity import assert_judge_agrees, picked
 from tests.mutants import Body, Mutant, Replace, apply_patch, mutated_cells
 from tests.test_reference_bans import BANNED_PHRASE
 
@@ -662,6 +662,24 @@ class _AssignmentCorpus:
             "reference"
         )
         assert wrong and caught == len(wrong) and accepted == len(correct)
+
+    def test_every_repair_confirms_a_cause_through_the_grading_command(self):
+        """Each repair of the assignment (autograder/authoring/repairs.py) is the one that
+        confirms the cause of a failing check of some mutant that judge parity grades through
+        the command, which must give that check the same cause and repair: no repair is
+        declared on the strength of in-process grading alone."""
+        exercised = {
+            check.repair
+            for mutant in picked(self.assignment)
+            if not mutant.is_correct
+            for grade in graded(mutant).values()
+            for check in grade.checks
+        }
+        unexercised = {r.key for r in repairs_of(self.assignment)} - exercised
+        assert not unexercised, (
+            f"no mutant graded through the grading command has a cause confirmed by "
+            f"{sorted(unexercised)}: mark one whose grading it confirms in_notebook=True"
+        )
 
     @pytest.mark.sandbox
     @pytest.mark.usefixtures("sandbox_required")

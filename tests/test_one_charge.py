@@ -28,6 +28,7 @@ from autograder.authoring.registry import (
     grade_cell,
 )
 from autograder.authoring.repairs import Repair, repairs_of
+from autograder.authoring.repairs import repairs as declare_repair
 from autograder.authoring.requiring import require
 from autograder.checks.a01_attention import ATTENTION
 from autograder.examples import Sample, build_course
@@ -177,6 +178,18 @@ def test_01_declares_the_repairs_of_the_softmax_axis():
     for repair in repairs.values():
         assert repair.name == "attention"
         assert repair.cause == CAUSE
+    # One cause, two repairs told apart: which one confirmed a cause is recorded with it
+    # (CheckResult.repair), and judge parity compares that with the grading command's.
+    assert repairs["one_sequence_at_a_time"].key == f"{SOFTMAX_AXIS} (one_sequence_at_a_time)"
+
+    def softmax_over_the_keys(attention):  # noqa: ANN001, ANN202
+        return attention
+
+    with pytest.raises(ValueError, match=r"two repairs are .*\(softmax_over_the_keys\)"):
+        declare_repair(ASSIGNMENT, ATTENTION["softmax_over_queries"], "attention")(
+            softmax_over_the_keys
+        )
+    assert softmax_axis_repairs() == repairs
 
 
 def softmax_over_dim_1_attention(q, k, v, mask=None, scale=True):  # noqa: ANN001, ANN201
@@ -229,6 +242,7 @@ def test_a_repeated_mistake_is_waived_once_charged_and_its_grade_crosses_the_pip
     assert first.fraction == 0 and first.repeat is None
     assert second.repeat == Repeat(CAUSE, "first", waived=True)
     assert second.full_marks and second.points(1.5) == 1.5
+    assert {c.repair for c in second.checks} == {f"{SOFTMAX_AXIS} (softmax_over_the_keys)"}
     assert CellGrade.from_json(json.loads(json.dumps(second.to_json()))) == second
     lines = second.describe().splitlines()
     assert lines[0].startswith(f"not charged again: fails only because of {CAUSE}, charged in ")

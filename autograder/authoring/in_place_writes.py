@@ -87,10 +87,15 @@ def on_copies(function: Callable[..., T]) -> Callable[..., T]:
     """``function`` handed copies of its tensor arguments, so that what it writes into them stays
     there: the repair of WRITTEN_IN_PLACE (autograder/authoring/repairs.py). It changes nothing
     else, so a failing check that passes with it failed for the write alone (on a correct answer
-    it changes nothing at all). Gradients still reach the originals through the copies."""
+    it changes nothing at all).
+
+    A tensor that requires grad is handed as it is: a student's kernel receives each such tensor
+    as a leaf, where a write in place raises whether or not the judge copied it, so a copy (not
+    a leaf) would repair here an answer that the grading command cannot repair."""
 
     def copied(value: Any) -> Any:
-        return value.clone() if isinstance(value, torch.Tensor) else value
+        fresh = isinstance(value, torch.Tensor) and not value.requires_grad
+        return value.clone() if fresh else value
 
     def repaired(*args: Any, **kwargs: Any) -> T:
         return function(

@@ -258,7 +258,8 @@ class CheckResult:
     """One check's verdict on one submission; ``diagnosis`` is empty when it passed.
 
     cause: for a failing check that passes with one named mistake repaired, that mistake's
-    message (the cause confirmed on this answer), else "".
+    message (the cause confirmed on this answer), else "".  repair: the key of the repair that
+    confirmed it (autograder/authoring/repairs.py; students are not shown it), else "".
     """
 
     name: str
@@ -267,6 +268,7 @@ class CheckResult:
     diagnosis: str = ""
     gate: bool = False
     cause: str = ""
+    repair: str = ""
 
     @classmethod
     def from_json(cls, report: dict) -> CheckResult:
@@ -278,6 +280,7 @@ class CheckResult:
             str(report["diagnosis"]),
             bool(report["gate"]),
             str(report["cause"]),
+            str(report["repair"]),
         )
 
 
@@ -536,7 +539,10 @@ def _charged(
     except StopChecks:  # no time or no kernel left for the experiment: nothing is confirmed
         return CellGrade(tuple(results), visible_failure)
     explained = tuple(
-        replace(r, cause=causes[r.name].mistake.message) if r.name in causes else r for r in results
+        replace(r, cause=causes[r.name].mistake.message, repair=causes[r.name].key)
+        if r.name in causes
+        else r
+        for r in results
     )
     # the mistake each failing check is explained by (None: no repair explains it); a mistake
     # with several repairs is one mistake

@@ -14,7 +14,9 @@ axis: the queries and keys exchanged, or one sequence at a time for a softmax ov
 check's failure is explained by the first that makes it pass, and they
 are one mistake when charged.  A repair works on a kernel's objects as on this process's (the
 grading command hands the checks proxies, and tensors that arrive contiguous), or it is not
-declared: in-process grading and the grading command give one grade.
+declared: in-process grading and the grading command give one grade, and name one cause
+confirmed by one repair (tests/judge_parity.py; tests/test_mutants.py has every repair confirm a
+cause of a mutant graded through the command).
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ class Repair:
     undo: Undo
 
     @property
+    def key(self) -> str:
+        """Which repair it is, unique in its assignment: "attention.softmax_over_queries
+        (one_sequence_at_a_time)" (a mistake may have several repairs)."""
+        return f"{self.mistake.key} ({getattr(self.undo, '__name__', 'undo')})"
+
+    @property
     def cause(self) -> str:
         """The mistake in a few words, as feedback names it: "the softmax axis in `attention`"."""
         return f"the {self.mistake.family} in `{self.name}`"
@@ -56,7 +64,11 @@ def repairs(assignment: str, mistake: Mistake, name: str) -> Callable[[Undo], Un
     ``mistake`` undone) as the repair of ``mistake``, next to the checks that name it."""
 
     def register(undo: Undo) -> Undo:
-        _REPAIRS.setdefault(assignment, []).append(Repair(mistake, name, undo))
+        declared = _REPAIRS.setdefault(assignment, [])
+        repair = Repair(mistake, name, undo)
+        if any(r.key == repair.key for r in declared):
+            raise ValueError(f"{assignment}: two repairs are {repair.key}; name their functions")
+        declared.append(repair)
         return undo
 
     return register

@@ -352,6 +352,7 @@ WRONG = [
         },
         makes=("inputs.written_in_place",),
         not_told=("not scaled", "future leaks", "instead of", "over queries", "polarity"),
+        in_notebook=True,  # on_copies confirms the write through the judge, on the kernel's q
     ),
 ]
 

@@ -232,6 +232,7 @@ WRONG = [
         {"test_causal_mask": "causal_mask(2) must be an (2, 2) tensor"},
         makes=("causal_mask.not_a_tensor",),
         not_told=("is not True exactly",),
+        in_notebook=True,  # as_a_tensor confirms the type through the judge, on a kernel's array
     ),
     Mutant(
         "g01-11: sees_the_future redraws only the last position",

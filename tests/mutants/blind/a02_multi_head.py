@@ -421,6 +421,7 @@ WRONG = [
         {
             "test_heads_switched_off": "keep is read the wrong way round",
         },
+        in_notebook=True,  # keep_read_right confirms it through the judge, on the kernel's module
     ),
     Mutant(
         "g02-04: merge_heads flattens its transpose with .view",

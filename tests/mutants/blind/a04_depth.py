@@ -201,6 +201,7 @@ WRONG = [
         {
             "test_attention_focus": "the score depends on the size of the first axis",
         },
+        in_notebook=True,  # first_axis_of_the_keys_size confirms it through the judge
     ),
     Mutant(
         "g04-04: self.layers a Python list of EncoderBlocks",
