@@ -546,6 +546,120 @@ WRONG = [
             "test_merge_partials": "the parts are added without a common maximum",
         },
     ),
+    Mutant(
+        "h07-02: online update: block terms against the block's own max, never moved",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = sum exp(s - max)."""
+                    block_max = scores.amax(dim=-1)
+                    new_max = torch.maximum(running_max, block_max)
+                    block_sum = torch.exp(scores - block_max.unsqueeze(-1)).sum(dim=-1)
+                    new_sum = running_sum * torch.exp(running_max - new_max) + block_sum
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "measured against the block's own max",
+        },
+        not_told=("the running max is replaced by the block's max",),
+    ),
+    Mutant(
+        "h07-21: partial_attention: scores not scaled by 1/sqrt(d_k)",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k)."""
+                    # (m, l, a): row max, sum exp(s - m), sum exp(s - m) v
+                    s = q @ k.transpose(-2, -1)
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return m, p.sum(-1, keepdim=True), p @ v
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m = torch.maximum(a[0], b[0])
+                    fa, fb = torch.exp(a[0] - m), torch.exp(b[0] - m)
+                    return m, a[1] * fa + b[1] * fb, a[2] * fa + b[2] * fb
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, a = p
+                    return a / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "scores are not scaled by 1/√d_k",
+        },
+    ),
+    Mutant(
+        "h07-18: partial_attention keeps sum exp(s) and sum exp(s) v, no max subtracted",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k)."""
+                    # (sum of exp(score), sum of exp(score) * v): both just add up over disjoint keys
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    e = torch.exp(s)
+                    return e.sum(-1, keepdim=True), e @ v
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    return a[0] + b[0], a[1] + b[1]
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p[1] / p[0]
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "the partial result overflows",
+        },
+    ),
+    Mutant(
+        "h07-19: merge averages the parts' outputs weighted by their key counts",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k)."""
+                    # (output over these keys, number of keys)
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return w @ v, torch.tensor(float(k.shape[-2]), dtype=q.dtype)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    n = a[1] + b[1]
+                    return (a[0] * a[1] + b[0] * b[1]) / n, n
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p[0]
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "weighted by their numbers of keys",
+        },
+    ),
 ]
 
 CORRECT = [
