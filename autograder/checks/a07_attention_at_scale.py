@@ -30,6 +30,7 @@ from autograder.authoring.operation_mistakes import (
 )
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
 from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
+from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 
@@ -149,13 +150,13 @@ MERGE = catalogue(
             "part's measured against a common max), not how many keys it has",
         },
         "scaling": {
-            "not_scaled": "partial_attention's scores are not scaled by 1/√d_k: divide q·kᵀ by "
-            "sqrt(q.shape[-1])",
-            "divided_by_d_k": "partial_attention's scores are scaled by 1/d_k instead of 1/√d_k",
-            "multiplied_by_sqrt_d_k": "partial_attention's scores are multiplied by √d_k instead "
-            "of divided by it",
-            "scaled_by_sqrt_d_v": "partial_attention's scores are scaled by 1/√d_v (v.shape[-1]) "
-            "instead of 1/√d_k (q.shape[-1])",
+            "not_scaled": "partial_attention does not scale the scores by 1/√d_k: divide q·kᵀ "
+            "by sqrt(q.shape[-1])",
+            "divided_by_d_k": "partial_attention scales the scores by 1/d_k instead of 1/√d_k",
+            "multiplied_by_sqrt_d_k": "partial_attention multiplies the scores by √d_k instead "
+            "of dividing them by it",
+            "scaled_by_sqrt_d_v": "partial_attention scales the scores by 1/√d_v (v.shape[-1]) "
+            "rather than 1/√d_k (q.shape[-1])",
         },
         "stability": {
             "overflow": "the partial result overflows for large scores (exp of an unshifted "
@@ -335,6 +336,30 @@ def operation_mistakes(
     return mistaken_outputs(
         CHUNKED, attention_output, {"q": q, "k": k, "v": v, "mask": mask}, slips
     )
+
+
+def queries_rescaled(factor: Callable[[int, int], float]) -> Callable[[Any], Any]:
+    """A repair (repairs.py) of a scale slip in chunked_attention: the answer given q multiplied
+    by ``factor(d_k, d_v)``, so that its wrong factor times this one is 1/√d_k; a right answer,
+    or one with another factor, is wrong on them. One charge: the exact and causal cells both
+    grade chunked_attention, and a scale slip failing both is charged in the first alone."""
+
+    def undo(chunked: Callable[..., Any]) -> Callable[..., Any]:
+        def repaired(q: Tensor, k: Tensor, v: Tensor, *args: Any, **kwargs: Any) -> Any:
+            return chunked(q * factor(q.shape[-1], v.shape[-1]), k, v, *args, **kwargs)
+
+        return repaired
+
+    return undo
+
+
+for _name, _factor in {
+    "not_scaled": lambda d_k, d_v: d_k**-0.5,
+    "divided_by_d_k": lambda d_k, d_v: d_k**0.5,
+    "multiplied_by_sqrt_d_k": lambda d_k, d_v: 1 / d_k,
+    "scaled_by_sqrt_d_v": lambda d_k, d_v: (d_v / d_k) ** 0.5,
+}.items():
+    repairs(ASSIGNMENT, CHUNKED[_name], "chunked_attention")(queries_rescaled(_factor))
 
 
 def chunked_mistakes(q: Tensor, k: Tensor, v: Tensor, chunk: int) -> dict[Mistake, Tensor]:
@@ -676,10 +701,11 @@ ban(ASSIGNMENT, "chunked_attention", BANNED)
 
 
 # A gate: a fused kernel reached at run time would pass the other checks, which must then
-# earn nothing.
-@check(ASSIGNMENT, "test_chunked_attention_exact", gate=True)
-@check(ASSIGNMENT, "test_chunked_attention_causal", gate=True)
+# earn nothing. Decorators register bottom-up: the cells are graded in the notebook's order,
+# exact, causal, memory, so that a mistake is charged in the first cell it fails there.
 @check(ASSIGNMENT, "test_chunked_attention_memory", gate=True)
+@check(ASSIGNMENT, "test_chunked_attention_causal", gate=True)
+@check(ASSIGNMENT, "test_chunked_attention_exact", gate=True)
 def chunked_runs_no_fused_attention(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     # At run time too: no fused attention kernel may run, however it is reached.

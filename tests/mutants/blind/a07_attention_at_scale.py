@@ -91,10 +91,9 @@ WRONG = [
                 '''
             )
         },
-        {
-            "test_chunked_attention_exact": "not scaled by 1/√d_k",
-            "test_chunked_attention_causal": "not scaled by 1/√d_k",
-        },
+        {"test_chunked_attention_exact": "not scaled by 1/√d_k"},
+        # Charged there once: the causal cell is waived as the same mistake (a scale repair).
+        charged_once=True,
     ),
     Mutant(
         "f07-06: chunked: accumulator not rescaled when the max grows",
@@ -599,7 +598,7 @@ WRONG = [
             )
         },
         {
-            "test_merge_partials": "scores are not scaled by 1/√d_k",
+            "test_merge_partials": "does not scale the scores by 1/√d_k",
         },
     ),
     Mutant(
@@ -630,6 +629,7 @@ WRONG = [
         {
             "test_merge_partials": "the partial result overflows",
         },
+        in_notebook=True,  # its partial result crosses the judge's wire as data
     ),
     Mutant(
         "h07-19: merge averages the parts' outputs weighted by their key counts",
@@ -659,6 +659,48 @@ WRONG = [
         {
             "test_merge_partials": "weighted by their numbers of keys",
         },
+    ),
+    Mutant(
+        "h07-06: chunked: scores scaled by 1/sqrt(d_v)",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError("chunk_size must be a positive int")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError("causal needs L_q == L_k")
+                    q = q / math.sqrt(v.shape[-1])
+                    m = torch.full(q.shape[:-1] + (1,), float("-inf"), dtype=q.dtype)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+                    rows = torch.arange(L_q).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb, vb = k[..., start:start + chunk_size, :], v[..., start:start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            cols = torch.arange(start, start + kb.shape[-2])
+                            s = s.masked_fill(cols > rows, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "scaled by 1/√d_v (v.shape[-1]) instead of 1/√d_k"},
+        # Issue 40's third blind corpus: charged in both cells then; once now (a scale repair),
+        # through the grading command too.
+        charged_once=True,
+        in_notebook=True,
     ),
 ]
 
