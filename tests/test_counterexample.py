@@ -88,3 +88,30 @@ def test_a_module_that_cannot_take_the_reference_s_parameters_has_no_counterexam
         [(1,), (2,)],
     )
     assert found is None
+
+
+def test_a_split_attention_gets_a_counterexample_of_two_small_parts():
+    """Issue 40's third blind corpus (h07-19): a merge weighting the parts by their key counts was
+    shown only sizes and an index; its counterexample is two parts of a few small integers."""
+    from autograder.checks.a07_attention_at_scale import SplitAttention, smaller_split_example
+
+    def partial(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, int]:
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        return torch.softmax(scores, -1) @ v, k.shape[-2]
+
+    def by_count(a: tuple[Tensor, int], b: tuple[Tensor, int]) -> tuple[Tensor, int]:
+        return (a[0] * a[1] + b[0] * b[1]) / (a[1] + b[1]), a[1] + b[1]
+
+    found = smaller_split_example(SplitAttention(partial, by_count, lambda p: p[0]))
+    assert found is not None and found.startswith("with the parts k[:1] and k[1:]"), found
+    assert "a small input on which yours differs" in found and "yours gives [[1.5]]" in found
+
+    def by_mass(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        return torch.softmax(scores, -1) @ v, scores.logsumexp(-1, keepdim=True)
+
+    def merge(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+        mass = torch.logaddexp(a[1], b[1])
+        return a[0] * (a[1] - mass).exp() + b[0] * (b[1] - mass).exp(), mass
+
+    assert smaller_split_example(SplitAttention(by_mass, merge, lambda p: p[0])) is None

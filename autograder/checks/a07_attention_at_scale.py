@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
@@ -14,7 +15,7 @@ from torch.nn import functional as F
 import attention_lab.reference.a01_attention as reference
 from autograder.authoring.closeness import first_difference, is_close, not_finite
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
-from autograder.authoring.diagnosis import diagnose
+from autograder.authoring.diagnosis import borne_out, diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
 from autograder.authoring.kernel_objects import observe_call
@@ -29,6 +30,7 @@ from autograder.authoring.operation_mistakes import (
 )
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
 from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
+from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 
@@ -54,6 +56,9 @@ UPDATE = catalogue(
             "exp(old_max - new_max) before adding the new block's terms",
             "inverted_factor": "the rescaling factor is inverted: it is exp(old_max - new_max) "
             "<= 1, not exp(new_max - old_max)",
+            "block_terms_own_max": "each block's terms are measured against the block's own max, "
+            "exp(s - block max), and never moved to the new running max: take exp(scores - "
+            "new_max) for the block, as the old sum is moved by exp(old_max - new_max)",
         },
         "running max": {
             "block_max": "the running max is replaced by the block's max: it must be "
@@ -139,6 +144,25 @@ MERGE = catalogue(
             "stay relative to its own max; multiply each by exp(m_part - max(m_a, m_b)) before "
             "adding them",
         },
+        "weights": {
+            "count_weighted": "the parts' outputs are averaged weighted by their numbers of keys: "
+            "a part's weight in the merge is its softmax mass, Σ exp(s) over its keys (each "
+            "part's measured against a common max), not how many keys it has",
+        },
+        "scaling": {
+            "not_scaled": "partial_attention does not scale the scores by 1/√d_k: divide q·kᵀ "
+            "by sqrt(q.shape[-1])",
+            "divided_by_d_k": "partial_attention scales the scores by 1/d_k instead of 1/√d_k",
+            "multiplied_by_sqrt_d_k": "partial_attention multiplies the scores by √d_k instead "
+            "of dividing them by it",
+            "scaled_by_sqrt_d_v": "partial_attention scales the scores by 1/√d_v (v.shape[-1]) "
+            "rather than 1/√d_k (q.shape[-1])",
+        },
+        "stability": {
+            "overflow": "the partial result overflows for large scores (exp of an unshifted "
+            "score is inf in float64 from about 710): keep each part's sums relative to its own "
+            "row max m, Σ exp(s - m), with m in the partial result",
+        },
     },
 )
 
@@ -178,6 +202,12 @@ def _update_inverted_factor(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Te
     return new, s * factor + torch.exp(x - new.unsqueeze(-1)).sum(-1)
 
 
+def _update_block_terms_own_max(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    top = x.amax(-1)
+    new = torch.maximum(m, top)
+    return new, s * torch.exp(m - new) + torch.exp(x - top.unsqueeze(-1)).sum(-1)
+
+
 def _update_block_max(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
     new = x.amax(-1)
     return new, s * torch.exp(torch.clamp(m - new, max=0.0)) + torch.exp(x - new.unsqueeze(-1)).sum(
@@ -211,10 +241,29 @@ MAX_MISTAKES = (UPDATE["block_max"], UPDATE["old_max"], UPDATE["max_over_everyth
 SUM_MISTAKES = {
     UPDATE["sum_not_rescaled"]: _update_no_rescale,
     UPDATE["inverted_factor"]: _update_inverted_factor,
+    UPDATE["block_terms_own_max"]: _update_block_terms_own_max,
     UPDATE["block_max"]: _update_block_max,
     UPDATE["old_max"]: _update_old_max,
     UPDATE["max_over_everything"]: _update_max_over_everything,
 }
+
+
+def sum_mistakes(
+    run_max: Tensor,
+    scores: Tensor,
+    cuts: list[int],
+    mistakes: dict[Mistake, Callable] = SUM_MISTAKES,
+) -> dict[Mistake, Tensor]:
+    """The running sums the ``mistakes`` fold ``scores`` to, of those whose running max is the
+    answer's ``run_max`` too: an answer whose max is right (or wrong otherwise) makes no mistake of
+    the running max, whatever its sum shares with one (issue 40: a sum measured against each
+    block's own max equals the block_max mistake's when the max never falls)."""
+    folded = {d: fold_online(f, scores, cuts) for d, f in mistakes.items()}
+    return {
+        d: new_sum
+        for d, (new_max, new_sum) in folded.items()
+        if isinstance(run_max, Tensor) and is_close(run_max, new_max, atol=0, rtol=1e-6)
+    }
 
 
 def simulate_chunked(
@@ -287,6 +336,30 @@ def operation_mistakes(
     return mistaken_outputs(
         CHUNKED, attention_output, {"q": q, "k": k, "v": v, "mask": mask}, slips
     )
+
+
+def queries_rescaled(factor: Callable[[int, int], float]) -> Callable[[Any], Any]:
+    """A repair (repairs.py) of a scale slip in chunked_attention: the answer given q multiplied
+    by ``factor(d_k, d_v)``, so that its wrong factor times this one is 1/√d_k; a right answer,
+    or one with another factor, is wrong on them. One charge: the exact and causal cells both
+    grade chunked_attention, and a scale slip failing both is charged in the first alone."""
+
+    def undo(chunked: Callable[..., Any]) -> Callable[..., Any]:
+        def repaired(q: Tensor, k: Tensor, v: Tensor, *args: Any, **kwargs: Any) -> Any:
+            return chunked(q * factor(q.shape[-1], v.shape[-1]), k, v, *args, **kwargs)
+
+        return repaired
+
+    return undo
+
+
+for _name, _factor in {
+    "not_scaled": lambda d_k, d_v: d_k**-0.5,
+    "divided_by_d_k": lambda d_k, d_v: d_k**0.5,
+    "multiplied_by_sqrt_d_k": lambda d_k, d_v: 1 / d_k,
+    "scaled_by_sqrt_d_v": lambda d_k, d_v: (d_v / d_k) ** 0.5,
+}.items():
+    repairs(ASSIGNMENT, CHUNKED[_name], "chunked_attention")(queries_rescaled(_factor))
 
 
 def chunked_mistakes(q: Tensor, k: Tensor, v: Tensor, chunk: int) -> dict[Mistake, Tensor]:
@@ -507,7 +580,7 @@ def online_softmax_folds_any_block_split(ns: Namespace) -> None:
                 counterexample=smaller_fold_example(update, 0),
             )
             expected_sum = torch.exp(scores.logsumexp(-1) - scores.amax(-1))
-            mistakes = {d: fold_online(f, scores, cuts)[1] for d, f in SUM_MISTAKES.items()}
+            mistakes = sum_mistakes(run_max, scores, cuts)
             diagnose(
                 run_sum,
                 expected_sum,
@@ -542,7 +615,7 @@ def online_softmax_recovers_the_softmax(ns: Namespace) -> None:
     diagnose(
         run_sum,
         expected,
-        {d: fold_online(f, falling, [1, 3])[1] for d, f in SUM_MISTAKES.items()},
+        sum_mistakes(run_max, falling, [1, 3]),
         "when a block's max is below the running max, the factor must be exp(0) = 1 and the new "
         "terms are exp(s - running_max)",
         atol=1e-12,
@@ -556,9 +629,11 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
     scores = 500 + 50 * torch.randn(6, 30, generator=g)
     cuts = [4, 11, 29]
     run_max, run_sum = fold_online(update, scores, cuts)  # pure: a write into an input fails
-    mistakes = {d: fold_online(f, scores, cuts)[1] for d, f in SUM_MISTAKES.items()}
+    mistakes = sum_mistakes(run_max, scores, cuts)
     if isinstance(run_sum, Tensor) and not torch.isfinite(run_sum.detach()).all():
-        mistakes[UPDATE["overflow"]] = fold_online(_update_unshifted, scores, cuts)[1]
+        mistakes.update(
+            sum_mistakes(run_max, scores, cuts, {UPDATE["overflow"]: _update_unshifted})
+        )
         named = nonfinite_match(run_sum, mistakes)
         symptom = not_finite(run_sum, "the running sum")
         fail(str(named or f"float32 scores near 500: {symptom}"))
@@ -626,10 +701,11 @@ ban(ASSIGNMENT, "chunked_attention", BANNED)
 
 
 # A gate: a fused kernel reached at run time would pass the other checks, which must then
-# earn nothing.
-@check(ASSIGNMENT, "test_chunked_attention_exact", gate=True)
-@check(ASSIGNMENT, "test_chunked_attention_causal", gate=True)
+# earn nothing. Decorators register bottom-up: the cells are graded in the notebook's order,
+# exact, causal, memory, so that a mistake is charged in the first cell it fails there.
 @check(ASSIGNMENT, "test_chunked_attention_memory", gate=True)
+@check(ASSIGNMENT, "test_chunked_attention_causal", gate=True)
+@check(ASSIGNMENT, "test_chunked_attention_exact", gate=True)
 def chunked_runs_no_fused_attention(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     # At run time too: no fused attention kernel may run, however it is reached.
@@ -1089,8 +1165,77 @@ def unrescaled_merge(q: Tensor, k: Tensor, v: Tensor, cuts: list[Tensor]) -> Ten
     return accumulators / sums
 
 
+def count_weighted_merge(q: Tensor, k: Tensor, v: Tensor, cuts: list[Tensor]) -> Tensor:
+    """The parts' attention outputs over the keys ``cuts``, averaged weighted by how many keys
+    each part has (MERGE["count_weighted"])."""
+    total = sum(len(idx) for idx in cuts)
+    return sum(len(idx) * reference_out(q, k[..., idx, :], v[..., idx, :]) for idx in cuts) / total
+
+
+def merge_mistakes(q: Tensor, k: Tensor, v: Tensor, cuts: list[Tensor]) -> dict[Mistake, Tensor]:
+    """What the known mistakes of a split attention finish to on these parts, keyed by the
+    mistake: the scale factor's slips (operation_mistakes.py) and two merges."""
+    slips = scale_slips(q.shape[-1], {"d_v": v.shape[-1]})
+    return {
+        **mistaken_outputs(MERGE, attention_output, {"q": q, "k": k, "v": v}, slips),
+        MERGE["no_common_max"]: unrescaled_merge(q, k, v, cuts),
+        MERGE["count_weighted"]: count_weighted_merge(q, k, v, cuts),
+    }
+
+
+# The public (L_q, L_k, d_k) a counterexample of a split attention is looked for at, smallest
+# first: L_k >= 2, so that the keys make two parts.
+SPLIT_SIZES = sorted(
+    ((l_q, l_k, d_k) for l_q in (1, 2) for l_k in range(2, 6) for d_k in (1, 2)), key=sum
+)
+
+
+def smaller_split_example(split: SplitAttention) -> str | None:
+    """A small public input on which the student's split attention, over two parts (the first
+    key, and the others) merged, differs from the attention over all the keys; None if none."""
+
+    def inputs(g: torch.Generator, size: tuple[int, ...]) -> dict[str, Tensor]:
+        l_q, l_k, d_k = size
+        return {
+            "q": small_integers(g, l_q, d_k),
+            "k": small_integers(g, l_k, d_k),
+            "v": small_integers(g, l_k, 1),
+        }
+
+    def answer(q: Tensor, k: Tensor, v: Tensor) -> Any:
+        parts = [split.partial_fn(q, k[:1], v[:1]), split.partial_fn(q, k[1:], v[1:])]
+        return split.finish_fn(split.merge_fn(*parts))
+
+    found = smallest_counterexample(answer, reference_out, inputs, SPLIT_SIZES)
+    return f"with the parts k[:1] and k[1:] (and v's alike) merged, {found}" if found else None
+
+
+def judge_split_cases(
+    cases: list[tuple[Tensor, Tensor, dict[Mistake, Tensor], str]],
+    counterexample: Callable[[], str | None],
+) -> None:
+    """Fail unless each case's output (output, expected, {mistake: its output}, what) is the
+    attention over all the keys; name a mistake only where the output is that mistake's on every
+    case it gets wrong, two at least: on one draw two mistakes may give the same numbers."""
+    wrong = [case for case in cases if not is_close(case[0], case[1], atol=EXACT, rtol=0)]
+    if not wrong:
+        return
+    out, expected, _, what = wrong[0]
+    if not torch.isfinite(out).all():
+        fail(f"{what}: {not_finite(out)}")
+    named = borne_out([case[:3] for case in wrong], atol=EXACT)
+    if len(wrong) > 1 and len(named) == 1:
+        fail(f"{what}: {named.pop()}")
+    judge_merged(out, expected, what, counterexample=counterexample)
+
+
 def judge_merged(
-    out: Tensor, expected: Tensor, what: str, atol: float = EXACT, unrescaled: Tensor | None = None
+    out: Tensor,
+    expected: Tensor,
+    what: str,
+    atol: float = EXACT,
+    unrescaled: Tensor | None = None,
+    counterexample: Callable[[], str | None] | None = None,
 ) -> None:
     """Fail unless ``out`` is the attention over all the keys, ``expected``, to ``atol``; name
     the merge without a common maximum where ``out`` is that merge's output, ``unrescaled``."""
@@ -1100,10 +1245,12 @@ def judge_merged(
     if not gap <= atol and unrescaled is not None and is_close(out, unrescaled, atol=atol):
         fail(f"{what}: {MERGE['no_common_max']}")
     if not gap <= atol:
-        fail(
+        seen = (
             f"{what}: the output differs from the attention over all the keys by up to "
             f"{gap:.3g} (allowed {atol:.0e}); {first_difference(out, expected, atol=atol)}"
         )
+        found = counterexample() if counterexample is not None else None
+        fail(f"{seen}\n{found}" if found else seen)
 
 
 @check(ASSIGNMENT, "test_merge_partials")
@@ -1112,6 +1259,7 @@ def merged_partials_are_attention_over_all_the_keys(ns: Namespace) -> None:
     finish_attention gives the attention over all the keys to float64 rounding."""
     split = split_attention(ns)
     g = hidden_generator("a07 split exact")
+    cases = []
     for count in (1, 2, 2, 3, 5):
         q, k, v, sizes = split_case(g, low_keys=count)
         cuts = key_split(g, k.shape[-2], count)
@@ -1119,7 +1267,8 @@ def merged_partials_are_attention_over_all_the_keys(ns: Namespace) -> None:
         expected = reference_out(q, k, v)
         merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(count), what)
         out = split.finish(merged, expected, what)
-        judge_merged(out, expected, what, unrescaled=unrescaled_merge(q, k, v, cuts))
+        cases.append((out, expected, merge_mistakes(q, k, v, cuts), what))
+    judge_split_cases(cases, partial(smaller_split_example, split))
 
 
 @check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
@@ -1172,6 +1321,7 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
     """Scores near ±10^4 (exp overflows even in float64), alone and split; and a part whose
     every key scores about 10^4 below the other part's, merged first and last."""
     split = split_attention(ns)
+    example = partial(smaller_split_example, split)
     g = hidden_generator("a07 split stable")
     l_q, l_k, d_k = random_sizes(g, 3, low=4, high=14)
     q, k = shifted_scores(g, l_q, l_k, d_k, 1e4)
@@ -1181,17 +1331,27 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
         f"float64, L_q={l_q}, L_k={l_k}, d_k={d_k}, the scores of rows 1, 4, 7, ... near -10^4 "
         "and of rows 2, 5, 8, ... near +10^4"
     )
+    one_part = split.partial(q, k, v, f"{rows}, one part")
+    out = split.finish(one_part, expected, rows)
+    if not torch.isfinite(out).all():
+        overflow = overflow_seen(split, one_part, q, k, v, rows)
+        if overflow:
+            fail(f"{rows}, one part of all the keys: {overflow}")
     judge_merged(
-        split.finish(split.partial(q, k, v, f"{rows}, one part"), expected, rows),
-        expected,
-        f"{rows}, one part of all the keys",
-        atol=1e-8,
+        out, expected, f"{rows}, one part of all the keys", atol=1e-8, counterexample=example
     )
     cuts = key_split(g, l_k, 3)
     what = f"{rows}, {sizes_of(cuts)}, merged in a loop"
     merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(3), what)
     out = split.finish(merged, expected, what)
-    judge_merged(out, expected, what, atol=1e-8, unrescaled=unrescaled_merge(q, k, v, cuts))
+    judge_merged(
+        out,
+        expected,
+        what,
+        atol=1e-8,
+        unrescaled=unrescaled_merge(q, k, v, cuts),
+        counterexample=example,
+    )
     sizes = (
         int(torch.randint(1, 6, (1,), generator=g)),
         int(torch.randint(1, 6, (1,), generator=g)),
@@ -1206,7 +1366,54 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
         )
         merged = split.fold(split.parts(q, k, v, cuts, what), order, what)
         out = split.finish(merged, expected, what)
-        judge_merged(out, expected, what, atol=1e-8, unrescaled=unrescaled_merge(q, k, v, cuts))
+        judge_merged(
+            out,
+            expected,
+            what,
+            atol=1e-8,
+            unrescaled=unrescaled_merge(q, k, v, cuts),
+            counterexample=example,
+        )
+
+
+def nonfinite_in(value: Any) -> tuple[int, int]:
+    """How many of the numbers a partial result holds (tensors and numbers, in tuples, lists
+    and dicts) are NaN or inf, and how many it holds."""
+    if isinstance(value, Tensor):
+        return int((~torch.isfinite(value.detach())).sum()), value.numel()
+    if isinstance(value, int | float):
+        return int(not math.isfinite(value)), 1
+    if isinstance(value, dict):
+        value = list(value.values())
+    if not isinstance(value, tuple | list):
+        return 0, 0
+    counts = [nonfinite_in(item) for item in value]
+    return sum(bad for bad, _ in counts), sum(held for _, held in counts)
+
+
+def overflow_seen(
+    split: SplitAttention, part: Any, q: Tensor, k: Tensor, v: Tensor, rows: str
+) -> str | None:
+    """MERGE["overflow"], with what shows it, where the partial result ``part`` of q, k, v (scores
+    near ±10^4) already holds NaN or inf and the same inputs with q divided by 1000 (scores near
+    ±10) give the attention exactly, alone and in three parts merged; else None."""
+    bad, held = nonfinite_in(part)
+    if not bad:
+        return None
+    small = q / 1000
+    expected = reference_out(small, k, v)
+    what = f"{rows}, q divided by 1000"
+    alone = split.finish(split.partial(small, k, v, what), expected, what)
+    cuts = key_split(torch.Generator().manual_seed(0), k.shape[-2], 3)
+    merged = split.fold(split.parts(small, k, v, cuts, what), left_fold(3), what)
+    for out in (alone, split.finish(merged, expected, what)):
+        if not is_close(out, expected, atol=1e-10, rtol=0):
+            return None
+    return (
+        f"{MERGE['overflow']} (your partial_attention's result holds NaN or inf at {bad} of its "
+        f"{held} numbers here, and the same inputs with q divided by 1000, scores near ±10, "
+        "give the attention exactly)"
+    )
 
 
 def numbers_in(value: Any) -> int | None:
@@ -1230,19 +1437,20 @@ def partial_results_are_small_and_defined_everywhere(ns: Namespace) -> None:
     """A part of one key; no leading dims; float32 and float64 keep q's dtype; a partial result
     holds as many numbers for 1 key as for many, and merging does not grow it."""
     split = split_attention(ns)
+    example = partial(smaller_split_example, split)
     g = hidden_generator("a07 split edges")
     q, k, v, sizes = split_case(g, low_keys=6)
     one_key = f"float64, {sizes}, a part of one key"
     expected = reference_out(q, k[..., :1, :], v[..., :1, :])
     out = split.finish(split.partial(q, k[..., :1, :], v[..., :1, :], one_key), expected, one_key)
-    judge_merged(out, expected, one_key)
+    judge_merged(out, expected, one_key, counterexample=example)
     l_k = k.shape[-2]
     what = f"float64, {sizes}, {l_k} parts of one key each, merged in a loop"
     cuts = [torch.tensor([j]) for j in range(l_k)]
     expected = reference_out(q, k, v)
     merged = split.fold(split.parts(q, k, v, cuts, what), left_fold(l_k), what)
     # Not named here: over parts of one key, other wrong merges give its output too (the mean).
-    judge_merged(split.finish(merged, expected, what), expected, what)
+    judge_merged(split.finish(merged, expected, what), expected, what, counterexample=example)
 
     l_q, l_k, d_k, d_v = random_sizes(g, 4, low=2, high=12)
     q, k, v = (
@@ -1258,7 +1466,13 @@ def partial_results_are_small_and_defined_everywhere(ns: Namespace) -> None:
         out = split.finish(merged, expected, what)
         if out.dtype != dtype:
             fail(f"{what}: the output's dtype is {out.dtype}; the statement asks for q's dtype")
-        judge_merged(out, expected, what, atol=EXACT if dtype == torch.float64 else 2e-5)
+        judge_merged(
+            out,
+            expected,
+            what,
+            atol=EXACT if dtype == torch.float64 else 2e-5,
+            counterexample=example,
+        )
 
     few, many = 1, 300
     q = torch.randn(3, 4, d_k, generator=g, dtype=torch.float64)

@@ -91,10 +91,9 @@ WRONG = [
                 '''
             )
         },
-        {
-            "test_chunked_attention_exact": "not scaled by 1/√d_k",
-            "test_chunked_attention_causal": "not scaled by 1/√d_k",
-        },
+        {"test_chunked_attention_exact": "not scaled by 1/√d_k"},
+        # Charged there once: the causal cell is waived as the same mistake (a scale repair).
+        charged_once=True,
     ),
     Mutant(
         "f07-06: chunked: accumulator not rescaled when the max grows",
@@ -545,6 +544,163 @@ WRONG = [
         {
             "test_merge_partials": "the parts are added without a common maximum",
         },
+    ),
+    Mutant(
+        "h07-02: online update: block terms against the block's own max, never moved",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = sum exp(s - max)."""
+                    block_max = scores.amax(dim=-1)
+                    new_max = torch.maximum(running_max, block_max)
+                    block_sum = torch.exp(scores - block_max.unsqueeze(-1)).sum(dim=-1)
+                    new_sum = running_sum * torch.exp(running_max - new_max) + block_sum
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "measured against the block's own max",
+        },
+        not_told=("the running max is replaced by the block's max",),
+    ),
+    Mutant(
+        "h07-21: partial_attention: scores not scaled by 1/sqrt(d_k)",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k)."""
+                    # (m, l, a): row max, sum exp(s - m), sum exp(s - m) v
+                    s = q @ k.transpose(-2, -1)
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return m, p.sum(-1, keepdim=True), p @ v
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m = torch.maximum(a[0], b[0])
+                    fa, fb = torch.exp(a[0] - m), torch.exp(b[0] - m)
+                    return m, a[1] * fa + b[1] * fb, a[2] * fa + b[2] * fb
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, a = p
+                    return a / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "does not scale the scores by 1/√d_k",
+        },
+    ),
+    Mutant(
+        "h07-18: partial_attention keeps sum exp(s) and sum exp(s) v, no max subtracted",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k)."""
+                    # (sum of exp(score), sum of exp(score) * v): both just add up over disjoint keys
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    e = torch.exp(s)
+                    return e.sum(-1, keepdim=True), e @ v
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    return a[0] + b[0], a[1] + b[1]
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p[1] / p[0]
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "the partial result overflows",
+        },
+        in_notebook=True,  # its partial result crosses the judge's wire as data
+    ),
+    Mutant(
+        "h07-19: merge averages the parts' outputs weighted by their key counts",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k)."""
+                    # (output over these keys, number of keys)
+                    w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+                    return w @ v, torch.tensor(float(k.shape[-2]), dtype=q.dtype)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    n = a[1] + b[1]
+                    return (a[0] * a[1] + b[0] * b[1]) / n, n
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p[0]
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "weighted by their numbers of keys",
+        },
+    ),
+    Mutant(
+        "h07-06: chunked: scores scaled by 1/sqrt(d_v)",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError("chunk_size must be a positive int")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError("causal needs L_q == L_k")
+                    q = q / math.sqrt(v.shape[-1])
+                    m = torch.full(q.shape[:-1] + (1,), float("-inf"), dtype=q.dtype)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+                    rows = torch.arange(L_q).unsqueeze(-1)
+                    for start in range(0, L_k, chunk_size):
+                        kb, vb = k[..., start:start + chunk_size, :], v[..., start:start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            cols = torch.arange(start, start + kb.shape[-2])
+                            s = s.masked_fill(cols > rows, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "scaled by 1/√d_v (v.shape[-1]) instead of 1/√d_k"},
+        # Issue 40's third blind corpus: charged in both cells then; once now (a scale repair),
+        # through the grading command too.
+        charged_once=True,
+        in_notebook=True,
     ),
 ]
 
