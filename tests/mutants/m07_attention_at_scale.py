@@ -104,6 +104,8 @@ WRONG = [
         A,
         {"chunked_attention": Replace(SCALE_Q, "")},
         {"test_chunked_attention_exact": "not scaled by 1/√d_k"},
+        charged_once=True,  # the causal cell is waived as the same mistake (a scale repair)
+        in_notebook=True,  # its repair held to the grading command (judge parity)
     ),
     Mutant(
         "running max never updated",
@@ -335,6 +337,32 @@ WRONG += [
         {"test_chunked_attention_exact": "scaled by 1/√d_v (v.shape[-1]) instead of 1/√d_k"},
         not_told=("query position", "block's offset", "causal mask"),
         charged_once=True,  # the causal cell is waived as the same mistake (a scale repair)
+    ),
+    # The other two scale slips, each graded through the grading command, where its repair must
+    # confirm the cause as in-process grading does (judge parity).
+    Mutant(
+        "chunked attention scaled by 1/d_k",
+        A,
+        {
+            "chunked_attention": Replace(
+                SCALE_Q, SCALE_Q.replace("math.sqrt(q.shape[-1])", "q.shape[-1]")
+            )
+        },
+        {"test_chunked_attention_exact": "scores are scaled by 1/d_k instead of 1/√d_k"},
+        charged_once=True,
+        in_notebook=True,
+    ),
+    Mutant(
+        "chunked attention multiplied by sqrt(d_k)",
+        A,
+        {
+            "chunked_attention": Replace(
+                SCALE_Q, SCALE_Q.replace("(1.0 / math.sqrt(q.shape[-1]))", "math.sqrt(q.shape[-1])")
+            )
+        },
+        {"test_chunked_attention_exact": "scores are multiplied by √d_k instead of divided by it"},
+        charged_once=True,
+        in_notebook=True,
     ),
     Mutant(  # in no catalogue: no cause can be confirmed, so a small public input is shown
         "output divided by the running sum plus 0.1",
