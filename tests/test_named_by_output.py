@@ -57,6 +57,7 @@ def test_diagnose_names_a_nan_mistake_only_where_the_answer_s_nan_sits_in_its_pl
     assert elsewhere.value.diagnosis.startswith("wrong values (")
 
 
+@pytest.mark.slow  # about half a second (0.46 s measured): grades 01's parity cell
 def test_a_failed_check_s_name_claims_no_overflow_of_finite_weights():
     """Feedback lists each failed check by name: 01's parity cell fails an answer scaled by
     √d_v (issue 40's h01-12), whose weights stay finite, under no name that says overflow."""
