@@ -20,7 +20,9 @@ from autograder.authoring.hidden_seeds import (
 from autograder.authoring.registry import CellGrade, Repeat, grade_cell
 from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
 from tests.mutants import Mutant, mutated_cells
+from tests.mutants.blind.a01_attention import CORRECT as BLIND_CORRECT_01
 from tests.mutants.blind.a01_attention import WRONG as BLIND_01
+from tests.mutants.m01_attention import CORRECT as CORRECT_01
 from tests.mutants.m01_attention import WRONG as WRONG_01
 from tests.mutants.m04_depth import WRONG as WRONG_04
 from tests.test_mutants import build
@@ -32,6 +34,8 @@ SECRETS = 32  # the secrets one answer is graded under, in the tests of f04-12 a
 SOFTMAX_OVER_QUERIES = next(m for m in BLIND_01 if m.name.startswith("f01-04"))
 # The same axis without a fix for fully masked rows: a second mistake, which that cell charges.
 WITHOUT_THE_FIX = next(m for m in WRONG_01 if m.name.endswith("fully masked rows left to it"))
+# Issue 40's h01-10: the rows that see a key found over the queries' axis.
+ROWS_OVER_QUERIES = next(m for m in BLIND_01 if m.name.startswith("h01-10"))
 
 # A submission that keeps every tensor the judge hands its `attention`, to print or reuse later.
 RECORDER = """\
@@ -126,6 +130,21 @@ def test_a_softmax_over_the_queries_is_judged_in_the_fully_masked_row_cell_by_it
     grades = fully_masked_row_grades(WITHOUT_THE_FIX)
     missed = [g.describe() for g in grades if g.full_marks or phrase not in g.first_failure]
     assert not missed, f"{len(missed)} of {SECRETS} secrets: {missed[:3]}"
+
+
+@pytest.mark.slow  # half a second or more in the fast tier (tests/tiers.py)
+def test_rows_found_over_the_queries_fail_the_fully_masked_row_cell_under_every_secret():
+    """Issue 40's h01-10 finds the rows that see a key with mask.any(dim=-2): a key no query sees
+    gets weight that is zeroed after the softmax. It kept full marks while no hidden input asked
+    a row that sees a key to sum to 1; every correct answer of the corpus still keeps them."""
+    phrase = ROWS_OVER_QUERIES.must_fail["test_attention_fully_masked_row"]
+    grades = fully_masked_row_grades(ROWS_OVER_QUERIES)
+    missed = [g.describe() for g in grades if g.full_marks or phrase not in g.first_failure]
+    assert not missed, f"{len(missed)} of {SECRETS} secrets: {missed[:3]}"
+    for mutant in [*CORRECT_01, *BLIND_CORRECT_01]:
+        if "attention" in mutant.patches:
+            kept = [g.describe() for g in fully_masked_row_grades(mutant) if not g.full_marks]
+            assert not kept, f"{mutant.name}: {len(kept)} of {SECRETS} secrets: {kept[:3]}"
 
 
 @pytest.mark.slow  # half a second or more: out of the fast tier (tests/tiers.py)

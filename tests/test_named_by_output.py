@@ -8,7 +8,7 @@ import torch
 from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.mistakes import Mistake
-from autograder.authoring.registry import CheckFailed
+from autograder.authoring.registry import CheckFailed, grade_cell
 from autograder.checks.a03_transformer_block.shared import explain_mismatch
 
 DOUBLED = Mistake("test.doubled", "arithmetic", "every value is doubled")
@@ -55,3 +55,20 @@ def test_diagnose_names_a_nan_mistake_only_where_the_answer_s_nan_sits_in_its_pl
     with pytest.raises(CheckFailed) as elsewhere:  # NaN too, but not that mistake's NaN
         diagnose(torch.tensor([float("nan"), 0.5, 0.25]), expected, mistakes, "wrong values")
     assert elsewhere.value.diagnosis.startswith("wrong values (")
+
+
+@pytest.mark.slow  # about half a second (0.46 s measured): grades 01's parity cell
+def test_a_failed_check_s_name_claims_no_overflow_of_finite_weights():
+    """Feedback lists each failed check by name: 01's parity cell fails an answer scaled by
+    √d_v (issue 40's h01-12), whose weights stay finite, under no name that says overflow."""
+
+    def scaled_by_sqrt_d_v(q, k, v, mask=None, scale=True):
+        scores = q @ k.transpose(-2, -1) / (v.shape[-1] ** 0.5 if scale else 1.0)
+        if mask is not None:
+            scores = scores.masked_fill(~mask.bool(), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ v, weights
+
+    graded = grade_cell("01_attention", "test_attention_parity", {"attention": scaled_by_sqrt_d_v})
+    failed = [check.name for check in graded.checks if not check.passed]
+    assert failed and not [name for name in failed if "overflow" in name], failed

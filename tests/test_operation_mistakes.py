@@ -16,6 +16,7 @@ from autograder.authoring.diagnosis import borne_out, diagnose
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.operation_mistakes import (
     InTrainMode,
+    any_over,
     causal_mask_slips,
     computed_in,
     concatenated_along,
@@ -237,6 +238,27 @@ def test_a_max_over_everything_is_the_answer_that_takes_one_max_for_the_batch():
     # A maximum already over every axis, or of a single row, is no slip.
     assert max_over_everything().output(lambda x: x.amax((0, 1)), {"x": x}) is None
     assert max_over_everything().output(lambda x: x.amax(-1), {"x": x[0]}) is None
+
+
+def test_rows_that_see_a_key_asked_of_the_queries_is_the_answer_written_so():
+    """The reference's rows with a visible key, mask.any(dim=-1), asked of dim -2 instead:
+    issue 40's h01-10, a key no query sees scored 0 and zeroed after the softmax."""
+    q, k = torch.randn(L_Q, D_K, dtype=torch.float64), torch.randn(L_K, D_K, dtype=torch.float64)
+    mask = torch.rand(L_Q, L_K) > 0.5
+    mask[:, 0], mask[1], mask[:, -1] = True, False, False
+    slipped = any_over(-2).output(
+        reference.scaled_dot_product_attention, {"q": q, "k": k, "v": k, "mask": mask}
+    )
+    seen = mask.any(dim=-2, keepdim=True)
+    scores = (q @ k.T / math.sqrt(D_K)).masked_fill(~mask, -math.inf).masked_fill(~seen, 0.0)
+    assert is_close(slipped[1], torch.softmax(scores, -1).masked_fill(~seen, 0.0))
+    # Asked of the axis the reference asks already, it changes nothing: no slip.
+    assert (
+        any_over(-1).output(
+            reference.scaled_dot_product_attention, {"q": q, "k": k, "v": k, "mask": mask}
+        )
+        is None
+    )
 
 
 def test_rows_that_see_no_key_give_nan_as_a_plain_softmax_does():

@@ -5,10 +5,10 @@ A mistake is named only where the answer's output matches the output of that mis
 operation, for every exercise: a :class:`Slip` runs the exercise's own reference with one
 operation changed -- the softmax over another axis, the scores scaled by another factor, the mask
 reversed or shifted off its diagonal, top-k keeping one id more or fewer, masked scores filled
-with a finite number, one maximum over every axis where the reference takes each row's, a
-reduction that drops its kept axis, a slice of width one written as an index (``x[:, -1]`` for
-``x[:, -1:]``), a concatenation along another axis, probabilities returned
-for logits -- so that 07's chunked attention gets 01's scale mistakes, and
+with a finite number, one maximum over every axis where the reference takes each row's, which
+rows hold a True asked of another axis, a reduction that drops its kept axis, a slice of width
+one written as an index (``x[:, -1]`` for ``x[:, -1:]``), a concatenation along another axis,
+probabilities returned for logits -- so that 07's chunked attention gets 01's scale mistakes, and
 06's ``sample`` and ``lm_loss`` its softmax-axis mistakes, without a copy.
 
 Three ways to change an operation, one per kind of slip:
@@ -336,6 +336,26 @@ def max_over_everything() -> OperationSlip:
         return _with_argument(args, kwargs, 1, "dim", every)
 
     return OperationSlip(MAX_AXES, "max_over_everything", change)
+
+
+ANY_OPERATIONS = {"any", "all"}
+
+
+def any_over(axis: int, name: str | None = None) -> OperationSlip:
+    """Every any and all over one axis (torch., Tensor.) taken over ``axis`` of its input,
+    whatever axis the reference asks for: which queries see a key, asked of the queries' axis
+    (``any_over_axis_-2``). One over every axis (no dim) is left alone."""
+
+    def change(operation: str, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        if operation not in ANY_OPERATIONS or args[0].dim() == 0:
+            return None
+        asked = _argument(args, kwargs, 1, "dim", None)
+        ndim = args[0].dim()
+        if not isinstance(asked, int) or asked % ndim == axis % ndim:
+            return None
+        return _with_argument(args, kwargs, 1, "dim", axis)
+
+    return OperationSlip(MAX_AXES, name or f"any_over_axis_{axis}", change)
 
 
 # ---------------------------------------------------------------------------------------------

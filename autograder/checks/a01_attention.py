@@ -31,6 +31,7 @@ from autograder.authoring.hidden_draws import (
 from autograder.authoring.in_place_writes import inputs_kept, on_copies, written_in_place_mistake
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import (
+    any_over,
     causal_mask_slips,
     finite_fill,
     mask_slips,
@@ -99,6 +100,10 @@ ATTENTION = catalogue(
             "fully_masked_nan": "a fully masked row gives NaN: the softmax of a row of -inf "
             "scores is 0/0; give such rows finite scores before the softmax and zero weights "
             "after it",
+            "visible_rows_over_queries": "the rows that see a key are found over the queries' "
+            "axis (mask.any(dim=-2)), not over the keys' (dim -1): a key that no query of the "
+            "mask sees gets score 0 in every row, and its weight, zeroed after the softmax, "
+            "leaves the other weights of the row summing to less than 1",
         },
         "stability": {
             "overflow": "the weights are NaN or inf for large scores, so exp overflowed: "
@@ -150,6 +155,7 @@ CAUSAL_MASK = catalogue(
 
 
 SOFTMAX_OVER_QUERIES = softmax_over(-2, "softmax_over_queries")
+VISIBLE_BY_QUERY = any_over(-2, "visible_rows_over_queries")
 
 
 def reference_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, scale=True) -> Tensor:
@@ -476,33 +482,87 @@ def fully_masked_inputs(g: torch.Generator) -> tuple[Tensor, Tensor, Tensor, Ten
     return q, k, v, mask
 
 
+def padding_mask(g: torch.Generator, l_k: int) -> Tensor:
+    """A key-padding mask (2, 1, 1, L_k), one row for all the queries and heads of a sentence:
+    sentence 0 is all pads, sentence 1 has 1 to L_k - 1 real keys, then pads."""
+    mask = torch.zeros(2, 1, 1, l_k, dtype=torch.bool)
+    mask[1, ..., : int(torch.randint(1, l_k, (), generator=g))] = True
+    return mask
+
+
+def judge_masked_rows(
+    attention, q: Tensor, k: Tensor, v: Tensor, mask: Tensor
+) -> tuple[Tensor, Tensor, Tensor] | None:
+    """Fail unless ``attention`` with ``mask`` is finite, gives the rows that see no key zero
+    weights and a zero output, and hidden keys zero weight; the weights, the reference's and
+    the sums of the rows that see a key, where one of those does not sum to 1, else None."""
+    with torch.no_grad():  # the softmax of the masked scores: NaN in the rows that see nothing
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        naive = torch.softmax(scores.masked_fill(~mask.bool(), float("-inf")), dim=-1)
+    out, weights = call_masked(attention, q, k, v, mask)
+    if not torch.isfinite(out).all() or not torch.isfinite(weights).all():
+        if is_close(weights, naive, equal_nan=True):
+            fail(ATTENTION["fully_masked_nan"])
+        fail(
+            "with a fully masked row the output or the weights hold NaN or inf: such a row "
+            "must get all-zero weights, and every other row its softmax over visible keys"
+        )
+    shown = mask.bool().expand_as(weights)
+    sees = shown.any(-1)
+    if not (weights[~sees] == 0).all():
+        fail("a fully masked row must get all-zero weights (it may attend to nothing)")
+    # The public check's promise: the statement's zero output for such a row.
+    if not (out[~sees] == 0).all():
+        fail("a fully masked row must get a zero output (its weights are all zero)")
+    hidden = weights.masked_select(~shown)
+    if not (hidden == 0).all():
+        fail(
+            "hidden keys must get exactly zero weight; the largest weight on a hidden key "
+            f"here is {hidden.abs().max().item():.3g}"
+        )
+    sums = weights.detach().sum(-1)[sees]
+    if is_close(sums, torch.ones_like(sums)):
+        return None
+    return weights.detach(), reference_weights(q.detach(), k.detach(), mask), sums
+
+
 @check(ASSIGNMENT, "test_attention_fully_masked_row")
 def fully_masked_row_is_finite(ns: Namespace) -> None:
     attention = require(ns, "attention")
-    q, k, v, mask = fully_masked_inputs(hidden_generator("a01 full mask"))
-    with torch.no_grad():  # the softmax of the masked scores: NaN in the row that sees nothing
-        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-        naive = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
-    for m in (mask, mask.int()):
-        out, weights = call_masked(attention, q, k, v, m)
-        if not torch.isfinite(out).all() or not torch.isfinite(weights).all():
-            if is_close(weights, naive, equal_nan=True):
-                fail(ATTENTION["fully_masked_nan"])
-            fail(
-                "with a fully masked row the output or the weights hold NaN or inf: such a row "
-                "must get all-zero weights, and every other row its softmax over visible keys"
-            )
-        if not (weights[0, :, 1] == 0).all():
-            fail("a fully masked row must get all-zero weights (it may attend to nothing)")
-        # The public check's promise: the statement's zero output for such a row.
-        if not (out[0, :, 1] == 0).all():
-            fail("a fully masked row must get a zero output (its weights are all zero)")
-        hidden = weights.masked_select(~m.bool().expand_as(weights))
-        if not (hidden == 0).all():
-            fail(
-                "hidden keys must get exactly zero weight; the largest weight on a hidden key "
-                f"here is {hidden.abs().max().item():.3g}"
-            )
+    g = hidden_generator("a01 full mask")
+    q, k, v, mask = fully_masked_inputs(g)
+    # Weights normalised over another axis are the softmax-axis mistake, which the rows cell
+    # charges (one mistake, one charge): rows that miss 1 are not charged again here.
+    other_axis = _normalised_over(attention, -2, ((2,),)) or _normalised_over(
+        attention, 1, ((2,), (2, 4))
+    )
+    # Beside a row that sees nothing, the other rows must still sum to 1, which an answer that
+    # asks the wrong axis which rows see a key breaks: the first sentence's last key is one no
+    # query sees. So does a padding mask, which broadcasts over the queries (the statement's
+    # masks broadcast); it hides a key from every query of a sentence with no row that sees
+    # nothing, 0/0 for a softmax over the queries, so it is left out for that mistake.
+    masks = [mask, mask.int()]
+    padding = padding_mask(g, k.shape[-2])
+    if not other_axis:
+        masks += [padding, padding.int()]
+    wrong = []
+    for m in masks:
+        found = judge_masked_rows(attention, q, k, v, m)
+        if found is not None:
+            arguments = {"q": q.detach(), "k": k.detach(), "mask": m}
+            slips = mistaken_outputs(ATTENTION, reference_weights, arguments, [VISIBLE_BY_QUERY])
+            wrong.append((*found, slips))
+    if wrong and not other_axis:
+        # Named only where every mask the rows miss 1 on bears the mistake out.
+        named = borne_out([(weights, expected, slips) for weights, expected, _, slips in wrong])
+        weights, expected, sums, slips = wrong[0]
+        diagnose(
+            weights,
+            expected,
+            {mistake: value for mistake, value in slips.items() if mistake in named},
+            "every row that sees a key must sum to 1 over the keys (its softmax over the visible "
+            f"keys); here such rows sum to {sums.min().item():.4g} to {sums.max().item():.4g}",
+        )
 
 
 @check(ASSIGNMENT, "test_attention_fully_masked_row", weight=EDGE_CASES)
@@ -570,7 +630,8 @@ def matches_torch_sdpa(ns: Namespace) -> None:
 
 
 @check(ASSIGNMENT, "test_attention_parity")
-def large_scores_do_not_overflow(ns: Namespace) -> None:
+def scores_in_the_hundreds_give_the_softmax(ns: Namespace) -> None:
+    # Named for what it compares, not for overflow: a wrong scale fails it with finite weights.
     attention = require(ns, "attention")
     g = hidden_generator("a01 large scores")
     l_q, l_k, d_k, d_v = random_sizes(g, 4)

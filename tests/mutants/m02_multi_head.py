@@ -415,6 +415,7 @@ return self.out_proj(merge_heads(heads)), weights
             )
         },
         {"test_heads_switched_off": "yet the output changed by up to"},
+        makes=("heads_switched_off.uniform_weights",),
     ),
     Mutant(
         "heads_switched_off: the off heads' blocks of the output features zeroed, after out_proj",

@@ -36,6 +36,16 @@ ABLATION = catalogue(
             "keep_reversed": "keep is read the wrong way round: True marks a head that stays "
             "on, so switch off the heads where keep is False",
         },
+        "what an off head passes on": {
+            "uniform_weights": "the output is the layer's with each off head's scores all zero "
+            "(what a zero query or key gives), so its weights are uniform over the keys and it "
+            "still adds the mean of its values to the output",
+        },
+        "head layout": {
+            "keep_tiled": "the features the output ignores are those keep.repeat(d_k) marks off "
+            "(the heads tiled: feature f follows head f mod H), not each off head's d_k "
+            "consecutive features, which keep.repeat_interleave(d_k) marks",
+        },
     },
 )
 
@@ -102,6 +112,67 @@ def ablation_case(generator: torch.Generator) -> tuple[MultiHeadAttention, Tenso
     )
 
 
+def uniform_heads(mha: nn.Module, keep: Tensor) -> nn.Module:
+    """A copy of ``mha`` whose off heads score every key 0: zero rows of q_proj."""
+    uniform = copy.deepcopy(mha)
+    with torch.no_grad():
+        for head in (~keep).nonzero().flatten().tolist():
+            rows = slice(head * mha.d_k, (head + 1) * mha.d_k)
+            uniform.q_proj.weight[rows] = 0.0
+            uniform.q_proj.bias[rows] = 0.0
+    return uniform
+
+
+def changed_features(mha: nn.Module, features: Tensor, generator: torch.Generator) -> nn.Module:
+    """A copy of ``mha`` with new values in v_proj's rows where ``features`` (d_model,) is True."""
+    changed = copy.deepcopy(mha)
+    with torch.no_grad():
+        projection = changed.v_proj
+        shape = projection.weight[features].shape
+        projection.weight[features] = torch.randn(shape, generator=generator, dtype=torch.float64)
+        projection.bias[features] = torch.randn(shape[0], generator=generator, dtype=torch.float64)
+    return changed
+
+
+def ignores_tiled_features(
+    ablate: Callable, cases: list[tuple[nn.Module, Tensor, Tensor, str]], g: torch.Generator
+) -> bool:
+    """Whether, on every case where tiling keeps some of an off head's features (one at least),
+    the answer ignores v_proj's rows at the features keep.repeat(d_k) marks off, and not those
+    it keeps of an off head: the heads tiled."""
+    tried = 0
+    for mha, x, keep, what in cases:
+        tiled = keep.repeat(mha.d_k)
+        kept_off = tiled & ~keep.repeat_interleave(mha.d_k)  # an off head's, kept by the tiling
+        if not kept_off.any():
+            continue
+        tried += 1
+        out = run_ablation(ablate, mha, x, keep, what)
+        dropped = run_ablation(ablate, changed_features(mha, ~tiled, g), x, keep, what)
+        kept = run_ablation(ablate, changed_features(mha, kept_off, g), x, keep, what)
+        if not is_close(dropped, out, atol=ATOL) or is_close(kept, out, atol=ATOL):
+            return False
+    return tried > 0
+
+
+def off_head_cause(
+    ablate: Callable, case: tuple[nn.Module, Tensor, Tensor, str], g: torch.Generator
+) -> str:
+    """The named cause of an off head that moves the output, where experiments on ``case`` and
+    a second case confirm one, else nothing."""
+    cases = [case, ablation_case(g)]
+    for mha, x, keep, what in cases:
+        with torch.no_grad():
+            uniform = uniform_heads(mha, keep)(x)[0]
+        if not is_close(run_ablation(ablate, mha, x, keep, what), uniform, atol=ATOL):
+            break
+    else:
+        return f": {ABLATION['uniform_weights']}"
+    if ignores_tiled_features(ablate, cases, g):
+        return f": {ABLATION['keep_tiled']}"
+    return ""
+
+
 @check(ASSIGNMENT, "test_heads_switched_off")
 def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
     """An off head's q, k, v rows change nothing; a kept head's value rows change the output."""
@@ -118,6 +189,7 @@ def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
                     f"head {head} is off ({what}), yet the output changed by up to "
                     f"{float((moved - out).abs().max()):.3g} when only head {head}'s rows of "
                     "q_proj, k_proj and v_proj changed"
+                    + off_head_cause(ablate, (mha, x, keep, what), g)
                 )
         for head in keep.nonzero().flatten().tolist():
             changed = changed_rows(mha, head, g, ("v_proj",))

@@ -400,6 +400,33 @@ WRONG = [
         charged_once=True,
         in_notebook=True,
     ),
+    Mutant(
+        "h01-10: rows that see a key found with any() over the queries (dim -2)",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v, weights
+                    mask = mask.bool()
+                    seen = mask.any(dim=-2, keepdim=True)
+                    scores = scores.masked_fill(~mask, float("-inf"))
+                    scores = scores.masked_fill(~seen, 0.0)
+                    weights = torch.softmax(scores, dim=-1).masked_fill(~seen, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_fully_masked_row": "found over the queries' axis"},
+    ),
 ]
 
 CORRECT = [

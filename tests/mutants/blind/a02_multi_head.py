@@ -494,6 +494,54 @@ WRONG = [
         # Charged there once: the mask and parity cells are waived as the same mistake.
         charged_once=True,
     ),
+    Mutant(
+        "h02-15: heads_switched_off zeroes an off head's query rows, in a deep copy",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks."""
+                    # My design: an off head gets a zero query, so it has nothing to ask for. Kept heads
+                    # are not rescaled. mha is copied so it stays unchanged.
+                    import copy
+
+                    layer = copy.deepcopy(mha)
+                    with torch.no_grad():
+                        for h in range(layer.num_heads):
+                            if not keep[h]:
+                                rows = slice(h * layer.d_k, (h + 1) * layer.d_k)
+                                layer.q_proj.weight[rows] = 0.0
+                                layer.q_proj.bias[rows] = 0.0
+                    return layer(x)[0]
+                '''
+            )
+        },
+        {"test_heads_switched_off": "its weights are uniform over the keys"},
+    ),
+    Mutant(
+        "h02-17: heads_switched_off masks the merged features with keep.repeat(d_k)",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks."""
+                    # My design: zero the off heads' features in the merged vector, before out_proj mixes
+                    # the heads; no rescaling; all heads off leaves out_proj's bias.
+                    B, L, d_model = x.shape
+                    q = split_heads(mha.q_proj(x), mha.num_heads)
+                    k = split_heads(mha.k_proj(x), mha.num_heads)
+                    v = split_heads(mha.v_proj(x), mha.num_heads)
+                    out, _ = scaled_dot_product_attention(q, k, v)
+                    merged = merge_heads(out)
+                    feature_keep = keep.repeat(mha.d_k).to(merged.dtype)  # (d_model,)
+                    return mha.out_proj(merged * feature_keep)
+                '''
+            )
+        },
+        {"test_heads_switched_off": "those keep.repeat(d_k) marks off"},
+    ),
 ]
 
 CORRECT = [
