@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import combinations
 from typing import Any
 
 import torch
@@ -13,7 +14,8 @@ from autograder.authoring.registry import fail
 
 SQUEEZED = (
     "an axis of size 1 disappeared (a batch of one, one head, or a length of one): squeeze() "
-    "drops every such axis, so use squeeze(dim) on the axis you mean, or index it"
+    "drops every such axis, and squeeze(dim) drops axis dim whenever its size is 1: keep every "
+    "axis of the expected shape"
 )
 
 
@@ -29,6 +31,25 @@ def squeezed(actual: Any, expected_shape: Sequence[int]) -> bool:
     kept = tuple(size for size in expected_shape if size != 1)
     shape = tuple(getattr(actual, "shape", ()))
     return isinstance(actual, torch.Tensor) and shape != tuple(expected_shape) and shape == kept
+
+
+def dropped_axes(actual: Any, expected_shape: Sequence[int], names: Sequence[str]) -> str | None:
+    """Which axes of size 1, of ``expected_shape`` named ``names``, ``actual`` lacks ("H", or "B
+    or H" where either could be the one gone); None unless its shape is the expected one with
+    some of those axes dropped."""
+    shape = tuple(getattr(actual, "shape", ()))
+    ones = [i for i, size in enumerate(expected_shape) if size == 1]
+    gone = len(expected_shape) - len(shape)
+    if not isinstance(actual, torch.Tensor) or gone < 1:
+        return None
+    ways = [
+        axes
+        for axes in combinations(ones, gone)
+        if tuple(s for i, s in enumerate(expected_shape) if i not in axes) == shape
+    ]
+    if not ways:
+        return None
+    return " or ".join(", ".join(names[i] for i in axes) for axes in ways)
 
 
 def diagnose(

@@ -16,7 +16,13 @@ from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a03_transformer_block import EncoderBlock
 from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.counterexample import smallest_counterexample
-from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
+from autograder.authoring.diagnosis import (
+    SQUEEZED,
+    diagnose,
+    dropped_axes,
+    squeezed,
+    squeezed_mistake,
+)
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
 from autograder.authoring.kernel_objects import identity
@@ -314,8 +320,12 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
             fail(STACK["heads_averaged"])
         if is_close(m, e[:, 0], atol=1e-9) and e.shape[1] > 1:
             fail(STACK["first_head_only"])
-        if squeezed(m, shape):
-            fail(f"{SQUEEZED} (map {i}: expected (B, H, L, L) = {shape}, got {tuple(m.shape)})")
+        gone = dropped_axes(m, shape, ("B", "H", "L", "L"))
+        if gone is not None:
+            fail(
+                f"{SQUEEZED} (map {i} lost its axis {gone}: expected (B, H, L, L) = {shape}, "
+                f"got {tuple(m.shape)})"
+            )
         fail(f"map {i} must be the layer's weights (B, H, L, L) = {shape}, got {tuple(m.shape)}")
     # With one token every map is all ones: a repeated map is a mistake only where maps differ.
     distinct = not all(is_close(e, expected[0], atol=1e-9) for e in expected[1:])

@@ -240,6 +240,43 @@ WRONG = [
         },
         in_notebook=True,  # graded through the command too: one grade in both (judge_parity)
     ),
+    Mutant(
+        "h04-05: weights.squeeze(1) drops the head axis when there is one head",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze(1))  # drop the head axis when there is one head
+                        return x, maps
+                '''
+            )
+        },
+        {"test_depth_stack": "map 0 lost its axis H"},
+        makes=("shapes.squeezed",),
+        not_told=("use squeeze(dim) on the axis you mean",),
+    ),
 ]
 
 CORRECT = [
