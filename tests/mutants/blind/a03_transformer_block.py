@@ -362,6 +362,49 @@ WRONG = [
         },
         in_notebook=True,  # its repair lends a module to the kernel: judged through the command too
     ),
+    Mutant(
+        "h03-17: variance by the one-pass formula E[x^2] - E[x]^2 (float32 cancellation)",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1."""
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        mu = x.mean(-1, keepdim=True)
+                        var = (x * x).mean(-1, keepdim=True) - mu * mu
+                        return (x - mu) * torch.rsqrt(var + self.eps) * self.weight + self.bias
+                '''
+            )
+        },
+        {"test_layer_norm": "E[x²] - E[x]², which cancels in float32"},
+    ),
+    Mutant(
+        "h03-13: the position multiplied by 10000^(2i/d) instead of divided",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions."""
+                    pe = torch.zeros(max_len, d_model)
+                    position = torch.arange(max_len).unsqueeze(1).float()
+                    div = torch.pow(10000.0, torch.arange(0, d_model, 2).float() / d_model)
+                    pe[:, 0::2] = torch.sin(position * div)
+                    pe[:, 1::2] = torch.cos(position * div)
+                    return pe
+                '''
+            )
+        },
+        {"test_sinusoidal_encoding": "the exponent's sign flipped"},
+    ),
 ]
 
 CORRECT = [
