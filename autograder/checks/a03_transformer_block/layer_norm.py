@@ -45,7 +45,7 @@ def layer_norm_variant(
     affine: str = "scale then shift",
 ) -> Tensor:
     """LayerNorm in float64, with one detail changed per keyword."""
-    dim = {"last": (-1,), "first": (0,), "all": tuple(range(x.dim()))}[dims]
+    dim = {"last": (-1,), "first": (0,), "last two": (-2, -1), "all": tuple(range(x.dim()))}[dims]
     mean = x.mean(dim=dim, keepdim=True)
     var = x.var(dim=dim, keepdim=True, correction=correction)
     if eps_at == "inside":
@@ -116,6 +116,9 @@ NORM = catalogue(
             "vector over its LAST dimension only (dim=-1, keepdim=True)",
             "first_dimension": "normalised over the first dimension: take the mean and variance "
             "over the LAST dimension (dim=-1, keepdim=True)",
+            "positions_and_features": "mean and variance are taken over the positions and the "
+            "features together (the last two dimensions of a (B, L, d_model) input): normalise "
+            "each vector over its LAST dimension only (dim=-1, keepdim=True)",
         },
     },
 )
@@ -139,6 +142,8 @@ def layer_norm_mistakes(
     }
     if x.dim() > 1 and x.shape[0] > 1:
         mistakes[NORM["first_dimension"]] = variant(dims="first")
+    if x.dim() == 3 and x.shape[1] > 1:  # on 3-D inputs alone: positions are the axis -2 there
+        mistakes[NORM["positions_and_features"]] = variant(dims="last two")
     if eps != 1e-5:  # with eps = 1e-5 a hard-coded 1e-5 gives the same output as self.eps
         mistakes[NORM["fixed_eps_outside"]] = variant(eps_at="outside, 1e-5")
         mistakes[NORM["fixed_eps"]] = variant(eps_at="1e-5")

@@ -277,6 +277,23 @@ WRONG = [
         makes=("shapes.squeezed",),
         not_told=("use squeeze(dim) on the axis you mean",),
     ),
+    Mutant(
+        "h04-13: entropy normalised by the log of the number of non-zero weights",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key."""
+                    # My score: 1 - H / log(number of keys actually used), so masked keys do not count.
+                    entropy = -torch.special.xlogy(weights, weights).sum(-1)
+                    used = (weights > 0).sum(-1).to(weights.dtype)
+                    return 1 - entropy / torch.log(used)
+                '''
+            )
+        },
+        {"test_attention_focus": "1 - H / log(the number of non-zero weights)"},
+    ),
 ]
 
 CORRECT = [
