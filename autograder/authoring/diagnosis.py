@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from itertools import combinations
 from typing import Any
 
 import torch
@@ -33,23 +32,11 @@ def squeezed(actual: Any, expected_shape: Sequence[int]) -> bool:
     return isinstance(actual, torch.Tensor) and shape != tuple(expected_shape) and shape == kept
 
 
-def dropped_axes(actual: Any, expected_shape: Sequence[int], names: Sequence[str]) -> str | None:
-    """Which axes of size 1, of ``expected_shape`` named ``names``, ``actual`` lacks ("H", or "B
-    or H" where either could be the one gone); None unless its shape is the expected one with
-    some of those axes dropped."""
-    shape = tuple(getattr(actual, "shape", ()))
-    ones = [i for i, size in enumerate(expected_shape) if size == 1]
-    gone = len(expected_shape) - len(shape)
-    if not isinstance(actual, torch.Tensor) or gone < 1:
-        return None
-    ways = [
-        axes
-        for axes in combinations(ones, gone)
-        if tuple(s for i, s in enumerate(expected_shape) if i not in axes) == shape
-    ]
-    if not ways:
-        return None
-    return " or ".join(", ".join(names[i] for i in axes) for axes in ways)
+def size_one_axes(expected_shape: Sequence[int], names: Sequence[str]) -> str:
+    """The names of the axes of size 1 of ``expected_shape``, whose axes are ``names``: "the
+    axis H", "the axes B, H" (those a squeezed answer lacks, :func:`squeezed`)."""
+    ones = [name for name, size in zip(names, expected_shape, strict=True) if size == 1]
+    return f"the axis {ones[0]}" if len(ones) == 1 else f"the axes {', '.join(ones)}"
 
 
 def diagnose(

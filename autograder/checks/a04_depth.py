@@ -19,7 +19,7 @@ from autograder.authoring.counterexample import smallest_counterexample
 from autograder.authoring.diagnosis import (
     SQUEEZED,
     diagnose,
-    dropped_axes,
+    size_one_axes,
     squeezed,
     squeezed_mistake,
 )
@@ -320,10 +320,10 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
             fail(STACK["heads_averaged"])
         if is_close(m, e[:, 0], atol=1e-9) and e.shape[1] > 1:
             fail(STACK["first_head_only"])
-        gone = dropped_axes(m, shape, ("B", "H", "L", "L"))
-        if gone is not None:
+        if squeezed(m, shape):
+            lost = size_one_axes(shape, ("B", "H", "L", "L"))
             fail(
-                f"{SQUEEZED} (map {i} lost its axis {gone}: expected (B, H, L, L) = {shape}, "
+                f"{SQUEEZED} (map {i} lost {lost}: expected (B, H, L, L) = {shape}, "
                 f"got {tuple(m.shape)})"
             )
         fail(f"map {i} must be the layer's weights (B, H, L, L) = {shape}, got {tuple(m.shape)}")

@@ -273,7 +273,7 @@ WRONG = [
                 '''
             )
         },
-        {"test_depth_stack": "map 0 lost its axis H"},
+        {"test_depth_stack": "map 0 lost the axis H"},
         makes=("shapes.squeezed",),
         not_told=("use squeeze(dim) on the axis you mean",),
     ),
