@@ -13,7 +13,8 @@ from autograder.authoring.registry import fail
 
 SQUEEZED = (
     "an axis of size 1 disappeared (a batch of one, one head, or a length of one): squeeze() "
-    "drops every such axis, so use squeeze(dim) on the axis you mean, or index it"
+    "drops every such axis, and squeeze(dim) drops axis dim whenever its size is 1: keep every "
+    "axis of the expected shape"
 )
 
 
@@ -29,6 +30,13 @@ def squeezed(actual: Any, expected_shape: Sequence[int]) -> bool:
     kept = tuple(size for size in expected_shape if size != 1)
     shape = tuple(getattr(actual, "shape", ()))
     return isinstance(actual, torch.Tensor) and shape != tuple(expected_shape) and shape == kept
+
+
+def size_one_axes(expected_shape: Sequence[int], names: Sequence[str]) -> str:
+    """The names of the axes of size 1 of ``expected_shape``, whose axes are ``names``: "the
+    axis H", "the axes B, H" (those a squeezed answer lacks, :func:`squeezed`)."""
+    ones = [name for name, size in zip(names, expected_shape, strict=True) if size == 1]
+    return f"the axis {ones[0]}" if len(ones) == 1 else f"the axes {', '.join(ones)}"
 
 
 def diagnose(

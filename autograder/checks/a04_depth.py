@@ -16,7 +16,13 @@ from attention_lab.reference.a01_attention import causal_mask
 from attention_lab.reference.a03_transformer_block import EncoderBlock
 from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.counterexample import smallest_counterexample
-from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed, squeezed_mistake
+from autograder.authoring.diagnosis import (
+    SQUEEZED,
+    diagnose,
+    size_one_axes,
+    squeezed,
+    squeezed_mistake,
+)
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
 from autograder.authoring.kernel_objects import identity
@@ -315,7 +321,11 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
         if is_close(m, e[:, 0], atol=1e-9) and e.shape[1] > 1:
             fail(STACK["first_head_only"])
         if squeezed(m, shape):
-            fail(f"{SQUEEZED} (map {i}: expected (B, H, L, L) = {shape}, got {tuple(m.shape)})")
+            lost = size_one_axes(shape, ("B", "H", "L", "L"))
+            fail(
+                f"{SQUEEZED} (map {i} lost {lost}: expected (B, H, L, L) = {shape}, "
+                f"got {tuple(m.shape)})"
+            )
         fail(f"map {i} must be the layer's weights (B, H, L, L) = {shape}, got {tuple(m.shape)}")
     # With one token every map is all ones: a repeated map is a mistake only where maps differ.
     distinct = not all(is_close(e, expected[0], atol=1e-9) for e in expected[1:])
@@ -816,8 +826,29 @@ FOCUS = catalogue(
             "not only on the number of keys: it passes when that axis has L_k rows; normalise by "
             "weights.shape[-1], the number of keys",
         },
+        "normaliser": {
+            "keys_used": "the score is 1 - H / log(the number of non-zero weights): a row with "
+            "all its weight on one key, or a single key, gives 0 / log 1 = 0 / 0, NaN",
+        },
     },
 )
+
+
+def normalised_by_keys_used(focus: Any) -> bool:
+    """True when ``focus`` gives 1 - H / log(the number of non-zero weights) on rows of 7 keys,
+    some with exact zeros, one with all its weight on one key (0 / 0 there), entropy H in nats."""
+    rows = softmax_rows(torch.Generator().manual_seed(4), 5, 7, 1.0)
+    rows[1, :3] = 0.0
+    rows[2] = nn.functional.one_hot(torch.tensor(5), 7)
+    rows[3] = torch.tensor([0.0, 0.25, 0.0, 0.25, 0.25, 0.0, 0.25])
+    rows /= rows.sum(-1, keepdim=True)
+    entropy = -torch.special.xlogy(rows, rows).sum(-1)
+    expected = 1 - entropy / (rows > 0).sum(-1).to(rows.dtype).log()
+    try:
+        got = focus(rows.clone())
+    except Exception:
+        return False
+    return is_close(got, expected, atol=FOCUS_ATOL, equal_nan=True)
 
 
 @repairs(ASSIGNMENT, FOCUS["first_axis"], "attention_focus")
@@ -894,10 +925,11 @@ def attention_focus_is_calibrated(ns: Namespace) -> None:
         got = run_focus(focus, one_key, f"rows of {num_keys} keys with all the weight on one")
         if not is_close(got, torch.ones(lead, dtype=torch.float64), atol=FOCUS_ATOL):
             index = int((~((got - 1).abs() <= FOCUS_ATOL)).flatten().nonzero()[0])
-            fail(
+            seen = (
                 f"all the weight on key {int(keys.flatten()[index])} of {num_keys} scores "
                 f"{float(got.flatten()[index]):.4g}, where the statement asks for 1"
             )
+            fail(f"{FOCUS['keys_used']} ({seen})" if normalised_by_keys_used(focus) else seen)
         for spread in (0.3, 1.0, 4.0):
             rows = softmax_rows(g, 6, num_keys, spread)
             got = run_focus(focus, rows, f"softmax rows of {num_keys} keys")
@@ -962,6 +994,7 @@ def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
     for weights, what in cases:
         got = run_focus(focus, weights, what)
         if not torch.isfinite(got).all():
-            fail(f"{what}: non-finite scores {got.flatten().tolist()[:6]}")
+            seen = f"{what}: non-finite scores {got.flatten().tolist()[:6]}"
+            fail(f"{FOCUS['keys_used']} ({seen})" if normalised_by_keys_used(focus) else seen)
         if not ((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL)).all():
             fail(f"{what}: scores {got.flatten().tolist()[:6]}, not all in [0, 1]")

@@ -559,6 +559,16 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
         fail(f"in train mode the output must keep the input's shape {tuple(x.shape)}")
     found = branch_masks(ref, x, out.reshape(-1, x.shape[-1]), p)
     if found is None:
+        with torch.no_grad():
+            in_eval = call_block(mine.eval(), x, None, f"dropout={p}, eval mode")[0]
+            expected = ref(x)[0]
+        if not is_close(in_eval, expected, atol=1e-9):
+            fail(
+                f"in eval mode (dropout={p}) the output already differs from the reference "
+                f"post-norm block's ({first_difference(in_eval, expected, 1e-9)}): this check "
+                "fails for that same cause, and cannot tell from the train-mode output where the "
+                "block's dropout sits"
+            )
         fail(
             f"in train mode (dropout={p}, the sublayers in eval mode) your output is that of no "
             "dropout on the residual branches, before, on or after each residual sum, that "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -270,6 +271,18 @@ def hidden_units_dropped(theirs: reference.FeedForward, x: Tensor, out: Tensor) 
     )
 
 
+def without_dropout(cls: type, mine: nn.Module, x: Tensor) -> Any:
+    """The student's network built with dropout=0 and ``mine``'s weights, on ``x``, in eval mode
+    (None where it cannot be built, its weights do not load, or it fails)."""
+    d_model, d_ff = mine.linear1.in_features, mine.linear1.out_features
+    try:
+        plain = cls(d_model, d_ff, 0.0).double().eval()
+        plain.load_state_dict(mine.state_dict())
+        return call_ffn(plain, x)
+    except Exception:  # CheckFailed too: a call_ffn failure
+        return None
+
+
 @check(ASSIGNMENT, "test_feed_forward")
 def feed_forward_uses_its_dropout(ns: Namespace) -> None:
     """In eval mode dropout does nothing; in train mode it zeroes hidden units at rate p and
@@ -289,9 +302,22 @@ def feed_forward_uses_its_dropout(ns: Namespace) -> None:
         if not is_close(evaluated, expected, atol=1e-9):
             if hidden_units_dropped(theirs, x, evaluated):
                 fail(f"{FFN['dropout_in_eval']} (dropout={p})")
+            plain = without_dropout(cls, mine, x)
+            difference = first_difference(evaluated, expected, 1e-9)
+            if plain is None:
+                fail(
+                    f"in eval mode (dropout={p}) the output differs from "
+                    f"linear2(relu(linear1(x))) ({difference})"
+                )
+            if not is_close(plain, expected, atol=1e-9):
+                fail(
+                    f"in eval mode (dropout={p}) the output differs from "
+                    f"linear2(relu(linear1(x))) ({difference}), as it does with dropout=0: this "
+                    "check fails for that same cause"
+                )
             fail(
                 f"in eval mode (dropout={p}) the output differs from linear2(relu(linear1(x))), "
-                f"which it gives with dropout=0 ({first_difference(evaluated, expected, 1e-9)})"
+                f"which it gives with dropout=0 ({difference})"
             )
         mine.train()
         with under_seed(draw_seed(g)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ def layer_norm_variant(
     affine: str = "scale then shift",
 ) -> Tensor:
     """LayerNorm in float64, with one detail changed per keyword."""
-    dim = {"last": (-1,), "first": (0,), "all": tuple(range(x.dim()))}[dims]
+    dim = {"last": (-1,), "first": (0,), "last two": (-2, -1), "all": tuple(range(x.dim()))}[dims]
     mean = x.mean(dim=dim, keepdim=True)
     var = x.var(dim=dim, keepdim=True, correction=correction)
     if eps_at == "inside":
@@ -77,6 +78,9 @@ NORM = catalogue(
             "variance, divide by d (x.var(-1, unbiased=False) or the mean of squared deviations)",
             "std_unbiased_eps_outside": "x.std() is unbiased (divides by d - 1) and eps is added "
             "outside the root: use sqrt(biased variance + eps)",
+            "one_pass": "the variance is computed as E[x²] - E[x]², which cancels in float32 on "
+            "vectors almost constant far from zero (your output is that formula's in float32, "
+            "and is right in float64): take the mean of the squared deviations, (x - μ)²",
         },
         "eps": {
             "eps_outside": "eps is added outside the square root (std + eps): it goes inside, "
@@ -112,6 +116,9 @@ NORM = catalogue(
             "vector over its LAST dimension only (dim=-1, keepdim=True)",
             "first_dimension": "normalised over the first dimension: take the mean and variance "
             "over the LAST dimension (dim=-1, keepdim=True)",
+            "positions_and_features": "mean and variance are taken over the positions and the "
+            "features together (the last two dimensions of a (B, L, d_model) input): normalise "
+            "each vector over its LAST dimension only (dim=-1, keepdim=True)",
         },
     },
 )
@@ -135,6 +142,8 @@ def layer_norm_mistakes(
     }
     if x.dim() > 1 and x.shape[0] > 1:
         mistakes[NORM["first_dimension"]] = variant(dims="first")
+    if x.dim() == 3 and x.shape[1] > 1:  # on 3-D inputs alone: positions are the axis -2 there
+        mistakes[NORM["positions_and_features"]] = variant(dims="last two")
     if eps != 1e-5:  # with eps = 1e-5 a hard-coded 1e-5 gives the same output as self.eps
         mistakes[NORM["fixed_eps_outside"]] = variant(eps_at="outside, 1e-5")
         mistakes[NORM["fixed_eps"]] = variant(eps_at="1e-5")
@@ -391,6 +400,7 @@ def layer_norm_float32_and_constant_vectors(ns: Namespace) -> None:
                 f"({first_difference(out, expected, 1e-4)})"
             )
         constant = mine(torch.full((b, d), -7.5))
+        almost_constant_vectors(mine, theirs, g)
     if not torch.isfinite(constant).all():
         fail(f"LayerNorm of a constant vector (every value -7.5, d_model={d}) gives NaN or inf")
     beta = theirs.bias.detach().expand(b, d)
@@ -399,3 +409,33 @@ def layer_norm_float32_and_constant_vectors(ns: Namespace) -> None:
             f"LayerNorm of a constant vector (every value -7.5) is not beta (self.bias), which "
             f"it must be, x - mean being zero there ({first_difference(constant, beta, 1e-5)})"
         )
+
+
+def almost_constant_vectors(mine: nn.Module, theirs: nn.LayerNorm, g: torch.Generator) -> None:
+    """float32 vectors of spread 0.02 to 0.04 about offsets of 4 to 8 in size, against
+    nn.LayerNorm: a correct float32 LayerNorm is off it by 3e-4 at most there, while the
+    variance as E[x²] - E[x]² loses a few float32 units of E[x²] (5e-3 or more; measured over
+    300 draws of these sizes)."""
+    b, length = random_sizes(g, 2, low=2, high=12)
+    d = theirs.weight.shape[0]
+    offset = (torch.rand(b, length, 1, generator=g) * 4 + 4) * (
+        torch.randint(2, (b, length, 1), generator=g) * 2 - 1
+    )
+    spread = torch.rand(b, length, 1, generator=g) * 0.02 + 0.02
+    x = torch.randn(b, length, d, generator=g) * spread + offset
+    out, expected = mine(x), theirs(x)
+    if is_close(out, expected, atol=1e-3):
+        return
+    weight, bias = theirs.weight.float(), theirs.bias.float()
+    mean = x.mean(-1, keepdim=True)
+    one_pass = (x - mean) * torch.rsqrt((x * x).mean(-1, keepdim=True) - mean * mean + theirs.eps)
+    in_float64 = copy.deepcopy(mine).double()(x.double())
+    if is_close(out, one_pass * weight + bias, atol=1e-4) and is_close(
+        in_float64, copy.deepcopy(theirs).double()(x.double()), atol=1e-7
+    ):
+        fail(f"{NORM['one_pass']} (on {tuple(x.shape)}: {first_difference(out, expected, 1e-3)})")
+    fail(
+        f"LayerNorm differs from nn.LayerNorm on float32 vectors almost constant far from zero "
+        f"(spread 0.02 to 0.04 about offsets of 4 to 8 in size, shape {tuple(x.shape)}: "
+        f"{first_difference(out, expected, 1e-3)})"
+    )

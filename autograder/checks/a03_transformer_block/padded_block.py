@@ -6,8 +6,9 @@ property every good design keeps, on attention_lab's block with hidden weights: 
 real position is the block's output on that sentence with its pads removed, and every value and
 gradient is finite. A failure says what was observed on which sentence and position; where the
 real positions move with the pads, it reruns the answer with only the pads' vectors redrawn and
-says whether they moved with them. Two mask mistakes are named by experiment (repairs.py): the
-checks pass on the answer whose block is handed its mask with the pads moved onto the keys' axis.
+says whether they moved with them. Three mask mistakes are named by experiment (repairs.py): the
+checks pass on the answer whose block is handed its mask with the pads moved onto the keys' axis,
+as (B, 1, 1, L), or with its polarity reversed.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ PADDED = catalogue(
             "mask_as_given": "the (B, L) mask is handed to the block as it is, where the block "
             "reads its last two axes as (L_q, L_k): give it the shape (B, 1, 1, L), which "
             "broadcasts over the heads and the queries",
+        },
+        "mask polarity": {
+            "mask_reversed": "mask polarity reversed: the mask is True at the pads, where the "
+            "block reads True as 'may attend' (torch's attn_mask uses the opposite): hand it "
+            "~is_pad, True at the real tokens",
         },
     },
 )
@@ -80,6 +86,10 @@ repairs(ASSIGNMENT, PADDED["pads_as_queries"], "padded_block")(
 # (B, L) -> (B, 1, 1, L)
 repairs(ASSIGNMENT, PADDED["mask_as_given"], "padded_block")(
     _mask_changed(lambda m: m[:, None, None, :] if m.dim() == 2 else m)
+)
+# True at the pads -> True at the real tokens (a 1/0 mask as well: the block reads 0 as hidden)
+repairs(ASSIGNMENT, PADDED["mask_reversed"], "padded_block")(
+    _mask_changed(lambda m: m.logical_not())
 )
 
 

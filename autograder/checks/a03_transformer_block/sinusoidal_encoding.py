@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 import attention_lab.reference.a03_transformer_block as reference
+from autograder.authoring.closeness import is_close
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import Mistake, catalogue
@@ -44,6 +45,9 @@ PE = catalogue(
             "exponent_per_column": "columns 2i and 2i+1 must share ONE angle: the cosine column "
             "uses the exponent 2i/d_model of its even partner, not (2i+1)/d_model",
             "base_1000": "the base of the frequencies is 10000: angle = pos / 10000^(2i/d_model)",
+            "exponent_sign": "the angle is pos * 10000^(2i/d_model), the exponent's sign "
+            "flipped: divide, pos / 10000^(2i/d_model), so that the frequencies fall from one "
+            "pair of columns to the next",
         },
         "positions": {
             "start_at_1": "positions start at 0, not 1: use torch.arange(max_len), so row 0 is "
@@ -65,7 +69,9 @@ def pe_variant(
     """The (max_len, d_model) table in float64, with one detail changed per keyword."""
     position = torch.arange(first_position, first_position + max_len, dtype=torch.float64)[:, None]
     pair = torch.arange(d_model // 2, dtype=torch.float64)
-    if exponent == "2i":
+    if exponent == "-2i":  # multiplied by 10000^(2i/d_model) instead of divided
+        sin_angle = cos_angle = position * base ** (2 * pair / d_model)
+    elif exponent == "2i":
         sin_angle = cos_angle = position * base ** (-2 * pair / d_model)
     elif exponent == "i":
         sin_angle = cos_angle = position * base ** (-pair / d_model)
@@ -120,14 +126,33 @@ def judge_table(
             fail(
                 f"sinusoidal_encoding must return float32 (the module's default dtype), got {table.dtype}"
             )
+        expected = pe_variant(max_len, d_model)
+        if exponent_sign_flipped(table, expected):
+            fail(f"{PE['exponent_sign']} (sinusoidal_encoding({max_len}, {d_model}))")
         diagnose(
             table,
-            pe_variant(max_len, d_model),
+            expected,
             pe_mistakes(max_len, d_model),
             f"sinusoidal_encoding({max_len}, {d_model}) differs from PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), "
             "PE[pos, 2i+1] = cos(the same angle)",
             atol=2e-4,
         )
+
+
+def exponent_sign_flipped(table: Tensor, expected: Tensor) -> bool:
+    """True when ``table`` is wrong and is pos * 10000^(2i/d_model)'s table wherever that angle
+    is at most 50, where float32 computes its sine to 1e-5 (the larger angles of that table
+    float32 rounds by whole radians, however the answer writes them), at two or more entries
+    that differ from the formula's."""
+    max_len, d_model = expected.shape
+    flipped = pe_variant(max_len, d_model, exponent="-2i")
+    position = torch.arange(max_len, dtype=torch.float64)[:, None]
+    pair = torch.arange(d_model // 2, dtype=torch.float64)
+    angle = (position * 10000.0 ** (2 * pair / d_model)).repeat_interleave(2, dim=1)
+    telling = (angle <= 50) & ((flipped - expected).abs() > 1e-2)
+    if is_close(table, expected, atol=2e-4) or int(telling.sum()) < 2:
+        return False
+    return bool(((table.double() - flipped).abs()[angle <= 50] <= 2e-4).all())
 
 
 @check(ASSIGNMENT, "test_sinusoidal_encoding")

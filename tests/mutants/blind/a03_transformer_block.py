@@ -362,6 +362,184 @@ WRONG = [
         },
         in_notebook=True,  # its repair lends a module to the kernel: judged through the command too
     ),
+    Mutant(
+        "h03-17: variance by the one-pass formula E[x^2] - E[x]^2 (float32 cancellation)",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1."""
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        mu = x.mean(-1, keepdim=True)
+                        var = (x * x).mean(-1, keepdim=True) - mu * mu
+                        return (x - mu) * torch.rsqrt(var + self.eps) * self.weight + self.bias
+                '''
+            )
+        },
+        {"test_layer_norm": "E[x²] - E[x]², which cancels in float32"},
+    ),
+    Mutant(
+        "h03-13: the position multiplied by 10000^(2i/d) instead of divided",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions."""
+                    pe = torch.zeros(max_len, d_model)
+                    position = torch.arange(max_len).unsqueeze(1).float()
+                    div = torch.pow(10000.0, torch.arange(0, d_model, 2).float() / d_model)
+                    pe[:, 0::2] = torch.sin(position * div)
+                    pe[:, 1::2] = torch.cos(position * div)
+                    return pe
+                '''
+            )
+        },
+        {"test_sinusoidal_encoding": "the exponent's sign flipped"},
+    ),
+    Mutant(
+        "h03-16: LayerNorm over the positions and the features",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1."""
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        dims = tuple(range(1, x.dim())) if x.dim() > 1 else (-1,)
+                        mean = x.mean(dim=dims, keepdim=True)
+                        var = x.var(dim=dims, keepdim=True, unbiased=False)
+                        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+                '''
+            )
+        },
+        {"test_layer_norm": "over the positions and the features together"},
+    ),
+    Mutant(
+        "h03-26: padded_block passes is_pad itself as the may-attend mask",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L)."""
+                    # 1. The mask marks the pad keys, (B, 1, 1, L), for every head and query.
+                    # 2. Pad positions keep the block's output.
+                    # 3. A sentence of pads only is handled by attention's zero-weight rule.
+                    mask = is_pad[:, None, None, :]
+                    out, _ = block(x, mask=mask)
+                    return out
+                '''
+            )
+        },
+        {"test_padded_block": "mask polarity reversed"},
+        in_notebook=True,  # its repair lends a module to the kernel: judged through the command too
+    ),
+    Mutant(
+        "h03-18: GELU instead of ReLU in the feed-forward network",
+        A,
+        {
+            "feed_forward": Rewrite(
+                r'''
+                class PositionwiseFeedForward(nn.Module):
+                    """FFN(x) = linear2(dropout(relu(linear1(x))))."""
+
+                    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.linear1 = nn.Linear(d_model, d_ff)
+                        self.dropout = nn.Dropout(dropout)
+                        self.linear2 = nn.Linear(d_ff, d_model)
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        return self.linear2(self.dropout(F.gelu(self.linear1(x))))
+                '''
+            )
+        },
+        {
+            "test_feed_forward": "GELU instead of ReLU",
+            "test_encoder_block": "this cell uses your answer cell `feed_forward`",
+        },
+        not_told=("your output is that of no dropout", "which it gives with dropout=0"),
+    ),
+    Mutant(
+        "h03-21: second residual from the block input x",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block."""
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(x + self.dropout2(self.feed_forward(h)))
+                        return out, weights
+                '''
+            )
+        },
+        {"test_encoder_block": "the second residual adds the block's input x"},
+        not_told=("your output is that of no dropout",),
+    ),
+    Mutant(
+        "h03-22: pre-norm instead of post-norm",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block."""
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        attended, weights = self.self_attn(self.norm1(x), mask=mask)
+                        h = x + self.dropout1(attended)
+                        out = h + self.dropout2(self.feed_forward(self.norm2(h)))
+                        return out, weights
+                '''
+            )
+        },
+        {"test_encoder_block": "LayerNorm is applied before the sublayer (pre-norm)"},
+        not_told=("your output is that of no dropout",),
+    ),
 ]
 
 CORRECT = [

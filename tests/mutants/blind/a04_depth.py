@@ -241,6 +241,60 @@ WRONG = [
         },
         in_notebook=True,  # graded through the command too: one grade in both (judge_parity)
     ),
+    Mutant(
+        "h04-05: weights.squeeze(1) drops the head axis when there is one head",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze(1))  # drop the head axis when there is one head
+                        return x, maps
+                '''
+            )
+        },
+        {"test_depth_stack": "map 0 lost the axis H"},
+        makes=("shapes.squeezed",),
+        not_told=("use squeeze(dim) on the axis you mean",),
+    ),
+    Mutant(
+        "h04-13: entropy normalised by the log of the number of non-zero weights",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key."""
+                    # My score: 1 - H / log(number of keys actually used), so masked keys do not count.
+                    entropy = -torch.special.xlogy(weights, weights).sum(-1)
+                    used = (weights > 0).sum(-1).to(weights.dtype)
+                    return 1 - entropy / torch.log(used)
+                '''
+            )
+        },
+        {"test_attention_focus": "1 - H / log(the number of non-zero weights)"},
+    ),
 ]
 
 CORRECT = [
