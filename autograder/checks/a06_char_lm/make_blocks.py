@@ -60,15 +60,7 @@ def one_block_too_many(make_blocks: Callable[..., Any], length: int, block_size:
     agreeing = range(length + 1, length + block_size)  # len // block_size == (len - 1) // ...
     for n in agreeing:
         ids = 1000 * torch.arange(n) + 7  # distinct: any misalignment shows
-        try:
-            x, y = make_blocks(ids, block_size)
-        except Exception:  # noqa: BLE001 - raising there is another fault
-            return None
-        expected_x, expected_y = oracle_blocks(ids, block_size)
-        if not all(
-            isinstance(got, Tensor) and got.shape == want.shape and torch.equal(got, want)
-            for got, want in ((x, expected_x), (y, expected_y))
-        ):
+        if not gives_blocks(make_blocks, ids, block_size, *oracle_blocks(ids, block_size)):
             return None
     return (
         f"{BLOCKS['one_block_too_many']} (on ids of length {agreeing[0]} to {agreeing[-1]}, "
@@ -85,17 +77,26 @@ def rolled_within_blocks(make_blocks: Callable[..., Any]) -> bool:
     block, on every case of ROLLED_CASES: BLOCKS' rolled_within_blocks, seen on several inputs."""
     for length, block_size in ROLLED_CASES:
         ids = 1000 * torch.arange(length) + 7  # distinct: the wrapped last target shows
-        try:
-            x, y = make_blocks(ids, block_size)
-        except Exception:  # noqa: BLE001 - raising there is another fault
-            return False
         expected_x, _ = oracle_blocks(ids, block_size)
-        if not all(
-            isinstance(got, Tensor) and got.shape == want.shape and torch.equal(got, want)
-            for got, want in ((x, expected_x), (y, expected_x.roll(-1, dims=1)))
-        ):
+        if not gives_blocks(make_blocks, ids, block_size, expected_x, expected_x.roll(-1, 1)):
             return False
     return True
+
+
+def gives_blocks(
+    make_blocks: Callable[..., Any], ids: Tensor, block_size: int, x: Tensor, y: Tensor
+) -> bool:
+    """Whether ``make_blocks(ids, block_size)`` returns exactly the tensors ``x`` and ``y``
+    (raising there is another fault: False)."""
+    try:
+        got = make_blocks(ids, block_size)
+        pairs = tuple(zip(got, (x, y), strict=True))
+    except Exception:  # noqa: BLE001 - the answer's own error, or a result that is not a pair
+        return False
+    return all(
+        isinstance(out, Tensor) and out.shape == want.shape and torch.equal(out, want)
+        for out, want in pairs
+    )
 
 
 def call_make_blocks(make_blocks: Callable[..., Any], ids: Tensor, block_size: int):
