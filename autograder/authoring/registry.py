@@ -78,6 +78,7 @@ class Check:
     function: CheckFunction
     weight: float = 1.0  # 0 for a gate
     gate: bool = False
+    keeps: tuple[str, ...] = ()  # the statement's clauses it exercises (clause_table.py)
 
 
 _REGISTRY: dict[tuple[str, str], list[Check]] = {}
@@ -95,6 +96,7 @@ def check(
     *,
     weight: float = 1.0,
     gate: bool = False,
+    keeps: tuple[str, ...] = (),
 ) -> Callable[[CheckFunction], CheckFunction]:
     """Register ``function`` as a hidden check of the graded cell ``grade_id``, named ``name``
     (by default the function's own name).
@@ -104,7 +106,13 @@ def check(
     and its later checks are not run, each reported as following from it.  For checks whose
     failure makes the others meaningless: a reference called instead of implemented (the
     others would pay for the reference's answers) or an answer that is random in eval mode.
+    keeps: the clauses of the exercise's statement that the check's inputs exercise, each
+    quoted from the solution notebook as students read it; the lint asks every check for one
+    and finds each quote there (autograder/authoring/clause_table.py).
     """
+    if isinstance(keeps, str) or not all(isinstance(quote, str) for quote in keeps):
+        # A bare string would be read as a tuple of one-letter quotes.
+        raise ValueError(f"{grade_id}: keeps takes a tuple of quotes, got {keeps!r}")
     if gate and weight != 1.0:
         raise ValueError(f"{grade_id}: a gate is worth no points, so it takes no weight")
     if not gate and not (isinstance(weight, int | float) and math.isfinite(weight) and weight > 0):
@@ -118,6 +126,7 @@ def check(
             function,
             0.0 if gate else float(weight),
             gate,
+            tuple(keeps),
         )
         _REGISTRY.setdefault((assignment, grade_id), []).append(entry)
         return function

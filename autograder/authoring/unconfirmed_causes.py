@@ -8,7 +8,9 @@ Two places hold such texts, and each is read where the texts live:
   that builds a message, so every string of the module is read, f-strings by their constant parts
   (a hole reads ``{}``); only docstrings and the messages of the mistakes declared with
   :func:`~autograder.authoring.mistakes.catalogue` are left out, since a confirmer guards those
-  (``diagnose`` names a mistake only where the answer's output is that mistake's);
+  (``diagnose`` names a mistake only where the answer's output is that mistake's), and the
+  statement's words that a check quotes in ``keeps`` (no message: students read them in the
+  statement);
 - **the notebooks' public checks** (the graded test cells of ``solutions/``, above ``### BEGIN
   HIDDEN TESTS``): the messages given to ``check(condition, message)``, ``check_close(actual,
   expected, message)``, ``assert condition, message`` and ``raise AssertionError(message)``.
@@ -120,13 +122,16 @@ def _labels(nodes: list[ast.AST]) -> set[str]:
 
 def module_texts(source: str, where: str) -> Iterator[Text]:
     """Every string of a check module that may reach a student, one per string literal or
-    f-string: docstrings, catalogue() messages, single words and labels the module compares
-    with are left out."""
+    f-string: docstrings, catalogue() messages, the statement's words a check keeps, single
+    words and labels the module compares with are left out."""
     nodes = list(ast.walk(ast.parse(source)))
     skipped, labels = _docstrings(nodes), _labels(nodes)
     for node in nodes:
         if isinstance(node, ast.Call) and _called(node) == "catalogue":
             skipped |= {id(inner) for inner in ast.walk(node)}
+        elif isinstance(node, ast.Call) and _called(node) == "check":
+            kept = [keyword.value for keyword in node.keywords if keyword.arg == "keeps"]
+            skipped |= {id(inner) for value in kept for inner in ast.walk(value)}
         elif isinstance(node, ast.JoinedStr):
             # Its constant parts (and a format spec's) are read once, as the whole f-string.
             skipped |= {id(inner) for inner in ast.walk(node) if inner is not node}
