@@ -289,7 +289,15 @@ def call_masked(attention, q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> tup
 ban(ASSIGNMENT, "attention_numpy", BANNED)
 
 
-@check(ASSIGNMENT, "test_attention_numpy")
+@check(
+    ASSIGNMENT,
+    "test_attention_numpy",
+    keeps=(
+        "Implement `attention_numpy(Q, K, V)` for 2-D NumPy arrays, returning (output, weights)",
+        "`weights` is `(L_q, L_k)` with rows summing to 1; `output` is `(L_q, d_v)`",
+        r"scale the scores by $1/\sqrt{d_k}$, where $d_k$ is the last dimension of `Q`",
+    ),
+)
 def numpy_attention_matches_reference(ns: Namespace) -> None:
     attention_numpy = require(ns, "attention_numpy")
     g = hidden_generator("a01 numpy")
@@ -327,7 +335,14 @@ def numpy_attention_matches_reference(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_attention_numpy")
+@check(
+    ASSIGNMENT,
+    "test_attention_numpy",
+    keeps=(
+        "Implement `attention_numpy(Q, K, V)` for 2-D NumPy arrays, returning (output, weights)",
+        "Use NumPy only, no torch.",
+    ),
+)
 def numpy_attention_returns_numpy_arrays(ns: Namespace) -> None:
     # The visible check's promise ("a tuple (output, weights) of NumPy arrays"), kept by a hidden
     # twin: the visible checks decide no score.
@@ -346,7 +361,14 @@ def numpy_attention_returns_numpy_arrays(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_attention_numpy")
+@check(
+    ASSIGNMENT,
+    "test_attention_numpy",
+    keeps=(
+        "make the softmax numerically stable by subtracting each row's maximum before "
+        "`np.exp` (the graded checks use scores in the thousands)",
+    ),
+)
 def numpy_attention_is_stable_for_large_scores(ns: Namespace) -> None:
     attention_numpy = require(ns, "attention_numpy")
     g = hidden_generator("a01 numpy stable")
@@ -405,14 +427,31 @@ def judge_rows(attention, g: torch.Generator, cases: list[tuple]) -> None:
             diagnose(out, weights @ v, {}, "the output must be weights @ v")
 
 
-@check(ASSIGNMENT, "test_attention_rows_sum_to_one")
+@check(
+    ASSIGNMENT,
+    "test_attention_rows_sum_to_one",
+    keeps=(
+        "`weights` `(..., L_q, L_k)`: softmax over the keys (last dim)",
+        "`output` `(..., L_q, d_v)` = `weights @ v`",
+        "where `...` is any number of batch dimensions (none, `(B,)`, `(B, H)`, ...)",
+        "nothing ties $L_q$ to $L_k$",
+    ),
+)
 def rows_sum_to_one_over_keys(ns: Namespace) -> None:
     attention = require(ns, "attention")
     g = hidden_generator("a01 rows")
     judge_rows(attention, g, [(lead, *random_sizes(g, 4)) for lead in [(), (3,), (2, 1, 4)]])
 
 
-@check(ASSIGNMENT, "test_attention_rows_sum_to_one", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_attention_rows_sum_to_one",
+    weight=EDGE_CASES,
+    keeps=(
+        "`weights` `(..., L_q, L_k)`: softmax over the keys (last dim)",
+        "where `...` is any number of batch dimensions (none, `(B,)`, `(B, H)`, ...)",
+    ),
+)
 def rows_sum_to_one_at_degenerate_sizes(ns: Namespace) -> None:
     # Degenerate sizes the contract allows: a batch of one, one query, one key.
     attention = require(ns, "attention")
@@ -433,7 +472,11 @@ def scaling_inputs(g: torch.Generator) -> list[tuple[Tensor, Tensor, Tensor]]:
     return inputs
 
 
-@check(ASSIGNMENT, "test_attention_scaling")
+@check(
+    ASSIGNMENT,
+    "test_attention_scaling",
+    keeps=(r"divided by $\sqrt{d_k}$ with $d_k$ = `q.shape[-1]` when `scale` is True",),
+)
 def scaled_by_sqrt_d_k(ns: Namespace) -> None:
     attention = require(ns, "attention")
     for q, k, v in scaling_inputs(hidden_generator("a01 scale")):
@@ -447,7 +490,12 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_attention_scaling", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_attention_scaling",
+    weight=EDGE_CASES,
+    keeps=("and not scaled at all when `scale` is False",),
+)
 def scale_false_leaves_the_scores_unscaled(ns: Namespace) -> None:
     attention = require(ns, "attention")
     for q, k, v in scaling_inputs(hidden_generator("a01 unscaled")):
@@ -526,7 +574,17 @@ def judge_masked_rows(
     return weights.detach(), reference_weights(q.detach(), k.detach(), mask), sums
 
 
-@check(ASSIGNMENT, "test_attention_fully_masked_row")
+@check(
+    ASSIGNMENT,
+    "test_attention_fully_masked_row",
+    keeps=(
+        "a fully masked row gives zero weights and a finite (zero) output",
+        'Hidden keys must get weight exactly 0: set their scores to `float("-inf")` '
+        "before the softmax",
+        "`mask`: None, or a bool / 0-1 tensor broadcastable to `(..., L_q, L_k)`, "
+        "True/1 = may attend",
+    ),
+)
 def fully_masked_row_is_finite(ns: Namespace) -> None:
     attention = require(ns, "attention")
     g = hidden_generator("a01 full mask")
@@ -566,7 +624,14 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_attention_fully_masked_row", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_attention_fully_masked_row",
+    weight=EDGE_CASES,
+    keeps=(
+        "a fully masked row gives zero weights and a finite (zero) output, with finite gradients",
+    ),
+)
 def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
     # Apart from the values: NaN weights zeroed after the softmax still give NaN gradients.
     attention = require(ns, "attention")
@@ -589,7 +654,17 @@ def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
             )
 
 
-@check(ASSIGNMENT, "test_attention_parity")
+@check(
+    ASSIGNMENT,
+    "test_attention_parity",
+    keeps=(
+        "no `F.scaled_dot_product_attention`: it is what the hidden tests compare against",
+        "`mask`: None, or a bool / 0-1 tensor broadcastable to `(..., L_q, L_k)`, "
+        "True/1 = may attend",
+        'Hidden keys must get weight exactly 0: set their scores to `float("-inf")` '
+        "before the softmax",
+    ),
+)
 def matches_torch_sdpa(ns: Namespace) -> None:
     attention = require(ns, "attention")
     g = hidden_generator("a01 parity")
@@ -630,7 +705,11 @@ def matches_torch_sdpa(ns: Namespace) -> None:
             )
 
 
-@check(ASSIGNMENT, "test_attention_parity")
+@check(
+    ASSIGNMENT,
+    "test_attention_parity",
+    keeps=("Your `attention` inherits this stability from `torch.softmax`",),
+)
 def scores_in_the_hundreds_give_the_softmax(ns: Namespace) -> None:
     # Named for what it compares, not for overflow: a wrong scale fails it with finite weights.
     attention = require(ns, "attention")
@@ -690,13 +769,22 @@ def judge_causal_mask(causal_mask, sizes: tuple[int, ...]) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_causal_mask")
+@check(
+    ASSIGNMENT,
+    "test_causal_mask",
+    keeps=("returning an `(n, n)` bool tensor", r"i.e. where $j \le i$ (the diagonal is included)"),
+)
 def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
     # 2 first: there every mistake judge_causal_mask names has its own mask.
     judge_causal_mask(require(ns, "causal_mask"), (2, 7, 33))
 
 
-@check(ASSIGNMENT, "test_causal_mask", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_causal_mask",
+    weight=EDGE_CASES,
+    keeps=("returning an `(n, n)` bool tensor", r"i.e. where $j \le i$ (the diagonal is included)"),
+)
 def causal_mask_of_one_position(ns: Namespace) -> None:
     # The degenerate sequence of one token: it sees itself.
     judge_causal_mask(require(ns, "causal_mask"), (1,))
@@ -757,13 +845,25 @@ def judge_causal_weights(
         )
 
 
-@check(ASSIGNMENT, "test_causal_weights")
+@check(
+    ASSIGNMENT,
+    "test_causal_weights",
+    keeps=("causal: query $i$ sees keys $0..i$, itself included, never the future",),
+)
 def causal_weights_ignore_the_future(ns: Namespace) -> None:
     attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
     judge_causal_weights(attention, causal_mask, hidden_generator("a01 causal"), (3, 9))
 
 
-@check(ASSIGNMENT, "test_causal_weights", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_causal_weights",
+    weight=EDGE_CASES,
+    keeps=(
+        "causal: query $i$ sees keys $0..i$, itself included, never the future",
+        "With the causal mask the first token has only itself to look at (weight 1)",
+    ),
+)
 def causal_weights_of_one_position(ns: Namespace) -> None:
     # The degenerate sequence of one token, which can only attend to itself.
     attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
@@ -1096,7 +1196,15 @@ def judge_verdicts(sees_the_future, causal: dict, leaky: dict, g: torch.Generato
             )
 
 
-@check(ASSIGNMENT, "test_sees_the_future")
+@check(
+    ASSIGNMENT,
+    "test_sees_the_future",
+    keeps=(
+        "it tells causal from leaky",
+        "it returns `True` if `attend` sees the future, `False` if it is causal",
+        "every call returns `True` or `False`, without raising",
+    ),
+)
 def sees_the_future_tells_causal_from_leaky(ns: Namespace) -> None:
     """False for causal attention written four ways, True for no mask and for a mask one off."""
     judge_verdicts(
@@ -1107,7 +1215,7 @@ def sees_the_future_tells_causal_from_leaky(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES)
+@check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES, keeps=("rounding is no leak",))
 def sees_the_future_passes_other_causal_attention(ns: Namespace) -> None:
     """False for causal attention with rounding-level moves, other constants and weights; the
     unmasked attention still True, so that an answer that flags nothing earns nothing here."""
@@ -1119,7 +1227,7 @@ def sees_the_future_passes_other_causal_attention(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES)
+@check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES, keeps=("small leaks are leaks",))
 def sees_the_future_catches_subtle_leaks(ns: Namespace) -> None:
     """True for two leaking pairs, a 2% leak, and a leak in the output only; the reference still
     False, so that an answer that flags everything earns nothing here."""
