@@ -173,7 +173,15 @@ def off_head_cause(
     return ""
 
 
-@check(ASSIGNMENT, "test_heads_switched_off")
+@check(
+    ASSIGNMENT,
+    "test_heads_switched_off",
+    keeps=(
+        "a switched-off head is gone:",
+        "a kept head still counts:",
+        "Leave `mha` itself unchanged.",
+    ),
+)
 def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
     """An off head's q, k, v rows change nothing; a kept head's value rows change the output."""
     ablate = require(ns, "heads_switched_off")
@@ -200,7 +208,12 @@ def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
                 )
 
 
-@check(ASSIGNMENT, "test_heads_switched_off", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_heads_switched_off",
+    weight=EDGE_CASES,
+    keeps=("all on is the layer: with every head kept, the output is `mha(x)[0]`",),
+)
 def every_head_on_is_the_layer(ns: Namespace) -> None:
     """With every head kept, the output is the layer's own."""
     ablate = require(ns, "heads_switched_off")
@@ -218,7 +231,15 @@ def every_head_on_is_the_layer(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_heads_switched_off", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_heads_switched_off",
+    weight=EDGE_CASES,
+    keeps=(
+        "always defined: the output has the shape of `x` and is finite, also with every "
+        "head off, with one head, and for a batch of one sentence of one token",
+    ),
+)
 def ablation_is_defined_at_the_edges(ns: Namespace) -> None:
     """Every head off, a layer of one head (on, then off), one sentence of one token."""
     ablate = require(ns, "heads_switched_off")

@@ -83,7 +83,14 @@ def call_merge(merge_heads: Callable[[Tensor], Any], x: Tensor) -> Any:
             raise
 
 
-@check(ASSIGNMENT, "test_merge_heads")
+@check(
+    ASSIGNMENT,
+    "test_merge_heads",
+    keeps=(
+        "`(B, H, L, d_k)` → `(B, L, H * d_k)`, with head $h$'s features placed at "
+        "`h*d_k:(h+1)*d_k`",
+    ),
+)
 def merge_heads_matches_the_oracle(ns: Namespace) -> None:
     merge_heads = require(ns, "merge_heads")
     g = hidden_generator("a02 merge")
@@ -129,7 +136,7 @@ def smaller_merge_example(merge_heads: Callable[[Tensor], Any]) -> str | None:
     return smallest_counterexample(merge_heads, oracle_merge, inputs, sizes, atol=0.0)
 
 
-@check(ASSIGNMENT, "test_merge_heads")
+@check(ASSIGNMENT, "test_merge_heads", keeps=("`merge_heads(x)` undoes `split_heads`",))
 def merge_heads_undoes_the_split(ns: Namespace) -> None:
     merge_heads = require(ns, "merge_heads")
     g = hidden_generator("a02 merge roundtrip")

@@ -172,7 +172,18 @@ def compare_with_torch(
     )
 
 
-@check(ASSIGNMENT, "test_mha_parity")
+@check(
+    ASSIGNMENT,
+    "test_mha_parity",
+    keeps=(
+        "that matches `nn.MultiheadAttention` to float precision",
+        "project with `q_proj`, `k_proj`, `v_proj`; split with your `split_heads`; "
+        "attend with `scaled_dot_product_attention`; merge with your `merge_heads`; "
+        "apply `out_proj`",
+        "`mask` (True = may attend) may be `(L_q, L_k)` (shared by all), `(B, L_q, "
+        "L_k)` (one per sentence) or `(B, H, L_q, L_k)` (one per head)",
+    ),
+)
 def mha_matches_torch_multihead_attention(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 parity")
@@ -189,7 +200,15 @@ def mha_matches_torch_multihead_attention(ns: Namespace) -> None:
             compare_with_torch(cls, mha, h, query, key, value, mask, sizes, atol)
 
 
-@check(ASSIGNMENT, "test_mha_parity")
+@check(
+    ASSIGNMENT,
+    "test_mha_parity",
+    keeps=(
+        "that matches `nn.MultiheadAttention` to float precision",
+        "so `mha(x)` is self-attention",
+        "`(L_q, L_k)` (shared by all)",
+    ),
+)
 def mha_self_attention_matches_torch(ns: Namespace) -> None:
     """Self-attention with a causal mask, as a decoder uses it: mha(x, mask=causal)."""
     cls = require(ns, "MultiHeadAttention", type)

@@ -77,7 +77,17 @@ NO_HEAD_AXIS = (
 # MultiHeadAttention: shapes, attributes, errors
 
 
-@check(ASSIGNMENT, "test_mha_shapes")
+@check(
+    ASSIGNMENT,
+    "test_mha_shapes",
+    keeps=(
+        "store `self.d_model`, `self.num_heads` and `self.d_k = d_model // num_heads`",
+        "create four `nn.Linear(d_model, d_model)` layers (with bias)",
+        "`key` defaults to `query` and `value` to `key`, so `mha(x)` is self-attention "
+        "and `mha(x, memory)` is cross-attention",
+        "`output` is `(B, L_q, d_model)`; `weights` are the per-head weights `(B, H, L_q, L_k)`",
+    ),
+)
 def mha_attributes_and_shapes(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 shapes")
@@ -177,7 +187,15 @@ def value_defaults_to_query(mha: nn.Module, query: Tensor, g: torch.Generator) -
     )
 
 
-@check(ASSIGNMENT, "test_mha_shapes")
+@check(
+    ASSIGNMENT,
+    "test_mha_shapes",
+    keeps=(
+        "project with `q_proj`, `k_proj`, `v_proj`; split with your `split_heads`; "
+        "attend with `scaled_dot_product_attention`; merge with your `merge_heads`; "
+        "apply `out_proj`",
+    ),
+)
 def mha_uses_every_projection(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 gradients")
@@ -198,7 +216,15 @@ def mha_uses_every_projection(ns: Namespace) -> None:
 
 
 # Half weight: rejecting bad arguments is a detail beside computing the right answer.
-@check(ASSIGNMENT, "test_mha_shapes", weight=0.5)
+@check(
+    ASSIGNMENT,
+    "test_mha_shapes",
+    weight=0.5,
+    keeps=(
+        "if `d_model` is not divisible by `num_heads`, raise a `ValueError` whose "
+        "message says so and shows both numbers",
+    ),
+)
 def mha_rejects_indivisible_sizes(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     for d_model, h in ((10, 4), (7, 2), (12, 5), (9, 6)):
@@ -285,7 +311,14 @@ def check_masked_weights(weights: Tensor, free: Tensor, keep: Tensor, what: str)
         )
 
 
-@check(ASSIGNMENT, "test_mha_mask")
+@check(
+    ASSIGNMENT,
+    "test_mha_mask",
+    keeps=(
+        "`mask` (True = may attend) may be `(L_q, L_k)` (shared by all), `(B, L_q, "
+        "L_k)` (one per sentence) or `(B, H, L_q, L_k)` (one per head)",
+    ),
+)
 def mha_applies_every_mask_shape(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 masks")
@@ -332,7 +365,15 @@ def masks_apply_to_every_head(
         check_masked_weights(weights, free, m3.unsqueeze(1), what3)
 
 
-@check(ASSIGNMENT, "test_mha_mask")
+@check(
+    ASSIGNMENT,
+    "test_mha_mask",
+    keeps=(
+        "`(B, L_q, L_k)` (one per sentence)",
+        "Give a 3-D mask an axis of size 1 in position 1, so that it reads `(B, 1, L_q, "
+        "L_k)` and every head of a sentence shares that sentence's mask",
+    ),
+)
 def mha_applies_a_sentence_mask_to_every_head(ns: Namespace) -> None:
     """B == H: a 3-D mask without unsqueeze(1) broadcasts silently, sentence masks landing on heads."""
     cls = require(ns, "MultiHeadAttention", type)
@@ -356,7 +397,11 @@ def mha_applies_a_sentence_mask_to_every_head(ns: Namespace) -> None:
     check_masked_weights(weights, free, m3.unsqueeze(1), "a (B, L_q, L_k) mask")
 
 
-@check(ASSIGNMENT, "test_mha_mask")
+@check(
+    ASSIGNMENT,
+    "test_mha_mask",
+    keeps=("`mask` (True = may attend)", "`(B, L_q, L_k)` (one per sentence)"),
+)
 def hidden_keys_do_not_leak(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 padding")

@@ -61,7 +61,14 @@ def split_mistakes(x: Tensor, num_heads: int) -> dict[Mistake, Tensor]:
     }
 
 
-@check(ASSIGNMENT, "test_split_heads")
+@check(
+    ASSIGNMENT,
+    "test_split_heads",
+    keeps=(
+        "returns `(B, H, L, d_k)` with `d_k = d_model // num_heads`",
+        "where `out[:, h]` holds the features `x[..., h*d_k:(h+1)*d_k]`",
+    ),
+)
 def split_heads_matches_the_oracle(ns: Namespace) -> None:
     split_heads = require(ns, "split_heads")
     g = hidden_generator("a02 split")
@@ -112,7 +119,11 @@ def split_example(split_heads: Callable[[Tensor, int], Tensor], num_heads: int) 
     )
 
 
-@check(ASSIGNMENT, "test_split_heads")
+@check(
+    ASSIGNMENT,
+    "test_split_heads",
+    keeps=("where `out[:, h]` holds the features `x[..., h*d_k:(h+1)*d_k]`",),
+)
 def split_heads_keeps_gradients_and_dtype(ns: Namespace) -> None:
     split_heads = require(ns, "split_heads")
     g = hidden_generator("a02 split grad")
