@@ -173,7 +173,18 @@ ban(
 )
 
 
-@check(ASSIGNMENT, "test_build_vocab")
+@check(
+    ASSIGNMENT,
+    "test_build_vocab",
+    keeps=(
+        "the special tokens come first, in the order of `SPECIAL_TOKENS`",
+        "sorted by falling count; tokens with the same count are sorted alphabetically "
+        "(plain string order)",
+        "tokens seen fewer than `min_freq` times are left out",
+        "if `max_vocab_size` is given, the whole list, special tokens included, has at "
+        "most `max_vocab_size` entries",
+    ),
+)
 def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
     build_vocab = require(ns, "build_vocab")
     cases = random_corpora(hidden_generator("a03 vocab"))
@@ -211,7 +222,12 @@ def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
 
 
 # Half weight: the defaults are a detail beside computing the right vocabulary.
-@check(ASSIGNMENT, "test_build_vocab", weight=0.5)
+@check(
+    ASSIGNMENT,
+    "test_build_vocab",
+    weight=0.5,
+    keeps=("Implement `build_vocab(texts, max_vocab_size=None, min_freq=1)`",),
+)
 def build_vocab_defaults_keep_every_token(ns: Namespace) -> None:
     # The visible checks call build_vocab(texts) with the signature's defaults; every other hidden
     # call passes both arguments, and the visible checks decide no score, so this twin keeps the

@@ -129,7 +129,20 @@ def judge_clean(clean: Callable[[str], object], texts: list[str]) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_clean")
+@check(
+    ASSIGNMENT,
+    "test_clean",
+    keeps=(
+        "lowercase the text",
+        "replace the typographic apostrophe `’` (U+2019) by the plain `'`",
+        "return, from left to right, every token, where a token is either a word or a "
+        "single punctuation mark",
+        r"a word is a run of word characters (`\w`: letters, digits, underscore), which "
+        "may continue through inner apostrophes",
+        "a punctuation mark is any single character that is neither a word character "
+        "nor whitespace",
+    ),
+)
 def clean_matches_the_word_tokenizer(ns: Namespace) -> None:
     clean = require(ns, "clean")
     rng = python_random(hidden_generator("a03 clean"))
@@ -144,7 +157,16 @@ def clean_matches_the_word_tokenizer(ns: Namespace) -> None:
     judge_clean(clean, [text for text in texts if re.search(r"\w", text)])
 
 
-@check(ASSIGNMENT, "test_clean", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_clean",
+    weight=EDGE_CASES,
+    keeps=(
+        "a punctuation mark is any single character that is neither a word character "
+        "nor whitespace",
+        "Whitespace only separates tokens and never appears in the output.",
+    ),
+)
 def clean_of_a_text_without_words(ns: Namespace) -> None:
     # An empty text has no tokens (not [""]), and whitespace alone none either.
     clean = require(ns, "clean")

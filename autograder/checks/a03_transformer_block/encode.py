@@ -146,7 +146,16 @@ ban(
 )
 
 
-@check(ASSIGNMENT, "test_encode")
+@check(
+    ASSIGNMENT,
+    "test_encode",
+    keeps=(
+        "start with the id of `<cls>` (`CLS_ID` = 2)",
+        "using `UNK_ID` = 1 for tokens missing from `token_to_id`",
+        "if `max_len` is given, cut the list to its first `max_len` ids (`<cls>` "
+        "counts), then pad it with `PAD_ID` = 0 up to exactly `max_len` ids",
+    ),
+)
 def encode_matches_the_specification(ns: Namespace) -> None:
     encode = require(ns, "encode")
     g = hidden_generator("a03 encode")
@@ -200,7 +209,15 @@ def encode_matches_the_specification(ns: Namespace) -> None:
 
 
 # Half weight: the defaults are a detail beside computing the right ids.
-@check(ASSIGNMENT, "test_encode", weight=0.5)
+@check(
+    ASSIGNMENT,
+    "test_encode",
+    weight=0.5,
+    keeps=(
+        "Implement `encode(text, token_to_id, max_len=None)`",
+        "With `max_len=None` nothing is cut or padded.",
+    ),
+)
 def encode_without_max_len_neither_cuts_nor_pads(ns: Namespace) -> None:
     # The visible checks call encode(text, token_to_id) with the default max_len; every other
     # hidden call passes max_len, and the visible checks decide no score, so this twin keeps the

@@ -258,7 +258,12 @@ def eval_outputs(block: nn.Module, x: Tensor, seeds: list[int], p: float) -> lis
 
 
 # A gate: with an active dropout the other checks' verdicts would be chance.
-@check(ASSIGNMENT, "test_encoder_block", gate=True)
+@check(
+    ASSIGNMENT,
+    "test_encoder_block",
+    gate=True,
+    keeps=("`self.dropout1`, `self.dropout2` | `nn.Dropout(dropout)`",),
+)
 def encoder_block_is_deterministic_in_eval_mode(ns: Namespace) -> None:
     """First: an active dropout would otherwise be blamed on whichever check it perturbs."""
     cls = require(ns, "EncoderBlock", type)
@@ -282,7 +287,16 @@ def encoder_block_is_deterministic_in_eval_mode(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_encoder_block")
+@check(
+    ASSIGNMENT,
+    "test_encoder_block",
+    keeps=(
+        "In `forward(x, mask=None)`, apply the two equations above.",
+        "the mask follows attention_lab's convention (True = may attend)",
+        "mask broadcastable to (B, num_heads, L, L)",
+        "Return `(out, weights)`: the block's output and the attention weights.",
+    ),
+)
 def encoder_block_matches_the_reference(ns: Namespace) -> None:
     cls = require(ns, "EncoderBlock", type)
     g = hidden_generator("a03 block")
@@ -380,7 +394,14 @@ def smaller_block_example(cls: type, what: str, mask: str) -> Callable[[], str |
     )
 
 
-@check(ASSIGNMENT, "test_encoder_block")
+@check(
+    ASSIGNMENT,
+    "test_encoder_block",
+    keeps=(
+        "In `forward(x, mask=None)`, apply the two equations above.",
+        "This is the paper's post-norm arrangement",
+    ),
+)
 def encoder_block_matches_torch_encoder_layer(ns: Namespace) -> None:
     """An independent oracle: nn.TransformerEncoderLayer (post-norm, ReLU) with the same weights."""
     cls = require(ns, "EncoderBlock", type)
@@ -446,7 +467,15 @@ def drops_in_train_mode(sublayer: nn.Module, x: Tensor) -> bool:
     return not is_close(outputs[1], outputs[0], atol=1e-9)
 
 
-@check(ASSIGNMENT, "test_encoder_block")
+@check(
+    ASSIGNMENT,
+    "test_encoder_block",
+    keeps=(
+        "`MultiHeadAttention(d_model, num_heads, dropout)` from "
+        "`attention_lab.reference.a02_multi_head`",
+        "your `PositionwiseFeedForward(d_model, d_ff, dropout)` (Exercise 4)",
+    ),
+)
 def encoder_block_passes_dropout_to_its_sublayers(ns: Namespace) -> None:
     """In train mode each sublayer of the block drops at random: it was built with dropout."""
     cls = require(ns, "EncoderBlock", type)
@@ -544,7 +573,15 @@ def branch_masks(
     return None
 
 
-@check(ASSIGNMENT, "test_encoder_block")
+@check(
+    ASSIGNMENT,
+    "test_encoder_block",
+    keeps=(
+        r"h = \mathrm{LayerNorm}_1\big(x + \mathrm{Dropout}(\mathrm{MultiHead}(x, x, " r"x))\big)",
+        r"\text{out} = \mathrm{LayerNorm}_2\big(h + " r"\mathrm{Dropout}(\mathrm{FFN}(h))\big)",
+        "`self.dropout1`, `self.dropout2` | `nn.Dropout(dropout)`",
+    ),
+)
 def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> None:
     """With its sublayers in eval mode, the block's train-mode output is explained by dropout
     masks on the two residual branches, at rate p: judged from the output, in any random order."""
@@ -607,7 +644,11 @@ def encoder_block_applies_dropout_where_the_formula_puts_it(ns: Namespace) -> No
             )
 
 
-@check(ASSIGNMENT, "test_encoder_block")
+@check(
+    ASSIGNMENT,
+    "test_encoder_block",
+    keeps=("In `forward(x, mask=None)`, apply the two equations above.",),
+)
 def encoder_block_gradients_reach_every_parameter(ns: Namespace) -> None:
     cls = require(ns, "EncoderBlock", type)
     g = hidden_generator("a03 block grad")

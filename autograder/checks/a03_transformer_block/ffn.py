@@ -204,7 +204,15 @@ def smaller_ffn_example(cls: type) -> str | None:
     )
 
 
-@check(ASSIGNMENT, "test_feed_forward")
+@check(
+    ASSIGNMENT,
+    "test_feed_forward",
+    keeps=(
+        "`forward(x)` takes `x` of shape `(..., d_model)` and returns "
+        "`linear2(dropout(relu(linear1(x))))`, of the same shape",
+        "create `self.linear1` = `nn.Linear(d_model, d_ff)`",
+    ),
+)
 def feed_forward_matches_the_reference(ns: Namespace) -> None:
     cls = require(ns, "PositionwiseFeedForward", type)
     g = hidden_generator("a03 feed forward")
@@ -221,7 +229,14 @@ def feed_forward_matches_the_reference(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_feed_forward")
+@check(
+    ASSIGNMENT,
+    "test_feed_forward",
+    keeps=(
+        "`forward(x)` takes `x` of shape `(..., d_model)` and returns "
+        "`linear2(dropout(relu(linear1(x))))`, of the same shape",
+    ),
+)
 def feed_forward_handles_degenerate_sizes(ns: Namespace) -> None:
     cls = require(ns, "PositionwiseFeedForward", type)
     g = hidden_generator("a03 feed forward degenerate")
@@ -283,7 +298,14 @@ def without_dropout(cls: type, mine: nn.Module, x: Tensor) -> Any:
         return None
 
 
-@check(ASSIGNMENT, "test_feed_forward")
+@check(
+    ASSIGNMENT,
+    "test_feed_forward",
+    keeps=(
+        "dropout on the hidden layer, no ReLU on the output",
+        "`self.dropout` = `nn.Dropout(dropout)`",
+    ),
+)
 def feed_forward_uses_its_dropout(ns: Namespace) -> None:
     """In eval mode dropout does nothing; in train mode it zeroes hidden units at rate p and
     scales the others by 1/(1-p), judged from the output alone (any random order passes)."""

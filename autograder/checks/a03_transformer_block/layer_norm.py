@@ -258,7 +258,12 @@ ban(ASSIGNMENT, "LayerNorm", LAYER_NORM_BANNED)
 
 
 # A gate: calling the reference would pass the other checks, which must then earn nothing.
-@check(ASSIGNMENT, "test_layer_norm", gate=True)
+@check(
+    ASSIGNMENT,
+    "test_layer_norm",
+    gate=True,
+    keeps=("Do not call `F.layer_norm` or `nn.LayerNorm`.",),
+)
 def layer_norm_runs_no_reference(ns: Namespace) -> None:
     cls = require(ns, "LayerNorm", type)
     g = hidden_generator("a03 layer norm calls")
@@ -274,7 +279,17 @@ def layer_norm_runs_no_reference(ns: Namespace) -> None:
             )
 
 
-@check(ASSIGNMENT, "test_layer_norm")
+@check(
+    ASSIGNMENT,
+    "test_layer_norm",
+    keeps=(
+        "implement layer normalisation and match `nn.LayerNorm` to floating-point precision",
+        "Write `forward` for inputs of shape `(..., d_model)`, normalising over the "
+        "last dimension only.",
+        "the variance is the biased one: divide by $d$, not $d-1$",
+        r"$\varepsilon$ (default `1e-5`) goes inside the square root",
+    ),
+)
 def layer_norm_matches_torch(ns: Namespace) -> None:
     cls = require(ns, "LayerNorm", type)
     g = hidden_generator("a03 layer norm")
@@ -335,7 +350,14 @@ def smaller_layer_norm_example(cls: type, eps: float) -> str | None:
     return f"with eps={eps}, {found}" if found else None
 
 
-@check(ASSIGNMENT, "test_layer_norm")
+@check(
+    ASSIGNMENT,
+    "test_layer_norm",
+    keeps=(
+        "implement layer normalisation and match `nn.LayerNorm` to floating-point precision",
+        r"then applies a learned per-feature scale $\gamma$ and shift $\beta$",
+    ),
+)
 def layer_norm_gradients_match_torch(ns: Namespace) -> None:
     cls = require(ns, "LayerNorm", type)
     g = hidden_generator("a03 layer norm grad")
@@ -382,7 +404,14 @@ def layer_norm_gradients_match_torch(ns: Namespace) -> None:
         fail(f"{otherwise} ({first_difference(a, b, 1e-7)})")
 
 
-@check(ASSIGNMENT, "test_layer_norm")
+@check(
+    ASSIGNMENT,
+    "test_layer_norm",
+    keeps=(
+        "implement layer normalisation and match `nn.LayerNorm` to floating-point precision",
+        "it matters when a vector is almost constant",
+    ),
+)
 def layer_norm_float32_and_constant_vectors(ns: Namespace) -> None:
     cls = require(ns, "LayerNorm", type)
     g = hidden_generator("a03 layer norm float32")

@@ -212,7 +212,15 @@ def padded_batch(
     return block, x, is_pad, sizes
 
 
-@check(ASSIGNMENT, "test_padded_block")
+@check(
+    ASSIGNMENT,
+    "test_padded_block",
+    keeps=(
+        "shape: the output has the shape and dtype of `x`",
+        "blind to padding: at every real position, the output equals what the block "
+        "gives that sentence alone with its pads removed",
+    ),
+)
 def padded_block_is_blind_to_pads_at_the_end(ns: Namespace) -> None:
     """Pads at the end, as encode puts them: real positions as if the pads were not there."""
     padded_block = require(ns, "padded_block")
@@ -222,7 +230,15 @@ def padded_block_is_blind_to_pads_at_the_end(ns: Namespace) -> None:
         judge_blindness(padded_block, block, x, is_pad, f"{sizes}, pads at the end", g)
 
 
-@check(ASSIGNMENT, "test_padded_block", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_padded_block",
+    weight=EDGE_CASES,
+    keeps=(
+        "Pads may sit anywhere in a row, not only at the end: a tokenizer that pads on "
+        "the left puts them first",
+    ),
+)
 def padded_block_is_blind_to_pads_anywhere(ns: Namespace) -> None:
     """Pads first (left padding), then pads between the tokens."""
     padded_block = require(ns, "padded_block")
@@ -232,7 +248,16 @@ def padded_block_is_blind_to_pads_anywhere(ns: Namespace) -> None:
         judge_blindness(padded_block, block, x, is_pad, f"{sizes}, {placement}", g)
 
 
-@check(ASSIGNMENT, "test_padded_block", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_padded_block",
+    weight=EDGE_CASES,
+    keeps=(
+        "finite: every output value is finite, at the pad positions too and for a "
+        "sentence with no real token, and so are the gradients of the output with "
+        "respect to `x`",
+    ),
+)
 def padded_block_stays_finite_for_sentences_of_pads(ns: Namespace) -> None:
     """A sentence of pads only, beside one of a single real token; then one sentence, one pad.
     Every output value, at the pads too, and every gradient with respect to x is finite."""

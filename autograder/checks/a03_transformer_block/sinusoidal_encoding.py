@@ -155,7 +155,16 @@ def exponent_sign_flipped(table: Tensor, expected: Tensor) -> bool:
     return bool(((table.double() - flipped).abs()[angle <= 50] <= 2e-4).all())
 
 
-@check(ASSIGNMENT, "test_sinusoidal_encoding")
+@check(
+    ASSIGNMENT,
+    "test_sinusoidal_encoding",
+    keeps=(
+        "Return the `(max_len, d_model)` table above as a `float32` tensor",
+        r"the layout is interleaved: even columns $0, 2, 4, \dots$ hold sines, odd "
+        r"columns $1, 3, 5, \dots$ hold cosines",
+        "columns $2i$ and $2i+1$ share one angle",
+    ),
+)
 def sinusoidal_encoding_matches_the_formula(ns: Namespace) -> None:
     sinusoidal_encoding = require(ns, "sinusoidal_encoding")
     g = hidden_generator("a03 pe")
@@ -172,7 +181,16 @@ def sinusoidal_encoding_matches_the_formula(ns: Namespace) -> None:
     judge_table(sinusoidal_encoding, [*cases, (8, 512), (5, 6)])
 
 
-@check(ASSIGNMENT, "test_sinusoidal_encoding", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_sinusoidal_encoding",
+    weight=EDGE_CASES,
+    keeps=(
+        "Return the `(max_len, d_model)` table above as a `float32` tensor, for "
+        r"positions $0, \dots, \text{max\_len}-1$.",
+        "`d_model` is even.",
+    ),
+)
 def sinusoidal_encoding_of_degenerate_sizes(ns: Namespace) -> None:
     # One position, or one sin/cos pair of columns: the table's smallest shapes.
     judge_table(require(ns, "sinusoidal_encoding"), [(1, 2), (3, 2), (1, 10)])
