@@ -443,13 +443,33 @@ def judge_stack(cls: type, g: torch.Generator, cases: list[StackCase]) -> None:
         check_maps(maps, expected_maps, what)
 
 
-@check(ASSIGNMENT, "test_depth_stack")
+@check(
+    ASSIGNMENT,
+    "test_depth_stack",
+    keeps=(
+        "store the layers in an `nn.ModuleList` named `self.layers`",
+        "feed `x` (B, L, d_model) through the layers in order, each layer taking the "
+        "previous layer's output, and give every layer the same `mask`",
+        "collect every layer's weights, as they are, in a list. Return `(output of the "
+        "last layer, list of num_layers maps)`.",
+    ),
+)
 def depth_stack_matches_the_reference(ns: Namespace) -> None:
     g = hidden_generator("a04 stack")
     judge_stack(require(ns, "DepthStack", type), g, stack_cases(g)[:MAIN_CASES])
 
 
-@check(ASSIGNMENT, "test_depth_stack", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_depth_stack",
+    weight=EDGE_CASES,
+    keeps=(
+        "feed `x` (B, L, d_model) through the layers in order, each layer taking the "
+        "previous layer's output, and give every layer the same `mask`",
+        "Keep every axis: with one head, a batch of one or a single token, some axes "
+        "have size 1, and the hidden checks try those sizes too",
+    ),
+)
 def depth_stack_matches_the_reference_at_size_one(ns: Namespace) -> None:
     # The degenerate stacks: one head, one layer, a batch of one, a single token.
     g = hidden_generator("a04 stack degenerate")
@@ -460,7 +480,15 @@ def depth_stack_matches_the_reference_at_size_one(ns: Namespace) -> None:
 # DepthStack: independent layers, one distinct map each, gradient for every layer
 
 
-@check(ASSIGNMENT, "test_depth_stack_layers")
+@check(
+    ASSIGNMENT,
+    "test_depth_stack_layers",
+    keeps=(
+        "Construct every layer as its own `EncoderBlock(d_model, num_heads, d_ff, "
+        "dropout)`, so that each starts from its own random weights, as a newly built "
+        "block does.",
+    ),
+)
 def depth_stack_layers_are_independent(ns: Namespace) -> None:
     """Distinct blocks, parameters of their own, and no two layers equal as built."""
     cls = require(ns, "DepthStack", type)
@@ -506,7 +534,16 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
                     )
 
 
-@check(ASSIGNMENT, "test_depth_stack_layers")
+@check(
+    ASSIGNMENT,
+    "test_depth_stack_layers",
+    keeps=(
+        "`__init__(num_layers, d_model, num_heads, d_ff, dropout=0.0)`",
+        "Construct every layer as its own `EncoderBlock(d_model, num_heads, d_ff, "
+        "dropout)`, so that each starts from its own random weights, as a newly built "
+        "block does.",
+    ),
+)
 def depth_stack_passes_dropout_on(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 dropout")
@@ -526,7 +563,16 @@ def depth_stack_passes_dropout_on(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_depth_stack_layers")
+@check(
+    ASSIGNMENT,
+    "test_depth_stack_layers",
+    keeps=(
+        "feed `x` (B, L, d_model) through the layers in order, each layer taking the "
+        "previous layer's output, and give every layer the same `mask`",
+        "collect every layer's weights, as they are, in a list. Return `(output of the "
+        "last layer, list of num_layers maps)`.",
+    ),
+)
 def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 maps")
@@ -558,7 +604,11 @@ def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
                     fail(f"maps {j} and {i} are equal ({what})")
 
 
-@check(ASSIGNMENT, "test_depth_stack_layers")
+@check(
+    ASSIGNMENT,
+    "test_depth_stack_layers",
+    keeps=("layers are independent and all of them are trained",),
+)
 def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
     g = hidden_generator("a04 gradients")
@@ -582,7 +632,14 @@ def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
     stack.zero_grad(set_to_none=True)
 
 
-@check(ASSIGNMENT, "test_depth_stack_layers")
+@check(
+    ASSIGNMENT,
+    "test_depth_stack_layers",
+    keeps=(
+        "feed `x` (B, L, d_model) through the layers in order, each layer taking the "
+        "previous layer's output, and give every layer the same `mask`",
+    ),
+)
 def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
     """In train mode every layer runs in train mode and gets what it gets in eval mode: judged
     stage by stage with recorders in the layers' place, so any random order passes."""
@@ -725,7 +782,15 @@ def tv_oracle(p: Tensor, q: Tensor) -> Tensor:
     return 0.5 * (p - q).abs().sum(-1)
 
 
-@check(ASSIGNMENT, "test_attention_metrics")
+@check(
+    ASSIGNMENT,
+    "test_attention_metrics",
+    keeps=(
+        r"entropy $H(p) = -\sum_j p_j \log p_j$ (in nats, with $0 \log 0 = 0$)",
+        "Both reduce over the last dimension and keep all leading dimensions: `(..., "
+        "L_k) -> (...)`.",
+    ),
+)
 def attention_entropy_matches_categorical(ns: Namespace) -> None:
     attention_entropy = require(ns, "attention_entropy")
     g = hidden_generator("a04 entropy")
@@ -762,7 +827,15 @@ def call_total_variation(total_variation: Any, p: Tensor, q: Tensor) -> Any:
         return total_variation(p, q)
 
 
-@check(ASSIGNMENT, "test_attention_metrics")
+@check(
+    ASSIGNMENT,
+    "test_attention_metrics",
+    keeps=(
+        r"$\mathrm{TV}(p, q) = \tfrac12 \sum_j |p_j - q_j|$",
+        "Both reduce over the last dimension and keep all leading dimensions: `(..., "
+        "L_k) -> (...)`.",
+    ),
+)
 def total_variation_matches_the_definition(ns: Namespace) -> None:
     total_variation = require(ns, "total_variation")
     g = hidden_generator("a04 tv")
@@ -907,7 +980,14 @@ def softmax_rows(generator: torch.Generator, rows: int, num_keys: int, spread: f
     return torch.softmax(scores, dim=-1)
 
 
-@check(ASSIGNMENT, "test_attention_focus")
+@check(
+    ASSIGNMENT,
+    "test_attention_focus",
+    keeps=(
+        r"calibrated: for every $L_k \ge 2$, uniform attention scores 0, all the weight "
+        "on one key scores 1, and every other distribution scores something in $[0, 1]$",
+    ),
+)
 def attention_focus_is_calibrated(ns: Namespace) -> None:
     """0 for uniform, 1 for one key, within [0, 1] otherwise, at several lengths and batch shapes."""
     focus = require(ns, "attention_focus")
@@ -942,7 +1022,16 @@ def attention_focus_is_calibrated(ns: Namespace) -> None:
                 )
 
 
-@check(ASSIGNMENT, "test_attention_focus", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_attention_focus",
+    weight=EDGE_CASES,
+    keeps=(
+        "blind to order: permuting the keys leaves the score unchanged",
+        r"sharper means more focused: for the weights $\mathrm{softmax}(s / T)$ of any "
+        "scores $s$, the score never rises as the temperature $T$ grows",
+    ),
+)
 def attention_focus_ignores_order_and_falls_with_temperature(ns: Namespace) -> None:
     """Permuted keys score alike; softmax(s / T) scores never rise as T grows."""
     focus = require(ns, "attention_focus")
@@ -975,7 +1064,16 @@ def attention_focus_ignores_order_and_falls_with_temperature(ns: Namespace) -> N
             )
 
 
-@check(ASSIGNMENT, "test_attention_focus", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_attention_focus",
+    weight=EDGE_CASES,
+    keeps=(
+        "defined everywhere: every score is finite, with exact zeros in a row, with a "
+        "single key ($L_k = 1$",
+        "with no leading dimension (one `(L_k,)` row gives a 0-dim tensor)",
+    ),
+)
 def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
     """Finite scores for rows with exact zeros, for a single key, for a 0-dim batch."""
     focus = require(ns, "attention_focus")
