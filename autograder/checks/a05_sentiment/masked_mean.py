@@ -64,7 +64,15 @@ def masked_mean_counterexample(masked_mean: Callable[..., Any]) -> str | None:
     return None if found is None else f"with pad_id = {PUBLIC_PAD_ID}, {found}"
 
 
-@check(ASSIGNMENT, "test_masked_mean")
+@check(
+    ASSIGNMENT,
+    "test_masked_mean",
+    keeps=(
+        "returns `(B, d_model)`, the mean of `hidden` over the positions whose id is "
+        "not `pad_id`, in `hidden`'s dtype",
+        "`pad_id`: the id to ignore (not always 0!)",
+    ),
+)
 def masked_mean_matches_the_oracle(ns: Namespace) -> None:
     masked_mean = require(ns, "masked_mean")
     g = hidden_generator("a05 masked mean")
@@ -85,7 +93,17 @@ def masked_mean_matches_the_oracle(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_masked_mean")
+@check(
+    ASSIGNMENT,
+    "test_masked_mean",
+    keeps=(
+        "a row made only of padding has no mean: return zeros for it, never `NaN`",
+        "the finite values of `hidden` at padded positions, however large, must not "
+        "change the result, and they must get zero gradient",
+        "returns `(B, d_model)`, the mean of `hidden` over the positions whose id is "
+        "not `pad_id`, in `hidden`'s dtype",
+    ),
+)
 def masked_mean_handles_all_padding_rows_dtype_and_gradients(ns: Namespace) -> None:
     masked_mean = require(ns, "masked_mean")
     g = hidden_generator("a05 masked mean edge")
@@ -129,7 +147,14 @@ def masked_mean_handles_all_padding_rows_dtype_and_gradients(ns: Namespace) -> N
         )
 
 
-@check(ASSIGNMENT, "test_masked_mean")
+@check(
+    ASSIGNMENT,
+    "test_masked_mean",
+    keeps=(
+        "the finite values of `hidden` at padded positions, however large, must not "
+        "change the result, and they must get zero gradient",
+    ),
+)
 def masked_mean_ignores_appended_padding(ns: Namespace) -> None:
     masked_mean = require(ns, "masked_mean")
     g = hidden_generator("a05 masked mean append")
@@ -159,7 +184,14 @@ def ids_padded_inside(g: torch.Generator, b: int, length: int, pad_id: int, voca
     return ids
 
 
-@check(ASSIGNMENT, "test_masked_mean")
+@check(
+    ASSIGNMENT,
+    "test_masked_mean",
+    keeps=(
+        "returns `(B, d_model)`, the mean of `hidden` over the positions whose id is "
+        "not `pad_id`, in `hidden`'s dtype",
+    ),
+)
 def masked_mean_finds_pads_wherever_they_sit(ns: Namespace) -> None:
     """The statement defines the pads by their id: left padding and pads between real tokens."""
     masked_mean = require(ns, "masked_mean")
@@ -191,7 +223,14 @@ def masked_mean_finds_pads_wherever_they_sit(ns: Namespace) -> None:
 HALF_TOLERANCES = {torch.float16: 1e-2, torch.bfloat16: 6e-2}
 
 
-@check(ASSIGNMENT, "test_masked_mean")
+@check(
+    ASSIGNMENT,
+    "test_masked_mean",
+    keeps=(
+        "returns `(B, d_model)`, the mean of `hidden` over the positions whose id is "
+        "not `pad_id`, in `hidden`'s dtype",
+    ),
+)
 def masked_mean_keeps_half_precision(ns: Namespace) -> None:
     """The statement: the mean "in hidden's dtype", also for float16 and bfloat16."""
     masked_mean = require(ns, "masked_mean")

@@ -61,13 +61,26 @@ def judge_padding(cls: type, g: torch.Generator, fixed_pad_id: int | None) -> No
             )
 
 
-@check(ASSIGNMENT, "test_padding_invariance")
+@check(
+    ASSIGNMENT,
+    "test_padding_invariance",
+    keeps=("appending padding changes nothing", "show that it makes a classifier blind to padding"),
+)
 def padding_never_changes_the_logits(ns: Namespace) -> None:
     cls = require(ns, "SentimentModel", type)
     judge_padding(cls, hidden_generator("a05 padding invariance"), fixed_pad_id=0)
 
 
-@check(ASSIGNMENT, "test_padding_invariance", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_padding_invariance",
+    weight=EDGE_CASES,
+    keeps=(
+        "appending padding changes nothing",
+        "`self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, "
+        "dropout)`, called with the mask `padding_mask(token_ids, self.pad_id)`",
+    ),
+)
 def padding_with_another_pad_id_never_changes_the_logits(ns: Namespace) -> None:
     # The model's own pad_id, not 0 (and id 0 a real token): a hard-coded 0 shows only here.
     cls = require(ns, "SentimentModel", type)

@@ -50,8 +50,24 @@ depends_on(
 
 
 # A gate: with an active dropout the other checks' verdicts would be chance.
-@check(ASSIGNMENT, "test_sentiment_model", gate=True)
-@check(ASSIGNMENT, "test_padding_invariance", gate=True)
+@check(
+    ASSIGNMENT,
+    "test_sentiment_model",
+    gate=True,
+    keeps=(
+        "Evaluation switches the model to eval mode (dropout off, so that predictions "
+        "are deterministic)",
+    ),
+)
+@check(
+    ASSIGNMENT,
+    "test_padding_invariance",
+    gate=True,
+    keeps=(
+        "Evaluation switches the model to eval mode (dropout off, so that predictions "
+        "are deterministic)",
+    ),
+)
 def sentiment_model_is_deterministic_in_eval_mode(ns: Namespace) -> None:
     """First: an active dropout would otherwise be blamed on the padding or the pooling."""
     cls = require(ns, "SentimentModel", type)
@@ -76,7 +92,18 @@ def sentiment_model_is_deterministic_in_eval_mode(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_sentiment_model")
+@check(
+    ASSIGNMENT,
+    "test_sentiment_model",
+    keeps=(
+        "`forward(token_ids)` returns the logits `(B, num_classes)`; with "
+        "`return_attention=True` it returns `(logits, weights)`, the encoder's list of "
+        "per-layer weights",
+        "`self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, "
+        "dropout)`, called with the mask `padding_mask(token_ids, self.pad_id)`",
+        "store `self.pad_id`",
+    ),
+)
 def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
     cls = require(ns, "SentimentModel", type)
     g = hidden_generator("a05 model shapes")
@@ -118,7 +145,16 @@ def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
                 fail("each query's attention weights must sum to 1 over the keys")
 
 
-@check(ASSIGNMENT, "test_sentiment_model")
+@check(
+    ASSIGNMENT,
+    "test_sentiment_model",
+    keeps=(
+        "`self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)`",
+        "`self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)`",
+        "pooling with your `masked_mean`, then a `nn.Linear(d_model, num_classes)`",
+        "An alternative that is also correct: CLS pooling",
+    ),
+)
 def sentiment_model_matches_its_parts(ns: Namespace) -> None:
     """logits = Linear(pool(encoder(position(embed(ids)), padding_mask))), pooling mean or <cls>."""
     cls = require(ns, "SentimentModel", type)
@@ -160,7 +196,14 @@ def sentiment_model_matches_its_parts(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_sentiment_model")
+@check(
+    ASSIGNMENT,
+    "test_sentiment_model",
+    keeps=(
+        "`self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)`",
+        "`forward(token_ids)` returns the logits `(B, num_classes)`",
+    ),
+)
 def sentiment_model_sees_word_order_and_batches_independently(ns: Namespace) -> None:
     cls = require(ns, "SentimentModel", type)
     g = hidden_generator("a05 model order")

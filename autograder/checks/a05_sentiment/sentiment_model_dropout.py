@@ -113,7 +113,15 @@ def differs_anywhere(old: Tensor, new: Tensor) -> bool:
     return not torch.allclose(old, new, rtol=0.0, atol=1e-9)
 
 
-@check(ASSIGNMENT, "test_sentiment_model")
+@check(
+    ASSIGNMENT,
+    "test_sentiment_model",
+    keeps=(
+        "`self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)`",
+        "`self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, "
+        "dropout)`, called with the mask `padding_mask(token_ids, self.pad_id)`",
+    ),
+)
 def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
     """In train mode the encoder gets position(embed(ids)) dropped at rate p, runs in train mode
     with dropout p, and nothing after it drops: judged stage by stage, with recorders in the

@@ -178,8 +178,24 @@ def heldout_accuracies(ns: Namespace) -> tuple[dict[str, float], dict[str, float
 
 # A gate: a model whose training stopped part of the way scores what it scores for that
 # reason, whatever its code; only the cause these checks see for themselves is named with it.
-@check(ASSIGNMENT, "test_heldout_accuracy", gate=True)
-@check(ASSIGNMENT, "test_heldout_contrast", gate=True)
+@check(
+    ASSIGNMENT,
+    "test_heldout_accuracy",
+    gate=True,
+    keeps=(
+        "The two accuracy tests use your trained `model` (trained with your own "
+        "`train_step`), your `tokenizer` and `MAX_LEN`",
+    ),
+)
+@check(
+    ASSIGNMENT,
+    "test_heldout_contrast",
+    gate=True,
+    keeps=(
+        "The two accuracy tests use your trained `model` (trained with your own "
+        "`train_step`), your `tokenizer` and `MAX_LEN`",
+    ),
+)
 def training_ran_to_the_end(ns: Namespace) -> None:
     stopped = unfinished_training(ns)
     if stopped is None:
@@ -189,7 +205,13 @@ def training_ran_to_the_end(ns: Namespace) -> None:
     fail(stopped)
 
 
-@check(ASSIGNMENT, "test_heldout_accuracy")
+@check(
+    ASSIGNMENT,
+    "test_heldout_accuracy",
+    keeps=(
+        "`test_heldout_accuracy`: your overall accuracy must be at least the baseline's minus 0.02",
+    ),
+)
 def heldout_accuracy_matches_the_baseline(ns: Namespace) -> None:
     ours, theirs = heldout_accuracies(ns)
     if ours["overall"] < theirs["overall"] - OVERALL_MARGIN:
@@ -201,7 +223,14 @@ def heldout_accuracy_matches_the_baseline(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_heldout_contrast")
+@check(
+    ASSIGNMENT,
+    "test_heldout_contrast",
+    keeps=(
+        "`test_heldout_contrast`: on the contrast sentences your accuracy must beat the "
+        "baseline's by at least 0.15",
+    ),
+)
 def heldout_contrast_beats_the_baseline(ns: Namespace) -> None:
     ours, theirs = heldout_accuracies(ns)
     if ours["contrast"] < theirs["contrast"] + CONTRAST_MARGIN:

@@ -389,7 +389,17 @@ def rounded(values: Tensor) -> list[Any]:
     return torch.round(values.detach().double(), decimals=4).tolist()
 
 
-@check(ASSIGNMENT, "test_train_step")
+@check(
+    ASSIGNMENT,
+    "test_train_step",
+    keeps=(
+        "`train_step(model, inputs, labels, optimizer, max_grad_norm, scheduler=None)` "
+        "does steps 1 to 8 on one batch and returns the loss before the update as a "
+        "float",
+        "It must come between the backward pass and the update",
+        "The schedule, when one is given, moves on by one step after the update.",
+    ),
+)
 def train_step_matches_the_reference_update(ns: Namespace) -> None:
     """Parameters after 3 steps equal the reference's: SGD makes every mistake visible."""
     g = hidden_generator("a05 train step")
@@ -426,7 +436,14 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
             )
 
 
-@check(ASSIGNMENT, "test_train_step")
+@check(
+    ASSIGNMENT,
+    "test_train_step",
+    keeps=(
+        "Clear the old gradients: PyTorch adds every new gradient to `.grad`. Without "
+        "clearing them, each step would follow the sum of all the gradients so far.",
+    ),
+)
 def train_step_ignores_gradients_left_before_it(ns: Namespace) -> None:
     """The statement: zero_grad before backward, so gradients left by an earlier backward (an
     evaluation, a check) do not enter the update; no other call starts with gradients present."""
@@ -452,7 +469,9 @@ def train_step_ignores_gradients_left_before_it(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_train_step")
+@check(
+    ASSIGNMENT, "test_train_step", keeps=("the same update as the reference, and a falling loss",)
+)
 def train_step_drives_the_loss_down(ns: Namespace) -> None:
     """The loss it reaches: a learnable task, AdamW from the kernel's torch, 60 steps."""
     train_step = require_own(ns, "train_step")
@@ -498,7 +517,14 @@ def built_optimizer(ns: Namespace, label: str) -> tuple[Any, nn.Module, float, f
     return optimizer, model, lr, weight_decay
 
 
-@check(ASSIGNMENT, "test_make_optimizer")
+@check(
+    ASSIGNMENT,
+    "test_make_optimizer",
+    keeps=(
+        "`make_optimizer(model, lr, weight_decay)` returns `torch.optim.AdamW` over all "
+        "of `model.parameters()`",
+    ),
+)
 def make_optimizer_is_adamw_with_lr_and_weight_decay(ns: Namespace) -> None:
     optimizer, _, lr, weight_decay = built_optimizer(ns, "a05 make optimizer")
     if not isinstance(optimizer, torch.optim.AdamW):
@@ -521,7 +547,15 @@ def describe_group(group: dict[str, Any], setting: str) -> str:
     return f"{count} tensor{'s' * (count != 1)} of shape{'s' * (count != 1)} {shapes}: {setting} {group[setting]}"
 
 
-@check(ASSIGNMENT, "test_make_optimizer", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_make_optimizer",
+    weight=EDGE_CASES,
+    keeps=(
+        "`make_optimizer(model, lr, weight_decay)` returns `torch.optim.AdamW` over all "
+        "of `model.parameters()`",
+    ),
+)
 def make_optimizer_covers_every_parameter(ns: Namespace) -> None:
     # Its own clause: an AdamW over part of the model (or an Adam over all of it) loses only its
     # share here.
