@@ -29,7 +29,18 @@ ban(
 )
 
 
-@check(ASSIGNMENT, "test_causal_head")
+@check(
+    ASSIGNMENT,
+    "test_causal_head",
+    keeps=(
+        "three projections without bias, named `query`, `key`, `value`",
+        "`forward(x)`: `x` is `(B, L, d_model)` with any `L <= block_size`; return `(B, "
+        "L, head_size)`",
+        r"$\mathrm{softmax}\big(QK^\top/\sqrt{d_k} \text{ with future keys set to } "
+        r"-\infty\big)\,V$, where $d_k$ = `head_size`",
+        "the mask is the top-left `L x L` corner of the buffer",
+    ),
+)
 def causal_head_matches_masked_attention(ns: Namespace) -> None:
     cls = require(ns, "CausalSelfAttentionHead", type)
     g = hidden_generator("a06 head")
@@ -67,7 +78,15 @@ def causal_head_matches_masked_attention(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_causal_head")
+@check(
+    ASSIGNMENT,
+    "test_causal_head",
+    keeps=(
+        r"position $t$ may only attend to positions $0 \dots t$",
+        "three projections without bias, named `query`, `key`, `value`",
+        "a buffer moves with `.to(device)` but is not trained",
+    ),
+)
 def causal_head_ignores_the_future(ns: Namespace) -> None:
     cls = require(ns, "CausalSelfAttentionHead", type)
     g = hidden_generator("a06 head future")
@@ -88,7 +107,12 @@ def causal_head_ignores_the_future(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_causal_head", weight=0.5)
+@check(
+    ASSIGNMENT,
+    "test_causal_head",
+    weight=0.5,
+    keeps=('stored with `self.register_buffer("mask", ..., persistent=False)`',),
+)
 def causal_head_keeps_its_mask_out_of_the_state_dict(ns: Namespace) -> None:
     """The statement: register_buffer("mask", ..., persistent=False), so that a checkpoint holds
     the weights only. A persistent mask gives the same outputs: only state_dict() tells."""

@@ -171,7 +171,15 @@ def train_mode_config(g: torch.Generator) -> tuple[dict[str, int], float]:
 
 
 # A gate, and first: with dropout active in eval mode the other checks' verdicts would be chance.
-@check(ASSIGNMENT, "test_charlm", gate=True)
+@check(
+    ASSIGNMENT,
+    "test_charlm",
+    gate=True,
+    keeps=(
+        "`self.blocks = nn.ModuleList(...)` of `num_layers` `Block(d_model, num_heads, "
+        "block_size, dropout)`",
+    ),
+)
 def charlm_is_deterministic_in_eval_mode(ns: Namespace) -> None:
     """Built with dropout, the model gives the same logits in eval mode whatever the seed."""
     cls = require(ns, "CharLM", type)
@@ -194,7 +202,20 @@ def charlm_is_deterministic_in_eval_mode(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_charlm")
+@check(
+    ASSIGNMENT,
+    "test_charlm",
+    keeps=(
+        "`__init__(vocab_size, block_size, d_model=64, num_heads=4, num_layers=2, "
+        "dropout=0.0)` creates, with these names",
+        "`self.token_embedding = nn.Embedding(vocab_size, d_model)`",
+        "`self.position = LearnedPositionalEmbedding(block_size, d_model)`",
+        "`self.blocks = nn.ModuleList(...)` of `num_layers` `Block(d_model, num_heads, "
+        "block_size, dropout)`",
+        "`self.lm_head = nn.Linear(d_model, vocab_size)`",
+        "`forward(idx)` maps `(B, L)` ids, `L <= block_size`, to logits `(B, L, vocab_size)`",
+    ),
+)
 def charlm_structure_and_shapes(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
     g = hidden_generator("a06 charlm shapes")
@@ -240,7 +261,16 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_charlm")
+@check(
+    ASSIGNMENT,
+    "test_charlm",
+    keeps=(
+        "idx (B, L) ─token_embedding─► (B, L, d_model) ─+ position─► Block ─► ... ─► "
+        "Block ─► ln_f ─► lm_head ─► logits (B, L, V)",
+        "`self.ln_f = LayerNorm(d_model)` (pre-norm blocks leave the residual stream "
+        "unnormalised, so one last norm)",
+    ),
+)
 def charlm_matches_its_parts(ns: Namespace) -> None:
     """logits = lm_head(ln_f(blocks(position(token_embedding(idx))))), every block once, in order."""
     cls = require(ns, "CharLM", type)
@@ -293,7 +323,14 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_charlm")
+@check(
+    ASSIGNMENT,
+    "test_charlm",
+    keeps=(
+        "`self.blocks = nn.ModuleList(...)` of `num_layers` `Block(d_model, num_heads, "
+        "block_size, dropout)`",
+    ),
+)
 def charlm_drops_only_inside_its_blocks(ns: Namespace) -> None:
     """The blocks are built with the model's dropout and run in train mode; nothing else drops:
     judged stage by stage, with recorders in the blocks', ln_f's and lm_head's place."""
@@ -388,7 +425,11 @@ def dropout_site(stage: str, num_blocks: int) -> str | None:
     return f"in train mode {CHARLM[sites[stage]]}" if stage in sites else None
 
 
-@check(ASSIGNMENT, "test_charlm")
+@check(
+    ASSIGNMENT,
+    "test_charlm",
+    keeps=("the check of Exercise 4 wants an untrained model's loss close to it",),
+)
 def charlm_starts_near_uniform_loss(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
     g = hidden_generator("a06 charlm start")
@@ -411,7 +452,11 @@ def charlm_starts_near_uniform_loss(ns: Namespace) -> None:
             )
 
 
-@check(ASSIGNMENT, "test_charlm_causality")
+@check(
+    ASSIGNMENT,
+    "test_charlm_causality",
+    keeps=(r"the logits at position $t$ may depend on characters $0 \dots t$ only",),
+)
 def charlm_logits_ignore_the_future(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
     g = hidden_generator("a06 charlm causality")
@@ -430,7 +475,14 @@ def charlm_logits_ignore_the_future(ns: Namespace) -> None:
                 fail(MODEL_LEAKS + f" (the logits at positions <= {t} moved)")
 
 
-@check(ASSIGNMENT, "test_charlm_causality")
+@check(
+    ASSIGNMENT,
+    "test_charlm_causality",
+    keeps=(
+        "The hidden checks also make sure the model does use its past: changing an "
+        "early character must change later logits.",
+    ),
+)
 def charlm_uses_the_past(ns: Namespace) -> None:
     cls = require(ns, "CharLM", type)
     g = hidden_generator("a06 charlm past")

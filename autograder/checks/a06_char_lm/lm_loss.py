@@ -135,14 +135,30 @@ def judge_loss(
             fail("after backward(), the gradient of the logits is missing or not finite")
 
 
-@check(ASSIGNMENT, "test_lm_loss")
+@check(
+    ASSIGNMENT,
+    "test_lm_loss",
+    keeps=(
+        "`lm_loss(logits, targets)`: `logits` `(B, L, V)`, `targets` `(B, L)` integer "
+        "ids; return the scalar mean cross-entropy",
+        r"the loss is the mean cross-entropy over all $B \cdot L$ positions",
+    ),
+)
 def lm_loss_is_the_mean_over_all_positions(ns: Namespace) -> None:
     lm_loss = require(ns, "lm_loss")
     g = hidden_generator("a06 loss")
     judge_loss(lm_loss, g, [random_sizes(g, 3, low=2, high=9) for _ in range(3)])
 
 
-@check(ASSIGNMENT, "test_lm_loss", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_lm_loss",
+    weight=EDGE_CASES,
+    keeps=(
+        "`lm_loss(logits, targets)`: `logits` `(B, L, V)`, `targets` `(B, L)` integer "
+        "ids; return the scalar mean cross-entropy",
+    ),
+)
 def lm_loss_of_one_sequence_or_one_position(ns: Namespace) -> None:
     # The degenerate sizes: one sequence, one position, both.
     lm_loss = require(ns, "lm_loss")

@@ -153,7 +153,16 @@ ban(
 )
 
 
-@check(ASSIGNMENT, "test_make_blocks")
+@check(
+    ASSIGNMENT,
+    "test_make_blocks",
+    keeps=(
+        "`n_blocks = (len(ids) - 1) // block_size` (the last target needs one id beyond "
+        "its block; drop the rest)",
+        "`x[i] = ids[i*block_size : (i+1)*block_size]`, and `y[i]` the same slice moved "
+        "one position ahead",
+    ),
+)
 def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
     make_blocks = require(ns, "make_blocks")
     g = hidden_generator("a06 blocks")
@@ -213,7 +222,9 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_make_blocks")
+@check(
+    ASSIGNMENT, "test_make_blocks", keeps=("both `(n_blocks, block_size)`, same dtype as `ids`",)
+)
 def make_blocks_keeps_the_dtype(ns: Namespace) -> None:
     make_blocks = require(ns, "make_blocks")
     ids = torch.arange(3, 40, dtype=torch.int32)

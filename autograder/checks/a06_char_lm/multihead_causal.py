@@ -174,7 +174,17 @@ def concatenation_raises(mha: nn.Module, x: Tensor, error: Exception) -> str | N
     )
 
 
-@check(ASSIGNMENT, "test_multihead_causal")
+@check(
+    ASSIGNMENT,
+    "test_multihead_causal",
+    keeps=(
+        "`self.heads`, an `nn.ModuleList` of `num_heads` instances of your "
+        "`CausalSelfAttentionHead(d_model, d_model // num_heads, block_size)`, and "
+        "`self.proj = nn.Linear(d_model, d_model)`",
+        "concatenate their outputs along the last dimension (head 0 first) into `(B, L, "
+        "d_model)`, and apply `proj`",
+    ),
+)
 def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadCausalAttention", type)
     head_cls = require(ns, "CausalSelfAttentionHead", type)
@@ -182,7 +192,18 @@ def multihead_matches_torch_multihead_attention(ns: Namespace) -> None:
     judge_multihead(cls, head_cls, g, [random_sizes(g, 5, low=2, high=7) for _ in range(3)])
 
 
-@check(ASSIGNMENT, "test_multihead_causal", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_multihead_causal",
+    weight=EDGE_CASES,
+    keeps=(
+        "`self.heads`, an `nn.ModuleList` of `num_heads` instances of your "
+        "`CausalSelfAttentionHead(d_model, d_model // num_heads, block_size)`, and "
+        "`self.proj = nn.Linear(d_model, d_model)`",
+        "concatenate their outputs along the last dimension (head 0 first) into `(B, L, "
+        "d_model)`, and apply `proj`",
+    ),
+)
 def multihead_matches_at_sizes_of_one(ns: Namespace) -> None:
     # The degenerate sizes: a batch of one sequence of one character, and a single head.
     cls = require(ns, "MultiHeadCausalAttention", type)

@@ -149,7 +149,16 @@ def judge_shift(logits: Tensor, out: Tensor, context: Tensor, strength: float, w
             )
 
 
-@check(ASSIGNMENT, "test_penalise_repeats")
+@check(
+    ASSIGNMENT,
+    "test_penalise_repeats",
+    keeps=(
+        "it penalises the seen ids:",
+        "it leaves the others' odds alone:",
+        "it returns new logits `(B, V)`, of the dtype of `logits`, for the softmax that "
+        "draws the next id. It does not change `logits` in place.",
+    ),
+)
 def penalty_moves_probability_from_seen_ids_to_the_others(ns: Namespace) -> None:
     """Seen ids lose (or keep) total probability, whatever their logits' signs; unseen odds hold."""
     penalise = require(ns, "penalise_repeats")
@@ -161,7 +170,12 @@ def penalty_moves_probability_from_seen_ids_to_the_others(ns: Namespace) -> None
         judge_shift(logits, out, context, strength, sizes)
 
 
-@check(ASSIGNMENT, "test_penalise_repeats", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_penalise_repeats",
+    weight=EDGE_CASES,
+    keeps=("it is off at 0 and grows with the strength:",),
+)
 def penalty_is_off_at_zero_and_grows_with_strength(ns: Namespace) -> None:
     """Strength 0 keeps the distribution; larger strengths never give the seen ids more."""
     penalise = require(ns, "penalise_repeats")
@@ -193,7 +207,16 @@ def penalty_is_off_at_zero_and_grows_with_strength(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_penalise_repeats", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_penalise_repeats",
+    weight=EDGE_CASES,
+    keeps=(
+        "rows are apart: a row's output depends on its own logits and context only; "
+        "every returned value is finite, also for a row whose context holds every id.",
+        r"`context` `(B, L)` with $L \ge 1$",
+    ),
+)
 def penalty_keeps_rows_apart(ns: Namespace) -> None:
     """Each row alone gives what it gives in the batch; a context of one id, a context of every
     id and a batch of one row keep the properties."""

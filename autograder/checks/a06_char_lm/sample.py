@@ -208,7 +208,17 @@ ban(
 )
 
 
-@check(ASSIGNMENT, "test_sample")
+@check(
+    ASSIGNMENT,
+    "test_sample",
+    keeps=(
+        "at each step: logits of the last position, divided by `temperature`; if "
+        "`top_k` is given, every logit below the $k$-th largest becomes `-inf` "
+        "(`torch.topk`); softmax; draw one id per row with `torch.multinomial(probs, 1, "
+        "generator=generator)`",
+        "put the model in `eval()` mode",
+    ),
+)
 def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
     sample = require(ns, "sample")
     g = hidden_generator("a06 sample")
@@ -284,7 +294,11 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_sample")
+@check(
+    ASSIGNMENT,
+    "test_sample",
+    keeps=("draw one id per row with `torch.multinomial(probs, 1, generator=generator)`",),
+)
 def sample_uses_the_generator(ns: Namespace) -> None:
     sample = require(ns, "sample")
     g = hidden_generator("a06 sample generator")
@@ -317,7 +331,16 @@ def greedy_continuation(
     return ids[:, prompt.shape[1] :]
 
 
-@check(ASSIGNMENT, "test_sample")
+@check(
+    ASSIGNMENT,
+    "test_sample",
+    keeps=(
+        "`idx` is `(B, L)`; return `(B, L + max_new_tokens)`, the prompt followed by the new ids",
+        "the model knows only `model.block_size` positions: feed it at most the last "
+        "`model.block_size` ids",
+        "at each step: logits of the last position",
+    ),
+)
 def sample_crops_the_context_and_reads_the_last_position(ns: Namespace) -> None:
     sample = require(ns, "sample")
     g = hidden_generator("a06 sample context")

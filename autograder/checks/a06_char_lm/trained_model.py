@@ -141,7 +141,12 @@ def training_step_error(ns: Namespace, lm_loss: Callable[[Tensor, Tensor], Any])
 # whatever its code; only the cause seen here, in a training step run on it, is named with it.
 # The model learnt with the student's lm_loss, this cell's exercise: an lm_loss that calls the
 # reference voids this cell too (require brings its ban).
-@check(ASSIGNMENT, "test_trained_loss", gate=True)
+@check(
+    ASSIGNMENT,
+    "test_trained_loss",
+    gate=True,
+    keeps=("`test_trained_loss` grades your trained `model` (the one the training cell produces)",),
+)
 def training_ran_to_the_end(ns: Namespace) -> None:
     lm_loss = require(ns, "lm_loss")
     stopped = unfinished_training(ns)
@@ -154,7 +159,15 @@ def training_ran_to_the_end(ns: Namespace) -> None:
 
 
 # A gate: a model that sees the next character beats the uniform guess without learning.
-@check(ASSIGNMENT, "test_trained_loss", gate=True)
+@check(
+    ASSIGNMENT,
+    "test_trained_loss",
+    gate=True,
+    keeps=(
+        "It also repeats the future-perturbation check on the trained model: a low loss "
+        "bought by peeking at the future does not count.",
+    ),
+)
 def trained_model_is_causal(ns: Namespace) -> None:
     model, device, block_size = trained_model(ns)
     held_out, vocab = held_out_ids()
@@ -181,7 +194,7 @@ def trained_model_is_causal(ns: Namespace) -> None:
         model.train(was_training)
 
 
-@check(ASSIGNMENT, "test_trained_loss")
+@check(ASSIGNMENT, "test_trained_loss", keeps=(r"requires a mean loss below $0.6 \ln V$",))
 def trained_model_beats_the_uniform_guess(ns: Namespace) -> None:
     model, device, block_size = trained_model(ns)
     held_out, vocab = held_out_ids()
