@@ -548,7 +548,17 @@ def smaller_fold_example(update: Callable[..., Any], part: int) -> Callable[[], 
     return find
 
 
-@check(ASSIGNMENT, "test_online_softmax_update")
+@check(
+    ASSIGNMENT,
+    "test_online_softmax_update",
+    keeps=(
+        r"Return `(new_max, new_sum)`, both of shape $(\dots)$, with the formulas above.",
+        r"m_\text{new} = \max(m_\text{old}, \max_{j \in \text{block}} s_j)",
+        r"\ell_\text{new} = \ell_\text{old} \cdot e^{m_\text{old} - m_\text{new}} + "
+        r"\sum_{j \in \text{block}} e^{s_j - m_\text{new}}",
+        r"A fresh row starts at $m = -\infty$, $\ell = 0$.",
+    ),
+)
 def online_softmax_folds_any_block_split(ns: Namespace) -> None:
     update = require(ns, "online_softmax_update")
     g = hidden_generator("a07 online fold")
@@ -594,7 +604,15 @@ def online_softmax_folds_any_block_split(ns: Namespace) -> None:
                 fail(f"the running sum is not exact in float64 (max difference {error:.1e})")
 
 
-@check(ASSIGNMENT, "test_online_softmax_update")
+@check(
+    ASSIGNMENT,
+    "test_online_softmax_update",
+    keeps=(
+        r"w_j = \frac{e^{s_j - m}}{\ell}, \qquad m = \max_j s_j, \qquad \ell = \sum_j "
+        "e^{s_j - m}",
+        r"The factor $e^{m_\text{old} - m_\text{new}} \le 1$ is the rescaling",
+    ),
+)
 def online_softmax_recovers_the_softmax(ns: Namespace) -> None:
     update = require(ns, "online_softmax_update")
     g = hidden_generator("a07 online weights")
@@ -622,7 +640,15 @@ def online_softmax_recovers_the_softmax(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_online_softmax_update")
+@check(
+    ASSIGNMENT,
+    "test_online_softmax_update",
+    keeps=(
+        "Do not exponentiate a raw score: always subtract the (new) maximum first, so "
+        "that scores of 1000 work as well as scores of 1.",
+        "Return new tensors; do not modify the inputs in place.",
+    ),
+)
 def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
     update = require(ns, "online_softmax_update")
     g = hidden_generator("a07 online stable")
@@ -651,7 +677,15 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
         fail(f"float32 inputs must give a float32 running sum, got {run_sum.dtype}")
 
 
-@check(ASSIGNMENT, "test_online_softmax_update")
+@check(
+    ASSIGNMENT,
+    "test_online_softmax_update",
+    keeps=(
+        r"`running_max` has shape $(\dots)$ and `running_sum` shape $(\dots)$: one "
+        "running max and one running sum per row.",
+        "Worked example.",
+    ),
+)
 def online_softmax_folds_a_single_row(ns: Namespace) -> None:
     # The visible worked example folds one row, a 0-dim running max and sum with scores of shape
     # (C,); the other hidden checks always have leading dims, and the visible checks decide no
@@ -703,9 +737,33 @@ ban(ASSIGNMENT, "chunked_attention", BANNED)
 # A gate: a fused kernel reached at run time would pass the other checks, which must then
 # earn nothing. Decorators register bottom-up: the cells are graded in the notebook's order,
 # exact, causal, memory, so that a mistake is charged in the first cell it fails there.
-@check(ASSIGNMENT, "test_chunked_attention_memory", gate=True)
-@check(ASSIGNMENT, "test_chunked_attention_causal", gate=True)
-@check(ASSIGNMENT, "test_chunked_attention_exact", gate=True)
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_memory",
+    gate=True,
+    keeps=(
+        "do not call `F.scaled_dot_product_attention` or the reference inside it: they "
+        "are what it is checked against",
+    ),
+)
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_causal",
+    gate=True,
+    keeps=(
+        "do not call `F.scaled_dot_product_attention` or the reference inside it: they "
+        "are what it is checked against",
+    ),
+)
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_exact",
+    gate=True,
+    keeps=(
+        "do not call `F.scaled_dot_product_attention` or the reference inside it: they "
+        "are what it is checked against",
+    ),
+)
 def chunked_runs_no_fused_attention(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     # At run time too: no fused attention kernel may run, however it is reached.
@@ -722,7 +780,16 @@ def chunked_runs_no_fused_attention(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_chunked_attention_exact")
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_exact",
+    keeps=(
+        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
+        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+        "with the same leading dims (any number of them, including none); return the "
+        r"output $(\dots, L_q, d_v)$ in the dtype of `q`",
+    ),
+)
 def chunked_matches_the_reference(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     g = hidden_generator("a07 chunked exact")
@@ -765,7 +832,15 @@ def chunked_matches_the_reference(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_chunked_attention_exact", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_exact",
+    weight=EDGE_CASES,
+    keeps=(
+        "with the same leading dims (any number of them, including none); return the "
+        r"output $(\dots, L_q, d_v)$ in the dtype of `q`",
+    ),
+)
 def chunked_keeps_a_half_precision_dtype(ns: Namespace) -> None:
     """The statement: the output in the dtype of q, bfloat16 and float16 included (issue 40's
     fresh corpus: accumulators made in the default dtype pass float32 and float64 and raise
@@ -792,7 +867,16 @@ def chunked_keeps_a_half_precision_dtype(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_chunked_attention_exact")
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_exact",
+    keeps=(
+        "also when $L_k$ is not a multiple of `chunk_size` (the last block is shorter), "
+        r"when `chunk_size` is 1, and when it is $\ge L_k$ (one block)",
+        "with the same leading dims (any number of them, including none); return the "
+        r"output $(\dots, L_q, d_v)$ in the dtype of `q`",
+    ),
+)
 def chunked_handles_every_block_layout(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     g = hidden_generator("a07 chunked layouts")
@@ -828,7 +912,16 @@ def chunked_handles_every_block_layout(ns: Namespace) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_chunked_attention_exact")
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_exact",
+    keeps=(
+        "Subtracting the maximum $m$ changes nothing mathematically but keeps every "
+        r"exponent $\le 0$, so nothing overflows.",
+        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
+        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+    ),
+)
 def chunked_is_stable_for_large_scores(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     g = hidden_generator("a07 chunked stable")
@@ -869,7 +962,15 @@ def shifted_scores(
     return q, k
 
 
-@check(ASSIGNMENT, "test_chunked_attention_exact")
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_exact",
+    keeps=(
+        r"a running maximum $m$ of the scores seen so far (start: $-\infty$)",
+        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
+        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+    ),
+)
 def chunked_is_stable_for_very_negative_scores(ns: Namespace) -> None:
     """The statement starts the running max at -inf: rows whose every score is far below 0 (here
     about -10^4, where exp underflows even in float64) must still give the softmax's average.
@@ -896,7 +997,12 @@ def chunked_is_stable_for_very_negative_scores(ns: Namespace) -> None:
     )
 
 
-@check(ASSIGNMENT, "test_chunked_attention_exact", weight=0.5)
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_exact",
+    weight=0.5,
+    keeps=("Raise `ValueError` if `chunk_size` is not a positive `int`",),
+)
 def chunked_rejects_bad_chunk_sizes(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     q = k = v = torch.zeros(2, 5, 3)
@@ -917,7 +1023,15 @@ def chunked_rejects_bad_chunk_sizes(ns: Namespace) -> None:
 # Exercise 2: chunked_attention, causal
 
 
-@check(ASSIGNMENT, "test_chunked_attention_causal")
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_causal",
+    keeps=(
+        "`causal=True`: query $i$ attends to keys $0..i$ only; this needs $L_q = L_k$.",
+        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
+        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+    ),
+)
 def causal_matches_the_reference(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     g = hidden_generator("a07 causal exact")
@@ -956,7 +1070,14 @@ def causal_matches_the_reference(ns: Namespace) -> None:
         fail(str(CHUNKED["always_causal"]))
 
 
-@check(ASSIGNMENT, "test_chunked_attention_causal")
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_causal",
+    keeps=(
+        "`causal=True`: query $i$ attends to keys $0..i$ only; this needs $L_q = L_k$.",
+        "because key 0 is visible to every query",
+    ),
+)
 def causal_ignores_the_future(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     g = hidden_generator("a07 causal future")
@@ -987,7 +1108,12 @@ def causal_ignores_the_future(ns: Namespace) -> None:
 
 
 # Half weight: rejecting bad arguments is a detail beside computing the right answer.
-@check(ASSIGNMENT, "test_chunked_attention_causal", weight=0.5)
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_causal",
+    weight=0.5,
+    keeps=(r"or if `causal=True` and $L_q \ne L_k$",),
+)
 def causal_needs_equal_lengths(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
     q = torch.zeros(2, 7, 4)
@@ -1041,12 +1167,29 @@ def check_memory(chunked: Callable[..., Any], causal: bool) -> None:
         )
 
 
-@check(ASSIGNMENT, "test_chunked_attention_memory")
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_memory",
+    keeps=(
+        "Loop over blocks of keys only; never build an $(L_q, L_k)$ tensor (scores, "
+        "weights or mask).",
+        "your function must stay below an eighth of that (8 MiB), with and without `causal`",
+    ),
+)
 def memory_grows_linearly(ns: Namespace) -> None:
     check_memory(require(ns, "chunked_attention"), causal=False)
 
 
-@check(ASSIGNMENT, "test_chunked_attention_memory")
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_memory",
+    keeps=(
+        "Loop over blocks of keys only; never build an $(L_q, L_k)$ tensor (scores, "
+        "weights or mask).",
+        "your function must stay below an eighth of that (8 MiB), with and without `causal`",
+        "a full `causal_mask(L)` (16 MiB of bools) or any $(L, L)$ score matrix does not",
+    ),
+)
 def causal_memory_grows_linearly(ns: Namespace) -> None:
     check_memory(require(ns, "chunked_attention"), causal=True)
 
@@ -1253,7 +1396,18 @@ def judge_merged(
         fail(f"{seen}\n{found}" if found else seen)
 
 
-@check(ASSIGNMENT, "test_merge_partials")
+@check(
+    ASSIGNMENT,
+    "test_merge_partials",
+    keeps=(
+        "exact: however the keys are split into parts (any sizes, any keys in any "
+        "part), finishing the merged partial results gives the attention over all the "
+        "keys to rounding (within $10^{-10}$ in float64)",
+        "with a single part, `finish_attention(partial_attention(q, k, v))` already does",
+        "`merge_partials(a, b)`: two partial results of the same queries over disjoint "
+        "sets of keys; it returns the partial result over both sets",
+    ),
+)
 def merged_partials_are_attention_over_all_the_keys(ns: Namespace) -> None:
     """One part, two parts and three to five parts merged in a loop, keys split at random:
     finish_attention gives the attention over all the keys to float64 rounding."""
@@ -1271,7 +1425,12 @@ def merged_partials_are_attention_over_all_the_keys(ns: Namespace) -> None:
     judge_split_cases(cases, partial(smaller_split_example, split))
 
 
-@check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_merge_partials",
+    weight=EDGE_CASES,
+    keeps=("order does not matter: four parts merged in any order and grouping",),
+)
 def merging_order_does_not_matter(ns: Namespace) -> None:
     """Four parts merged in five orders and groupings give the same output to rounding."""
     split = split_attention(ns)
@@ -1316,7 +1475,16 @@ def shifted_parts(
     return q, k, torch.randn(sum(sizes), 3, generator=g, dtype=torch.float64)
 
 
-@check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_merge_partials",
+    weight=EDGE_CASES,
+    keeps=(
+        r"stable: scores near $\pm 10^4$, where `exp` overflows even in float64, give "
+        "the exact, finite output, also when every key of one part scores about $10^4$ "
+        "below the keys of the other part",
+    ),
+)
 def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
     """Scores near ±10^4 (exp overflows even in float64), alone and split; and a part whose
     every key scores about 10^4 below the other part's, merged first and last."""
@@ -1432,7 +1600,17 @@ def numbers_in(value: Any) -> int | None:
     return None if None in counts else sum(counts)
 
 
-@check(ASSIGNMENT, "test_merge_partials", weight=EDGE_CASES)
+@check(
+    ASSIGNMENT,
+    "test_merge_partials",
+    weight=EDGE_CASES,
+    keeps=(
+        "small and defined everywhere: a partial result holds as many numbers for one "
+        "key as for 300",
+        "a part of one key, no leading dims, and float32 as well as float64 inputs (the "
+        "output in `q`'s dtype) work",
+    ),
+)
 def partial_results_are_small_and_defined_everywhere(ns: Namespace) -> None:
     """A part of one key; no leading dims; float32 and float64 keep q's dtype; a partial result
     holds as many numbers for 1 key as for many, and merging does not grow it."""
