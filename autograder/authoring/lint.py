@@ -20,6 +20,9 @@ nothing judges it, under the grading command and plain nbgrader alike).  The rul
 - every graded cell has at least two hidden checks worth points (gates aside), so that one edge
   case never costs the whole cell; a cell that judges a single clause is listed in
   :data:`SINGLE_CLAUSE` with the reason;
+- every hidden check keeps a clause of its exercise's statement, quoted from what students
+  read, and docs/authoring.md's clause table is the one the checks make
+  (:mod:`autograder.authoring.clause_table`; ``--write-tables`` rewrites it too);
 - no text that reaches a student names a cause without a confirmer: the strings of the hidden
   check modules (but docstrings and the messages of catalogued mistakes) and the messages of the
   notebooks' public checks say what was observed (:mod:`autograder.authoring.unconfirmed_causes`;
@@ -39,6 +42,14 @@ from typing import TYPE_CHECKING
 
 import nbformat
 
+from autograder.authoring.clause_table import (
+    DOC,
+    Assignment,
+    clause_problems,
+    clause_table,
+    doc_problems,
+    rewrite_doc,
+)
 from autograder.authoring.graded_table import rewrite_table, table_problems
 from autograder.authoring.heading_points import heading_problems
 from autograder.authoring.unconfirmed_causes import (
@@ -164,11 +175,12 @@ def solution_notebooks(root: Path = ROOT) -> list[Path]:
     return [path for path in found if path.stem == path.parent.name]
 
 
-def lint_course(root: Path = ROOT) -> list[str]:
-    """The problems of every assignment of ``root/solutions``."""
+def course_assignments(root: Path = ROOT) -> tuple[list[Assignment], list[str]]:
+    """Every assignment of ``root/solutions`` with its solution notebook and hidden checks, and
+    the problems of those whose checks cannot be imported (listed with none)."""
     from autograder.authoring.registry import checks_for
 
-    problems = []
+    found, problems = [], []
     for path in solution_notebooks(root):
         assignment = path.parent.name
         try:
@@ -176,23 +188,36 @@ def lint_course(root: Path = ROOT) -> list[str]:
         except ValueError as error:
             problems.append(f"{assignment}: {error}")
             entries = []
+        found.append((assignment, nbformat.read(path, as_version=4), entries))
+    return found, problems
+
+
+def lint_course(root: Path = ROOT) -> list[str]:
+    """The problems of every assignment of ``root/solutions``."""
+    assignments, problems = course_assignments(root)
+    for assignment, notebook, entries in assignments:
         registered = names_by_cell(entries)
         problems += paying_problems(assignment, entries)
-        notebook = nbformat.read(path, as_version=4)
         problems += lint_notebook(assignment, notebook, registered)
-        problems += missing_ids(assignment, path)
+        problems += missing_ids(assignment, root / "solutions" / assignment / f"{assignment}.ipynb")
         problems += table_problems(assignment, notebook)
         problems += heading_problems(assignment, notebook)
+        problems += clause_problems(assignment, notebook, entries)
+    problems += doc_problems(root, clause_table(assignments))
     problems += cause_problems(course_texts(root, solution_notebooks(root)))
     return problems + course_unguarded_mistakes(root)
 
 
 def write_tables(root: Path = ROOT) -> list[Path]:
-    """Rewrite each solution notebook's "What is graded" table from its cells; those changed."""
+    """Rewrite each solution notebook's "What is graded" table from its cells, and the clause
+    table of docs/authoring.md (where the course has the page) from the checks; those changed."""
     changed = []
     for path in solution_notebooks(root):
         notebook = nbformat.read(path, as_version=4)
         if rewrite_table(notebook):
             nbformat.write(notebook, path)
             changed.append(path)
+    assignments, _ = course_assignments(root)  # the lint that follows reports those it lacks
+    if (root / DOC).exists() and rewrite_doc(root, clause_table(assignments)):
+        changed.append(root / DOC)
     return changed

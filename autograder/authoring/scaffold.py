@@ -125,13 +125,18 @@ def _nbgrader(grade_id: str, *, solution: bool, grade: bool, points: float = 0) 
     return {"nbgrader": dict(sorted(meta.items()))}
 
 
+def _todo_clause(name: str) -> str:
+    """The statement's first words until it is written, which the check stubs keep."""
+    return f"TODO: what `{name}` takes and returns"
+
+
 def exercise_cells(assignment: str, name: str, points: float) -> list[nbformat.NotebookNode]:
     """The statement, answer and graded test cells of exercise ``name``."""
     test_id = f"test_{name}"
     shown = f"{points:g} point{'' if points == 1 else 's'}"
     statement = nbformat.v4.new_markdown_cell(
         f"### Exercise · `{name}` ({shown})\n\n"
-        f"TODO: what `{name}` takes and returns, with the shapes of its inputs and output.",
+        f"{_todo_clause(name)}, with the shapes of its inputs and output.",
         id=_cell_id(assignment, f"{name}-statement"),
     )
     answer = nbformat.v4.new_code_cell(
@@ -159,17 +164,19 @@ def exercise_cells(assignment: str, name: str, points: float) -> list[nbformat.N
 
 def _check_stub(assignment: str, name: str, where: str) -> str:
     """The exercise's ban and its two hidden checks, the main case and the edge cases (lint asks
-    for two worth points per cell), each failing until it is written."""
+    for two worth points per cell), each failing until it is written.  Each keeps the statement's
+    TODO, so the lint asks for the clause it keeps once the statement is written."""
+    keeps = f'keeps=("{_todo_clause(name)}",)'
     return (
         f"# TODO: the references `{name}` must not call, by the name students read, e.g.\n"
         '# {"F.softmax": F.softmax}: calling one earns nothing in any cell that uses the answer.\n'
         f'ban(ASSIGNMENT, "{name}", {{}})\n\n\n'
-        f'@check(ASSIGNMENT, "test_{name}")\n'
+        f'@check(ASSIGNMENT, "test_{name}", {keeps})\n'
         f"def {name}_matches_the_oracle(ns: Namespace) -> None:\n"
         f'    """TODO: one property of {name}, on hidden inputs, against an oracle."""\n'
         f'    require(ns, "{name}")\n'
         f'    fail("this hidden check is a stub in {where}")\n\n\n'
-        f'@check(ASSIGNMENT, "test_{name}", weight=EDGE_CASES)\n'
+        f'@check(ASSIGNMENT, "test_{name}", weight=EDGE_CASES, {keeps})\n'
         f"def {name}_at_its_edge_cases(ns: Namespace) -> None:\n"
         f'    """TODO: {name} at the edge cases its statement allows (a size of one, say)."""\n'
         f'    require(ns, "{name}")\n'

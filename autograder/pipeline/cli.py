@@ -312,7 +312,8 @@ def _add_authoring(commands: argparse._SubParsersAction, add: functools.partial)
     lint.add_argument(
         "--write-tables",
         action="store_true",
-        help="first rewrite each notebook's \"What is graded\" table from its cells' points",
+        help="first rewrite each notebook's \"What is graded\" table from its cells' points, "
+        "and docs/authoring.md's clause table from the checks' keeps=",
     )
 
 
@@ -366,7 +367,8 @@ def run_lint(args: argparse.Namespace) -> int:
         return 2
     if args.write_tables:
         for path in write_tables(root):
-            print(f'rewrote the "What is graded" table of {path.relative_to(root)}')
+            table = "clause" if path.suffix == ".md" else '"What is graded"'
+            print(f"rewrote the {table} table of {path.relative_to(root)}")
     problems = lint_course(root)
     for problem in problems:
         print(problem)
