@@ -1001,7 +1001,10 @@ def chunked_is_stable_for_very_negative_scores(ns: Namespace) -> None:
     ASSIGNMENT,
     "test_chunked_attention_exact",
     weight=0.5,
-    keeps=("Raise `ValueError` if `chunk_size` is not a positive `int`",),
+    keeps=(
+        "Raise `ValueError` if `chunk_size` is not a positive `int` (neither a `bool` such as "
+        "`True` nor a float such as `2.0` counts as one here)",
+    ),
 )
 def chunked_rejects_bad_chunk_sizes(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
