@@ -683,7 +683,8 @@ def online_softmax_is_stable_and_pure(ns: Namespace) -> None:
     keeps=(
         r"`running_max` has shape $(\dots)$ and `running_sum` shape $(\dots)$: one "
         "running max and one running sum per row.",
-        "Worked example.",
+        r"The leading dims $(\dots)$ may be any number of axes, including none: a single row, "
+        "as in the worked example.",
     ),
 )
 def online_softmax_folds_a_single_row(ns: Namespace) -> None:

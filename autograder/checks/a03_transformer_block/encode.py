@@ -154,6 +154,7 @@ ban(
         "using `UNK_ID` = 1 for tokens missing from `token_to_id`",
         "if `max_len` is given, cut the list to its first `max_len` ids (`<cls>` "
         "counts), then pad it with `PAD_ID` = 0 up to exactly `max_len` ids",
+        "`encode` only reads `token_to_id`: it must not add to it or change it.",
     ),
 )
 def encode_matches_the_specification(ns: Namespace) -> None:
