@@ -13,6 +13,7 @@ the protocol and autograder/private_apis.py.
 
 from __future__ import annotations
 
+import copy
 import os
 import socket
 from collections.abc import Callable, Mapping
@@ -239,6 +240,9 @@ class _Server:
             "iter": lambda: iter(target),
             "next": lambda: next(target),
             "repr": lambda: repr(target)[:_REPR_CHARS],
+            # A check's copy of a student's object is made where the object lives, as
+            # copy.deepcopy makes it in one process; the judge gets a reference to the copy.
+            "deepcopy": lambda: copy.deepcopy(target),
         }
         if op not in simple:
             raise ProtocolError(f"unknown request {op!r}")

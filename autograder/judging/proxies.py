@@ -119,6 +119,10 @@ class RemoteObject:
     def __next__(self) -> Any:
         return self._link.request("next", self)
 
+    def __deepcopy__(self, memo: dict) -> Any:
+        # Made in the kernel: copied here, the proxy would take its socket along (and fail).
+        return self._link.request("deepcopy", self)
+
     def __repr__(self) -> str:
         try:
             return str(self._link.request("repr", self))

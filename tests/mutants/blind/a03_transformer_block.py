@@ -385,6 +385,42 @@ WRONG = [
             )
         },
         {"test_layer_norm": "E[x²] - E[x]², which cancels in float32"},
+        # Its confirmer copies the student's module: through the grading command the copy is the
+        # kernel's to make (a proxy copied in the judge took its socket along: "cannot pickle").
+        in_notebook=True,
+        not_told=("cannot pickle",),
+    ),
+    Mutant(
+        "i03-08: eps added to the standard deviation, not under the square root",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        std = x.std(dim=-1, unbiased=False, keepdim=True)  # biased
+                        return self.weight * (x - mean) / (std + self.eps) + self.bias
+                '''
+            )
+        },
+        {"test_layer_norm": "eps is added outside the square root"},
+        # Graded through the command it was told "your code raised TypeError: cannot pickle
+        # 'socket' object", the judge's own failure to copy a proxy, blamed on the student.
+        in_notebook=True,
+        not_told=("cannot pickle", "your code raised"),
     ),
     Mutant(
         "h03-13: the position multiplied by 10000^(2i/d) instead of divided",
