@@ -130,6 +130,37 @@ WRONG = [
         # Once told only where y first differed, the cause unnamed.
         {"test_make_blocks": "rolled left by one (x.roll(-1, dims=1))"},
     ),
+    Mutant(
+        "i06-14: sample: one top-k threshold for the whole batch (topk(...).values.min())",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        logits = model(idx[:, -model.block_size :])[:, -1, :] / temperature
+                        if top_k is not None:
+                            threshold = torch.topk(logits, top_k).values.min()
+                            logits[logits < threshold] = float("-inf")
+                        probs = F.softmax(logits, dim=-1)
+                        idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {"test_sample": "in a batch whose rows have different logits"},
+        # Issue 40's fourth blind corpus: every hidden batch gave each row the same logits.
+    ),
 ]
 
 CORRECT: list[Mutant] = []
