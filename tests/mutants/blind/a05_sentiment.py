@@ -107,6 +107,25 @@ WRONG = [
         # Issue 40's fourth blind corpus: its message read "got -0.3009, expected -0.3009", two
         # values that differ printed alike (closeness.told_apart).
     ),
+    Mutant(
+        "i05-01: masked_mean: sum / count with no guard, NaN for a row made only of padding",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    weight = (token_ids != pad_id).unsqueeze(-1).to(hidden.dtype)  # (B, L, 1)
+                    return (hidden * weight).sum(dim=1) / weight.sum(dim=1)
+                '''
+            )
+        },
+        {"test_masked_mean": "divides a sum of 0 by a count of 0"},
+        # Issue 40's fourth blind corpus: caught with a counterexample alone (row 1 is NaN).
+    ),
 ]
 
 CORRECT = [
