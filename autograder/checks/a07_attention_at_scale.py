@@ -88,9 +88,9 @@ CHUNKED = catalogue(
         "running max": {
             "max_not_updated": "the running max is never updated (only the last block counts): "
             "set running_max = new_max at the end of each block",
-            "block_max_only": "the running max is replaced by the block's max: it must be "
-            "max(running_max, block max), or a block whose keys are all hidden (max -inf) makes "
-            "exp(-inf - (-inf)) = NaN",
+            "block_max_only": "each block's own max replaces the running max (the new max is "
+            "the block's, not max(running_max, block max)), so a block whose keys are all hidden "
+            "(max -inf) gives exp(-inf - (-inf)) = NaN",
         },
         "normalisation": {
             "not_normalised": "the output is not normalised: divide the accumulator by the "

@@ -792,7 +792,7 @@ WRONG = [
         },
         {
             "test_chunked_attention_exact": "float32 with scores in the hundreds",
-            "test_chunked_attention_causal": "the running max is replaced by the block's max",
+            "test_chunked_attention_causal": "each block's own max replaces the running max",
         },
         # Issue 40's fourth blind corpus: its NaN rows (a block all hidden) are those of a running
         # max never updated, which its causal cell was told; its finite values are exact.
