@@ -35,11 +35,22 @@ def first_difference(actual: Any, expected: torch.Tensor, atol: float = 1e-5) ->
         return "the values agree within the tolerance"
     where = tuple(int(i) for i in differs.nonzero()[0])
     gap = (got - want).abs().nan_to_num(float("inf"))
+    shown_got, shown_want = told_apart(got[where].item(), want[where].item())
     return (
-        f"first difference at index {where}: got {got[where].item():.4g}, expected "
-        f"{want[where].item():.4g}; {int(differs.sum())} of {differs.numel()} values differ, "
-        f"by up to {gap.max().item():.3g}"
+        f"first difference at index {where}: got {shown_got}, expected {shown_want}; "
+        f"{int(differs.sum())} of {differs.numel()} values differ, by up to {gap.max().item():.3g}"
     )
+
+
+def told_apart(got: float, expected: float, digits: int = 4) -> tuple[str, str]:
+    """Two numbers that differ, printed with ``digits`` significant digits or as many more as it
+    takes for them to print differently (issue 40's blind answer i05-04 read "got -0.3009,
+    expected -0.3009"); numbers that are equal print alike."""
+    for shown in range(digits, 18):
+        pair = f"{got:.{shown}g}", f"{expected:.{shown}g}"
+        if pair[0] != pair[1]:
+            return pair
+    return f"{got:.{digits}g}", f"{expected:.{digits}g}"
 
 
 def not_finite(actual: torch.Tensor, what: str = "the output") -> str:

@@ -3,6 +3,7 @@ seen through the judge's proxies (calls observed, identities, copies into them).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +28,26 @@ def observe_call(kind: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
         from autograder.judging import proxies
 
         return proxies.observed_call(fn, args, kwargs, kind)
-    return kernel.observe(kind, fn, args, kwargs)
+    before = _requests_sent()
+    observed = kernel.observe(kind, fn, args, kwargs)
+    if _requests_sent() != before:
+        # A function of this process that calls into a kernel (a repair's wrapper of the
+        # student's answer, repairs.py): what ran there is not in what was observed here.
+        raise ObservedElsewhere(
+            f"the {kind} of a call were observed in the grader's process, while the call ran "
+            "in the kernel: nothing can be concluded from them"
+        )
+    return observed
+
+
+class ObservedElsewhere(RuntimeError):
+    """An observation of a call whose work ran in another process: it measured nothing."""
+
+
+def _requests_sent() -> int:
+    """Requests this process has sent to kernels so far (0 where none was ever connected)."""
+    proxies = sys.modules.get("autograder.judging.proxies")
+    return proxies.requests_sent() if proxies is not None else 0
 
 
 def identity(value: Any) -> int:

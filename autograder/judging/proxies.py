@@ -155,6 +155,16 @@ def _local_bases(mro: Sequence[str]) -> tuple[type, ...]:
     return tuple(c for c in found if not any(o is not c and issubclass(o, c) for o in found))
 
 
+# How many requests this process has sent to kernels: an observation made here of a call that
+# sent one observed this process, not the kernel that did the work (kernel_objects.observe_call).
+_SENT = [0]
+
+
+def requests_sent() -> int:
+    """How many requests this process has sent to kernels so far."""
+    return _SENT[0]
+
+
 class Link:
     """One checkpoint connection: sends requests to the kernel and decodes its replies."""
 
@@ -305,6 +315,7 @@ class Link:
         if not self.alive:
             raise KernelGone("the kernel is gone")
         self.callback_error = None
+        _SENT[0] += 1
         try:
             protocol.send_message(self.sock, message, tensors)
             reply, out = protocol.receive_message(self.sock)

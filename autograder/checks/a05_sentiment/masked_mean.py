@@ -119,6 +119,12 @@ def masked_mean_handles_all_padding_rows_dtype_and_gradients(ns: Namespace) -> N
     if out.dtype != torch.float64:
         fail(f"masked_mean(hidden in torch.float64) returned {out.dtype}, not hidden's dtype")
     if not torch.isfinite(out).all():
+        # The experiment: the answer is the plain sum / count, NaN in row 1 alone (issue 40's
+        # blind answer i05-01); a right answer has no NaN, so never matches it.
+        keep = (ids != pad_id).unsqueeze(-1).to(hidden.dtype)
+        unguarded = (hidden.detach() * keep).sum(dim=1) / keep.sum(dim=1)
+        if is_close(out, unguarded, equal_nan=True):
+            fail(str(MASKED_MEAN["zero_count_unguarded"]))
         fail(
             f"on a batch whose row 1 is made only of padding, masked_mean gives values that are "
             f"not finite: row 1 is {out[1].tolist()}; the statement asks a zero vector for it"

@@ -48,6 +48,9 @@ MASKED_MEAN = catalogue(
             "instead of in each row: sum the mask over dim=1 only (keep.sum(dim=1))",
             "not_divided": "the masked values are summed but not divided: divide by the number "
             "of real tokens",
+            "zero_count_unguarded": "a row made only of padding divides a sum of 0 by a count of "
+            "0, which is NaN (0/0); every other row is right: the statement asks zeros for that "
+            "row, so keep its count at least 1 (count.clamp(min=1)) or write zeros there",
         },
     },
 )

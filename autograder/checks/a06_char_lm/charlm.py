@@ -225,8 +225,18 @@ def charlm_structure_and_shapes(ns: Namespace) -> None:
     embedding = getattr(lm, "token_embedding", None)
     if not isinstance(embedding, nn.Embedding) or tuple(embedding.weight.shape) != (vocab, d_model):
         fail("self.token_embedding must be nn.Embedding(vocab_size, d_model)")
-    if not isinstance(getattr(lm, "position", None), LearnedPositionalEmbedding):
+    position = getattr(lm, "position", None)
+    if not isinstance(position, LearnedPositionalEmbedding):
         fail("self.position must be LearnedPositionalEmbedding(block_size, d_model)")
+    # Its table has a row per position (issue 40's blind answer i06-09 sized it by vocab_size,
+    # which the hidden sizes, vocab_size > block_size, never let a forward pass notice).
+    table = tuple(getattr(getattr(position, "embedding", None), "weight", torch.empty(0)).shape)
+    if table != (block_size, d_model):
+        fail(
+            f"self.position's table is {table} for vocab_size = {vocab}, block_size = "
+            f"{block_size}, d_model = {d_model}: LearnedPositionalEmbedding(block_size, d_model) "
+            f"holds one row per position, ({block_size}, {d_model})"
+        )
     blocks = getattr(lm, "blocks", None)
     if not isinstance(blocks, nn.ModuleList) or len(blocks) != config["num_layers"]:
         fail(f"self.blocks must be an nn.ModuleList of num_layers = {config['num_layers']} Blocks")

@@ -103,6 +103,25 @@ class FixedLogits(nn.Module):
         return self.row.expand(idx.shape[0], idx.shape[1], -1).clone()
 
 
+class LogitsPerPrompt(nn.Module):
+    """A stand-in model whose next-token logits at a position are ``table[id]`` of the id there:
+    rows of a batch with different prompts get different logits."""
+
+    def __init__(self, table: Tensor, block_size: int):
+        super().__init__()
+        self.block_size = block_size
+        self.register_buffer("table", table)
+        self.unused = nn.Parameter(torch.zeros(1))
+
+    def forward(self, idx: Tensor) -> Tensor:
+        if idx.shape[1] > self.block_size:
+            raise StudentCodeError(
+                f"sample gave the model {idx.shape[1]} ids in a row, more than its block_size = "
+                f"{self.block_size} (it has no positions beyond)"
+            )
+        return self.table[idx].clone()
+
+
 class NextId(nn.Module):
     """Predicts (id + 1) mod V after every id, at every position, with a large margin."""
 
@@ -287,11 +306,52 @@ def sample_follows_temperature_and_top_k(ns: Namespace) -> None:
         if fewer:
             seen += f"; only {int(drawn.sum())} distinct ids are drawn, of the {top_k} allowed"
         fail(seen)
+    top_k_per_row(sample, row, g)
     if model.saw_training_mode:
         fail(
             "the model was in training mode when sample called it (the statement asks sample "
             "to put it in eval mode)"
         )
+
+
+def top_k_per_row(sample: Callable[..., Any], row: Tensor, g: torch.Generator) -> None:
+    """The k-th largest logit is each row's own: a batch of rows with the prompt 0, whose logits
+    are ``row``, and rows with the prompt 1, whose logits are ``row`` - 10 (the same softmax and
+    the same top k), draws only each row's top k (issue 40's blind answer i06-14 took one
+    threshold for the whole batch, and the rows of prompt 0 drew every id)."""
+    vocab, top_k, n = row.shape[0], 3, 20000
+    table = row.expand(vocab, -1).clone()
+    table[1] = row - 10
+    prompts = (torch.arange(n) % 2).unsqueeze(-1)  # rows of prompt 0 and of prompt 1 alternate
+    seed = int(torch.randint(0, 2**31 - 1, (1,), generator=g))
+    out = call_sample(
+        sample,
+        LogitsPerPrompt(table, block_size=3),
+        prompts,
+        1,
+        draw_seed(g),
+        top_k=top_k,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    expected = distribution(row, 1.0, top_k)
+    for prompt in (0, 1):
+        drawn_ids = out[prompts[:, 0] == prompt, 1]
+        freq = torch.bincount(drawn_ids, minlength=vocab).double()[:vocab] / len(drawn_ids)
+        outside = (freq > 0) & ~(expected > 0)
+        if outside.any() or total_variation(freq, expected) >= TOLERANCE:
+            seen = (
+                f"in a batch whose rows have different logits (top_k {top_k}, temperature 1): "
+                f"the rows with the prompt [{prompt}], whose logits are "
+                f"{[round(x, 2) for x in table[prompt].tolist()]}, drew ids 0 to {vocab - 1} "
+                f"with the frequencies {[round(f, 3) for f in freq.tolist()]}, where their own "
+                f"top {top_k} give {[round(p, 3) for p in expected.tolist()]}"
+            )
+            if outside.any():
+                seen += (
+                    f"; ids {outside.nonzero().flatten().tolist()} are outside their top {top_k}"
+                )
+            other = "minus" if prompt == 0 else "plus"
+            fail(f"{seen}; the rows with the other prompt have these logits {other} 10")
 
 
 @check(

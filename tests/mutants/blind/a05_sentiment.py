@@ -85,6 +85,48 @@ WRONG = [
         },
         {"test_train_step": "train_step returns the loss of a second forward pass"},
     ),
+    Mutant(
+        "i05-04: masked_mean: the sum over every position minus the pads' sum",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    pad = (token_ids == pad_id).unsqueeze(-1).to(hidden.dtype)  # (B, L, 1)
+                    total = hidden.sum(dim=1) - (hidden * pad).sum(dim=1)  # all minus the pads
+                    real = hidden.shape[1] - pad.sum(dim=1)
+                    return total / real.clamp(min=1)
+                '''
+            )
+        },
+        {"test_masked_mean": "changed the pooled vectors (first difference at index"},
+        # Issue 40's fourth blind corpus: its message read "got -0.3009, expected -0.3009", two
+        # values that differ printed alike (closeness.told_apart).
+        in_notebook=True,  # its visible checks fail too
+    ),
+    Mutant(
+        "i05-01: masked_mean: sum / count with no guard, NaN for a row made only of padding",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    weight = (token_ids != pad_id).unsqueeze(-1).to(hidden.dtype)  # (B, L, 1)
+                    return (hidden * weight).sum(dim=1) / weight.sum(dim=1)
+                '''
+            )
+        },
+        {"test_masked_mean": "divides a sum of 0 by a count of 0"},
+        # Issue 40's fourth blind corpus: caught with a counterexample alone (row 1 is NaN).
+    ),
 ]
 
 CORRECT = [

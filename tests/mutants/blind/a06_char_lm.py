@@ -130,6 +130,77 @@ WRONG = [
         # Once told only where y first differed, the cause unnamed.
         {"test_make_blocks": "rolled left by one (x.roll(-1, dims=1))"},
     ),
+    Mutant(
+        "i06-14: sample: one top-k threshold for the whole batch (topk(...).values.min())",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        logits = model(idx[:, -model.block_size :])[:, -1, :] / temperature
+                        if top_k is not None:
+                            threshold = torch.topk(logits, top_k).values.min()
+                            logits[logits < threshold] = float("-inf")
+                        probs = F.softmax(logits, dim=-1)
+                        idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {"test_sample": "in a batch whose rows have different logits"},
+        # Issue 40's fourth blind corpus: every hidden batch gave each row the same logits.
+    ),
+    Mutant(
+        "i06-09: CharLM: the position table sized by vocab_size, LearnedPositionalEmbedding(vocab_size, d_model)",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(vocab_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(self.ln_f(x))
+                '''
+            )
+        },
+        {"test_charlm": "self.position's table is ("},
+        # Issue 40's fourth blind corpus: every hidden model had vocab_size > block_size.
+    ),
 ]
 
 CORRECT: list[Mutant] = []

@@ -702,6 +702,124 @@ WRONG = [
         charged_once=True,
         in_notebook=True,
     ),
+    Mutant(
+        "i07-06: chunked: a full causal_mask(L) built once, a block of its columns sliced per step",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    len_q, len_k = q.shape[-2], k.shape[-2]
+                    if causal and len_q != len_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {len_q} and {len_k}")
+                    q_scaled = q / math.sqrt(q.shape[-1])
+                    lead = q.shape[:-1]
+                    m = torch.full((*lead, 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*lead, 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*lead, v.shape[-1]), dtype=q.dtype, device=q.device)
+                    full_mask = causal_mask(len_q, device=q.device) if causal else None  # True = may attend
+                    for start in range(0, len_k, chunk_size):
+                        k_block = k[..., start : start + chunk_size, :]
+                        v_block = v[..., start : start + chunk_size, :]
+                        s = q_scaled @ k_block.transpose(-2, -1)
+                        if causal:
+                            s = s.masked_fill(~full_mask[:, start : start + chunk_size], -math.inf)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_block
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_memory": "with causal=True, and only then, memory grows"},
+        # Issue 40's fourth blind corpus: through the grading command, a scale repair (a wrapper
+        # in the grader's process) made the memory check pass, its peak measured where nothing
+        # of the answer ran, and the scale was named as the confirmed cause.
+        not_told=("scores are not scaled",),
+        in_notebook=True,
+    ),
+    Mutant(
+        "i07-12: chunked: each block's own max taken for the running max, not max(m, block max)",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    len_q, len_k = q.shape[-2], k.shape[-2]
+                    if causal and len_q != len_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {len_q} and {len_k}")
+                    q_scaled = q / math.sqrt(q.shape[-1])
+                    lead = q.shape[:-1]
+                    m = torch.full((*lead, 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*lead, 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*lead, v.shape[-1]), dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(len_q, device=q.device).unsqueeze(-1)
+                    for start in range(0, len_k, chunk_size):
+                        k_block = k[..., start : start + chunk_size, :]
+                        v_block = v[..., start : start + chunk_size, :]
+                        s = q_scaled @ k_block.transpose(-2, -1)
+                        if causal:
+                            key_pos = torch.arange(start, start + k_block.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, -math.inf)
+                        m_new = s.amax(dim=-1, keepdim=True)  # this block's maximum
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_block
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "float32 with scores in the hundreds",
+            "test_chunked_attention_causal": "each block's own max replaces the running max",
+        },
+        # Issue 40's fourth blind corpus: its NaN rows (a block all hidden) are those of a running
+        # max never updated, which its causal cell was told; its finite values are exact.
+        not_told=("never updated", "only the last block counts"),
+        in_notebook=True,
+    ),
+    Mutant(
+        "i07-13: online update: the block max squeezed with no dim, (R, 1) rows come back (R, R)",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    block_max = scores.amax(dim=-1, keepdim=True)  # (..., 1)
+                    new_max = torch.maximum(running_max, block_max.squeeze())
+                    factor = torch.exp(running_max - new_max)
+                    block_sum = torch.exp(scores - new_max.unsqueeze(-1)).sum(dim=-1)
+                    return new_max, running_sum * factor + block_sum
+                '''
+            )
+        },
+        {"test_online_softmax_update": "with leading dims ("},
+        # Issue 40's fourth blind corpus: no hidden input had a leading dim of size 1.,
+    ),
 ]
 
 CORRECT = [

@@ -1,0 +1,23 @@
+"""Observations of a call are made in the process that runs it (authoring/kernel_objects.py)."""
+
+import pytest
+import torch
+
+from autograder.authoring.kernel_objects import ObservedElsewhere, observe_call
+from autograder.judging import proxies
+
+
+def test_a_local_call_is_observed_here():
+    _, peak = observe_call("peak_bytes", lambda: torch.zeros(1024, 1024))
+    assert peak >= 4 * 2**20
+
+
+def test_a_local_call_that_reaches_a_kernel_is_not_observed(monkeypatch: pytest.MonkeyPatch):
+    """A repair's wrapper of a kernel's answer (issue 40, blind answer i07-06): its peak measured
+    here holds nothing of the answer's, so a memory check passed on it and confirmed a cause."""
+
+    def wrapper() -> None:
+        monkeypatch.setattr(proxies, "_SENT", [proxies.requests_sent() + 1])  # a request sent
+
+    with pytest.raises(ObservedElsewhere):
+        observe_call("peak_bytes", wrapper)
