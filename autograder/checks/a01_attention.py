@@ -95,6 +95,11 @@ ATTENTION = catalogue(
             "of -inf, so they still get weight",
             "mask_not_bool": "the mask is used as given: your attention raised with a 0/1 "
             "integer mask, and runs with the same mask as bool; convert it first (mask.bool())",
+            "masked_after_softmax": "the mask is applied after the softmax: your weights are "
+            "the softmax over every key with the hidden keys zeroed and each row renormalised, "
+            "so where hidden keys score hundreds above the visible ones the visible weights "
+            "underflow to 0 before the renormalisation (the statement hides keys with -inf "
+            "before the softmax)",
         },
         "fully masked rows": {
             "fully_masked_nan": "a fully masked row gives NaN: the softmax of a row of -inf "
@@ -663,6 +668,7 @@ def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
         "True/1 = may attend",
         'Hidden keys must get weight exactly 0: set their scores to `float("-inf")` '
         "before the softmax",
+        "nothing stops them from reaching the hundreds in either direction",
     ),
 )
 def matches_torch_sdpa(ns: Namespace) -> None:
@@ -703,6 +709,52 @@ def matches_torch_sdpa(ns: Namespace) -> None:
                 "output differs from torch's scaled_dot_product_attention",
                 atol=1e-6,
             )
+    judge_dominant_hidden_keys(attention, g)
+
+
+def softmax_then_mask(q: Tensor, k: Tensor, mask: Tensor, smallest_sum: float | None) -> Tensor:
+    """The weights of masked_after_softmax: softmax(q kᵀ / √d_k) over every key, the hidden keys
+    zeroed, each row divided by its sum (clamped at ``smallest_sum``, or not: 0/0 is NaN)."""
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    weights = weights * mask.bool()
+    sums = weights.sum(-1, keepdim=True)
+    return weights / (sums if smallest_sum is None else sums.clamp_min(smallest_sum))
+
+
+def judge_dominant_hidden_keys(attention, g: torch.Generator) -> None:
+    """Fail unless ``attention`` gives float32 rows whose hidden keys score 150 to 400 above
+    their visible keys (Section 5's "hundreds in either direction") the softmax over the visible
+    keys; names masked_after_softmax where the answer's weights are that mistake's."""
+    l_q, l_k, d_k, d_v = random_sizes(g, 4)
+    q = torch.randn(2, l_q, d_k, generator=g)
+    k = torch.randn(2, l_k, d_k, generator=g)
+    v = torch.randn(2, l_k, d_v, generator=g)
+    # A key-padding mask (2, 1, L_k): each sentence shows 1 to L_k - 1 keys, in random places.
+    mask = torch.zeros(2, 1, l_k, dtype=torch.bool)
+    for sentence in range(2):
+        shown = int(torch.randint(1, l_k, (), generator=g))
+        mask[sentence, 0, torch.randperm(l_k, generator=g)[:shown]] = True
+    # The last feature adds 150 to 400 to the hidden keys' scores for the first query and about
+    # half the others, and nothing for the rest, whose rows a softmax over every key gets right.
+    lifted = torch.rand(2, l_q, generator=g) < 0.5
+    lifted[:, 0] = True
+    lift = torch.where(lifted, 150 + 250 * torch.rand(2, l_q, generator=g), 0.0)
+    k[..., -1] = (~mask[:, 0]).float()
+    q[..., -1] = lift * math.sqrt(d_k)
+    _, weights = call_attention(attention, q, k, v, mask)
+    expected = reference_attention(q, k, v, mask)[1]
+    if not is_close(weights, expected) and any(
+        is_close(weights, softmax_then_mask(q, k, mask, smallest), equal_nan=True)
+        for smallest in (None, 1e-30)
+    ):
+        fail(ATTENTION["masked_after_softmax"])
+    diagnose(
+        weights,
+        expected,
+        {},
+        "weights differ from torch's scaled_dot_product_attention in float32 rows whose hidden "
+        "keys score 150 to 400 above their visible keys",
+    )
 
 
 @check(

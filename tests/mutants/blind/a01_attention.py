@@ -427,6 +427,35 @@ WRONG = [
         },
         {"test_attention_fully_masked_row": "found over the queries' axis"},
     ),
+    Mutant(
+        "i01-05: masks after the softmax: zeroes the hidden keys' weights, then renormalises",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    weights = torch.softmax(scores, dim=-1)
+                    if mask is not None:
+                        # hidden keys get exactly 0, then the visible ones are renormalised;
+                        # a row with no visible key sums to 0 and stays 0 (clamp avoids 0/0)
+                        weights = weights * mask.bool()
+                        weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_parity": "the mask is applied after the softmax"},
+    ),
 ]
 
 CORRECT = [
