@@ -540,6 +540,33 @@ WRONG = [
         {"test_encoder_block": "LayerNorm is applied before the sublayer (pre-norm)"},
         not_told=("your output is that of no dropout",),
     ),
+    Mutant(
+        "i03-04: words cut to max_vocab_size - 3, a negative slice below 3",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    words = [tok for tok, n in ordered if n >= min_freq]
+                    if max_vocab_size is not None:
+                        # the 3 special tokens count towards the limit
+                        words = words[: max_vocab_size - len(SPECIAL_TOKENS)]
+                    return list(SPECIAL_TOKENS) + words
+                '''
+            )
+        },
+        {"test_build_vocab": "expected ['<pad>'"},
+    ),
 ]
 
 CORRECT = [
