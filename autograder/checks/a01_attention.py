@@ -1039,7 +1039,8 @@ def mask_read_right(attention):
 # nothing here compares with one reference answer: the answer is handed attention functions whose
 # kind is known, causal or seeing the future, and must tell them apart.  The statement defines a
 # leak on standard-normal inputs: a causal one moves earlier output rows by float rounding only
-# (under 1e-5), a leaky one by more than 1e-3 (the 2% mix moves them by 1e-3 to 5e-2).  Under the
+# (under 1e-5), a leaky one by more than 1e-3 (the 2% mix moves them by 1e-3 to 5e-2, the 0.3%
+# mix by more than 1e-3 on most draws and rarely by more than 1e-2).  Under the
 # grading command the judge can lend the student's kernel only modules, so each attention is an
 # nn.Module whose forward is the function, and it gives values only (no gradient), as there.
 
@@ -1122,6 +1123,15 @@ def _mixed(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
     return weights @ v, weights
 
 
+def _mixed_slightly(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    # 0.3% of the weight leaks: for some cut, earlier rows move by more than 1e-3 on most
+    # standard-normal draws, even at L = 2 and d = 1, yet rarely by more than 1e-2.
+    scores = _scores(q, k)
+    causal = _masked(scores, _causal(q.shape[-2], q.device))
+    weights = 0.997 * causal + 0.003 * torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
 def _output_unmasked(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
     scores = _scores(q, k)
     return torch.softmax(scores, dim=-1) @ v, _masked(scores, _causal(q.shape[-2], q.device))
@@ -1174,6 +1184,7 @@ SUBTLE_LEAKS = {
     "attention that returns causal weights but computes its output from the unmasked ones": (
         _output_unmasked
     ),
+    "causal attention mixed with 0.3% of the unmasked weights": _mixed_slightly,
 }
 
 
@@ -1281,8 +1292,8 @@ def sees_the_future_passes_other_causal_attention(ns: Namespace) -> None:
 
 @check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES, keeps=("small leaks are leaks",))
 def sees_the_future_catches_subtle_leaks(ns: Namespace) -> None:
-    """True for two leaking pairs, a 2% leak, and a leak in the output only; the reference still
-    False, so that an answer that flags everything earns nothing here."""
+    """True for two leaking pairs, a 2% and a 0.3% leak, and a leak in the output only; the
+    reference still False, so that an answer that flags everything earns nothing here."""
     judge_verdicts(
         require(ns, "sees_the_future"),
         {REFERENCE: CAUSAL_ATTENTION[REFERENCE]},

@@ -456,6 +456,38 @@ WRONG = [
         },
         {"test_attention_parity": "the mask is applied after the softmax"},
     ),
+    Mutant(
+        "i01-13: moves up to 1e-2 taken for rounding",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: for every length 2..16 and every cut i, replace q, k, v after i with
+                    # fresh standard-normal draws (a batch of 4, float32) and measure how far rows
+                    # 0..i move. Float arithmetic is noisy, so I allow a generous 1e-2 before I call
+                    # it a leak: better no false alarm on a correct causal attention.
+                    gen = torch.Generator().manual_seed(5)
+                    for L in range(2, 17):
+                        q = torch.randn(4, L, 5, generator=gen)
+                        k = torch.randn(4, L, 5, generator=gen)
+                        v = torch.randn(4, L, 3, generator=gen)
+                        base, _ = attend(q, k, v)
+                        for i in range(L - 1):
+                            q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                            q2[:, i + 1 :] = torch.randn(4, L - i - 1, 5, generator=gen)
+                            k2[:, i + 1 :] = torch.randn(4, L - i - 1, 5, generator=gen)
+                            v2[:, i + 1 :] = torch.randn(4, L - i - 1, 3, generator=gen)
+                            out, _ = attend(q2, k2, v2)
+                            if (out[:, : i + 1] - base[:, : i + 1]).abs().max().item() > 1e-2:
+                                return True
+                    return False
+                '''
+            )
+        },
+        {"test_sees_the_future": "returned False for causal attention mixed with 0.3%"},
+    ),
 ]
 
 CORRECT = [
