@@ -567,6 +567,33 @@ WRONG = [
         },
         {"test_build_vocab": "expected ['<pad>'"},
     ),
+    Mutant(
+        "i03-06: encode tokenises with text.lower().split()",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.get(tok, UNK_ID) for tok in text.lower().split()]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {"test_encode": "text.lower().split()"},
+    ),
 ]
 
 CORRECT = [
