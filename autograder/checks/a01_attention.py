@@ -729,17 +729,23 @@ def judge_dominant_hidden_keys(attention, g: torch.Generator) -> None:
     q = torch.randn(2, l_q, d_k, generator=g)
     k = torch.randn(2, l_k, d_k, generator=g)
     v = torch.randn(2, l_k, d_v, generator=g)
-    # A key-padding mask (2, 1, L_k): each sentence shows 1 to L_k - 1 keys, in random places.
-    mask = torch.zeros(2, 1, l_k, dtype=torch.bool)
+    # In each sentence 1 to L_k - 1 keys are lifted: the last feature adds 150 to 400 to their
+    # scores for the first query and about half of the others, which hide exactly those keys.
+    # The other queries (the last one always) see every key or a random part of them, with
+    # nothing added: so every key is seen by some query (a key no query sees is the fully
+    # masked column of fully_masked_row_is_finite, which a softmax over the queries makes NaN).
+    lifted_keys = torch.zeros(2, l_k, dtype=torch.bool)
     for sentence in range(2):
-        shown = int(torch.randint(1, l_k, (), generator=g))
-        mask[sentence, 0, torch.randperm(l_k, generator=g)[:shown]] = True
-    # The last feature adds 150 to 400 to the hidden keys' scores for the first query and about
-    # half the others, and nothing for the rest, whose rows a softmax over every key gets right.
+        count = int(torch.randint(1, l_k, (), generator=g))
+        lifted_keys[sentence, torch.randperm(l_k, generator=g)[:count]] = True
     lifted = torch.rand(2, l_q, generator=g) < 0.5
-    lifted[:, 0] = True
+    lifted[:, 0], lifted[:, -1] = True, False
+    mask = torch.rand(2, l_q, l_k, generator=g) > 0.4
+    mask[:, :, 0] = True
+    mask[:, -1] = True
+    mask = torch.where(lifted[..., None], ~lifted_keys[:, None, :], mask)
     lift = torch.where(lifted, 150 + 250 * torch.rand(2, l_q, generator=g), 0.0)
-    k[..., -1] = (~mask[:, 0]).float()
+    k[..., -1] = lifted_keys.float()
     q[..., -1] = lift * math.sqrt(d_k)
     _, weights = call_attention(attention, q, k, v, mask)
     expected = reference_attention(q, k, v, mask)[1]
