@@ -87,6 +87,8 @@ ATTENTION = catalogue(
             "(q.shape[-1])",
             "scaled_by_sqrt_d_v": "scaled by √d_v (v.shape[-1], the values' size) instead of "
             "√d_k (q.shape[-1])",
+            "scaled_by_sqrt_axis_1": "scaled by the square root of q.shape[1] instead of √d_k "
+            "(q.shape[-1]): q.shape[1] is d_k for 2-D q, but L_q for q of shape (B, L_q, d_k)",
         },
         "mask": {
             "mask_reversed": "mask polarity reversed: True/1 means 'may attend', so hide keys "
@@ -169,17 +171,25 @@ def reference_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, scale=Tr
 
 
 def weight_mistakes(
-    q: Tensor, k: Tensor, mask: Tensor | None = None, d_v: int | None = None
+    q: Tensor, k: Tensor, mask: Tensor | None = None, d_v: int | None = None, axis_1: bool = False
 ) -> dict[Mistake, Tensor]:
     """The reference's weights with each slip of ATTENTION (operation_mistakes.py), by mistake;
-    scaled by √d_v too where the values' size ``d_v`` is given.
+    scaled by √d_v too where the values' size ``d_v`` is given, and by √q.shape[1] where
+    ``axis_1``.
 
     As the contract says, a row whose keys are all hidden gets zero weights, not NaN: a reversed
     mask hides every key of a row where the mask is all True, and whether the hidden draw holds
     such a row must not change the diagnosis."""
     slips = [
         SOFTMAX_OVER_QUERIES,
-        *scale_slips(q.shape[-1], {"l_k": k.shape[-2], **({"d_v": d_v} if d_v else {})}),
+        *scale_slips(
+            q.shape[-1],
+            {
+                "l_k": k.shape[-2],
+                **({"d_v": d_v} if d_v else {}),
+                **({"axis_1": q.shape[1]} if axis_1 else {}),
+            },
+        ),
     ]
     if mask is not None:
         slips += [*mask_slips(), finite_fill()]
@@ -489,7 +499,7 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
         diagnose(
             weights,
             reference_attention(q, k, v)[1],
-            weight_mistakes(q, k, d_v=v.shape[-1]),
+            weight_mistakes(q, k, d_v=v.shape[-1], axis_1=True),
             "weights differ from softmax(q kᵀ / √d_k)",
             counterexample=smaller_weights_example(attention),
         )
@@ -1021,6 +1031,20 @@ def queries_rescaled_for_sqrt_l_k(attention):
     def repaired(q: Tensor, k: Tensor, v: Tensor, *args, scale: bool = True, **options):
         if scale:
             q = q * math.sqrt(k.shape[-2] / q.shape[-1])
+        return call_attention(attention, q, k, v, *args, scale=scale, **options)
+
+    return repaired
+
+
+@repairs(ASSIGNMENT, ATTENTION["scaled_by_sqrt_axis_1"], "attention")
+def queries_rescaled_for_sqrt_axis_1(attention):
+    """``attention`` given queries multiplied by √(q.shape[1] / d_k) when it scales: an answer
+    that divides q kᵀ by √q.shape[1] then divides by √d_k; one that does not is wrong on them,
+    except where q.shape[1] is d_k (2-D queries), where they are the queries it was given."""
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, *args, scale: bool = True, **options):
+        if scale:
+            q = q * math.sqrt(q.shape[1] / q.shape[-1])
         return call_attention(attention, q, k, v, *args, scale=scale, **options)
 
     return repaired

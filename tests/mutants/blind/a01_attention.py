@@ -488,6 +488,41 @@ WRONG = [
         },
         {"test_sees_the_future": "returned False for causal attention mixed with 0.3%"},
     ),
+    Mutant(
+        "i01-08: d_k read as q.shape[1]",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[1]
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(d_k)
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        any_visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~any_visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = weights.masked_fill(~any_visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_scaling": "scaled by the square root of q.shape[1]"},
+        in_notebook=True,  # its visible parity check fails first
+        charged_once=True,
+    ),
 ]
 
 CORRECT = [
