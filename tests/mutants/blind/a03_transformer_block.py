@@ -594,6 +594,36 @@ WRONG = [
         },
         {"test_encode": "text.lower().split()"},
     ),
+    Mutant(
+        "i03-13: key mask from each sentence's length, pads assumed at the end",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: sentence b has n_b real tokens; every query may attend to keys
+                    #    0..n_b-1 only. Shape (B, 1, 1, L), shared by the heads and the queries.
+                    # 2. Pad positions: zeros.
+                    # 3. An all-pad sentence has n_b = 0: no visible key, the attention gives zero
+                    #    weights, and its outputs are zeroed anyway.
+                    B, L = is_pad.shape
+                    lengths = (~is_pad).sum(dim=1)  # (B,)
+                    positions = torch.arange(L, device=x.device)
+                    key_mask = (positions[None, :] < lengths[:, None])[:, None, None, :]
+                    out, _ = block(x, mask=key_mask)
+                    return out.masked_fill(is_pad[..., None], 0.0)
+                '''
+            )
+        },
+        {"test_padded_block": "number of real tokens (position < that number)"},
+        in_notebook=True,  # the experiment lends the block to the kernel wrapped
+    ),
 ]
 
 CORRECT = [
