@@ -13,7 +13,7 @@ from attention_lab.tokenizer import SPECIAL_TOKENS
 from autograder.authoring.hidden_draws import hidden_generator
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.checks.a03_transformer_block.shared import (
     ASSIGNMENT,
@@ -199,9 +199,6 @@ def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
     cases.append((["b a", "a b", "c"], None, 1))  # a tie in first-seen order b, a
     corpus = course_corpora()["vocab"]
     cases += [(corpus.texts("train"), 50, 1), (corpus.texts("train"), None, 3)]
-    # At or below the number of special tokens the cut reaches into them: the whole list has at
-    # most max_vocab_size entries, so 2 leaves ['<pad>', '<unk>'] and 1 leaves ['<pad>'].
-    cases += [(cases[0][0], 2, 1), (cases[1][0], 1, 2)]
     got = []
     for texts, max_size, min_freq in cases:
         vocab = build_vocab(list(texts), max_vocab_size=max_size, min_freq=min_freq)
@@ -227,6 +224,31 @@ def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
             "specials first, then the tokens of clean(text) by falling count, ties alphabetical"
         ),
     )
+
+
+@check(
+    ASSIGNMENT,
+    "test_build_vocab",
+    weight=EDGE_CASES,
+    keeps=(
+        "if `max_vocab_size` is given, the whole list, special tokens included, has at "
+        "most `max_vocab_size` entries",
+    ),
+)
+def build_vocab_cuts_into_the_special_tokens(ns: Namespace) -> None:
+    # At or below the number of special tokens the cut reaches into them: the whole list has at
+    # most max_vocab_size entries, so 2 leaves ['<pad>', '<unk>'] and 1 leaves ['<pad>'].
+    build_vocab = require(ns, "build_vocab")
+    corpora = random_corpora(hidden_generator("a03 vocab specials cut"))
+    for (texts, _, _), max_size, min_freq in ((corpora[0], 2, 1), (corpora[1], 1, 2)):
+        vocab = build_vocab(list(texts), max_vocab_size=max_size, min_freq=min_freq)
+        expected = expected_vocab(texts, max_size, min_freq)
+        if not isinstance(vocab, (list, tuple)) or list(vocab) != expected:
+            fail(
+                f"build_vocab(..., max_vocab_size={max_size}, min_freq={min_freq}) gave "
+                f"{vocab!r}, expected {expected}: the whole list, special tokens included, has "
+                "at most max_vocab_size entries"
+            )
 
 
 # Half weight: the defaults are a detail beside computing the right vocabulary.
