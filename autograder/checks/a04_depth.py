@@ -1051,7 +1051,17 @@ def attention_focus_ignores_order_and_falls_with_temperature(ns: Namespace) -> N
                 f"{float(permuted[index]):.4g}"
             )
         scores = 3 * torch.randn(4, num_keys, generator=g, dtype=torch.float64)
-        path = torch.softmax(scores[:, None] / TEMPERATURES[:, None], dim=-1)  # (4, T, L_k)
+        if num_keys >= 3:
+            # Two more rows with 1 to L_k - 2 keys 200 to 400 below the others: at the sharp end
+            # of the path their weights underflow to exact zeros, which warmer T brings back.
+            close = 0.5 * torch.randn(2, num_keys, generator=g, dtype=torch.float64)
+            for row in close:
+                far = torch.randperm(num_keys, generator=g)[
+                    : int(torch.randint(1, num_keys - 1, (), generator=g))
+                ]
+                row[far] -= 200 + 200 * torch.rand(len(far), generator=g, dtype=torch.float64)
+            scores = torch.cat([scores, close])
+        path = torch.softmax(scores[:, None] / TEMPERATURES[:, None], dim=-1)  # (rows, T, L_k)
         got = run_focus(focus, path, f"softmax(s / T) rows of {num_keys} keys")
         rises = got[:, 1:] > got[:, :-1] + FOCUS_ATOL
         if rises.any():

@@ -73,6 +73,9 @@ MHA = catalogue(
             "mask_head_axis_in_front": "sentence b's (B, L_q, L_k) mask hid keys in head b of "
             "every sentence: the mask was broadcast as (1, B, L_q, L_k), its head axis in front; "
             "mask.unsqueeze(1) gives (B, 1, L_q, L_k), one mask per sentence for every head",
+            "head_axis_added_to_4d": "a (B, H, L_q, L_k) mask is given a head axis too: the "
+            "error shows it as (B, 1, H, L_q, L_k), and the same call with a (B, L_q, L_k) mask "
+            "runs; only a 3-D mask needs the axis of size 1 in position 1",
         },
         "softmax axis": {
             "softmax_over_queries": "each head's weights are a softmax over the queries' axis "
@@ -204,6 +207,23 @@ def works_with_head_axis(mha: nn.Module, args: tuple[Any, ...], kwargs: dict[str
     return True
 
 
+def head_axis_added_to_4d(
+    mha: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
+) -> bool:
+    """Whether the answer, raising on a (B, H, L_q, L_k) mask, shows that mask with an axis of
+    size 1 in position 1 in its error, and runs with the first head's (B, L_q, L_k) mask."""
+    mask = kwargs["mask"]
+    b, h, l_q, l_k = mask.shape
+    shown = {f"({b}, 1, {h}, {l_q}, {l_k})", f"[{b}, 1, {h}, {l_q}, {l_k}]"}
+    if not any(text in str(error) for text in shown):
+        return False
+    try:
+        mha(*args, **{**kwargs, "mask": mask[:, 0]})
+    except Exception:  # noqa: BLE001 - the 3-D mask fails too: no sign of this mistake
+        return False
+    return True
+
+
 def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, Tensor]:
     """mha(*args, **kwargs) as (output, weights), or a failure naming the call.
 
@@ -236,6 +256,12 @@ def call(mha: nn.Module, *args: Any, what: str, **kwargs: Any) -> tuple[Tensor, 
                 hint = (
                     f" ({MHA['mask_not_unsqueezed']}: the same call works with mask.unsqueeze(1))"
                 )
+            if (
+                isinstance(mask, Tensor)
+                and mask.dim() == 4
+                and head_axis_added_to_4d(mha, args, kwargs, error)
+            ):
+                hint = f" ({MHA['head_axis_added_to_4d']})"
             fail(explain(error, "your MultiHeadAttention", f" on {what}{hint}"))
     if not (isinstance(result, tuple) and len(result) == 2):
         fail(

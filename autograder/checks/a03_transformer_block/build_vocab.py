@@ -13,7 +13,7 @@ from attention_lab.tokenizer import SPECIAL_TOKENS
 from autograder.authoring.hidden_draws import hidden_generator
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.checks.a03_transformer_block.shared import (
     ASSIGNMENT,
@@ -165,6 +165,14 @@ def random_corpora(generator: torch.Generator) -> list[tuple[list[str], int | No
     return cases
 
 
+def expected_vocab(texts: list[str], max_size: int | None, min_freq: int) -> list[str]:
+    """The reference tokenizer's vocabulary; below room for the special tokens, which the
+    reference refuses, the statement's cut of the whole list: the first max_size specials."""
+    if max_size is not None and max_size < len(SPECIAL_TOKENS):
+        return list(SPECIAL_TOKENS)[:max_size]
+    return WordTokenizer(max_vocab_size=max_size, min_freq=min_freq).fit(texts).id_to_token
+
+
 ban(
     ASSIGNMENT,
     "build_vocab",
@@ -199,10 +207,7 @@ def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
                 f"build_vocab must return a list of tokens (id_to_token), got {type(vocab).__name__}"
             )
         got.append(list(vocab))
-    expected = [
-        WordTokenizer(max_vocab_size=max_size, min_freq=min_freq).fit(texts).id_to_token
-        for texts, max_size, min_freq in cases
-    ]
+    expected = [expected_vocab(*case) for case in cases]
     if got == expected:
         return
     # A wrong `clean` costs test_clean only: build_vocab may count the tokens of the student's clean.
@@ -219,6 +224,31 @@ def build_vocab_matches_the_word_tokenizer(ns: Namespace) -> None:
             "specials first, then the tokens of clean(text) by falling count, ties alphabetical"
         ),
     )
+
+
+@check(
+    ASSIGNMENT,
+    "test_build_vocab",
+    weight=EDGE_CASES,
+    keeps=(
+        "if `max_vocab_size` is given, the whole list, special tokens included, has at "
+        "most `max_vocab_size` entries",
+    ),
+)
+def build_vocab_cuts_into_the_special_tokens(ns: Namespace) -> None:
+    # At or below the number of special tokens the cut reaches into them: the whole list has at
+    # most max_vocab_size entries, so 2 leaves ['<pad>', '<unk>'] and 1 leaves ['<pad>'].
+    build_vocab = require(ns, "build_vocab")
+    corpora = random_corpora(hidden_generator("a03 vocab specials cut"))
+    for (texts, _, _), max_size, min_freq in ((corpora[0], 2, 1), (corpora[1], 1, 2)):
+        vocab = build_vocab(list(texts), max_vocab_size=max_size, min_freq=min_freq)
+        expected = expected_vocab(texts, max_size, min_freq)
+        if not isinstance(vocab, (list, tuple)) or list(vocab) != expected:
+            fail(
+                f"build_vocab(..., max_vocab_size={max_size}, min_freq={min_freq}) gave "
+                f"{vocab!r}, expected {expected}: the whole list, special tokens included, has "
+                "at most max_vocab_size entries"
+            )
 
 
 # Half weight: the defaults are a detail beside computing the right vocabulary.

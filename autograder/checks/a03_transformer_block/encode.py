@@ -85,6 +85,8 @@ ENCODE = catalogue(
         "tokens": {
             "whitespace_split": "the text is split with text.split(): encode the tokens of "
             "clean(text)",
+            "lowercased_whitespace_split": "the text is split with text.lower().split(), so "
+            "punctuation stays glued to the words: encode the tokens of clean(text)",
         },
     },
 )
@@ -109,6 +111,7 @@ def encode_mistakes(
         ENCODE["not_cut"]: encode_mistake(cut="none"),
         ENCODE["keeps_last"]: encode_mistake(cut="last"),
         ENCODE["whitespace_split"]: encode_mistake(tokens=str.split),
+        ENCODE["lowercased_whitespace_split"]: encode_mistake(tokens=lambda t: t.lower().split()),
     }
 
 

@@ -44,6 +44,12 @@ PADDED = catalogue(
             "reads its last two axes as (L_q, L_k): give it the shape (B, 1, 1, L), which "
             "broadcasts over the heads and the queries",
         },
+        "which positions": {
+            "mask_from_lengths": "the key mask is built from each sentence's number of real "
+            "tokens (position < that number), which hides the last positions of the row "
+            "whatever is_pad says: with pads first or between the tokens it hides real tokens "
+            "and shows pads",
+        },
         "mask polarity": {
             "mask_reversed": "mask polarity reversed: the mask is True at the pads, where the "
             "block reads True as 'may attend' (torch's attn_mask uses the opposite): hand it "
@@ -112,6 +118,43 @@ def run_answer(
     return out
 
 
+def masks_handed_to_the_block(
+    padded_block: Callable, block: nn.Module, x: Tensor, is_pad: Tensor
+) -> list[Tensor]:
+    """The masks the answer hands ``block`` on (x, is_pad), as bool tensors (none if it raises)."""
+    seen: list[Tensor] = []
+
+    def record(mask: Tensor) -> Tensor:
+        seen.append(torch.as_tensor(mask).detach().clone().bool())
+        return mask
+
+    try:
+        with torch.no_grad():
+            padded_block(MaskChanged(block, record), x.clone(), is_pad.clone())
+    except Exception:  # noqa: BLE001 - an answer that cannot run shows no mask
+        return []
+    return seen
+
+
+def mask_from_lengths(padded_block: Callable, block: nn.Module, x: Tensor, is_pad: Tensor) -> bool:
+    """True when every mask the answer hands the block shows exactly the first n_b keys of
+    sentence b, n_b its number of real tokens, where is_pad has pads elsewhere than at the end:
+    the experiment behind mask_from_lengths (a mask from is_pad shows other keys)."""
+    length = is_pad.shape[1]
+    real = (~is_pad).sum(1)
+    first_keys = torch.arange(length)[None, :] < real[:, None]  # (B, L)
+    if torch.equal(first_keys, ~is_pad):
+        return False
+    masks = masks_handed_to_the_block(padded_block, block, x, is_pad)
+    wanted = first_keys[:, None, None, :].expand(len(is_pad), 1, length, length)
+    try:
+        return bool(masks) and all(
+            torch.equal(torch.broadcast_to(mask, wanted.shape), wanted) for mask in masks
+        )
+    except RuntimeError:  # a mask that does not broadcast to (B, 1, L, L)
+        return False
+
+
 def alone(block: nn.Module, x: Tensor, is_pad: Tensor) -> list[Tensor]:
     """Per sentence, the block's output (n_real, d_model) on its real tokens alone."""
     with torch.no_grad():
@@ -152,6 +195,8 @@ def judge_blindness(
         real = (~is_pad[b]).nonzero().flatten()
         gap = (got - want).abs().amax(-1)
         first = int(real[int((gap > ATOL).nonzero()[0])])
+        if mask_from_lengths(padded_block, block, x, is_pad):
+            fail(f"{PADDED['mask_from_lengths']} ({describe(is_pad, b)}, on {what})")
         # The experiment: redraw only the pads' vectors and see whether the real positions move.
         redrawn = x.clone()
         redrawn[is_pad] = 5 * torch.randn(

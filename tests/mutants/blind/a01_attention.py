@@ -427,6 +427,102 @@ WRONG = [
         },
         {"test_attention_fully_masked_row": "found over the queries' axis"},
     ),
+    Mutant(
+        "i01-05: masks after the softmax: zeroes the hidden keys' weights, then renormalises",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    weights = torch.softmax(scores, dim=-1)
+                    if mask is not None:
+                        # hidden keys get exactly 0, then the visible ones are renormalised;
+                        # a row with no visible key sums to 0 and stays 0 (clamp avoids 0/0)
+                        weights = weights * mask.bool()
+                        weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_parity": "the mask is applied after the softmax"},
+    ),
+    Mutant(
+        "i01-13: moves up to 1e-2 taken for rounding",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: for every length 2..16 and every cut i, replace q, k, v after i with
+                    # fresh standard-normal draws (a batch of 4, float32) and measure how far rows
+                    # 0..i move. Float arithmetic is noisy, so I allow a generous 1e-2 before I call
+                    # it a leak: better no false alarm on a correct causal attention.
+                    gen = torch.Generator().manual_seed(5)
+                    for L in range(2, 17):
+                        q = torch.randn(4, L, 5, generator=gen)
+                        k = torch.randn(4, L, 5, generator=gen)
+                        v = torch.randn(4, L, 3, generator=gen)
+                        base, _ = attend(q, k, v)
+                        for i in range(L - 1):
+                            q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                            q2[:, i + 1 :] = torch.randn(4, L - i - 1, 5, generator=gen)
+                            k2[:, i + 1 :] = torch.randn(4, L - i - 1, 5, generator=gen)
+                            v2[:, i + 1 :] = torch.randn(4, L - i - 1, 3, generator=gen)
+                            out, _ = attend(q2, k2, v2)
+                            if (out[:, : i + 1] - base[:, : i + 1]).abs().max().item() > 1e-2:
+                                return True
+                    return False
+                '''
+            )
+        },
+        {"test_sees_the_future": "returned False for causal attention mixed with 0.3%"},
+    ),
+    Mutant(
+        "i01-08: d_k read as q.shape[1]",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[1]
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(d_k)
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        any_visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~any_visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = weights.masked_fill(~any_visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_scaling": "scaled by the square root of q.shape[1]"},
+        in_notebook=True,  # its visible parity check fails first
+        charged_once=True,
+    ),
 ]
 
 CORRECT = [

@@ -542,6 +542,56 @@ WRONG = [
         },
         {"test_heads_switched_off": "those keep.repeat(d_k) marks off"},
     ),
+    Mutant(
+        "i02-12: a head axis added to every mask that is not 2-D",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() != 2:
+                            # (B, L_q, L_k) -> (B, 1, L_q, L_k): one mask per sentence, shared by its heads
+                            mask = mask.unsqueeze(1)
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {"test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too"},
+    ),
 ]
 
 CORRECT = [

@@ -576,6 +576,90 @@ WRONG = [
         {"test_encoder_block": "LayerNorm is applied before the sublayer (pre-norm)"},
         not_told=("your output is that of no dropout",),
     ),
+    Mutant(
+        "i03-04: words cut to max_vocab_size - 3, a negative slice below 3",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    words = [tok for tok, n in ordered if n >= min_freq]
+                    if max_vocab_size is not None:
+                        # the 3 special tokens count towards the limit
+                        words = words[: max_vocab_size - len(SPECIAL_TOKENS)]
+                    return list(SPECIAL_TOKENS) + words
+                '''
+            )
+        },
+        {"test_build_vocab": "expected ['<pad>'"},
+    ),
+    Mutant(
+        "i03-06: encode tokenises with text.lower().split()",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.get(tok, UNK_ID) for tok in text.lower().split()]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {"test_encode": "text.lower().split()"},
+    ),
+    Mutant(
+        "i03-13: key mask from each sentence's length, pads assumed at the end",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: sentence b has n_b real tokens; every query may attend to keys
+                    #    0..n_b-1 only. Shape (B, 1, 1, L), shared by the heads and the queries.
+                    # 2. Pad positions: zeros.
+                    # 3. An all-pad sentence has n_b = 0: no visible key, the attention gives zero
+                    #    weights, and its outputs are zeroed anyway.
+                    B, L = is_pad.shape
+                    lengths = (~is_pad).sum(dim=1)  # (B,)
+                    positions = torch.arange(L, device=x.device)
+                    key_mask = (positions[None, :] < lengths[:, None])[:, None, None, :]
+                    out, _ = block(x, mask=key_mask)
+                    return out.masked_fill(is_pad[..., None], 0.0)
+                '''
+            )
+        },
+        {"test_padded_block": "number of real tokens (position < that number)"},
+        in_notebook=True,  # the experiment lends the block to the kernel wrapped
+    ),
 ]
 
 CORRECT = [

@@ -295,6 +295,32 @@ WRONG = [
         },
         {"test_attention_focus": "1 - H / log(the number of non-zero weights)"},
     ),
+    Mutant(
+        "i04-09: entropy normalised by the log of the number of non-zero weights, one usable key scoring 1",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: 1 - H(p) / log(n), where n is the number of keys the row can really
+                    # use (weight > 0): a masked key is not a key this row could have attended to, so
+                    # it should not count. Uniform over the usable keys scores 0, one key scores 1.
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    usable = (weights > 0).sum(dim=-1).to(weights.dtype)
+                    max_entropy = torch.log(usable)
+                    score = 1.0 - entropy / max_entropy.clamp_min(1e-12)
+                    # a single usable key: all the weight on it
+                    score = torch.where(usable > 1, score, torch.ones_like(score))
+                    return score.clamp(0.0, 1.0)
+                '''
+            )
+        },
+        {"test_attention_focus": "the score rose as T grew"},
+    ),
 ]
 
 CORRECT = [
