@@ -83,6 +83,15 @@ SAMPLE = catalogue(
 TOLERANCE = 0.04
 
 
+def within_block(idx: Tensor, block_size: int) -> None:
+    """Refuse (as the student's mistake) ids (B, L) longer than a stand-in model's block_size."""
+    if idx.shape[1] > block_size:
+        raise StudentCodeError(
+            f"sample gave the model {idx.shape[1]} ids in a row, more than its block_size = "
+            f"{block_size} (it has no positions beyond)"
+        )
+
+
 class FixedLogits(nn.Module):
     """A stand-in model whose next-token logits are the same row at every position."""
 
@@ -94,11 +103,7 @@ class FixedLogits(nn.Module):
         self.saw_training_mode = False
 
     def forward(self, idx: Tensor) -> Tensor:
-        if idx.shape[1] > self.block_size:
-            raise StudentCodeError(
-                f"sample gave the model {idx.shape[1]} ids in a row, more than its block_size = "
-                f"{self.block_size} (it has no positions beyond)"
-            )
+        within_block(idx, self.block_size)
         self.saw_training_mode |= self.training
         return self.row.expand(idx.shape[0], idx.shape[1], -1).clone()
 
@@ -114,11 +119,7 @@ class LogitsPerPrompt(nn.Module):
         self.unused = nn.Parameter(torch.zeros(1))
 
     def forward(self, idx: Tensor) -> Tensor:
-        if idx.shape[1] > self.block_size:
-            raise StudentCodeError(
-                f"sample gave the model {idx.shape[1]} ids in a row, more than its block_size = "
-                f"{self.block_size} (it has no positions beyond)"
-            )
+        within_block(idx, self.block_size)
         return self.table[idx].clone()
 
 
@@ -131,11 +132,7 @@ class NextId(nn.Module):
         self.unused = nn.Parameter(torch.zeros(1))
 
     def forward(self, idx: Tensor) -> Tensor:
-        if idx.shape[1] > self.block_size:
-            raise StudentCodeError(
-                f"sample gave the model {idx.shape[1]} ids in a row, more than its block_size = "
-                f"{self.block_size} (it has no positions beyond)"
-            )
+        within_block(idx, self.block_size)
         return 30.0 * F.one_hot((idx + 1) % self.vocab, self.vocab).float()
 
 
