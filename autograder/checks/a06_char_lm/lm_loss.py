@@ -10,6 +10,7 @@ from torch import Tensor
 from torch.nn import functional as F
 
 import attention_lab.reference.a06_char_lm as encoder_reference
+from autograder.authoring.closeness import is_close
 from autograder.authoring.counterexample import small_integers, smallest_counterexample
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
@@ -41,6 +42,10 @@ LOSS = catalogue(
             "the (B, L, V) logits), not over the vocabulary (the last dim)",
         },
         "log-probabilities": {
+            "log_of_softmax": "the loss takes the log of the softmax's probabilities: a target "
+            "far below the largest logit of its row gets probability 0 in floating point, and "
+            "log(0) = -inf; take log_softmax of the logits (or F.cross_entropy), which never "
+            "forms that probability",
             "no_log_softmax": "the loss is minus the mean of the target logits, not of their "
             "log-probabilities: take log_softmax of the logits first (nll_loss expects "
             "log-probabilities; cross_entropy does both)",
@@ -165,3 +170,53 @@ def lm_loss_of_one_sequence_or_one_position(ns: Namespace) -> None:
     g = hidden_generator("a06 loss sizes of one")
     b, length, vocab = random_sizes(g, 3, low=2, high=9)
     judge_loss(lm_loss, g, [(1, length, vocab), (b, 1, vocab), (1, 1, vocab)])
+
+
+@check(
+    ASSIGNMENT,
+    "test_lm_loss",
+    weight=EDGE_CASES,
+    keeps=(
+        "The loss stays finite and exact for every finite logit, also where a target's logit "
+        "lies 100 or more below the largest of its row (a confident wrong guess) or one logit "
+        "lies 100 or more above the others.",
+    ),
+)
+def lm_loss_is_exact_for_far_apart_logits(ns: Namespace) -> None:
+    lm_loss = require(ns, "lm_loss")
+    g = hidden_generator("a06 loss far apart")
+    b, length, vocab = random_sizes(g, 3, low=2, high=7)
+    targets = torch.randint(0, vocab, (b, length), generator=g)
+    gap = 100 + 100 * torch.rand(b, length, 1, generator=g)
+    # Two batches of float32 logits: every target 100 to 200 below the rest of its row, and one
+    # other logit of each row 100 to 200 above the rest. An unshifted log-sum-exp overflows on
+    # the second only; the log of the softmax's probability is log(0) on both.
+    below = torch.randn(b, length, vocab, generator=g)
+    below.scatter_add_(-1, targets.unsqueeze(-1), -gap)
+    above = torch.randn(b, length, vocab, generator=g)
+    above.scatter_add_(-1, ((targets + 1) % vocab).unsqueeze(-1), gap)
+    cases = {
+        "whose targets lie 100 to 200 below the rest of their row": below,
+        "where one logit other than the target lies 100 to 200 above the rest of its row": above,
+    }
+    wrong, two_steps_everywhere = [], True
+    for what, logits in cases.items():
+        loss = lm_loss(logits, targets)
+        if not isinstance(loss, Tensor) or loss.dim() != 0:
+            fail(
+                f"lm_loss must return a scalar tensor, got shape {tuple(getattr(loss, 'shape', ()))}"
+            )
+        expected = mean_loss(logits.double(), targets)
+        with torch.no_grad():
+            probability = torch.softmax(logits, -1).gather(-1, targets.unsqueeze(-1))
+            two_steps = -torch.log(probability).mean()
+        two_steps_everywhere &= is_close(loss.detach(), two_steps, equal_nan=True)
+        if not is_close(loss.detach(), expected):
+            wrong.append(f"{what}: got {loss.item():.6g}, expected {expected.item():.6g}")
+    if wrong and two_steps_everywhere:
+        fail(f"{LOSS['log_of_softmax']} (float32 logits {wrong[0]})")
+    if wrong:
+        fail(
+            f"lm_loss must be the exact mean cross-entropy for float32 logits (B, L, V) = "
+            f"{(b, length, vocab)} {wrong[0]}"
+        )

@@ -201,6 +201,27 @@ WRONG = [
         {"test_charlm": "self.position's table is ("},
         # Issue 40's fourth blind corpus: every hidden model had vocab_size > block_size.
     ),
+    Mutant(
+        "i06-11: lm_loss as -log of the softmax's probability of the target",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {"test_lm_loss": "the loss takes the log of the softmax's probabilities"},
+        # Issue 40's fourth blind corpus: kept full marks while the statement promised nothing
+        # for far-apart logits; it now does, and a target 100 below its row gives log(0).
+    ),
 ]
 
 CORRECT: list[Mutant] = []
