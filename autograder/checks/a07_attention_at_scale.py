@@ -721,30 +721,13 @@ def online_softmax_folds_a_single_row(ns: Namespace) -> None:
     blocks[1][top] = 4 + 4 * torch.rand((), generator=g, dtype=torch.float64)
     scores = torch.cat(blocks)
     cuts = [sizes[0], sizes[0] + sizes[1]]
-    single_row = "with no leading dims (running_max and running_sum of shape (), scores (C,))"
-    try:
-        run_max, run_sum = fold_online(update, scores, cuts)
-    except (CheckFailed, NotImplementedError):
-        raise
-    except Exception as error:  # noqa: BLE001 - the message says which call raised what
-        fail(explain(error, "online_softmax_update", f" {single_row}"))
-    for name, value in (("new_max", run_max), ("new_sum", run_sum)):
-        if not isinstance(value, Tensor) or value.shape != ():
-            shape = tuple(getattr(value, "shape", ())) or type(value).__name__
-            fail(f"{single_row}, {name} must have shape (), got {shape}")
-    diagnose(
-        run_max,
-        scores.amax(-1),
-        {},
-        f"{single_row}, the running max must be the maximum of every score seen so far",
-        atol=0,
-    )
-    diagnose(
-        run_sum,
-        torch.exp(scores.logsumexp(-1) - scores.amax(-1)),
-        {},
-        f"{single_row}, the running sum must equal Σ exp(s - max) over every score seen so far",
-        atol=1e-12,
+    judge_fold(
+        update,
+        scores,
+        cuts,
+        "with no leading dims (running_max and running_sum of shape (), scores (C,))",
+        "the running max must be the maximum of every score seen so far",
+        "the running sum must equal Σ exp(s - max) over every score seen so far",
     )
     # A leading dim of size 1 is a dim like any other (issue 40's blind answer i07-13 squeezed
     # the block max with no dim, and rows (R, 1) came back (R, R)): R sequences of one row each,
@@ -752,29 +735,52 @@ def online_softmax_folds_a_single_row(ns: Namespace) -> None:
     rows = int(torch.randint(2, 5, (1,), generator=g))
     offsets = torch.arange(rows, dtype=torch.float64).view(rows, 1, 1)
     batch = scores + offsets  # (R, 1, C)
-    leading = f"with leading dims ({rows}, 1) (scores of shape {tuple(batch.shape)})"
+    judge_fold(
+        update,
+        batch,
+        cuts,
+        f"with leading dims ({rows}, 1) (scores of shape {tuple(batch.shape)})",
+        "the running max differs from each row's largest score",
+        "the running sum differs from each row's Σ exp(s - max)",
+        named=True,
+    )
+
+
+def judge_fold(
+    update: Callable[..., Any],
+    scores: Tensor,
+    cuts: list[int],
+    what: str,
+    max_wrong: str,
+    sum_wrong: str,
+    named: bool = False,
+) -> None:
+    """Fail unless folding ``scores`` (..., C) cut at ``cuts`` gives the running max and sum of
+    shape (...) exactly; ``what`` says which inputs, ``max_wrong`` and ``sum_wrong`` what is
+    wrong where no mistake is named (the max and sum mistakes are named only where ``named``)."""
     try:
-        run_max, run_sum = fold_online(update, batch, cuts)
+        run_max, run_sum = fold_online(update, scores, cuts)
     except (CheckFailed, NotImplementedError):
         raise
     except Exception as error:  # noqa: BLE001 - the message says which call raised what
-        fail(explain(error, "online_softmax_update", f" {leading}"))
+        fail(explain(error, "online_softmax_update", f" {what}"))
+    shape = tuple(scores.shape[:-1])
     for name, value in (("new_max", run_max), ("new_sum", run_sum)):
-        if not isinstance(value, Tensor) or value.shape != (rows, 1):
-            shape = tuple(getattr(value, "shape", ())) or type(value).__name__
-            fail(f"{leading}, {name} must have shape ({rows}, 1), got {shape}")
+        if not isinstance(value, Tensor) or value.shape != shape:
+            found = tuple(getattr(value, "shape", ())) or type(value).__name__
+            fail(f"{what}, {name} must have shape {shape}, got {found}")
     diagnose(
         run_max,
-        batch.amax(-1),
-        {d: fold_online(SUM_MISTAKES[d], batch, cuts)[0] for d in MAX_MISTAKES},
-        f"{leading}, the running max differs from each row's largest score",
+        scores.amax(-1),
+        {d: fold_online(SUM_MISTAKES[d], scores, cuts)[0] for d in MAX_MISTAKES} if named else {},
+        f"{what}, {max_wrong}",
         atol=0,
     )
     diagnose(
         run_sum,
-        torch.exp(batch.logsumexp(-1) - batch.amax(-1)),
-        sum_mistakes(run_max, batch, cuts),
-        f"{leading}, the running sum differs from each row's Σ exp(s - max)",
+        torch.exp(scores.logsumexp(-1) - scores.amax(-1)),
+        sum_mistakes(run_max, scores, cuts) if named else {},
+        f"{what}, {sum_wrong}",
         atol=1e-12,
     )
 
