@@ -56,10 +56,11 @@ HELPER_LABEL = "hidden check"
 class CheckFailed(AssertionError):
     """A hidden check failed; the message names the likely misconception."""
 
-    def __init__(self, check_name: str, diagnosis: str):
+    def __init__(self, check_name: str, diagnosis: str, grader_raised: str = ""):
         super().__init__(f"[{check_name}] {diagnosis}")
         self.check_name = check_name
         self.diagnosis = diagnosis
+        self.grader_raised = grader_raised  # the error the check itself raised, if it did
 
 
 def fail(diagnosis: object) -> None:
@@ -247,17 +248,22 @@ def run_check(entry: Check, namespace: Namespace, taken: set[str] | None = None)
     """Run one check; any failure becomes a CheckFailed that names the check (a reference ban
     keeps its own name).  ``taken`` gets the names of the answers it took."""
     _running.append((entry, set() if taken is None else taken))
+    student_errors.forget_grader_raised()
     try:
         entry.function(namespace)
     except CheckFailed as failure:  # raised by a shared helper: label it with this check
         name = entry.name if failure.check_name == HELPER_LABEL else failure.check_name
-        raise CheckFailed(name, failure.diagnosis) from None
-    except NotImplementedError:
-        raise CheckFailed(entry.name, "not implemented yet (the stub still raises)") from None
+        raise CheckFailed(name, failure.diagnosis, student_errors.grader_raised()) from None
+    except NotImplementedError as error:
+        if student_errors.raised_by_answer(error):
+            raise CheckFailed(entry.name, "not implemented yet (the stub still raises)") from None
+        diagnosis = student_errors.explain(error)
+        raise CheckFailed(entry.name, diagnosis, student_errors.grader_raised()) from None
     except StopChecks:
         raise
-    except Exception as error:  # the student's code crashed inside the check
-        raise CheckFailed(entry.name, student_errors.explain(error)) from None
+    except Exception as error:  # the student's code crashed inside the check, or the check did
+        diagnosis = student_errors.explain(error)
+        raise CheckFailed(entry.name, diagnosis, student_errors.grader_raised()) from None
     finally:
         _running.pop()
 
@@ -269,6 +275,9 @@ class CheckResult:
     cause: for a failing check that passes with one named mistake repaired, that mistake's
     message (the cause confirmed on this answer), else "".  repair: the key of the repair that
     confirmed it (autograder/authoring/repairs.py; students are not shown it), else "".
+
+    grader_raised: the error the check's own code raised while judging (not the student's code:
+    autograder/authoring/student_errors.py), which the grade record flags for review, else "".
     """
 
     name: str
@@ -278,6 +287,7 @@ class CheckResult:
     gate: bool = False
     cause: str = ""
     repair: str = ""
+    grader_raised: str = ""
 
     @classmethod
     def from_json(cls, report: dict) -> CheckResult:
@@ -290,6 +300,7 @@ class CheckResult:
             bool(report["gate"]),
             str(report["cause"]),
             str(report["repair"]),
+            str(report["grader_raised"]),
         )
 
 
@@ -503,7 +514,16 @@ def grade_cell(
                 later = entries[position:]
             else:
                 diagnosis = noted(failure.diagnosis)
-                finished(CheckResult(name, entry.weight, False, diagnosis, entry.gate))
+                finished(
+                    CheckResult(
+                        name,
+                        entry.weight,
+                        False,
+                        diagnosis,
+                        entry.gate,
+                        grader_raised=failure.grader_raised,
+                    )
+                )
                 if not entry.gate:
                     continue
             why = f"not run: {name} failed first"

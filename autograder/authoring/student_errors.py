@@ -7,14 +7,22 @@ Only what the message proves is said: "two shapes do not broadcast" is in the me
 transposed?" is a guess, and a guess is not a cause (issue 40).  The sentence is matched on the
 error's message, since that is what crosses from a sandboxed kernel to the judge; the line is read
 from the submitted source, the kernel giving only the cell and line numbers.
+
+An error that the student's code did not raise (the check's own code failed on what the answer
+returned, or the grader failed) is never told as theirs: :func:`explain` says the check raised it,
+and :func:`grader_raised` lets the record flag the submission for a human review.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import sysconfig
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 
 # torch's error for .view() of a tensor whose strides it cannot merge (not contiguous)
 VIEW_OF_NON_CONTIGUOUS = re.compile(
@@ -81,6 +89,12 @@ _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
 
 _state = threading.local()
 
+# After an error that a check raised while judging what the answer returned: never the student's.
+GRADER_RAISED = (
+    "your code did not raise it: the check could not judge what your code returned, so it counts "
+    "as failed, and the grade record asks your instructor to review it"
+)
+
 
 @contextmanager
 def using_answers(cells: Mapping[int, tuple[str, str]]) -> Iterator[None]:
@@ -110,6 +124,78 @@ def raised_at(error: BaseException) -> str | None:
     return f"in your answer cell `{grade_id}`, line {where[1]}: {code}"
 
 
+_GRADER = os.path.join(os.path.realpath(Path(__file__).resolve().parents[1]), "")  # autograder/
+# Code that is not the student's: the grader, attention_lab, the standard library and the
+# installed libraries (torch raising inside a student's call has the student's frame above it).
+_NOT_THE_STUDENTS = tuple(
+    sorted(
+        {
+            os.path.join(os.path.realpath(path), "")
+            for path in (
+                *(sysconfig.get_path(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")),
+                *(
+                    sysconfig.get_path(k, vars={"base": sys.base_prefix})
+                    for k in ("stdlib", "platstdlib")
+                ),
+                _GRADER,
+                Path(__file__).resolve().parents[2] / "attention_lab",
+            )
+            if path
+        }
+    )
+)
+# Code objects of the interpreter's and NumPy's own making, named "<frozen ...>" and so on.
+_LIBRARY_PSEUDO_FILES = ("<frozen ", "<__array_function__")
+
+
+def _students(filename: str) -> bool:
+    if filename.startswith("<"):  # "<cell 3>", "<ipython-input-...>", "<string>": exec'd cells
+        return not filename.startswith(_LIBRARY_PSEUDO_FILES)
+    return not os.path.realpath(filename).startswith(_NOT_THE_STUDENTS)
+
+
+@contextmanager
+def answers_elsewhere() -> Iterator[None]:
+    """The student's code runs in another process (the judge's kernel), in this thread: an error
+    it raised is one that crossed, marked ``answer_raised``; any other is the check's own."""
+    previous = getattr(_state, "elsewhere", False)
+    _state.elsewhere = True
+    try:
+        yield
+    finally:
+        _state.elsewhere = previous
+
+
+def raised_by_answer(error: BaseException) -> bool:
+    """True unless ``error`` is the check's own: from the judge, an error the kernel did not
+    report; in one process, one raised by the grader's code with no frame of the student's code
+    on its traceback (a library raising with none is told as before: it may be a library
+    function the student bound as their answer)."""
+    if getattr(error, "answer_raised", False):
+        return True
+    if getattr(_state, "elsewhere", False):
+        return False
+    files = []
+    trace = error.__traceback__
+    while trace is not None:
+        files.append(trace.tb_frame.f_code.co_filename)
+        trace = trace.tb_next
+    if any(_students(file) for file in files):
+        return True
+    return not (files and os.path.realpath(files[-1]).startswith(_GRADER))
+
+
+def grader_raised() -> str:
+    """The error that :func:`explain` last told as raised by a check rather than the student's
+    code, in this thread since :func:`forget_grader_raised` ("" if none)."""
+    return getattr(_state, "grader_raised", "")
+
+
+def forget_grader_raised() -> None:
+    """Start listening for :func:`grader_raised` afresh (one check's run)."""
+    _state.grader_raised = ""
+
+
 def likely_cause(message: str) -> str | None:
     """What an error with this message establishes, in one sentence, or None if nothing known."""
     for pattern, cause in _CAUSES:
@@ -122,7 +208,12 @@ def likely_cause(message: str) -> str | None:
 def explain(error: BaseException, raised_by: str = "your code", detail: str = "") -> str:
     """What a check reports when the student's code raised ``error``: what its message
     establishes, if anything, then the original error on a line of its own ("<raised_by> raised
-    <type><detail>: ..."), then where in the answer cells it was raised, if known."""
+    <type><detail>: ..."), then where in the answer cells it was raised, if known.  An error the
+    student's code did not raise is told as the check's own (:func:`raised_by_answer`)."""
+    if not raised_by_answer(error):
+        said = f"{type(error).__name__}{detail}: {error}"
+        _state.grader_raised = said
+        return f"the check itself raised {said}\n{GRADER_RAISED}"
     raised = f"{raised_by} raised {type(error).__name__}{detail}: {error}"
     lines = [likely_cause(str(error)), raised, raised_at(error)]
     return "\n".join(line for line in lines if line)

@@ -343,6 +343,7 @@ class _Server:
             with (
                 source_bans.using_sources(self.judge.sources),
                 student_errors.using_answers(self.judge.answers),
+                student_errors.answers_elsewhere(),
             ):
                 return grade_cell(
                     self.judge.assignment,

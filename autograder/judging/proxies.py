@@ -39,6 +39,8 @@ class NotPlainValue(TypeError):
     """The kernel named an object whose class claims to be data (a tensor, an array): real data
     always crosses by value, so such an object is a forgery and is never handed to the checks."""
 
+    answer_raised = True  # the kernel's doing (autograder/authoring/student_errors.py)
+
     def __init__(self) -> None:
         super().__init__(
             "your code returned an object that poses as a tensor or NumPy array without being "
@@ -433,6 +435,7 @@ def _exception_from(reply: dict) -> Exception:
     if error is None:
         first = str((reply.get("mro") or ["?:error"])[0]).partition(":")[2]
         error = RemoteError(f"{first}: {message}" if message else first)
+    error.answer_raised = True  # type: ignore[attr-defined] # raised by the kernel's code
     # Only two integers cross; the line shown is read from the submitted source (student_errors).
     where = reply.get("where")
     if isinstance(where, list) and len(where) == 2 and all(type(n) is int for n in where):

@@ -26,7 +26,7 @@ import nbformat
 from autograder.authoring.hidden_seeds import use_secret
 from autograder.authoring.registry import prepare
 from autograder.isolation import sandbox
-from autograder.pipeline.engines.jobs_and_outcomes import Job, Outcome
+from autograder.pipeline.engines.jobs_and_outcomes import GradedCell, Job, Outcome
 from autograder.pipeline.intake import intake
 from autograder.pipeline.worker import judged_notebook
 from autograder.pipeline.worker.verdicts import (
@@ -99,10 +99,23 @@ def _grade(job: Job, release: nbformat.NotebookNode, sources: dict[str, str]) ->
         )
         grade_id = taken.notebook.cells[index].metadata["nbgrader"]["grade_id"]
         notes.append(f"answer cell {grade_id}: {note.removeprefix('[grading run] ')}")
+    notes += review_notes(cells)
     verdict = row_verdict(taken.verdict, run, result, cells, notes, judged.refusals)
     worker_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peak_mib = max(worker_kib, judged.peak_kib) / 1024
     return Outcome(job.student, verdict, notes, taken.notebook, cells, _since(started), peak_mib)
+
+
+def review_notes(cells: list[GradedCell]) -> list[str]:
+    """A note per check that raised in the grader, not in the student's code: it counts as
+    failed, and the row asks a person to decide (autograder/authoring/student_errors.py)."""
+    return [
+        f"review: check {check.name} of cell {cell.grade_id} raised {check.grader_raised} in the "
+        "grader, not in the student's code; it counts as failed until a person decides"
+        for cell in cells
+        for check in cell.checks
+        if check.grader_raised
+    ]
 
 
 def _since(started: float) -> float:
