@@ -59,6 +59,9 @@ TRAIN_STEP = catalogue(
         "mode": {
             "eval_mode": "the model trains with dropout off: call model.train() at the start of "
             "train_step, because evaluating (or a check) may have left it in eval mode",
+            "train_after_forward": "model.train() comes after the forward pass, so a step "
+            "begun in eval mode computes its loss and gradients with dropout off (the steps after "
+            "it are right): call model.train() before the forward pass",
         },
         "scheduler": {
             "scheduler_first": "scheduler.step() runs before optimizer.step(), so the first "
@@ -95,6 +98,7 @@ CLIPPED_BY_VALUE = TRAIN_STEP["clipped_by_value"]
 CLIPPED_INFINITY_NORM = TRAIN_STEP["clipped_infinity_norm"]
 THRESHOLD_HARD_CODED = TRAIN_STEP["threshold_hard_coded"]
 EVAL_MODE = TRAIN_STEP["eval_mode"]
+TRAIN_AFTER_FORWARD = TRAIN_STEP["train_after_forward"]
 SCHEDULER_FIRST = TRAIN_STEP["scheduler_first"]
 SCHEDULER_IGNORED = TRAIN_STEP["scheduler_ignored"]
 LOSS_AFTER_UPDATE = TRAIN_STEP["loss_after_update"]
@@ -143,8 +147,9 @@ def simulated_steps(
     losses = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch warns about a scheduler stepped first
-        for inputs, labels in batches:
-            model.train(mistake != EVAL_MODE)
+        for step, (inputs, labels) in enumerate(batches):
+            # the answer's model enters the first step in eval mode (answer_steps)
+            model.train(step > 0 if mistake == TRAIN_AFTER_FORWARD else mistake != EVAL_MODE)
             loss = F.cross_entropy(model(inputs), labels)
             if mistake not in (NO_ZERO_GRAD, ZERO_GRAD_AFTER_BACKWARD, ZERO_GRAD_AFTER_STEP):
                 optimizer.zero_grad()
@@ -457,13 +462,30 @@ def train_step_ignores_gradients_left_before_it(ns: Namespace) -> None:
     )
     expected, _ = simulate(trial, stale=stale)
     mine, _ = answer_steps(ns, trial, stale)
+    steps = f"after 3 steps of SGD(lr={trial.lr}) with max_grad_norm={trial.max_grad_norm}"
+    seen = (
+        f"{steps}, begun on a model whose parameters already held gradients, the parameters "
+        "differ from the reference update, which starts each step from fresh gradients"
+    )
+    if not is_close(flat_parameters(mine), expected, atol=1e-6):
+        # The same steps begun without gradients tell whether the old ones are what differs.
+        fresh, _ = answer_steps(ns, trial)
+        if is_close(flat_parameters(fresh), simulate(trial)[0], atol=1e-6):
+            seen += (
+                "; begun without them, your update equals the reference's: the gradients left "
+                "before the call enter your update"
+            )
+        else:
+            seen = (
+                f"{steps}, the parameters differ from the reference update whether the model "
+                "held gradients before the first step or not, so not because of those gradients "
+                "(see train_step_matches_the_reference_update)"
+            )
     diagnose(
         flat_parameters(mine),
         expected,
         {mistake: simulate(trial, mistake, stale)[0] for mistake in STEP_MISTAKES},
-        f"after 3 steps of SGD(lr={trial.lr}) with max_grad_norm={trial.max_grad_norm}, begun "
-        "on a model whose parameters already held gradients, the parameters differ from the "
-        "reference update, which starts each step from fresh gradients",
+        seen,
         atol=1e-6,
         counterexample=lambda: public_step_observation(ns, with_stale_gradients=True),
     )

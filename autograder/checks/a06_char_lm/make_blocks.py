@@ -40,6 +40,10 @@ BLOCKS = catalogue(
             "swapped": "x and y are swapped: x is the block of inputs, y the same block one step "
             "ahead",
         },
+        "block shape": {
+            "sizes_swapped": "the reshape's two sizes are swapped: x and y hold the right ids in "
+            "the right order, but as (block_size, n_blocks); reshape to (n_blocks, block_size)",
+        },
         "block count": {
             "one_block_too_many": "n_blocks counts len(ids) // block_size blocks: where len(ids) "
             "is a multiple of block_size, the last block's last target would be ids[len(ids)], "
@@ -97,6 +101,11 @@ def gives_blocks(
         isinstance(out, Tensor) and out.shape == want.shape and torch.equal(out, want)
         for out, want in pairs
     )
+
+
+def in_other_shape(got: Tensor, expected: Tensor) -> bool:
+    """True when ``got`` holds ``expected``'s values in the same order, in another shape."""
+    return got.shape != expected.shape and torch.equal(got.flatten(), expected.flatten())
 
 
 def call_make_blocks(make_blocks: Callable[..., Any], ids: Tensor, block_size: int):
@@ -191,10 +200,12 @@ def make_blocks_shifts_targets_by_one(ns: Namespace) -> None:
                 cause = one_block_too_many(make_blocks, length, block_size)
             if cause:
                 fail(f"{cause}: {what} gave x {tuple(x.shape)} and y {tuple(y.shape)}")
-            fail(
-                f"{what} must give {tuple(expected_x.shape)} blocks, got x {tuple(x.shape)} and y "
-                f"{tuple(y.shape)}: n_blocks = (len(ids) - 1) // block_size non-overlapping blocks"
-            )
+            got = f"{what} must give {tuple(expected_x.shape)} blocks, got x {tuple(x.shape)} and y {tuple(y.shape)}"
+            if in_other_shape(x, expected_x) and in_other_shape(y, expected_y):
+                if tuple(x.shape) == tuple(expected_x.shape)[::-1]:
+                    fail(f"{BLOCKS['sizes_swapped']}: {got}")
+                fail(f"{got}: they hold the right ids in the right order, in another shape")
+            fail(f"{got}: n_blocks = (len(ids) - 1) // block_size non-overlapping blocks")
         if torch.equal(x, expected_y) and torch.equal(y, expected_x):
             fail(BLOCKS["swapped"])
         diagnose(
@@ -234,4 +245,12 @@ def make_blocks_keeps_the_dtype(ns: Namespace) -> None:
             f"make_blocks changed the dtype of int32 ids to {x.dtype}/{y.dtype}: slice and reshape"
         )
     if not (torch.equal(x, oracle_blocks(ids, 5)[0]) and torch.equal(y, oracle_blocks(ids, 5)[1])):
-        fail("make_blocks is wrong on int32 ids")
+        wide = call_make_blocks(make_blocks, ids.long(), 5)
+        if all(torch.equal(a, b) for a, b in zip(wide, oracle_blocks(ids.long(), 5), strict=True)):
+            fail(
+                "make_blocks(arange(3, 40), block_size=5) is right on int64 ids and wrong on int32"
+            )
+        fail(
+            "make_blocks(arange(3, 40), block_size=5) is wrong on int64 ids as on int32, so not "
+            "because of the dtype (the shapes and values to expect: make_blocks_shifts_targets_by_one)"
+        )

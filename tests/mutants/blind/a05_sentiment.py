@@ -127,6 +127,44 @@ WRONG = [
         {"test_masked_mean": "divides a sum of 0 by a count of 0"},
         # Issue 40's fourth blind corpus: caught with a counterexample alone (row 1 is NaN).
     ),
+    Mutant(
+        "i05-09: train_step switches to train mode after the forward pass",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    loss = F.cross_entropy(model(inputs), labels)
+                    model.train()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_train_step": "model.train() comes after the forward pass"},
+        # Issue 40's fourth blind corpus: a counterexample alone, and its failing check on
+        # gradients left before the call spoke of fresh gradients, though it clears them.
+        not_told=("the gradients left before the call enter",),
+    ),
 ]
 
 CORRECT = [

@@ -222,6 +222,30 @@ WRONG = [
         # Issue 40's fourth blind corpus: kept full marks while the statement promised nothing
         # for far-apart logits; it now does, and a target 100 below its row gives log(0).
     ),
+    Mutant(
+        "i06-02: make_blocks reshapes to (block_size, n_blocks)",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    n_blocks = (len(ids) - 1) // block_size
+                    end = n_blocks * block_size
+                    x = ids[:end].reshape(block_size, n_blocks)
+                    y = ids[1 : end + 1].reshape(block_size, n_blocks)
+                    return x, y
+                '''
+            )
+        },
+        {"test_make_blocks": "the reshape's two sizes are swapped"},
+        # Issue 40's fourth blind corpus: told "make_blocks is wrong on int32 ids" (its dtype is
+        # right) and reminded of n_blocks (its count is right).
+        not_told=("is wrong on int32 ids", "is right on int64", "n_blocks = (len(ids) - 1)"),
+    ),
 ]
 
 CORRECT: list[Mutant] = []
