@@ -130,6 +130,13 @@ def assert_judge_agrees(
         lost = {c.grade_id: c.message for c in outcome.cells if not c.passed}
         if mutant.is_correct:
             assert not lost, f"{mutant.name}: a correct alternative lost points: {lost}"
+        # Every mistake of the corpus is the student's code's doing: none is told as an error
+        # the check itself raised, or flagged for a review as one (student_errors.py).
+        reviews = [note for note in outcome.notes if note.startswith("review: check")]
+        assert not reviews, f"{mutant.name}: {reviews}"
+        for phrase in mutant.not_told:
+            told = [message for message in lost.values() if phrase in message]
+            assert not told, f"{mutant.name} was told {phrase!r}: {told}"
         shown = shown_verdicts(outcome.notebook)
         for grade_id, phrase in mutant.must_fail.items():
             assert grade_id in lost, f"{mutant.name}: {grade_id} kept full marks ({lost})"

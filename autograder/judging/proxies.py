@@ -115,7 +115,7 @@ class RemoteObject:
     def __iter__(self) -> Iterator[Any]:
         iterator = self._link.request("iter", self)
         if not isinstance(iterator, RemoteObject):
-            raise TypeError("iter() of a student's object must give an iterator")
+            raise _answers(TypeError("iter() of a student's object must give an iterator"))
         return iterator
 
     def __next__(self) -> Any:
@@ -134,10 +134,18 @@ class RemoteObject:
 
 def _checked(value: Any, kind: type) -> Any:
     if not isinstance(value, kind):
-        raise TypeError(
-            f"expected {kind.__name__} from the student's object, got {type(value).__name__}"
+        raise _answers(
+            TypeError(
+                f"expected {kind.__name__} from the student's object, got {type(value).__name__}"
+            )
         )
     return value
+
+
+def _answers(error: Exception) -> Exception:
+    """``error``, marked as the student's code's doing (autograder/authoring/student_errors.py)."""
+    error.answer_raised = True  # type: ignore[attr-defined]
+    return error
 
 
 def _trusted_class(path: str) -> type | None:
@@ -327,7 +335,7 @@ class Link:
                 except (OSError, protocol.ProtocolError):
                     raise
                 except Exception as error:  # noqa: BLE001 - reported to the kernel, kept here
-                    self.callback_error = error
+                    self.callback_error = _answers(error)  # the kernel's call failed here
                     answer, answer_tensors = {"ok": False, "message": str(error)[:2000]}, []
                 protocol.send_message(self.sock, answer, answer_tensors)
                 reply, out = protocol.receive_message(self.sock)
@@ -435,7 +443,7 @@ def _exception_from(reply: dict) -> Exception:
     if error is None:
         first = str((reply.get("mro") or ["?:error"])[0]).partition(":")[2]
         error = RemoteError(f"{first}: {message}" if message else first)
-    error.answer_raised = True  # type: ignore[attr-defined] # raised by the kernel's code
+    _answers(error)  # raised by the kernel's code
     # Only two integers cross; the line shown is read from the submitted source (student_errors).
     where = reply.get("where")
     if isinstance(where, list) and len(where) == 2 and all(type(n) is int for n in where):

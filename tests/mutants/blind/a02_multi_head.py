@@ -592,6 +592,34 @@ WRONG = [
         },
         {"test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too"},
     ),
+    Mutant(
+        "j02-09: heads_switched_off zeroes out_proj's columns of the off heads in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head's columns of out_proj are set to zero, so its
+                    # result never reaches the output; kept heads are not rescaled; with every
+                    # head off, the output is out_proj's bias.
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not keep[h]:
+                                mha.out_proj.weight[:, h * mha.d_k : (h + 1) * mha.d_k] = 0.0
+                        return mha(x)[0]
+                '''
+            )
+        },
+        {"test_heads_switched_off": "it was given"},
+        # Issue 40's fifth blind corpus: through the command, the judge's refusal of its write
+        # was told as the check's own error ("your code did not raise it") and flagged.
+        in_notebook=True,
+        not_told=("the check itself raised", "your code did not raise it"),
+    ),
 ]
 
 CORRECT = [
