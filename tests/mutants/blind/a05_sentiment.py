@@ -165,6 +165,45 @@ WRONG = [
         # gradients left before the call spoke of fresh gradients, though it clears them.
         not_told=("the gradients left before the call enter",),
     ),
+    Mutant(
+        "j05-09: train_step calls model.train() at the end of the step",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    model.train()  # leave the model ready for the next step
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_train_step": "model.train() comes after the forward pass"},
+        # Issue 40's fifth blind corpus: a counterexample alone on c03db00; named by the mistake
+        # written for the fourth corpus's i05-09 (4454a5b) before this answer was read.
+        not_told=("the gradients left before the call enter",),
+    ),
 ]
 
 CORRECT = [
