@@ -1146,20 +1146,28 @@ def _running_average(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
     return weights @ v, weights
 
 
-def _mixed(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-    scores = _scores(q, k)
-    causal = _masked(scores, _causal(q.shape[-2], q.device))
-    weights = 0.98 * causal + 0.02 * torch.softmax(scores, dim=-1)
-    return weights @ v, weights
+def _nudged(size: float) -> Callable[..., tuple[Tensor, Tensor]]:
+    """Causal attention whose output row i moves by at most ``size`` with the values after i,
+    however large they are: a move the statement counts as rounding when under 1e-5."""
+
+    def attend(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        out, weights = _with_mask(lambda m: m)(q, k, v)
+        later = v.flip(-2).cumsum(-2).flip(-2) - v  # row i: the sum of the values after i
+        return out + size * torch.tanh(later), weights
+
+    return attend
 
 
-def _mixed_slightly(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-    # 0.3% of the weight leaks: for some cut, earlier rows move by more than 1e-3 on most
-    # standard-normal draws, even at L = 2 and d = 1, yet rarely by more than 1e-2.
-    scores = _scores(q, k)
-    causal = _masked(scores, _causal(q.shape[-2], q.device))
-    weights = 0.997 * causal + 0.003 * torch.softmax(scores, dim=-1)
-    return weights @ v, weights
+def _mixed_by(share: float) -> Callable[..., tuple[Tensor, Tensor]]:
+    """Causal attention with ``share`` of the unmasked weights mixed in: a leak of that size."""
+
+    def attend(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        scores = _scores(q, k)
+        causal = _masked(scores, _causal(q.shape[-2], q.device))
+        weights = (1 - share) * causal + share * torch.softmax(scores, dim=-1)
+        return weights @ v, weights
+
+    return attend
 
 
 def _output_unmasked(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
@@ -1181,6 +1189,17 @@ def _next_to_last_key_to_first_query(mask: Tensor) -> Tensor:
     return shown
 
 
+_NEXT_TO_LAST = (
+    "causal attention whose mask also shows the next-to-last key (and not the last) to the "
+    "first query"
+)
+_ROUNDING = (
+    "causal attention whose scores are centred on their row's mean over every key, later ones "
+    "included (so later positions move earlier rows by float rounding only)"
+)
+_OUTPUT_ONLY = (
+    "attention that returns causal weights but computes its output from the unmasked ones"
+)
 REFERENCE = "causal attention with -inf on the hidden scores"
 FULL = "attention without a mask (every query sees every key)"
 # (what the attention is, the function): causal ones, then those that see the future
@@ -1192,8 +1211,7 @@ CAUSAL_ATTENTION = {
     "causal attention run one query at a time over keys 0..i": _one_query_at_a_time,
 }
 OTHER_CAUSAL_ATTENTION = {
-    "causal attention whose scores are centred on their row's mean over every key, later ones "
-    "included (so later positions move earlier rows by float rounding only)": _mean_centred,
+    _ROUNDING: _mean_centred,
     "causal attention with -1e9 added to the hidden scores": _additive,
     "causal attention with unscaled scores (no 1/√d_k)": _unscaled,
     "the running mean of the values 0..i (uniform weights over the past)": _running_average,
@@ -1208,14 +1226,80 @@ SUBTLE_LEAKS = {
     "causal attention whose mask also shows the last key to the first query": _with_mask(
         _last_key_to_first_query
     ),
-    "causal attention whose mask also shows the next-to-last key (and not the last) to the "
-    "first query": _with_mask(_next_to_last_key_to_first_query),
-    "causal attention mixed with 2% of the unmasked weights": _mixed,
-    "attention that returns causal weights but computes its output from the unmasked ones": (
-        _output_unmasked
-    ),
-    "causal attention mixed with 0.3% of the unmasked weights": _mixed_slightly,
+    _NEXT_TO_LAST: _with_mask(_next_to_last_key_to_first_query),
+    "causal attention mixed with 2% of the unmasked weights": _mixed_by(0.02),
+    _OUTPUT_ONLY: _output_unmasked,
+    # 0.3% of the weight leaks: for some cut, earlier rows move by more than 1e-3 on most
+    # standard-normal draws, even at L = 2 and d = 1, yet rarely by more than 1e-2.
+    "causal attention mixed with 0.3% of the unmasked weights": _mixed_by(0.003),
 }
+
+
+def _weights_unmasked(q: Tensor, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+    # causal output, but the weights it returns are the unmasked ones: only the weights leak
+    scores = _scores(q, k)
+    return _masked(scores, _causal(q.shape[-2], q.device)) @ v, torch.softmax(scores, dim=-1)
+
+
+# What an answer's test does wrong, each named only where experiments on the answer (its verdicts
+# on attention built to tell the causes apart) show it (see :func:`what_the_test_misses`).
+SEES_THE_FUTURE = catalogue(
+    ASSIGNMENT,
+    "sees_the_future",
+    {
+        "what it changes": {
+            "leaves_earlier_positions": "your test sees the first query reading the last key, "
+            "and misses it reading the next-to-last key: what it changes leaves that position "
+            "alone. Change every position after a cut, for every cut",
+        },
+        "what it compares": {
+            "reads_the_weights": "your test judges the weights attend returns, not its output: "
+            "it calls attention leaky whose output is causal but whose returned weights are not, "
+            "and causal whose returned weights are causal but whose output sees the future. "
+            "Compare the outputs",
+        },
+        "tolerance": {
+            "rounding_is_a_leak": "your test calls rounding a leak: it calls causal attention "
+            "leaky whose earlier output rows move by at most 1e-6 whatever the later inputs are "
+            "(under the statement's 1e-5 of rounding). Compare with a tolerance above rounding "
+            "(torch.allclose with atol=1e-5, say), not exactly",
+            "small_leaks_pass": "your test lets small leaks through: it catches a larger share "
+            "of the unmasked weights mixed in, and misses a smaller one. Rounding moves earlier "
+            "rows by under 1e-5 and the statement calls any move over 1e-3 a leak: a tolerance "
+            "between the two tells them apart",
+        },
+    },
+)
+_MIXES = {
+    "causal attention mixed with 2% of the unmasked weights": 0.02,
+    "causal attention mixed with 0.3% of the unmasked weights": 0.003,
+}
+
+
+def what_the_test_misses(sees_the_future, what: str, g: torch.Generator) -> str | None:
+    """Where the answer got ``what`` wrong, the cause its verdicts on more attention confirm:
+    the same leak from another key, the leak moved from the output to the weights, no move at
+    all, larger leaks; None where none is confirmed."""
+    if what == _NEXT_TO_LAST:
+        if verdict(sees_the_future, _with_mask(_last_key_to_first_query), "the last key", g):
+            return str(SEES_THE_FUTURE["leaves_earlier_positions"])
+    elif what == _OUTPUT_ONLY:
+        if verdict(sees_the_future, _weights_unmasked, "leaky weights, causal output", g):
+            return str(SEES_THE_FUTURE["reads_the_weights"])
+    elif what == _ROUNDING:
+        if verdict(sees_the_future, _nudged(1e-6), "moves of 1e-6", g):
+            return str(SEES_THE_FUTURE["rounding_is_a_leak"])
+    elif what in _MIXES:
+        missed = _MIXES[what]
+        for share in (0.02, 0.1, 0.3):
+            if share > missed and verdict(sees_the_future, _mixed_by(share), f"{share:.0%}", g):
+                return (
+                    f"{SEES_THE_FUTURE['small_leaks_pass']} (it misses {missed:.1%} mixed in and "
+                    f"catches {share:.0%}: {largest_leak(_mixed_by(missed), g)}, against "
+                    f"{largest_leak(_mixed_by(share), g).split(' moved its ')[1]} for "
+                    f"{share:.0%})"
+                )
+    return None
 
 
 class Attend(nn.Module):
@@ -1276,17 +1360,21 @@ def judge_verdicts(sees_the_future, causal: dict, leaky: dict, g: torch.Generato
     """Fail unless the answer says False for each of ``causal`` and True for each of ``leaky``."""
     for what, function in causal.items():
         if verdict(sees_the_future, function, what, g):
-            fail(
+            seen = (
                 f"sees_the_future returned True for {what}, which is causal: by the statement, "
                 "later positions move its earlier output rows by float rounding at most "
                 "(under 1e-5)"
             )
+            found = what_the_test_misses(sees_the_future, what, g)
+            fail(f"{found}\n{seen}" if found else seen)
     for what, function in leaky.items():
         if not verdict(sees_the_future, function, what, g):
-            fail(
+            seen = (
                 f"sees_the_future returned False for {what}, which sees the future: "
                 f"{largest_leak(function, g)}"
             )
+            found = what_the_test_misses(sees_the_future, what, g)
+            fail(f"{found}\n{seen}" if found else seen)
 
 
 @check(

@@ -475,6 +475,7 @@ WRONG += [
             )
         },
         {"test_sees_the_future": "returned True for causal attention whose scores are centred"},
+        makes=("sees_the_future.rounding_is_a_leak",),
     ),
     Mutant(  # out of the range where a causal attention promises causality
         "sees_the_future: the later positions set to a million times a draw",
@@ -487,6 +488,7 @@ WRONG += [
         A,
         {SEES_THE_FUTURE: Replace("> 1e-4", "> 0.1")},
         {"test_sees_the_future": "returned False for causal attention mixed with 2%"},
+        makes=("sees_the_future.small_leaks_pass",),
     ),
     Mutant(
         "sees_the_future: only position i + 1 changed, only row i compared",
@@ -518,6 +520,7 @@ WRONG += [
             )
         },
         {"test_sees_the_future": "returned False for attention that returns causal weights"},
+        makes=("sees_the_future.reads_the_weights",),
     ),
     Mutant(  # a causal attention need not be softmax(q kᵀ / √d_k) attention
         "sees_the_future: compares with its own causal attention",

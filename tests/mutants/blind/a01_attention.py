@@ -263,6 +263,7 @@ WRONG = [
             "test_sees_the_future": "returned False for causal attention whose mask also shows "
             "the next-to-last key"
         },
+        makes=("sees_the_future.leaves_earlier_positions",),
     ),
     Mutant(
         "g01-02: NumPy softmax less one maximum of the whole score matrix",
@@ -522,6 +523,175 @@ WRONG = [
         {"test_attention_scaling": "scaled by the square root of q.shape[1]"},
         in_notebook=True,  # its visible parity check fails first
         charged_once=True,
+    ),
+    Mutant(
+        "j01-10: sees_the_future changes only the last position",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: for several lengths L (2..12), every cut i in 0..L-2 and a few random
+                    # draws, replace q, k, v at positions i+1.. by fresh standard-normal values and
+                    # compare output rows 0..i before and after. Causal code moves them by rounding
+                    # (< 1e-5 promised), a leak by > 1e-3 on most draws, so the threshold 1e-4 sits
+                    # between. Leading dim (2,), widths 4 and 3; float64 inputs keep our own rounding
+                    # out of the way. If attend raises, we answer False (no leak was shown).
+                    gen = torch.Generator().manual_seed(12345)
+                    tol = 1e-4
+                    try:
+                        for L in (8,):
+                            for i in (L - 2,):  # change the last token only
+                                for _ in range(3):
+                                    q = torch.randn(2, L, 4, generator=gen, dtype=torch.float64)
+                                    k = torch.randn(2, L, 4, generator=gen, dtype=torch.float64)
+                                    v = torch.randn(2, L, 3, generator=gen, dtype=torch.float64)
+                                    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                                    n_new = L - i - 1
+                                    q2[:, i + 1 :] = torch.randn(2, n_new, 4, generator=gen, dtype=torch.float64)
+                                    k2[:, i + 1 :] = torch.randn(2, n_new, 4, generator=gen, dtype=torch.float64)
+                                    v2[:, i + 1 :] = torch.randn(2, n_new, 3, generator=gen, dtype=torch.float64)
+                                    out1 = attend(q, k, v)[0]
+                                    out2 = attend(q2, k2, v2)[0]
+                                    diff = (out1[..., : i + 1, :] - out2[..., : i + 1, :]).abs().max()
+                                    if not bool(torch.isfinite(diff)) or float(diff) > tol:
+                                        return True
+                    except Exception:
+                        return False
+                    return False
+                '''
+            )
+        },
+        {"test_sees_the_future": "what it changes leaves that position alone"},
+        # Issue 40's fifth blind corpus: a counterexample alone on c03db00 (what fooled the test).
+    ),
+    Mutant(
+        "j01-11: sees_the_future compares the earlier rows exactly (torch.equal)",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: for several lengths L (2..12), every cut i in 0..L-2 and a few random
+                    # draws, replace q, k, v at positions i+1.. by fresh standard-normal values and
+                    # compare output rows 0..i before and after. Causal code moves them by rounding
+                    # (< 1e-5 promised), a leak by > 1e-3 on most draws, so the threshold 1e-4 sits
+                    # between. Leading dim (2,), widths 4 and 3; float64 inputs keep our own rounding
+                    # out of the way. If attend raises, we answer False (no leak was shown).
+                    gen = torch.Generator().manual_seed(12345)
+                    tol = 1e-4
+                    try:
+                        for L in (2, 3, 5, 8, 12):
+                            for i in range(L - 1):
+                                for _ in range(3):
+                                    q = torch.randn(2, L, 4, generator=gen, dtype=torch.float64)
+                                    k = torch.randn(2, L, 4, generator=gen, dtype=torch.float64)
+                                    v = torch.randn(2, L, 3, generator=gen, dtype=torch.float64)
+                                    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                                    n_new = L - i - 1
+                                    q2[:, i + 1 :] = torch.randn(2, n_new, 4, generator=gen, dtype=torch.float64)
+                                    k2[:, i + 1 :] = torch.randn(2, n_new, 4, generator=gen, dtype=torch.float64)
+                                    v2[:, i + 1 :] = torch.randn(2, n_new, 3, generator=gen, dtype=torch.float64)
+                                    out1 = attend(q, k, v)[0]
+                                    out2 = attend(q2, k2, v2)[0]
+                                    diff = (out1[..., : i + 1, :] - out2[..., : i + 1, :]).abs().max()
+                                    if not torch.equal(out1[..., : i + 1, :], out2[..., : i + 1, :]):
+                                        return True
+                    except Exception:
+                        return False
+                    return False
+                '''
+            )
+        },
+        {"test_sees_the_future": "your test calls rounding a leak"},
+        # Issue 40's fifth blind corpus: a counterexample alone on c03db00 (what fooled the test).
+    ),
+    Mutant(
+        "j01-12: sees_the_future compares the returned weights, not the outputs",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: for several lengths L (2..12), every cut i in 0..L-2 and a few random
+                    # draws, replace q, k, v at positions i+1.. by fresh standard-normal values and
+                    # compare output rows 0..i before and after. Causal code moves them by rounding
+                    # (< 1e-5 promised), a leak by > 1e-3 on most draws, so the threshold 1e-4 sits
+                    # between. Leading dim (2,), widths 4 and 3; float64 inputs keep our own rounding
+                    # out of the way. If attend raises, we answer False (no leak was shown).
+                    gen = torch.Generator().manual_seed(12345)
+                    tol = 1e-4
+                    try:
+                        for L in (2, 3, 5, 8, 12):
+                            for i in range(L - 1):
+                                for _ in range(3):
+                                    q = torch.randn(2, L, 4, generator=gen, dtype=torch.float64)
+                                    k = torch.randn(2, L, 4, generator=gen, dtype=torch.float64)
+                                    v = torch.randn(2, L, 3, generator=gen, dtype=torch.float64)
+                                    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                                    n_new = L - i - 1
+                                    q2[:, i + 1 :] = torch.randn(2, n_new, 4, generator=gen, dtype=torch.float64)
+                                    k2[:, i + 1 :] = torch.randn(2, n_new, 4, generator=gen, dtype=torch.float64)
+                                    v2[:, i + 1 :] = torch.randn(2, n_new, 3, generator=gen, dtype=torch.float64)
+                                    out1 = attend(q, k, v)[1]
+                                    out2 = attend(q2, k2, v2)[1]
+                                    diff = (out1[..., : i + 1, :] - out2[..., : i + 1, :]).abs().max()
+                                    if not bool(torch.isfinite(diff)) or float(diff) > tol:
+                                        return True
+                    except Exception:
+                        return False
+                    return False
+                '''
+            )
+        },
+        {"test_sees_the_future": "your test judges the weights attend returns"},
+        # Issue 40's fifth blind corpus: a counterexample alone on c03db00 (what fooled the test).
+    ),
+    Mutant(
+        "j01-13: sees_the_future allows moves up to 0.1 as rounding",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: for several lengths L (2..12), every cut i in 0..L-2 and a few random
+                    # draws, replace q, k, v at positions i+1.. by fresh standard-normal values and
+                    # compare output rows 0..i before and after. Causal code moves them by rounding
+                    # (< 1e-5 promised), a leak by > 1e-3 on most draws, so the threshold 1e-4 sits
+                    # between. Leading dim (2,), widths 4 and 3; float64 inputs keep our own rounding
+                    # out of the way. If attend raises, we answer False (no leak was shown).
+                    gen = torch.Generator().manual_seed(12345)
+                    tol = 0.1
+                    try:
+                        for L in (2, 3, 5, 8, 12):
+                            for i in range(L - 1):
+                                for _ in range(3):
+                                    q = torch.randn(2, L, 4, generator=gen, dtype=torch.float64)
+                                    k = torch.randn(2, L, 4, generator=gen, dtype=torch.float64)
+                                    v = torch.randn(2, L, 3, generator=gen, dtype=torch.float64)
+                                    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                                    n_new = L - i - 1
+                                    q2[:, i + 1 :] = torch.randn(2, n_new, 4, generator=gen, dtype=torch.float64)
+                                    k2[:, i + 1 :] = torch.randn(2, n_new, 4, generator=gen, dtype=torch.float64)
+                                    v2[:, i + 1 :] = torch.randn(2, n_new, 3, generator=gen, dtype=torch.float64)
+                                    out1 = attend(q, k, v)[0]
+                                    out2 = attend(q2, k2, v2)[0]
+                                    diff = (out1[..., : i + 1, :] - out2[..., : i + 1, :]).abs().max()
+                                    if not bool(torch.isfinite(diff)) or float(diff) > tol:
+                                        return True
+                    except Exception:
+                        return False
+                    return False
+                '''
+            )
+        },
+        {"test_sees_the_future": "your test lets small leaks through"},
+        # Issue 40's fifth blind corpus: a counterexample alone on c03db00 (what fooled the test).
+        in_notebook=True,  # the experiments run through the judge too
     ),
 ]
 
