@@ -69,7 +69,7 @@ CLEAN = catalogue(
         },
     },
 )
-CLEAN_MISTAKES: dict[Mistake, Callable[[str], list]] = {
+CLEAN_MISTAKES: dict[Mistake, Callable[[str], list] | tuple[Callable[[str], list], ...]] = {
     CLEAN["not_lowercased"]: regex_clean(f"{WORD}|{MARK}", lower=False),
     CLEAN["casefold"]: lambda text: re.findall(
         f"{WORD}|{MARK}", text.casefold().replace("\u2019", "'")
@@ -81,7 +81,11 @@ CLEAN_MISTAKES: dict[Mistake, Callable[[str], list]] = {
     CLEAN["whitespace_split"]: lambda text: text.lower().replace("\u2019", "'").split(),
     CLEAN["punctuation_runs"]: regex_clean(rf"{WORD}|[^\w\s]+"),
     CLEAN["punctuation_dropped"]: regex_clean(WORD),
-    CLEAN["ascii_only"]: regex_clean(r"[a-z0-9_]+(?:'[a-z0-9_]+)*|[^a-z0-9_\s]"),
+    # a word class of ASCII characters, with or without the underscore and digits
+    CLEAN["ascii_only"]: tuple(
+        regex_clean(rf"[{chars}]+(?:'[{chars}]+)*|[^{chars}\s]")
+        for chars in ("a-z0-9_", "a-z0-9", "a-z_", "a-z")
+    ),
 }
 
 CLEAN_PROBES = [

@@ -42,14 +42,15 @@ def explain_mismatch(
     cases: Sequence[Any],
     got: Sequence[Any],
     expected: Sequence[Any],
-    mistakes: Mapping[Mistake, Callable[[Any], Any]],
+    mistakes: Mapping[Mistake, Callable[[Any], Any] | tuple[Callable[[Any], Any], ...]],
     otherwise: Callable[[Any, Any, Any], str],
 ) -> None:
     """Pass if every case is right; else name the mistake whose output is the answer's.
 
-    mistakes: mistake -> a function computing what that misconception returns for a case. As
+    mistakes: mistake -> a function computing what that misconception returns for a case, or a
+    tuple of such functions, the ways to write it. As
     :func:`~autograder.authoring.diagnosis.diagnose` does for tensors, a mistake is named only
-    when it gives what the answer gave on every case, and no other mistake does.
+    when one of its ways gives what the answer gave on every case, and no other mistake does.
     otherwise: (case, got, expected) -> the diagnosis when no known mistake fits.
     """
     wrong = [i for i, (a, e) in enumerate(zip(got, expected, strict=True)) if a != e]
@@ -58,12 +59,14 @@ def explain_mismatch(
     # The wrong cases first: most mistakes are ruled out there, cheaply.
     order = wrong + sorted(set(range(len(cases))) - set(wrong))
     matched = []
-    for mistake, output_of in mistakes.items():
-        try:
-            if all(output_of(cases[i]) == got[i] for i in order):
-                matched.append(mistake)
-        except (ValueError, TypeError, IndexError, KeyError):
-            continue
+    for mistake, ways in mistakes.items():
+        for output_of in ways if isinstance(ways, tuple) else (ways,):
+            try:
+                if all(output_of(cases[i]) == got[i] for i in order):
+                    matched.append(mistake)
+                    break
+            except (ValueError, TypeError, IndexError, KeyError):
+                continue
     if len(matched) == 1:
         fail(str(matched[0]))
     first = min(wrong, key=lambda i: len(repr(cases[i])))

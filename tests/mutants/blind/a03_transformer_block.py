@@ -660,6 +660,26 @@ WRONG = [
         {"test_padded_block": "number of real tokens (position < that number)"},
         in_notebook=True,  # the experiment lends the block to the kernel wrapped
     ),
+    Mutant(
+        "j03-03: clean takes [a-z0-9] for word characters",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"[a-z0-9]+(?:'[a-z0-9]+)*|[^a-z0-9\s]", text)
+                '''
+            )
+        },
+        {"test_clean": "non-ASCII letters such as é or ß are word characters too"},
+        # Issue 40's fifth blind corpus: a counterexample alone on c03db00; the ASCII-only
+        # mistake was simulated with the underscore as a word character only.
+    ),
 ]
 
 CORRECT = [
