@@ -52,8 +52,9 @@ CLEAN = catalogue(
             "stay one token each (\\w+(?:'\\w+)*, not \\w+)",
             "one_inner_apostrophe": "a word may contain several inner apostrophes (rock'n'roll "
             "is one token): repeat the group, (?:'\\w+)*, not (?:'\\w+)?",
-            "edge_apostrophes": "apostrophes at the start or end of a word are kept in it: only "
-            "an apostrophe between two word characters belongs to the word ('tis gives ', tis)",
+            "edge_apostrophes": "an apostrophe that is not between two word characters is "
+            "kept in a word: only an apostrophe between two word characters belongs to the word "
+            "(dogs' gives dogs, ' and 'tis gives ', tis)",
         },
         "punctuation": {
             "whitespace_split": "split on whitespace only: every punctuation mark must be a "
@@ -77,7 +78,10 @@ CLEAN_MISTAKES: dict[Mistake, Callable[[str], list] | tuple[Callable[[str], list
     CLEAN["typographic_apostrophe"]: regex_clean(f"{WORD}|{MARK}", apostrophe=False),
     CLEAN["inner_apostrophe_splits"]: regex_clean(rf"\w+|{MARK}"),
     CLEAN["one_inner_apostrophe"]: regex_clean(rf"\w+(?:'\w+)?|{MARK}"),
-    CLEAN["edge_apostrophes"]: regex_clean(rf"[\w']+|{MARK}"),
+    # apostrophes taken into words at both edges, at the end only, or at the start only
+    CLEAN["edge_apostrophes"]: tuple(
+        regex_clean(f"{word}|{MARK}") for word in (r"[\w']+", r"\w[\w']*", r"[\w']*\w")
+    ),
     CLEAN["whitespace_split"]: lambda text: text.lower().replace("\u2019", "'").split(),
     CLEAN["punctuation_runs"]: regex_clean(rf"{WORD}|[^\w\s]+"),
     CLEAN["punctuation_dropped"]: regex_clean(WORD),

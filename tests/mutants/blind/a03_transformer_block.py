@@ -680,6 +680,26 @@ WRONG = [
         # Issue 40's fifth blind corpus: a counterexample alone on c03db00; the ASCII-only
         # mistake was simulated with the underscore as a word character only.
     ),
+    Mutant(
+        "j03-02: clean's words are \\w[\\w']*, a trailing apostrophe kept",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"\w[\w']*|[^\w\s]", text)
+                '''
+            )
+        },
+        {"test_clean": "an apostrophe that is not between two word characters is kept in a word"},
+        # Issue 40's fifth blind corpus: a counterexample alone on c03db00; only [\w']+ was
+        # simulated.
+    ),
 ]
 
 CORRECT = [
