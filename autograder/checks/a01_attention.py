@@ -107,6 +107,11 @@ ATTENTION = catalogue(
             "fully_masked_nan": "a fully masked row gives NaN: the softmax of a row of -inf "
             "scores is 0/0; give such rows finite scores before the softmax and zero weights "
             "after it",
+            "nan_gradients_of_the_row": "the NaN or inf gradients come from the row that sees "
+            "no key alone (they are finite once it sees one key): whatever that row computes on "
+            "the way, a NaN or inf replaced afterwards (nan_to_num, masked_fill, torch.where) "
+            "still sends NaN back through the backward pass; give the row finite scores before "
+            "the softmax instead",
             "visible_rows_over_queries": "the rows that see a key are found over the queries' "
             "axis (mask.any(dim=-2)), not over the keys' (dim -1): a key that no query of the "
             "mask sees gets score 0 in every row, and its weight, zeroed after the softmax, "
@@ -651,22 +656,33 @@ def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
     # Apart from the values: NaN weights zeroed after the softmax still give NaN gradients.
     attention = require(ns, "attention")
     q, k, v, mask = fully_masked_inputs(hidden_generator("a01 full mask gradients"))
-    for m in (mask, mask.int()):
+
+    def not_finite(m: Tensor) -> tuple[bool, list[str]]:
+        """Whether the output is finite, and the inputs whose gradient holds NaN or inf after
+        the output's sum is differentiated."""
         for t in (q, k, v):
             t.grad = None
         out, _ = call_masked(attention, q, k, v, m)
         out.sum().backward()
-        bad = [
-            name
-            for name, t in zip("qkv", (q, k, v), strict=True)
-            if not torch.isfinite(t.grad).all()
+        grads = [
+            n for n, t in zip("qkv", (q, k, v), strict=True) if not torch.isfinite(t.grad).all()
         ]
+        return bool(torch.isfinite(out).all()), grads
+
+    for m in (mask, mask.int()):
+        finite_output, bad = not_finite(m)
         if bad:
-            fail(
+            seen = (
                 f"the gradients of {', '.join(bad)} hold NaN or inf with a fully masked row "
                 "(the statement asks for finite gradients there, as for the row's all-zero "
                 "weights)"
             )
+            shown = m.clone()
+            shown[0, 0, 1, 0] = True  # the row that saw nothing sees key 0, as the others do
+            # a NaN output is the forward's own fault, told by fully_masked_row_is_finite
+            if finite_output and not not_finite(shown)[1]:
+                fail(f"{ATTENTION['nan_gradients_of_the_row']}\n{seen}")
+            fail(seen)
 
 
 @check(

@@ -488,6 +488,7 @@ WRONG = [
             )
         },
         {"test_sees_the_future": "returned False for causal attention mixed with 0.3%"},
+        makes=("sees_the_future.small_leaks_pass",),
     ),
     Mutant(
         "i01-08: d_k read as q.shape[1]",
@@ -692,6 +693,38 @@ WRONG = [
         {"test_sees_the_future": "your test lets small leaks through"},
         # Issue 40's fifth blind corpus: a counterexample alone on c03db00 (what fooled the test).
         in_notebook=True,  # the experiments run through the judge too
+    ),
+    Mutant(
+        "j01-06: -inf added to hidden scores, NaN rows replaced by nan_to_num after the softmax",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        scores = scores + torch.zeros_like(scores).masked_fill(~mask, float("-inf"))
+                        # a fully masked row gives NaN: replace it by zeros
+                        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_fully_masked_row": "come from the row that sees no key alone"},
+        # Issue 40's fifth blind corpus (and i01-06 in the fourth): the broken promise alone.
+        in_notebook=True,  # its backward runs through the judge
     ),
 ]
 
