@@ -19,6 +19,16 @@ from autograder.checks.a05_sentiment.shared import (
 )
 
 
+def batch_rows(logits: torch.Tensor, size: int, what: str) -> torch.Tensor:
+    """``logits``, failing unless they are (B, num_classes) with B = ``size``."""
+    if logits.dim() != 2 or logits.shape[0] != size:
+        fail(
+            f"a batch of {what} gets logits of shape {tuple(logits.shape)}, where "
+            f"(B, num_classes) has B = {size}"
+        )
+    return logits
+
+
 def judge_padding(cls: type, g: torch.Generator, fixed_pad_id: int | None) -> None:
     """Fail unless a model built from ``cls`` (with ``fixed_pad_id``, else model_config's, never 0) gives
     each sentence the same logits padded with <pad> to any width as alone."""
@@ -34,13 +44,17 @@ def judge_padding(cls: type, g: torch.Generator, fixed_pad_id: int | None) -> No
         row[row == pad_id] = (pad_id + 1) % vocab
         row[0] = 0 if pad_id != 0 else row[0]  # a real id 0: hard-coding pad_id = 0 shows
         rows.append(row)
-    alone = [run_model(model, row[None]) for row in rows]
+    # Logits need their batch axis to be compared row by row (their width is another cell's).
+    alone = [
+        batch_rows(run_model(model, row[None]), 1, f"one sentence of {len(row)} tokens")
+        for row in rows
+    ]
     for extra in (0, 3, 17):
         width = max(lengths) + extra
         batch = torch.full((len(rows), width), pad_id)
         for i, row in enumerate(rows):
             batch[i, : len(row)] = row
-        logits = run_model(model, batch)
+        logits = batch_rows(run_model(model, batch), len(rows), f"{len(rows)} sentences")
         for i, row in enumerate(rows):
             if is_close(logits[i : i + 1], alone[i], atol=1e-5):
                 continue
