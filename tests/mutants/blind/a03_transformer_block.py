@@ -660,6 +660,34 @@ WRONG = [
         {"test_padded_block": "number of real tokens (position < that number)"},
         in_notebook=True,  # the experiment lends the block to the kernel wrapped
     ),
+    Mutant(
+        "j03-05: encode adds unknown words to token_to_id (setdefault)",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.setdefault(token, UNK_ID) for token in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {"test_encode": "changed token_to_id (entries added: ["},
+        in_notebook=True,  # the dict is written in the kernel: judged through the command too
+    ),
 ]
 
 CORRECT = [
