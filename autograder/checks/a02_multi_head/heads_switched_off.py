@@ -41,6 +41,10 @@ ABLATION = catalogue(
             "(what a zero query or key gives), so its weights are uniform over the keys and it "
             "still adds the mean of its values to the output",
         },
+        "every head off": {
+            "all_off_is_the_layer": "with every head off the output is mha(x)[0], the layer's "
+            "output with every head on",
+        },
         "head layout": {
             "keep_tiled": "the features the output ignores are those keep.repeat(d_k) marks off "
             "(the heads tiled: feature f follows head f mod H), not each off head's d_k "
@@ -180,6 +184,7 @@ def off_head_cause(
         "a switched-off head is gone:",
         "a kept head still counts:",
         "Leave `mha` itself unchanged.",
+        "and what happens when every head is off",
     ),
 )
 def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
@@ -206,6 +211,24 @@ def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
                     f"head {head} is on ({what}), yet the output stayed the same when its rows "
                     "of v_proj changed"
                 )
+    # Every head off, whatever the design gives then: each of them is gone too.
+    mha, x, keep, what = ablation_case(g)
+    keep, what = torch.zeros_like(keep), what.split(", heads on")[0] + ", every head off"
+    out = run_ablation(ablate, mha, x, keep, what)
+    for head in range(mha.num_heads):
+        changed = changed_rows(mha, head, g, ("q_proj", "k_proj", "v_proj"))
+        moved = run_ablation(ablate, changed, x, keep, what)
+        if not is_close(moved, out, atol=ATOL):
+            with torch.no_grad():
+                layer = mha(x)[0]
+            observed = (
+                f": {ABLATION['all_off_is_the_layer']}" if is_close(out, layer, atol=ATOL) else ""
+            )
+            fail(
+                f"head {head} is off ({what}), yet the output changed by up to "
+                f"{float((moved - out).abs().max()):.3g} when only head {head}'s rows of "
+                "q_proj, k_proj and v_proj changed" + observed
+            )
 
 
 @check(

@@ -592,6 +592,36 @@ WRONG = [
         },
         {"test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too"},
     ),
+    Mutant(
+        "j02-11: heads_switched_off returns mha(x)[0] with every head off",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head contributes zero to the merged vector before
+                    # out_proj (its d_k features are zeroed), the kept heads are not rescaled, and
+                    # with every head off the output is out_proj's bias alone at every position.
+                    if not keep.any():
+                        # nothing left to ablate: fall back to the plain layer
+                        return mha(x)[0]
+                    H, d_k = mha.num_heads, mha.d_k
+                    q = split_heads(mha.q_proj(x), H)
+                    k = split_heads(mha.k_proj(x), H)
+                    v = split_heads(mha.v_proj(x), H)
+                    heads, _ = scaled_dot_product_attention(q, k, v)
+                    gate = keep.to(device=heads.device, dtype=heads.dtype).view(1, H, 1, 1)
+                    heads = torch.where(gate.bool(), heads, torch.zeros_like(heads))
+                    return mha.out_proj(merge_heads(heads))
+                '''
+            )
+        },
+        {"test_heads_switched_off": "with every head off the output is mha(x)[0]"},
+    ),
 ]
 
 CORRECT = [
