@@ -688,6 +688,34 @@ WRONG = [
         {"test_encode": "changed token_to_id (entries added: ["},
         in_notebook=True,  # the dict is written in the kernel: judged through the command too
     ),
+    Mutant(
+        "j03-09: LayerNorm variance as E[x*x] - mean*mean (one pass)",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        var = (x * x).mean(dim=-1, keepdim=True) - mean * mean
+                        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+                '''
+            )
+        },
+        {"test_layer_norm": "E[x²] - E[x]², which cancels in float32"},
+    ),
 ]
 
 CORRECT = [
