@@ -38,7 +38,8 @@ PADDED = catalogue(
     {
         "mask axes": {
             "pads_as_queries": "the mask hides the pads as queries, (B, 1, L, 1), not as keys: "
-            "the real tokens still attend to the pads; put the pads on the last (key) axis, "
+            "the real tokens still attend to the pads (a mask that is the same for every key "
+            "of a query, expanded to (B, 1, L, L) or not); put the pads on the last (key) axis, "
             "(B, 1, 1, L)",
             "mask_as_given": "the (B, L) mask is handed to the block as it is, where the block "
             "reads its last two axes as (L_q, L_k): give it the shape (B, 1, 1, L), which "
@@ -85,10 +86,18 @@ def _mask_changed(change: Callable[[Tensor], Tensor]) -> Callable[[Callable], Ca
     )
 
 
-# (B, 1, L, 1) -> (B, 1, 1, L); any other mask unchanged, so the repair fits no other answer.
-repairs(ASSIGNMENT, PADDED["pads_as_queries"], "padded_block")(
-    _mask_changed(lambda m: m.transpose(-2, -1) if m.dim() == 4 and m.shape[-1] == 1 else m)
-)
+def _keys_for_queries(mask: Tensor) -> Tensor:
+    """A 4-D mask that is the same for every key of a query ((B, 1, L, 1), or that expanded to
+    (B, 1, L, L): j03-15), transposed: the same positions hidden as keys. Any other mask is left
+    as it is, so the repair fits no other answer: a key mask with a key hidden differs along the
+    keys, and one that hides no key or every key is its own transpose."""
+    if mask.dim() == 4 and bool((mask == mask[..., :1]).all()):
+        return mask.transpose(-2, -1)
+    return mask
+
+
+# (B, 1, L, 1) -> (B, 1, 1, L), (B, 1, L, L) constant along the keys -> its transpose.
+repairs(ASSIGNMENT, PADDED["pads_as_queries"], "padded_block")(_mask_changed(_keys_for_queries))
 # (B, L) -> (B, 1, 1, L)
 repairs(ASSIGNMENT, PADDED["mask_as_given"], "padded_block")(
     _mask_changed(lambda m: m[:, None, None, :] if m.dim() == 2 else m)

@@ -716,6 +716,37 @@ WRONG = [
         },
         {"test_layer_norm": "E[x²] - E[x]², which cancels in float32"},
     ),
+    Mutant(
+        "j03-15: padded_block hides the pads as queries, (B, 1, L, 1) expanded to (B, 1, L, L)",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask (B, 1, L, L): every query may attend to the real keys of its sentence
+                    #    only; pad keys are hidden for every query (pad queries included).
+                    # 2. Pad positions: the output there is set to zeros.
+                    # 3. An all-pad sentence: its rows would have no visible key, so for such a
+                    #    sentence we let every query see every key (a finite dummy computation),
+                    #    then zero the whole output, as every position is a pad.
+                    real = ~is_pad  # (B, L)
+                    empty = ~real.any(dim=-1)  # (B,)
+                    keys = real | empty[:, None]  # all-pad rows: show all keys
+                    mask = keys[:, None, :, None].expand(-1, 1, -1, x.shape[1])
+                    out, _ = block(x, mask=mask)
+                    return torch.where(is_pad[..., None], torch.zeros_like(out), out)
+                '''
+            )
+        },
+        {"test_padded_block": "the mask hides the pads as queries"},
+        in_notebook=True,  # its repair lends a module to the kernel: judged through the command too
+    ),
 ]
 
 CORRECT = [
