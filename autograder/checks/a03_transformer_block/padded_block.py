@@ -13,6 +13,7 @@ as (B, 1, 1, L), or with its polarity reversed.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -117,7 +118,10 @@ def run_answer(
     except NotImplementedError:
         raise
     except Exception as error:
-        fail(explain(error, "your padded_block", f" on {what}"))
+        fail(
+            runs_in_float32(padded_block, block, x, is_pad)
+            + explain(error, "your padded_block", f" on {what}")
+        )
     if not (isinstance(out, Tensor) and out.shape == x.shape and out.dtype == x.dtype):
         got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))} {getattr(out, 'dtype', '')}"
         fail(
@@ -125,6 +129,23 @@ def run_answer(
             f"got {got}"
         )
     return out
+
+
+def runs_in_float32(padded_block: Callable, block: nn.Module, x: Tensor, is_pad: Tensor) -> str:
+    """Where the answer raised on a float64 ``x``, the experiment on the same batch and block in
+    float32: a first line saying that it runs there, if it does (j03-16's float32 buffer), else
+    nothing."""
+    if x.dtype != torch.float64:
+        return ""
+    try:
+        with torch.no_grad():
+            padded_block(copy.deepcopy(block).float(), x.detach().float(), is_pad.clone())
+    except Exception:  # noqa: BLE001 - it raises in float32 too: the dtype explains nothing
+        return ""
+    return (
+        "your padded_block raises on this float64 batch, and runs on the same batch and block "
+        "in float32 (the statement asks for an output of x's dtype, float64 here)\n"
+    )
 
 
 def masks_handed_to_the_block(

@@ -747,6 +747,41 @@ WRONG = [
         {"test_padded_block": "the mask hides the pads as queries"},
         in_notebook=True,  # its repair lends a module to the kernel: judged through the command too
     ),
+    Mutant(
+        "j03-16: padded_block fills a torch.zeros(x.shape) buffer, float32 whatever x's dtype",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask (B, 1, L, L): every query may attend to the real keys of its sentence
+                    #    only; pad keys are hidden for every query (pad queries included).
+                    # 2. Pad positions: the output there is set to zeros.
+                    # 3. An all-pad sentence: its rows would have no visible key, so for such a
+                    #    sentence we let every query see every key (a finite dummy computation),
+                    #    then zero the whole output, as every position is a pad.
+                    real = ~is_pad  # (B, L)
+                    empty = ~real.any(dim=-1)  # (B,)
+                    keys = real | empty[:, None]  # all-pad rows: show all keys
+                    mask = keys[:, None, None, :].expand(-1, 1, x.shape[1], -1)
+                    out, _ = block(x, mask=mask)
+                    result = torch.zeros(x.shape)  # pads stay zero
+                    result[~is_pad] = out[~is_pad]
+                    return result
+                '''
+            )
+        },
+        {
+            "test_padded_block": "raises on this float64 batch, and runs on the same batch and block in float32"
+        },
+        in_notebook=True,  # the block is lent to the kernel: judged through the command too
+    ),
 ]
 
 CORRECT = [
