@@ -902,6 +902,8 @@ FOCUS = catalogue(
         "normaliser": {
             "keys_used": "the score is 1 - H / log(the number of non-zero weights): a row with "
             "all its weight on one key, or a single key, gives 0 / log 1 = 0 / 0, NaN",
+            "log_num_keys": "the score is 1 - H / log(L_k), right for two keys or more: with a "
+            "single key, H = 0 and log 1 = 0, so the score is 0 / 0, NaN",
         },
     },
 )
@@ -922,6 +924,22 @@ def normalised_by_keys_used(focus: Any) -> bool:
     except Exception:
         return False
     return is_close(got, expected, atol=FOCUS_ATOL, equal_nan=True)
+
+
+def normalised_by_log_keys(focus: Any) -> bool:
+    """True when ``focus`` gives 1 - H / log(L_k) on rows of 7 keys, some with exact zeros, one
+    with all its weight on one key (entropy H in nats), and NaN on rows of a single key: a
+    correct score is finite there, so it never passes this."""
+    rows = softmax_rows(torch.Generator().manual_seed(4), 5, 7, 1.0)
+    rows[1, :3] = 0.0
+    rows[2] = nn.functional.one_hot(torch.tensor(5), 7)
+    rows /= rows.sum(-1, keepdim=True)
+    expected = 1 + torch.special.xlogy(rows, rows).sum(-1) / math.log(7)
+    try:
+        got, single = focus(rows.clone()), focus(torch.ones(3, 1, dtype=torch.float64))
+    except Exception:  # noqa: BLE001 - an answer that raises here is not that formula
+        return False
+    return is_close(got, expected, atol=FOCUS_ATOL) and bool(torch.isnan(single).all())
 
 
 @repairs(ASSIGNMENT, FOCUS["first_axis"], "attention_focus")
@@ -1103,6 +1121,10 @@ def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
         got = run_focus(focus, weights, what)
         if not torch.isfinite(got).all():
             seen = f"{what}: non-finite scores {got.flatten().tolist()[:6]}"
-            fail(f"{FOCUS['keys_used']} ({seen})" if normalised_by_keys_used(focus) else seen)
+            if normalised_by_keys_used(focus):
+                fail(f"{FOCUS['keys_used']} ({seen})")
+            if normalised_by_log_keys(focus):
+                fail(f"{FOCUS['log_num_keys']} ({seen})")
+            fail(seen)
         if not ((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL)).all():
             fail(f"{what}: scores {got.flatten().tolist()[:6]}, not all in [0, 1]")

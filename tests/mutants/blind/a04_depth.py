@@ -321,6 +321,26 @@ WRONG = [
         },
         {"test_attention_focus": "the score rose as T grew"},
     ),
+    Mutant(
+        "j04-09: attention_focus 1 - H / log(L_k), NaN for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: 1 - H(p) / log(L_k): how far the entropy sits below its maximum,
+                    # as a share of that maximum (0 uniform, 1 one key).
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return 1.0 - entropy / math.log(weights.shape[-1])
+                '''
+            )
+        },
+        {"test_attention_focus": "the score is 1 - H / log(L_k), right for two keys or more"},
+    ),
 ]
 
 CORRECT = [
