@@ -19,16 +19,25 @@ from autograder.authoring.check_modules import import_checks
 _USED_BY: dict[tuple[str, str], set[str]] = {}
 # (assignment, answer cell) -> the answer's own test cells, which judge it
 _JUDGED_IN: dict[tuple[str, str], tuple[str, ...]] = {}
+# (assignment, graded cell): cells whose answer may call those answers or not, as its author chose
+_BY_CHOICE: set[tuple[str, str]] = set()
 
 
 def depends_on(
-    assignment: str, graded_cells: Sequence[str], answers: Mapping[str, Sequence[str]]
+    assignment: str,
+    graded_cells: Sequence[str],
+    answers: Mapping[str, Sequence[str]],
+    *,
+    by_design: bool = True,
 ) -> None:
     """Declare that the test cells ``graded_cells`` use the student's answer cells ``answers``
     (grade_id -> the test cells that judge that answer) by design, so a mistake in one of those
-    may cost them points too."""
+    may cost them points too; ``by_design=False`` where the statement leaves it to the student
+    whether this cell's answer calls them (its note then says that it may)."""
     if isinstance(graded_cells, str):
         raise TypeError("graded_cells must be a sequence of grade_ids, not one string")
+    if not by_design:
+        _BY_CHOICE.update((assignment, cell) for cell in graded_cells)
     for answer, judged_in in answers.items():
         if isinstance(judged_in, str) or not judged_in:
             raise TypeError(f"{answer}: name the test cells that judge it, as a sequence")
@@ -70,6 +79,11 @@ def dependency_note(assignment: str, grade_id: str, full_marks: Callable[[str], 
             wrong.append(f"`{answer}` (which fails {', '.join(failing)})")
     if not wrong:
         return ""
+    if (assignment, grade_id) in _BY_CHOICE:
+        return (
+            f"this cell's answer may call your answer cell {' and '.join(wrong)}: if it does, "
+            "fix that first, then read this message again. "
+        )
     return (
         f"this cell uses your answer cell {' and '.join(wrong)}: fix that first, then read "
         "this message again. "

@@ -736,6 +736,7 @@ def matches_torch_sdpa(ns: Namespace) -> None:
                 atol=1e-6,
             )
     judge_dominant_hidden_keys(attention, g)
+    judge_scores_below_a_finite_fill(attention, g)
 
 
 def softmax_then_mask(q: Tensor, k: Tensor, mask: Tensor, smallest_sum: float | None) -> Tensor:
@@ -786,6 +787,56 @@ def judge_dominant_hidden_keys(attention, g: torch.Generator) -> None:
         {},
         "weights differ from torch's scaled_dot_product_attention in float32 rows whose hidden "
         "keys score 150 to 400 above their visible keys",
+    )
+
+
+# The finite numbers a student writes for minus infinity when hiding keys.
+FINITE_FILLS = (-100.0, -1e3, -1e4, -1e9)
+
+
+def judge_scores_below_a_finite_fill(attention, g: torch.Generator) -> None:
+    """Fail unless ``attention`` gives float64 rows whose scores all lie 20,000 to 50,000 below
+    zero (legal scores, in float32's range too) the softmax over their visible keys: a hidden key
+    filled with a finite number above them (-1e4) takes the weight that -inf leaves at 0. Names
+    finite_fill only where the answer's weights are the reference's with one of the fills of
+    FINITE_FILLS or the dtype's smallest number in place of -inf."""
+    l_q, l_k, d_k, d_v = random_sizes(g, 4)
+    q, k, v = (
+        torch.randn(2, n, d, generator=g, dtype=torch.float64)
+        for n, d in ((l_q, d_k), (l_k, d_k), (l_k, d_v))
+    )
+    mask = torch.rand(2, l_q, l_k, generator=g) > 0.4
+    mask[..., 0] = True
+    mask[..., -1] = False  # every query hides a key and sees one (L_k >= 2)
+    shift_rows(q, k, -20_000 - 30_000 * torch.rand(2, l_q, generator=g, dtype=q.dtype))
+    out, weights = call_attention(attention, q, k, v, mask)
+    arguments = {"q": q, "k": k, "mask": mask}
+    mistakes = weight_mistakes(q, k, mask)
+    filled = [
+        mistaken_outputs(ATTENTION, reference_weights, arguments, [finite_fill(fill)])
+        for fill in (*FINITE_FILLS, torch.finfo(q.dtype).min)
+    ]
+    # The fill's output that the answer's weights are, if any (the one of -1e4 otherwise).
+    finite = ATTENTION["finite_fill"]
+    mistakes[finite] = next(
+        (slip[finite] for slip in filled if is_close(weights, slip[finite], equal_nan=True)),
+        filled[FINITE_FILLS.index(-1e4)][finite],
+    )
+    diagnose(
+        weights,
+        reference_attention(q, k, v, mask)[1],
+        mistakes,
+        "weights differ from torch's scaled_dot_product_attention in rows whose scores all lie "
+        "20,000 to 50,000 below zero",
+        atol=1e-6,
+    )
+    diagnose(
+        out,
+        F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+        {},
+        "output differs from torch's scaled_dot_product_attention in rows whose scores all lie "
+        "20,000 to 50,000 below zero",
+        atol=1e-6,
     )
 
 

@@ -25,7 +25,7 @@ from autograder.authoring.diagnosis import (
 )
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seed
 from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
-from autograder.authoring.kernel_objects import identity
+from autograder.authoring.kernel_objects import identity, observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
@@ -67,6 +67,11 @@ STACK = catalogue(
             "last_layer_repeated": "the last layer's weights are used for every layer (one block "
             "reused num_layers times): create a NEW EncoderBlock for every layer",
             "reversed": "the layers run in reverse order: apply self.layers[0] first",
+        },
+        "gradients": {
+            "input_detached": "each layer is given a detached input: the forward calls "
+            "detach() and the output's values are the layers' chain, yet only the last layer's "
+            "parameters get a gradient from the stack's output",
         },
         "layer list": {
             "layers_in_a_list": "self.layers is a Python list, not the nn.ModuleList of the "
@@ -622,14 +627,37 @@ def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
     if len(maps) == 1 and is_close(out.detach(), layers[0](x)[0].detach(), atol=1e-6):
         fail(RETURN_IN_LOOP)
     (out * torch.randn(out.shape, generator=g)).sum().backward()
+    without = []
     for i, layer in enumerate(layers):
         grads = [p.grad for p in layer.parameters()]
         if any(grad is None for grad in grads) or not sum(grad.abs().sum() for grad in grads) > 0:
-            fail(
-                f"layer {i}'s parameters get no gradient from the stack's output "
-                f"(num_layers={num_layers})"
-            )
+            without.append(i)
     stack.zero_grad(set_to_none=True)
+    if without == list(range(num_layers - 1)) and detached_between_layers(stack, layers, x):
+        fail(f"{STACK['input_detached']} (num_layers={num_layers})")
+    if without:
+        fail(
+            f"layer {without[0]}'s parameters get no gradient from the stack's output "
+            f"(num_layers={num_layers})"
+        )
+
+
+def detached_between_layers(stack: nn.Module, layers: list[nn.Module], x: Tensor) -> bool:
+    """The experiment behind input_detached, where every layer but the last got no gradient:
+    the stack's output on ``x`` is the layers' chain, and its forward calls detach() and never
+    switches gradients off (torch.no_grad would cut the graph too). A correct stack, whose
+    layers all get a gradient, never gets here."""
+    result, called = observe_call("torch_functions", stack, x)
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], Tensor)):
+        return False
+    with torch.no_grad():
+        expected = chain(layers, x, [None] * len(layers))[0]
+    names = called if isinstance(called, list) else []
+    return (
+        is_close(result[0].detach(), expected, atol=1e-6)
+        and any(str(name).endswith((".detach", ".detach_")) for name in names)
+        and not any("grad_enabled" in str(name) for name in names)
+    )
 
 
 @check(
@@ -902,6 +930,8 @@ FOCUS = catalogue(
         "normaliser": {
             "keys_used": "the score is 1 - H / log(the number of non-zero weights): a row with "
             "all its weight on one key, or a single key, gives 0 / log 1 = 0 / 0, NaN",
+            "log_num_keys": "the score is 1 - H / log(L_k), right for two keys or more: with a "
+            "single key, H = 0 and log 1 = 0, so the score is 0 / 0, NaN",
         },
     },
 )
@@ -922,6 +952,22 @@ def normalised_by_keys_used(focus: Any) -> bool:
     except Exception:
         return False
     return is_close(got, expected, atol=FOCUS_ATOL, equal_nan=True)
+
+
+def normalised_by_log_keys(focus: Any) -> bool:
+    """True when ``focus`` gives 1 - H / log(L_k) on rows of 7 keys, some with exact zeros, one
+    with all its weight on one key (entropy H in nats), and NaN on rows of a single key: a
+    correct score is finite there, so it never passes this."""
+    rows = softmax_rows(torch.Generator().manual_seed(4), 5, 7, 1.0)
+    rows[1, :3] = 0.0
+    rows[2] = nn.functional.one_hot(torch.tensor(5), 7)
+    rows /= rows.sum(-1, keepdim=True)
+    expected = 1 + torch.special.xlogy(rows, rows).sum(-1) / math.log(7)
+    try:
+        got, single = focus(rows.clone()), focus(torch.ones(3, 1, dtype=torch.float64))
+    except Exception:  # noqa: BLE001 - an answer that raises here is not that formula
+        return False
+    return is_close(got, expected, atol=FOCUS_ATOL) and bool(torch.isnan(single).all())
 
 
 @repairs(ASSIGNMENT, FOCUS["first_axis"], "attention_focus")
@@ -1103,6 +1149,10 @@ def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
         got = run_focus(focus, weights, what)
         if not torch.isfinite(got).all():
             seen = f"{what}: non-finite scores {got.flatten().tolist()[:6]}"
-            fail(f"{FOCUS['keys_used']} ({seen})" if normalised_by_keys_used(focus) else seen)
+            if normalised_by_keys_used(focus):
+                fail(f"{FOCUS['keys_used']} ({seen})")
+            if normalised_by_log_keys(focus):
+                fail(f"{FOCUS['log_num_keys']} ({seen})")
+            fail(seen)
         if not ((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL)).all():
             fail(f"{what}: scores {got.flatten().tolist()[:6]}, not all in [0, 1]")

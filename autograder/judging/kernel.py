@@ -24,8 +24,11 @@ import torch
 from autograder.isolation.cell_files import cell_of
 from autograder.judging.protocol import (
     ProtocolError,
+    argument_dicts,
     class_path,
     decode,
+    dict_state,
+    dict_written,
     encode,
     receive_message,
     send_message,
@@ -254,6 +257,9 @@ class _Server:
         # judge's argument gets the same values, as it would in one process.
         given = tensors_in((args, kwargs))
         before = [t.detach().clone() for t in given]
+        # So is a write into a dict argument (an entry added, removed or replaced).
+        dicts = argument_dicts(args, kwargs)
+        dicts_before = [dict_state(d) for d in dicts]
         with torch.set_grad_enabled(bool(request.get("grad", True))):
             if op == "observe":
                 result, observation = observe(request["kind"], target, tuple(args), kwargs)
@@ -274,6 +280,11 @@ class _Server:
         ]
         message["written"] = [[i, len(tensors) + n] for n, i in enumerate(written)]
         tensors.extend(given[i].detach() for i in written)
+        message["written_dicts"] = [
+            [i, encode(d, tensors, self.reference)]
+            for i, (d, then) in enumerate(zip(dicts, dicts_before, strict=True))
+            if dict_written(d, then)
+        ]
         message["rng"] = len(tensors)
         tensors.append(torch.get_rng_state())
         return message, tensors

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -285,7 +285,7 @@ def encode(
             "$": type(value).__name__,
             "v": [encode(x, tensors, reference, positions) for x in value],
         }
-    if type(value) is dict or (isinstance(value, dict) and type(value).__module__ == "collections"):
+    if is_sent_by_value(value):
         return {
             "$": "dict",
             "k": [encode(k, tensors, reference, positions) for k in value],
@@ -366,6 +366,33 @@ def class_path(cls: type) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+def is_sent_by_value(value: Any) -> bool:
+    """A dict that crosses as its items (a plain dict, or one of collections'), not by reference."""
+    return type(value) is dict or (
+        isinstance(value, dict) and type(value).__module__ == "collections"
+    )
+
+
+def argument_dicts(args: Any, kwargs: Mapping[str, Any]) -> list[dict]:
+    """The dicts among a call's arguments, positional then keyword, in encoding order: the side
+    that makes a call and the side that runs it find the same ones."""
+    return [value for value in (*args, *kwargs.values()) if is_sent_by_value(value)]
+
+
+def dict_state(value: dict) -> tuple[list, list]:
+    """A dict's keys and values as objects, to tell whether a call wrote into it (added, removed
+    or replaced an entry: :func:`dict_written`)."""
+    return list(value), list(value.values())
+
+
+def dict_written(value: dict, state: tuple[list, list]) -> bool:
+    """Whether ``value`` no longer holds the keys and values (the same objects) of ``state``."""
+    keys, values = state
+    return len(value) != len(keys) or not all(
+        now is then for now, then in zip((*value, *value.values()), (*keys, *values), strict=True)
+    )
 
 
 def tensors_in(value: Any) -> list[torch.Tensor]:

@@ -385,6 +385,8 @@ class Link:
         reply, out = self.exchange(message, tensors)
         torch.set_rng_state(protocol.tensor_at(out, reply.get("rng")))
         _write_back(protocol.tensors_in((list(args), dict(kwargs))), reply.get("written"), out)
+        dicts = protocol.argument_dicts(args, kwargs)
+        self.write_back_dicts(dicts, reply.get("written_dicts"), out)
         graph = reply.get("graph_outputs") or []
         if graph and torch.is_grad_enabled() and isinstance(reply.get("call"), int):
             anchor = inputs or [torch.zeros((), requires_grad=True)]
@@ -394,6 +396,25 @@ class Link:
                 out[index] = tensor
         value = protocol.decode(reply.get("value"), out, self.resolve)
         return (value, reply.get("observation")) if kind else value
+
+    def write_back_dicts(self, given: list[dict], written: Any, out: list[torch.Tensor]) -> None:
+        """Give the judge's dict arguments the entries that the kernel's call left in its copies
+        of them: a check that passes a dict sees a write into it, as it would in one process."""
+        if written is None:
+            return
+        if not isinstance(written, list):
+            raise protocol.ProtocolError("malformed writes into dict arguments")
+        for entry in written:
+            if not (isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int):
+                raise protocol.ProtocolError(f"a malformed write into a dict: {entry!r}"[:200])
+            index, tree = entry
+            if not 0 <= index < len(given):
+                raise protocol.ProtocolError(f"a write into dict argument {index} of {len(given)}")
+            entries = protocol.decode(tree, out, self.resolve)
+            if not isinstance(entries, dict):
+                raise protocol.ProtocolError("a write into a dict that is no dict")
+            given[index].clear()
+            given[index].update(entries)
 
     def backward(self, call_id: int, grads: Sequence[torch.Tensor | None]) -> list:
         tensors: list[torch.Tensor] = []

@@ -228,7 +228,7 @@ WRONG = [
         "attention_focus: a single key divides by log 1",
         A,
         {"attention_focus": Replace(FOCUS_SINGLE_KEY, "")},
-        {"test_attention_focus": "rows of a single key: non-finite scores"},
+        {"test_attention_focus": "the score is 1 - H / log(L_k), right for two keys or more"},
     ),
 ]
 

@@ -19,13 +19,14 @@ from torch import Tensor, nn
 
 from attention_lab.reference.a02_multi_head import MultiHeadAttention
 from autograder.authoring.closeness import is_close
+from autograder.authoring.dependencies import depends_on
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
-from autograder.checks.a02_multi_head.shared import ASSIGNMENT
+from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_merge, oracle_split
 
 ATOL = 1e-9  # float64 throughout
 ABLATION = catalogue(
@@ -41,12 +42,25 @@ ABLATION = catalogue(
             "(what a zero query or key gives), so its weights are uniform over the keys and it "
             "still adds the mean of its values to the output",
         },
+        "every head off": {
+            "all_off_is_the_layer": "with every head off the output is mha(x)[0], the layer's "
+            "output with every head on",
+        },
         "head layout": {
             "keep_tiled": "the features the output ignores are those keep.repeat(d_k) marks off "
             "(the heads tiled: feature f follows head f mod H), not each off head's d_k "
             "consecutive features, which keep.repeat_interleave(d_k) marks",
         },
     },
+)
+
+
+# The answer may be built on the student's split_heads and merge_heads, or not: their design.
+depends_on(
+    ASSIGNMENT,
+    ["test_heads_switched_off"],
+    {"split_heads": ["test_split_heads"], "merge_heads": ["test_merge_heads"]},
+    by_design=False,
 )
 
 
@@ -155,11 +169,35 @@ def ignores_tiled_features(
     return tried > 0
 
 
+def own_split_and_merge_agree(ns: Namespace, g: torch.Generator) -> bool:
+    """Whether the student's split_heads and merge_heads, if defined, give the oracle's heads and
+    features on a hidden input: where they do not, a pattern that an answer built on them shows
+    may be theirs, not the ablation's."""
+    split, merge = ns.get("split_heads"), ns.get("merge_heads")
+    b, length, num_heads, d_k = random_sizes(g, 4, low=2, high=7)
+    x = torch.randn(b, length, num_heads * d_k, generator=g, dtype=torch.float64)
+    heads = oracle_split(x, num_heads)
+    try:
+        with torch.no_grad():
+            split_ok = split is None or is_close(split(x.clone(), num_heads), heads, atol=ATOL)
+            merge_ok = merge is None or is_close(
+                merge(heads.clone()), oracle_merge(heads), atol=ATOL
+            )
+    except Exception:  # noqa: BLE001 - a split or merge that raises is not the oracle's
+        return False
+    return split_ok and merge_ok
+
+
 def off_head_cause(
-    ablate: Callable, case: tuple[nn.Module, Tensor, Tensor, str], g: torch.Generator
+    ablate: Callable,
+    case: tuple[nn.Module, Tensor, Tensor, str],
+    g: torch.Generator,
+    ns: Namespace,
 ) -> str:
     """The named cause of an off head that moves the output, where experiments on ``case`` and
-    a second case confirm one, else nothing."""
+    a second case confirm one, else nothing. The heads tiled are named only where the student's
+    split_heads and merge_heads are right: an answer built on a split that strides the features
+    shows the same pattern with its ablation right (issue 40's blind answer j02-02)."""
     cases = [case, ablation_case(g)]
     for mha, x, keep, what in cases:
         with torch.no_grad():
@@ -168,7 +206,9 @@ def off_head_cause(
             break
     else:
         return f": {ABLATION['uniform_weights']}"
-    if ignores_tiled_features(ablate, cases, g):
+    if ignores_tiled_features(ablate, cases, g) and own_split_and_merge_agree(
+        ns, hidden_generator("a02 heads off split and merge")
+    ):
         return f": {ABLATION['keep_tiled']}"
     return ""
 
@@ -180,6 +220,7 @@ def off_head_cause(
         "a switched-off head is gone:",
         "a kept head still counts:",
         "Leave `mha` itself unchanged.",
+        "and what happens when every head is off",
     ),
 )
 def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
@@ -197,7 +238,7 @@ def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
                     f"head {head} is off ({what}), yet the output changed by up to "
                     f"{float((moved - out).abs().max()):.3g} when only head {head}'s rows of "
                     "q_proj, k_proj and v_proj changed"
-                    + off_head_cause(ablate, (mha, x, keep, what), g)
+                    + off_head_cause(ablate, (mha, x, keep, what), g, ns)
                 )
         for head in keep.nonzero().flatten().tolist():
             changed = changed_rows(mha, head, g, ("v_proj",))
@@ -206,6 +247,24 @@ def switched_off_heads_are_gone_and_kept_heads_count(ns: Namespace) -> None:
                     f"head {head} is on ({what}), yet the output stayed the same when its rows "
                     "of v_proj changed"
                 )
+    # Every head off, whatever the design gives then: each of them is gone too.
+    mha, x, keep, what = ablation_case(g)
+    keep, what = torch.zeros_like(keep), what.split(", heads on")[0] + ", every head off"
+    out = run_ablation(ablate, mha, x, keep, what)
+    for head in range(mha.num_heads):
+        changed = changed_rows(mha, head, g, ("q_proj", "k_proj", "v_proj"))
+        moved = run_ablation(ablate, changed, x, keep, what)
+        if not is_close(moved, out, atol=ATOL):
+            with torch.no_grad():
+                layer = mha(x)[0]
+            observed = (
+                f": {ABLATION['all_off_is_the_layer']}" if is_close(out, layer, atol=ATOL) else ""
+            )
+            fail(
+                f"head {head} is off ({what}), yet the output changed by up to "
+                f"{float((moved - out).abs().max()):.3g} when only head {head}'s rows of "
+                "q_proj, k_proj and v_proj changed" + observed
+            )
 
 
 @check(

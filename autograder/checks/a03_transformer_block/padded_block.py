@@ -13,6 +13,7 @@ as (B, 1, 1, L), or with its polarity reversed.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,8 @@ PADDED = catalogue(
     {
         "mask axes": {
             "pads_as_queries": "the mask hides the pads as queries, (B, 1, L, 1), not as keys: "
-            "the real tokens still attend to the pads; put the pads on the last (key) axis, "
+            "the real tokens still attend to the pads (a mask that is the same for every key "
+            "of a query, expanded to (B, 1, L, L) or not); put the pads on the last (key) axis, "
             "(B, 1, 1, L)",
             "mask_as_given": "the (B, L) mask is handed to the block as it is, where the block "
             "reads its last two axes as (L_q, L_k): give it the shape (B, 1, 1, L), which "
@@ -85,10 +87,18 @@ def _mask_changed(change: Callable[[Tensor], Tensor]) -> Callable[[Callable], Ca
     )
 
 
-# (B, 1, L, 1) -> (B, 1, 1, L); any other mask unchanged, so the repair fits no other answer.
-repairs(ASSIGNMENT, PADDED["pads_as_queries"], "padded_block")(
-    _mask_changed(lambda m: m.transpose(-2, -1) if m.dim() == 4 and m.shape[-1] == 1 else m)
-)
+def _keys_for_queries(mask: Tensor) -> Tensor:
+    """A 4-D mask that is the same for every key of a query ((B, 1, L, 1), or that expanded to
+    (B, 1, L, L): j03-15), transposed: the same positions hidden as keys. Any other mask is left
+    as it is, so the repair fits no other answer: a key mask with a key hidden differs along the
+    keys, and one that hides no key or every key is its own transpose."""
+    if mask.dim() == 4 and bool((mask == mask[..., :1]).all()):
+        return mask.transpose(-2, -1)
+    return mask
+
+
+# (B, 1, L, 1) -> (B, 1, 1, L), (B, 1, L, L) constant along the keys -> its transpose.
+repairs(ASSIGNMENT, PADDED["pads_as_queries"], "padded_block")(_mask_changed(_keys_for_queries))
 # (B, L) -> (B, 1, 1, L)
 repairs(ASSIGNMENT, PADDED["mask_as_given"], "padded_block")(
     _mask_changed(lambda m: m[:, None, None, :] if m.dim() == 2 else m)
@@ -108,7 +118,10 @@ def run_answer(
     except NotImplementedError:
         raise
     except Exception as error:
-        fail(explain(error, "your padded_block", f" on {what}"))
+        fail(
+            runs_in_float32(padded_block, block, x, is_pad)
+            + explain(error, "your padded_block", f" on {what}")
+        )
     if not (isinstance(out, Tensor) and out.shape == x.shape and out.dtype == x.dtype):
         got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))} {getattr(out, 'dtype', '')}"
         fail(
@@ -116,6 +129,23 @@ def run_answer(
             f"got {got}"
         )
     return out
+
+
+def runs_in_float32(padded_block: Callable, block: nn.Module, x: Tensor, is_pad: Tensor) -> str:
+    """Where the answer raised on a float64 ``x``, the experiment on the same batch and block in
+    float32: a first line saying that it runs there, if it does (j03-16's float32 buffer), else
+    nothing."""
+    if x.dtype != torch.float64:
+        return ""
+    try:
+        with torch.no_grad():
+            padded_block(copy.deepcopy(block).float(), x.detach().float(), is_pad.clone())
+    except Exception:  # noqa: BLE001 - it raises in float32 too: the dtype explains nothing
+        return ""
+    return (
+        "your padded_block raises on this float64 batch, and runs on the same batch and block "
+        "in float32 (the statement asks for an output of x's dtype, float64 here)\n"
+    )
 
 
 def masks_handed_to_the_block(

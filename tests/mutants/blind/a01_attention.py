@@ -726,6 +726,38 @@ WRONG = [
         # Issue 40's fifth blind corpus (and i01-06 in the fourth): the broken promise alone.
         in_notebook=True,  # its backward runs through the judge
     ),
+    Mutant(
+        "j01-04: hidden keys filled with -1e4 instead of -inf",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        scores = scores.masked_fill(~mask, -1e4)
+                        has_key = mask.any(dim=-1, keepdim=True)
+                        scores = torch.where(has_key, scores, torch.zeros_like(scores))
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = torch.where(has_key, weights, torch.zeros_like(weights))
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_parity": "masked keys filled with a finite number"},
+    ),
 ]
 
 CORRECT = [

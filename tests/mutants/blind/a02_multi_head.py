@@ -620,6 +620,81 @@ WRONG = [
         in_notebook=True,
         not_told=("the check itself raised", "your code did not raise it"),
     ),
+    Mutant(
+        "j02-11: heads_switched_off returns mha(x)[0] with every head off",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head contributes zero to the merged vector before
+                    # out_proj (its d_k features are zeroed), the kept heads are not rescaled, and
+                    # with every head off the output is out_proj's bias alone at every position.
+                    if not keep.any():
+                        # nothing left to ablate: fall back to the plain layer
+                        return mha(x)[0]
+                    H, d_k = mha.num_heads, mha.d_k
+                    q = split_heads(mha.q_proj(x), H)
+                    k = split_heads(mha.k_proj(x), H)
+                    v = split_heads(mha.v_proj(x), H)
+                    heads, _ = scaled_dot_product_attention(q, k, v)
+                    gate = keep.to(device=heads.device, dtype=heads.dtype).view(1, H, 1, 1)
+                    heads = torch.where(gate.bool(), heads, torch.zeros_like(heads))
+                    return mha.out_proj(merge_heads(heads))
+                '''
+            )
+        },
+        {"test_heads_switched_off": "with every head off the output is mha(x)[0]"},
+    ),
+    Mutant(
+        "j02-02: split_heads views the features as (d_k, H); its author's heads_switched_off "
+        "calls it",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    return x.view(B, L, d_model // num_heads, num_heads).permute(0, 3, 1, 2)
+                '''
+            ),
+            # The author's own heads_switched_off, right, built on split_heads and merge_heads.
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head contributes zero to the merged vector before
+                    # out_proj (its d_k features are zeroed), the kept heads are not rescaled, and
+                    # with every head off the output is out_proj's bias alone at every position.
+                    H, d_k = mha.num_heads, mha.d_k
+                    q = split_heads(mha.q_proj(x), H)
+                    k = split_heads(mha.k_proj(x), H)
+                    v = split_heads(mha.v_proj(x), H)
+                    heads, _ = scaled_dot_product_attention(q, k, v)
+                    gate = keep.to(device=heads.device, dtype=heads.dtype).view(1, H, 1, 1)
+                    heads = torch.where(gate.bool(), heads, torch.zeros_like(heads))
+                    return mha.out_proj(merge_heads(heads))
+                '''
+            ),
+        },
+        {
+            "test_split_heads": "head h got the interleaved features h, h+H, h+2H",
+            "test_heads_switched_off": "this cell's answer may call your answer cell `split_heads`",
+        },
+        makes=("MultiHeadAttention.split_interleaved",),
+        not_told=("keep.repeat(d_k)", "keep.repeat_interleave(d_k)"),
+    ),
 ]
 
 CORRECT = [

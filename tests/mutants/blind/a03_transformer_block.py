@@ -700,6 +700,128 @@ WRONG = [
         # Issue 40's fifth blind corpus: a counterexample alone on c03db00; only [\w']+ was
         # simulated.
     ),
+    Mutant(
+        "j03-05: encode adds unknown words to token_to_id (setdefault)",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.setdefault(token, UNK_ID) for token in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {"test_encode": "changed token_to_id (entries added: ["},
+        in_notebook=True,  # the dict is written in the kernel: judged through the command too
+    ),
+    Mutant(
+        "j03-09: LayerNorm variance as E[x*x] - mean*mean (one pass)",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        var = (x * x).mean(dim=-1, keepdim=True) - mean * mean
+                        return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+                '''
+            )
+        },
+        {"test_layer_norm": "E[x²] - E[x]², which cancels in float32"},
+    ),
+    Mutant(
+        "j03-15: padded_block hides the pads as queries, (B, 1, L, 1) expanded to (B, 1, L, L)",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask (B, 1, L, L): every query may attend to the real keys of its sentence
+                    #    only; pad keys are hidden for every query (pad queries included).
+                    # 2. Pad positions: the output there is set to zeros.
+                    # 3. An all-pad sentence: its rows would have no visible key, so for such a
+                    #    sentence we let every query see every key (a finite dummy computation),
+                    #    then zero the whole output, as every position is a pad.
+                    real = ~is_pad  # (B, L)
+                    empty = ~real.any(dim=-1)  # (B,)
+                    keys = real | empty[:, None]  # all-pad rows: show all keys
+                    mask = keys[:, None, :, None].expand(-1, 1, -1, x.shape[1])
+                    out, _ = block(x, mask=mask)
+                    return torch.where(is_pad[..., None], torch.zeros_like(out), out)
+                '''
+            )
+        },
+        {"test_padded_block": "the mask hides the pads as queries"},
+        in_notebook=True,  # its repair lends a module to the kernel: judged through the command too
+    ),
+    Mutant(
+        "j03-16: padded_block fills a torch.zeros(x.shape) buffer, float32 whatever x's dtype",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask (B, 1, L, L): every query may attend to the real keys of its sentence
+                    #    only; pad keys are hidden for every query (pad queries included).
+                    # 2. Pad positions: the output there is set to zeros.
+                    # 3. An all-pad sentence: its rows would have no visible key, so for such a
+                    #    sentence we let every query see every key (a finite dummy computation),
+                    #    then zero the whole output, as every position is a pad.
+                    real = ~is_pad  # (B, L)
+                    empty = ~real.any(dim=-1)  # (B,)
+                    keys = real | empty[:, None]  # all-pad rows: show all keys
+                    mask = keys[:, None, None, :].expand(-1, 1, x.shape[1], -1)
+                    out, _ = block(x, mask=mask)
+                    result = torch.zeros(x.shape)  # pads stay zero
+                    result[~is_pad] = out[~is_pad]
+                    return result
+                '''
+            )
+        },
+        {
+            "test_padded_block": "raises on this float64 batch, and runs on the same batch and block in float32"
+        },
+        in_notebook=True,  # the block is lent to the kernel: judged through the command too
+    ),
 ]
 
 CORRECT = [

@@ -321,6 +321,65 @@ WRONG = [
         },
         {"test_attention_focus": "the score rose as T grew"},
     ),
+    Mutant(
+        "j04-09: attention_focus 1 - H / log(L_k), NaN for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: 1 - H(p) / log(L_k): how far the entropy sits below its maximum,
+                    # as a share of that maximum (0 uniform, 1 one key).
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return 1.0 - entropy / math.log(weights.shape[-1])
+                '''
+            )
+        },
+        {"test_attention_focus": "the score is 1 - H / log(L_k), right for two keys or more"},
+    ),
+    Mutant(
+        "j04-05: DepthStack feeds each layer x.detach()",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x.detach(), mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {"test_depth_stack_layers": "each layer is given a detached input"},
+        in_notebook=True,  # the forward is observed in the kernel: judged through the command too
+    ),
 ]
 
 CORRECT = [
