@@ -104,9 +104,10 @@ STACK = catalogue(
             f"{STACK_DRAWS_NOTHING}",
             "dropout_on_maps": "the stack applies dropout to the attention maps it returns: "
             f"{STACK_DRAWS_NOTHING}",
+            # What was observed only (as 06's): a dropout that eval() does not reach has
+            # several causes (F.dropout without training=, modules held in a plain list).
             "random_in_eval": "in eval mode the stack draws random numbers, so its values change "
-            "from one call to the next (F.dropout(x, p) drops unless given "
-            f"training=self.training): {STACK_DRAWS_NOTHING}",
+            "from one call to the next",
             "layer_mode_switched": "a layer runs in another mode than the stack: leave the "
             "layers' mode to the stack's train()/eval(); do not switch it in forward",
         },

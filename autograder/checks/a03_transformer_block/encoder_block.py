@@ -163,9 +163,10 @@ BLOCK = catalogue(
             "dropout, PositionwiseFeedForward(d_model, d_ff, dropout)",
         },
         "dropout mode": {
+            # What was observed only (as 06's): a dropout that eval() does not reach has
+            # several causes (F.dropout without training=, modules held in a plain list).
             "random_in_eval": "in eval mode the block's output changes with the random seed, so "
-            "something in it still draws at random: use nn.Dropout modules, which follow "
-            "train()/eval(), or F.dropout(x, p, training=self.training)",
+            "something in it still draws at random",
         },
         "dropout scale": {
             "dropout_unscaled": "the block's dropout zeroes values but does not scale the kept "

@@ -87,10 +87,10 @@ MODEL = catalogue(
         # Train mode, judged in sentiment_model_dropout.py from what the encoder is given and
         # what follows it.
         "dropout mode": {
+            # What was observed only (as 06's): a dropout that eval() does not reach has
+            # several causes (F.dropout without training=, modules held in a plain list).
             "random_in_eval": "in eval mode the logits change from one call to the next and "
-            "follow the random seed, so dropout (or something else drawn at random) is still "
-            "active: use nn.Dropout modules, which follow train()/eval(), or F.dropout(x, p, "
-            "training=self.training)",
+            "follow the random seed, so something in the model still draws at random",
         },
         "dropout before the encoder": {
             "front_not_dropped": "in train mode the encoder's input, position(embed(ids)), is "
