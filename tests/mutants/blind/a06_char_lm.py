@@ -246,6 +246,46 @@ WRONG = [
         # right) and reminded of n_blocks (its count is right).
         not_told=("is wrong on int32 ids", "is right on int64", "n_blocks = (len(ids) - 1)"),
     ),
+    Mutant(
+        "j06-07: CharLM keeps its blocks in a plain Python list, never registered",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(self.ln_f(x))
+                '''
+            )
+        },
+        {"test_charlm": "the blocks are kept in a plain Python container"},
+        # Issue 40's fifth blind corpus: told that F.dropout drops unless given training=, and
+        # that CharLM drops nothing outside its blocks, neither of which it does.
+        not_told=("F.dropout(x, p) drops unless", "CharLM drops nothing outside them"),
+    ),
 ]
 
 CORRECT: list[Mutant] = []
