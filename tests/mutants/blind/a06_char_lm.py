@@ -286,6 +286,31 @@ WRONG = [
         # that CharLM drops nothing outside its blocks, neither of which it does.
         not_told=("F.dropout(x, p) drops unless", "CharLM drops nothing outside them"),
     ),
+    Mutant(
+        "j06-14: penalise_repeats renormalises probabilities and returns their log",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Rule: divide each seen id's probability by (1 + strength) and hand the mass
+                    # it loses to the unseen ids in proportion to their probability, which keeps
+                    # their odds; return log-probabilities (a valid set of logits).
+                    p = torch.softmax(logits, dim=-1)
+                    seen = torch.zeros_like(p, dtype=torch.bool).scatter(1, context, True)
+                    seen_mass = (p * seen).sum(-1, keepdim=True)
+                    new_seen_mass = seen_mass / (1 + strength)
+                    unseen_scale = (1 - new_seen_mass) / (1 - seen_mass)
+                    new_p = torch.where(seen, p / (1 + strength), p * unseen_scale)
+                    return torch.log(new_p)
+                '''
+            )
+        },
+        {"test_penalise_repeats": "(a spread of 100 or more within each row)"},
+        # Issue 40's fifth blind corpus: kept full marks; finite logits far apart within a row
+        # give -inf, inf and NaN, where the statement asks for finite values.
+    ),
 ]
 
 CORRECT: list[Mutant] = []
