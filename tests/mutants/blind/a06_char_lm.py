@@ -285,6 +285,7 @@ WRONG = [
         # Issue 40's fifth blind corpus: told that F.dropout drops unless given training=, and
         # that CharLM drops nothing outside its blocks, neither of which it does.
         not_told=("F.dropout(x, p) drops unless", "CharLM drops nothing outside them"),
+        in_notebook=True,  # its confirmer observes the kernel's model through the judge
     ),
     Mutant(
         "j06-14: penalise_repeats renormalises probabilities and returns their log",
