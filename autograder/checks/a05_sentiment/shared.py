@@ -79,6 +79,11 @@ MODEL = catalogue(
             "hidden[:, -1], which is a <pad> in every sentence shorter than the batch: pool the "
             "real tokens, masked_mean(hidden, token_ids, self.pad_id)",
         },
+        "classifier": {
+            "classes_hard_coded": "the number of logits does not follow num_classes: the "
+            "classifier's output size is fixed; the statement's head is nn.Linear(d_model, "
+            "num_classes)",
+        },
         "gradient": {
             "logits_without_gradient": "the logits carry no gradient (forward runs under "
             "torch.no_grad(), or detaches), so loss.backward() cannot train the model: let "

@@ -165,6 +165,56 @@ WRONG = [
         # gradients left before the call spoke of fresh gradients, though it clears them.
         not_told=("the gradients left before the call enter",),
     ),
+    Mutant(
+        "j05-08: the classifier hard-coded to 2 outputs, whatever num_classes",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, 2)  # positive / negative
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, self.pad_id))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {"test_sentiment_model": "the number of logits does not follow num_classes"},
+        # Issue 40's fifth blind corpus: shown the logits' shape only; its visible check fails too.
+        in_notebook=True,
+    ),
 ]
 
 CORRECT = [
