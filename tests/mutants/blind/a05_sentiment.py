@@ -215,6 +215,44 @@ WRONG = [
         # Issue 40's fifth blind corpus: shown the logits' shape only; its visible check fails too.
         in_notebook=True,
     ),
+    Mutant(
+        "j05-12: make_optimizer does not pass weight_decay to AdamW",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_make_optimizer": "the weight_decay asked for never reaches AdamW"},
+        # Issue 40's fifth blind corpus: shown the groups' 0.01 only; its visible check fails too.
+        in_notebook=True,
+    ),
 ]
 
 CORRECT = [
