@@ -312,6 +312,26 @@ WRONG = [
         # Issue 40's fifth blind corpus: kept full marks; finite logits far apart within a row
         # give -inf, inf and NaN, where the statement asks for finite values.
     ),
+    Mutant(
+        "j06-09: lm_loss's log-sum-exp without the row's maximum subtracted",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    log_z = torch.log(torch.exp(logits).sum(dim=-1))  # (B, L)
+                    target_logit = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+                    return (log_z - target_logit).mean()
+                '''
+            )
+        },
+        {"test_lm_loss": "without the row's largest logit taken out first"},
+        # Issue 40's fifth blind corpus: shown inf against the exact loss, no cause named.
+    ),
 ]
 
 CORRECT: list[Mutant] = []
