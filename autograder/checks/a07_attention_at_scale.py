@@ -4,6 +4,7 @@ and merging partial results over disjoint sets of keys (split-K), whose design i
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -128,6 +129,12 @@ CHUNKED = catalogue(
             "max_starts_at_zero": "rows whose scores are all very negative give NaN (0/0): the "
             "running max starts at 0 instead of -inf, so exp(score - 0) underflows to 0 for every "
             "key; start it at -inf (q.new_full(..., -math.inf)), as the statement says",
+        },
+        "dtype": {
+            "computed_in_float32": "chunked_attention computes in float32 for half-precision "
+            "input: a float32 tensor (torch's default dtype for one made without dtype=) meets "
+            "the half-precision q, k and v and promotes them; make every tensor it creates in "
+            "q's dtype (dtype=q.dtype)",
         },
         "memory": {
             "full_matrix": "chunked_attention builds a full (L, L) matrix: memory grows "
@@ -890,6 +897,15 @@ def chunked_matches_the_reference(ns: Namespace) -> None:
         )
 
 
+# A float32 operand meeting a half-precision one, as torch's dtype errors spell them ("expected
+# scalar type Float but found BFloat16", "float != c10::Half"); "BFloat16" holds no word "Float".
+FLOAT32_IN_ERROR = re.compile(r"\b(Float|float|float32)\b")
+HALF_IN_ERROR = {
+    torch.bfloat16: re.compile(r"\b(BFloat16|bfloat16)\b"),
+    torch.float16: re.compile(r"\b(Half|half|float16)\b"),
+}
+
+
 @check(
     ASSIGNMENT,
     "test_chunked_attention_exact",
@@ -913,9 +929,19 @@ def chunked_keeps_a_half_precision_dtype(ns: Namespace) -> None:
             raise
         except Exception as error:  # noqa: BLE001 - the student's error, with its input
             given = f" on {dtype} q, k and v of shape (2, 9, 8), chunk_size=4"
-            fail(explain(error, "chunked_attention", given))
+            seen = explain(error, "chunked_attention", given)
+            # Named where the error itself shows a float32 operand meeting this dtype.
+            if FLOAT32_IN_ERROR.search(str(error)) and HALF_IN_ERROR[dtype].search(str(error)):
+                fail(f"{CHUNKED['computed_in_float32']}\n{seen}")
+            fail(seen)
         if out.dtype != dtype:
-            fail(f"{dtype} inputs gave a {out.dtype} output; the statement asks for q's dtype")
+            seen = f"{dtype} inputs gave a {out.dtype} output; the statement asks for q's dtype"
+            # Named where the output is the float32 computation on the same input (one
+            # computed in half precision differs from it by far more than 1e-5).
+            in_float32 = reference_out(*(x.to(dtype).float() for x in (q, k, v)))
+            if out.dtype == torch.float32 and is_close(out, in_float32, atol=1e-5, rtol=1e-4):
+                fail(f"{CHUNKED['computed_in_float32']} ({seen})")
+            fail(seen)
         diagnose(
             out.double(),
             reference_out(q, k, v),

@@ -52,6 +52,12 @@ MASKED_MEAN = catalogue(
             "0, which is NaN (0/0); every other row is right: the statement asks zeros for that "
             "row, so keep its count at least 1 (count.clamp(min=1)) or write zeros there",
         },
+        "dtype": {
+            "computed_in_float32": "masked_mean computes in float32 when given half precision: "
+            "its result is the mean computed in float32 on the same input, so a float32 operand "
+            "promotes hidden; make every tensor it multiplies or divides hidden by in hidden's "
+            "dtype (.to(hidden.dtype))",
+        },
     },
 )
 POOLING_INCLUDES_PADDING = MASKED_MEAN["includes_padding"]

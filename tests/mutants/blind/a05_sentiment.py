@@ -253,6 +253,26 @@ WRONG = [
         # Issue 40's fifth blind corpus: shown the groups' 0.01 only; its visible check fails too.
         in_notebook=True,
     ),
+    Mutant(
+        "j05-04: masked_mean's weight built with .float(), half precision promoted to float32",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    weight = (token_ids != pad_id).float().unsqueeze(-1)  # (B, L, 1)
+                    count = weight.sum(dim=1).clamp(min=1.0)
+                    return (hidden * weight).sum(dim=1) / count
+                '''
+            )
+        },
+        {"test_masked_mean": "masked_mean computes in float32 when given half precision"},
+        # Issue 40's fifth blind corpus: shown the float32 dtype only, no cause named.
+    ),
 ]
 
 CORRECT = [
