@@ -168,6 +168,12 @@ MERGE = catalogue(
             "scaled_by_sqrt_d_v": "partial_attention scales the scores by 1/√d_v (v.shape[-1]) "
             "rather than 1/√d_k (q.shape[-1])",
         },
+        "running max": {
+            "max_shared_across_queries": "one maximum is shared by the queries of a part: a "
+            "query whose scores all lie far below it gets exp(s - m) = 0 for every key, and "
+            "0/0 = NaN; keep one maximum per query, over its keys only (amax(dim=-1, "
+            "keepdim=True))",
+        },
         "stability": {
             "overflow": "the partial result overflows for large scores (exp of an unshifted "
             "score is inf in float64 from about 710): keep each part's sums relative to its own "
@@ -1600,6 +1606,9 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
         overflow = overflow_seen(split, one_part, q, k, v, rows)
         if overflow:
             fail(f"{rows}, one part of all the keys: {overflow}")
+        shared = shared_max_seen(split, out, q, k, v, expected, rows)
+        if shared:
+            fail(f"{rows}, one part of all the keys: {shared}")
     judge_merged(
         out, expected, f"{rows}, one part of all the keys", atol=1e-8, counterexample=example
     )
@@ -1676,6 +1685,34 @@ def overflow_seen(
         f"{MERGE['overflow']} (your partial_attention's result holds NaN or inf at {bad} of its "
         f"{held} numbers here, and the same inputs with q divided by 1000, scores near ±10, "
         "give the attention exactly)"
+    )
+
+
+def shared_max_seen(
+    split: SplitAttention, out: Tensor, q: Tensor, k: Tensor, v: Tensor, expected: Tensor, rows: str
+) -> str | None:
+    """MERGE["max_shared_across_queries"], with what shows it, where the output ``out`` of q
+    (L_q, d_k) over k, v in one part holds NaN or inf in exactly the rows whose largest score
+    lies more than 745 below the largest of any row (exp underflows to 0 in float64 there), and
+    every query alone, in a part of its own, gives the attention exactly; else None."""
+    bad = (~torch.isfinite(out)).any(-1)
+    own_max = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).amax(-1)
+    far_below = own_max < own_max.max() - 745
+    if not bad.any() or not torch.equal(bad, far_below):
+        return None
+    try:
+        for i in range(len(q)):
+            what = f"{rows}, query {i} alone"
+            alone = split.finish(split.partial(q[i : i + 1], k, v, what), expected[i : i + 1], what)
+            if not is_close(alone, expected[i : i + 1], atol=1e-8):
+                return None
+    except CheckFailed:
+        return None
+    rows_seen = bad.nonzero().flatten().tolist()
+    return (
+        f"{MERGE['max_shared_across_queries']} (the rows {rows_seen}, whose scores all lie "
+        "more than 745 below another row's largest, hold NaN or inf; each query alone gives "
+        "the attention exactly)"
     )
 
 

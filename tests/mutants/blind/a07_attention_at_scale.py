@@ -868,6 +868,43 @@ WRONG = [
         # kernel's error text, so graded through the grading command too.
         in_notebook=True,
     ),
+    Mutant(
+        "j07-12: one maximum per (batch, head) over every query and key",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=(-2, -1), keepdim=True).expand(*s.shape[:-1], 1)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    return (m, l_a * f_a + l_b * f_b, acc_a * f_a + acc_b * f_b)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, ell, acc = p
+                    return acc / ell
+                '''
+            )
+        },
+        {"test_merge_partials": "one maximum is shared by the queries of a part"},
+        # Issue 40's fifth blind corpus: shown the NaN count only; its visible check fails too.
+        in_notebook=True,
+    ),
 ]
 
 CORRECT = [
