@@ -4,6 +4,7 @@ and merging partial results over disjoint sets of keys (split-K), whose design i
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -129,6 +130,12 @@ CHUNKED = catalogue(
             "running max starts at 0 instead of -inf, so exp(score - 0) underflows to 0 for every "
             "key; start it at -inf (q.new_full(..., -math.inf)), as the statement says",
         },
+        "dtype": {
+            "computed_in_float32": "chunked_attention computes in float32 for half-precision "
+            "input: a float32 tensor (torch's default dtype for one made without dtype=) meets "
+            "the half-precision q, k and v and promotes them; make every tensor it creates in "
+            "q's dtype (dtype=q.dtype)",
+        },
         "memory": {
             "full_matrix": "chunked_attention builds a full (L, L) matrix: memory grows "
             "quadratically; compute the scores one (L_q, C) block of keys at a time",
@@ -160,6 +167,12 @@ MERGE = catalogue(
             "of dividing them by it",
             "scaled_by_sqrt_d_v": "partial_attention scales the scores by 1/√d_v (v.shape[-1]) "
             "rather than 1/√d_k (q.shape[-1])",
+        },
+        "running max": {
+            "max_shared_across_queries": "one maximum is shared by the queries of a part: a "
+            "query whose scores all lie far below it gets exp(s - m) = 0 for every key, and "
+            "0/0 = NaN; keep one maximum per query, over its keys only (amax(dim=-1, "
+            "keepdim=True))",
         },
         "stability": {
             "overflow": "the partial result overflows for large scores (exp of an unshifted "
@@ -890,6 +903,15 @@ def chunked_matches_the_reference(ns: Namespace) -> None:
         )
 
 
+# A float32 operand meeting a half-precision one, as torch's dtype errors spell them ("expected
+# scalar type Float but found BFloat16", "float != c10::Half"); "BFloat16" holds no word "Float".
+FLOAT32_IN_ERROR = re.compile(r"\b(Float|float|float32)\b")
+HALF_IN_ERROR = {
+    torch.bfloat16: re.compile(r"\b(BFloat16|bfloat16)\b"),
+    torch.float16: re.compile(r"\b(Half|half|float16)\b"),
+}
+
+
 @check(
     ASSIGNMENT,
     "test_chunked_attention_exact",
@@ -913,9 +935,19 @@ def chunked_keeps_a_half_precision_dtype(ns: Namespace) -> None:
             raise
         except Exception as error:  # noqa: BLE001 - the student's error, with its input
             given = f" on {dtype} q, k and v of shape (2, 9, 8), chunk_size=4"
-            fail(explain(error, "chunked_attention", given))
+            seen = explain(error, "chunked_attention", given)
+            # Named where the error itself shows a float32 operand meeting this dtype.
+            if FLOAT32_IN_ERROR.search(str(error)) and HALF_IN_ERROR[dtype].search(str(error)):
+                fail(f"{CHUNKED['computed_in_float32']}\n{seen}")
+            fail(seen)
         if out.dtype != dtype:
-            fail(f"{dtype} inputs gave a {out.dtype} output; the statement asks for q's dtype")
+            seen = f"{dtype} inputs gave a {out.dtype} output; the statement asks for q's dtype"
+            # Named where the output is the float32 computation on the same input (one
+            # computed in half precision differs from it by far more than 1e-5).
+            in_float32 = reference_out(*(x.to(dtype).float() for x in (q, k, v)))
+            if out.dtype == torch.float32 and is_close(out, in_float32, atol=1e-5, rtol=1e-4):
+                fail(f"{CHUNKED['computed_in_float32']} ({seen})")
+            fail(seen)
         diagnose(
             out.double(),
             reference_out(q, k, v),
@@ -1574,6 +1606,9 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
         overflow = overflow_seen(split, one_part, q, k, v, rows)
         if overflow:
             fail(f"{rows}, one part of all the keys: {overflow}")
+        shared = shared_max_seen(split, out, q, k, v, expected, rows)
+        if shared:
+            fail(f"{rows}, one part of all the keys: {shared}")
     judge_merged(
         out, expected, f"{rows}, one part of all the keys", atol=1e-8, counterexample=example
     )
@@ -1650,6 +1685,34 @@ def overflow_seen(
         f"{MERGE['overflow']} (your partial_attention's result holds NaN or inf at {bad} of its "
         f"{held} numbers here, and the same inputs with q divided by 1000, scores near ±10, "
         "give the attention exactly)"
+    )
+
+
+def shared_max_seen(
+    split: SplitAttention, out: Tensor, q: Tensor, k: Tensor, v: Tensor, expected: Tensor, rows: str
+) -> str | None:
+    """MERGE["max_shared_across_queries"], with what shows it, where the output ``out`` of q
+    (L_q, d_k) over k, v in one part holds NaN or inf in exactly the rows whose largest score
+    lies more than 745 below the largest of any row (exp underflows to 0 in float64 there), and
+    every query alone, in a part of its own, gives the attention exactly; else None."""
+    bad = (~torch.isfinite(out)).any(-1)
+    own_max = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).amax(-1)
+    far_below = own_max < own_max.max() - 745
+    if not bad.any() or not torch.equal(bad, far_below):
+        return None
+    try:
+        for i in range(len(q)):
+            what = f"{rows}, query {i} alone"
+            alone = split.finish(split.partial(q[i : i + 1], k, v, what), expected[i : i + 1], what)
+            if not is_close(alone, expected[i : i + 1], atol=1e-8):
+                return None
+    except CheckFailed:
+        return None
+    rows_seen = bad.nonzero().flatten().tolist()
+    return (
+        f"{MERGE['max_shared_across_queries']} (the rows {rows_seen}, whose scores all lie "
+        "more than 745 below another row's largest, hold NaN or inf; each query alone gives "
+        "the attention exactly)"
     )
 
 

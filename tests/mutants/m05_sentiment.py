@@ -467,6 +467,7 @@ WRONG += [
         A,
         {"masked_mean": Replace(".unsqueeze(-1).to(hidden.dtype)", ".unsqueeze(-1).float()")},
         {"test_masked_mean": "returned torch.float32: the mean must come back in hidden's dtype"},
+        makes=("masked_mean.computed_in_float32",),
     ),
     Mutant(
         "training step zeroes the gradients after the optimizer step",

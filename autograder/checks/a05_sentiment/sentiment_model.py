@@ -121,6 +121,8 @@ def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
         logits2, weights = run_model(model, ids, return_attention=True)
         c, h, n = config["num_classes"], config["num_heads"], config["num_layers"]
         if logits.shape != (b, c):
+            if (fixed := fixed_class_count(cls, config, ids, g)) is not None:
+                fail(fixed)
             fail(
                 f"logits must be (B, num_classes) = {(b, c)}, got {tuple(logits.shape)} (ids of "
                 f"shape {(b, length)}, d_model={config['d_model']})"
@@ -143,6 +145,33 @@ def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
         for w in weights:
             if not is_close(w.sum(-1), torch.ones(b, h, length)):
                 fail("each query's attention weights must sum to 1 over the keys")
+
+
+def fixed_class_count(
+    cls: type, config: dict[str, int], ids: torch.Tensor, g: torch.Generator
+) -> str | None:
+    """MODEL's classes_hard_coded with what confirms it, or None: built with num_classes = C,
+    C + 1 and C + 2, the model gives (B, K) logits each time, one K that is none of them (a
+    model whose head follows num_classes never does)."""
+    counts = [config["num_classes"] + extra for extra in range(3)]
+    widths = set()
+    for count in counts:
+        try:
+            model = build_model(cls, {**config, "num_classes": count}, seed=draw_seed(g))
+            logits = run_model(model, ids)
+        except NotImplementedError:
+            raise
+        except Exception:  # another failure than the count: nothing confirmed
+            return None
+        if logits.dim() != 2 or logits.shape[0] != len(ids):
+            return None
+        widths.add(int(logits.shape[1]))
+    if len(widths) != 1 or widths & set(counts):
+        return None
+    return (
+        f"{MODEL['classes_hard_coded']} (built with num_classes = "
+        f"{', '.join(map(str, counts))}, it returns {widths.pop()} logits per sentence each time)"
+    )
 
 
 @check(

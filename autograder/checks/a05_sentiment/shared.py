@@ -52,6 +52,12 @@ MASKED_MEAN = catalogue(
             "0, which is NaN (0/0); every other row is right: the statement asks zeros for that "
             "row, so keep its count at least 1 (count.clamp(min=1)) or write zeros there",
         },
+        "dtype": {
+            "computed_in_float32": "masked_mean computes in float32 when given half precision: "
+            "its result is the mean computed in float32 on the same input, so a float32 operand "
+            "promotes hidden; make every tensor it multiplies or divides hidden by in hidden's "
+            "dtype (.to(hidden.dtype))",
+        },
     },
 )
 POOLING_INCLUDES_PADDING = MASKED_MEAN["includes_padding"]
@@ -78,6 +84,11 @@ MODEL = catalogue(
             "last_position": "the sentence vector is the encoder's output at the last position, "
             "hidden[:, -1], which is a <pad> in every sentence shorter than the batch: pool the "
             "real tokens, masked_mean(hidden, token_ids, self.pad_id)",
+        },
+        "classifier": {
+            "classes_hard_coded": "the number of logits does not follow num_classes: the "
+            "classifier's output size is fixed; the statement's head is nn.Linear(d_model, "
+            "num_classes)",
         },
         "gradient": {
             "logits_without_gradient": "the logits carry no gradient (forward runs under "

@@ -88,6 +88,11 @@ MAKE_OPTIMIZER = catalogue(
             "the adaptive scaling weakens it; AdamW decays the weights directly. Use "
             "torch.optim.AdamW",
         },
+        "settings": {
+            "weight_decay_not_passed": "the weight_decay asked for never reaches AdamW: every "
+            "parameter group holds AdamW's default weight_decay whatever value make_optimizer "
+            "is given; pass weight_decay=weight_decay to torch.optim.AdamW",
+        },
     },
 )
 NO_ZERO_GRAD = TRAIN_STEP["no_zero_grad"]
@@ -555,11 +560,40 @@ def make_optimizer_is_adamw_with_lr_and_weight_decay(ns: Namespace) -> None:
         fail(f"make_optimizer must return a torch.optim.AdamW, got {type(optimizer).__name__}")
     for setting, wanted in (("lr", lr), ("weight_decay", weight_decay)):
         if any(group[setting] != wanted for group in optimizer.param_groups):
+            if setting == "weight_decay" and (default := default_decay_kept(ns, optimizer, lr)):
+                fail(default)
             fail(
                 f"make_optimizer(model, lr={lr}, weight_decay={weight_decay}) returned an AdamW "
                 f"whose {setting} is not {wanted} for every parameter: "
                 + "; ".join(describe_group(group, setting) for group in optimizer.param_groups)
             )
+
+
+def default_decay_kept(ns: Namespace, optimizer: Any, lr: float) -> str | None:
+    """MAKE_OPTIMIZER's weight_decay_not_passed with what confirms it, or None: every group of
+    ``optimizer`` and of a second AdamW the answer builds for another weight_decay holds AdamW's
+    default, which neither value asked for is."""
+    default = torch.optim.AdamW([torch.zeros(1)]).defaults["weight_decay"]
+    make_optimizer = require_own(ns, "make_optimizer")
+    kernel_nn = require(ns, "nn")
+    asked = (0.25, 0.125)  # neither is AdamW's default (0.01)
+    seen = [optimizer.param_groups]
+    try:
+        for value in asked:
+            model = step_model(kernel_nn, 5, 4, 6, 3)
+            seen.append(make_optimizer(model, lr, value).param_groups)
+    except NotImplementedError:
+        raise
+    except Exception:  # the answer fails otherwise: nothing confirmed
+        return None
+    if default in asked or not all(
+        group["weight_decay"] == default for groups in seen for group in groups
+    ):
+        return None
+    return (
+        f"{MAKE_OPTIMIZER['weight_decay_not_passed']} (asked for weight_decay "
+        f"{' and '.join(map(str, asked))} as well, each parameter group holds {default})"
+    )
 
 
 def describe_group(group: dict[str, Any], setting: str) -> str:

@@ -46,6 +46,11 @@ LOSS = catalogue(
             "far below the largest logit of its row gets probability 0 in floating point, and "
             "log(0) = -inf; take log_softmax of the logits (or F.cross_entropy), which never "
             "forms that probability",
+            "unshifted_log_sum_exp": "the log of the softmax's normaliser is "
+            "log(sum(exp(logits))) without the row's largest logit taken out first: exp of a "
+            "logit near 100 or more overflows float32 to inf; subtract each row's maximum "
+            "before exp and add it back after the log (torch.logsumexp, log_softmax and "
+            "F.cross_entropy do so)",
             "no_log_softmax": "the loss is minus the mean of the target logits, not of their "
             "log-probabilities: take log_softmax of the logits first (nll_loss expects "
             "log-probabilities; cross_entropy does both)",
@@ -190,7 +195,8 @@ def lm_loss_is_exact_for_far_apart_logits(ns: Namespace) -> None:
     gap = 100 + 100 * torch.rand(b, length, 1, generator=g)
     # Two batches of float32 logits: every target 100 to 200 below the rest of its row, and one
     # other logit of each row 100 to 200 above the rest. An unshifted log-sum-exp overflows on
-    # the second only; the log of the softmax's probability is log(0) on both.
+    # the second only; the log of the softmax's probability is log(0) on both. Each is named
+    # only where the answer gives what it gives on both batches.
     below = torch.randn(b, length, vocab, generator=g)
     below.scatter_add_(-1, targets.unsqueeze(-1), -gap)
     above = torch.randn(b, length, vocab, generator=g)
@@ -199,7 +205,7 @@ def lm_loss_is_exact_for_far_apart_logits(ns: Namespace) -> None:
         "whose targets lie 100 to 200 below the rest of their row": below,
         "where one logit other than the target lies 100 to 200 above the rest of its row": above,
     }
-    wrong, two_steps_everywhere = [], True
+    wrong, two_steps_everywhere, unshifted_everywhere = [], True, True
     for what, logits in cases.items():
         loss = lm_loss(logits, targets)
         if not isinstance(loss, Tensor) or loss.dim() != 0:
@@ -210,11 +216,18 @@ def lm_loss_is_exact_for_far_apart_logits(ns: Namespace) -> None:
         with torch.no_grad():
             probability = torch.softmax(logits, -1).gather(-1, targets.unsqueeze(-1))
             two_steps = -torch.log(probability).mean()
+            unshifted = (
+                torch.log(torch.exp(logits).sum(-1))
+                - logits.gather(-1, targets.unsqueeze(-1))[..., 0]
+            ).mean()
         two_steps_everywhere &= is_close(loss.detach(), two_steps, equal_nan=True)
+        unshifted_everywhere &= is_close(loss.detach(), unshifted, equal_nan=True)
         if not is_close(loss.detach(), expected):
             wrong.append(f"{what}: got {loss.item():.6g}, expected {expected.item():.6g}")
     if wrong and two_steps_everywhere:
         fail(f"{LOSS['log_of_softmax']} (float32 logits {wrong[0]})")
+    if wrong and unshifted_everywhere:
+        fail(f"{LOSS['unshifted_log_sum_exp']} (float32 logits {wrong[0]})")
     if wrong:
         fail(
             f"lm_loss must be the exact mean cross-entropy for float32 logits (B, L, V) = "

@@ -243,3 +243,33 @@ def penalty_keeps_rows_apart(ns: Namespace) -> None:
     for case_logits, case_context, what in cases:
         out = run_penalty(penalise, case_logits, case_context, strength, what)
         judge_shift(case_logits, out, case_context, strength, what)
+    # Finite logits far apart within a row (issue 40's blind answer j06-14 renormalised
+    # probabilities, of which such rows round some to 0 or 1): the output stays finite.
+    for dtype, spread in ((torch.float32, 100.0), (torch.float64, 800.0)):
+        far_logits, far_context = far_apart_rows(g, dtype, spread)
+        what = (
+            f"{dtype} logits {rounded_rows(far_logits)} (a spread of {spread:g} or more within "
+            f"each row), contexts {far_context.tolist()}"
+        )
+        run_penalty(penalise, far_logits, far_context, strength, what)
+
+
+def far_apart_rows(g: torch.Generator, dtype: torch.dtype, spread: float) -> tuple[Tensor, Tensor]:
+    """(logits (2, V), context (2, L)) in ``dtype``: row 0 has an unseen id ``spread`` to twice
+    that below its other logits, row 1 a seen id as far above its others."""
+    vocab_size = int(torch.randint(4, 8, (1,), generator=g))
+    logits = (2 * torch.randn(2, vocab_size, generator=g, dtype=torch.float64)).round() + 0.0
+    gaps = (spread * (1 + torch.rand(2, generator=g, dtype=torch.float64))).round()
+    low, high = torch.randperm(vocab_size, generator=g)[:2].tolist()
+    logits[0, low] = logits[0].min() - gaps[0]
+    logits[1, high] = logits[1].max() + gaps[1]
+    others = [i for i in range(vocab_size) if i != low]
+    context = torch.tensor(
+        [[others[0], others[-1]], [high, high]], dtype=torch.long
+    )  # row 0 never saw its far-below id; row 1 saw its far-above one
+    return logits.to(dtype), context
+
+
+def rounded_rows(values: Tensor) -> list[list[float]]:
+    """Every row of (B, V) values, rounded for a message."""
+    return [rounded(row) for row in values]

@@ -204,6 +204,114 @@ WRONG = [
         # written for the fourth corpus's i05-09 (4454a5b) before this answer was read.
         not_told=("the gradients left before the call enter",),
     ),
+    Mutant(
+        "j05-08: the classifier hard-coded to 2 outputs, whatever num_classes",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, 2)  # positive / negative
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, self.pad_id))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {"test_sentiment_model": "the number of logits does not follow num_classes"},
+        # Issue 40's fifth blind corpus: shown the logits' shape only; its visible check fails too.
+        in_notebook=True,
+    ),
+    Mutant(
+        "j05-12: make_optimizer does not pass weight_decay to AdamW",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_make_optimizer": "the weight_decay asked for never reaches AdamW"},
+        # Issue 40's fifth blind corpus: shown the groups' 0.01 only; its visible check fails too.
+        in_notebook=True,
+    ),
+    Mutant(
+        "j05-04: masked_mean's weight built with .float(), half precision promoted to float32",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    weight = (token_ids != pad_id).float().unsqueeze(-1)  # (B, L, 1)
+                    count = weight.sum(dim=1).clamp(min=1.0)
+                    return (hidden * weight).sum(dim=1) / count
+                '''
+            )
+        },
+        {"test_masked_mean": "masked_mean computes in float32 when given half precision"},
+        # Issue 40's fifth blind corpus: shown the float32 dtype only, no cause named.
+    ),
 ]
 
 CORRECT = [

@@ -246,6 +246,92 @@ WRONG = [
         # right) and reminded of n_blocks (its count is right).
         not_told=("is wrong on int32 ids", "is right on int64", "n_blocks = (len(ids) - 1)"),
     ),
+    Mutant(
+        "j06-07: CharLM keeps its blocks in a plain Python list, never registered",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(self.ln_f(x))
+                '''
+            )
+        },
+        {"test_charlm": "the blocks are kept in a plain Python container"},
+        # Issue 40's fifth blind corpus: told that F.dropout drops unless given training=, and
+        # that CharLM drops nothing outside its blocks, neither of which it does.
+        not_told=("F.dropout(x, p) drops unless", "CharLM drops nothing outside them"),
+        in_notebook=True,  # its confirmer observes the kernel's model through the judge
+    ),
+    Mutant(
+        "j06-14: penalise_repeats renormalises probabilities and returns their log",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Rule: divide each seen id's probability by (1 + strength) and hand the mass
+                    # it loses to the unseen ids in proportion to their probability, which keeps
+                    # their odds; return log-probabilities (a valid set of logits).
+                    p = torch.softmax(logits, dim=-1)
+                    seen = torch.zeros_like(p, dtype=torch.bool).scatter(1, context, True)
+                    seen_mass = (p * seen).sum(-1, keepdim=True)
+                    new_seen_mass = seen_mass / (1 + strength)
+                    unseen_scale = (1 - new_seen_mass) / (1 - seen_mass)
+                    new_p = torch.where(seen, p / (1 + strength), p * unseen_scale)
+                    return torch.log(new_p)
+                '''
+            )
+        },
+        {"test_penalise_repeats": "(a spread of 100 or more within each row)"},
+        # Issue 40's fifth blind corpus: kept full marks; finite logits far apart within a row
+        # give -inf, inf and NaN, where the statement asks for finite values.
+    ),
+    Mutant(
+        "j06-09: lm_loss's log-sum-exp without the row's maximum subtracted",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    log_z = torch.log(torch.exp(logits).sum(dim=-1))  # (B, L)
+                    target_logit = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+                    return (log_z - target_logit).mean()
+                '''
+            )
+        },
+        {"test_lm_loss": "without the row's largest logit taken out first"},
+        # Issue 40's fifth blind corpus: shown inf against the exact loss, no cause named.
+    ),
 ]
 
 CORRECT: list[Mutant] = []

@@ -341,6 +341,7 @@ WRONG = [
         {
             "test_chunked_attention_exact": "chunked_attention raised RuntimeError on torch.bfloat16",
         },
+        makes=("chunked_attention.computed_in_float32",),
     ),
     Mutant(
         "f07-11: chunked: no ValueError for causal with L_q != L_k",
@@ -819,6 +820,90 @@ WRONG = [
         },
         {"test_online_softmax_update": "with leading dims ("},
         # Issue 40's fourth blind corpus: no hidden input had a leading dim of size 1.,
+    ),
+    Mutant(
+        "j07-09: running max, sum and accumulator made in the default float32",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    len_q, len_k = q.shape[-2], k.shape[-2]
+                    if causal and len_q != len_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {len_q} and {len_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), device=q.device)
+                    ell = torch.zeros((*q.shape[:-1], 1), device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), device=q.device)
+                    q_pos = torch.arange(len_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, len_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)  # (C,)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        ell = alpha * ell + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return acc / ell
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunked_attention computes in float32 for half-precision input"
+        },
+        # Issue 40's fifth blind corpus: shown the error and its line only; named from the
+        # kernel's error text, so graded through the grading command too.
+        in_notebook=True,
+    ),
+    Mutant(
+        "j07-12: one maximum per (batch, head) over every query and key",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=(-2, -1), keepdim=True).expand(*s.shape[:-1], 1)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    return (m, l_a * f_a + l_b * f_b, acc_a * f_a + acc_b * f_b)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, ell, acc = p
+                    return acc / ell
+                '''
+            )
+        },
+        {"test_merge_partials": "one maximum is shared by the queries of a part"},
+        # Issue 40's fifth blind corpus: shown the NaN count only; its visible check fails too.
+        in_notebook=True,
     ),
 ]
 
