@@ -758,6 +758,149 @@ WRONG = [
         },
         {"test_attention_parity": "masked keys filled with a finite number"},
     ),
+    Mutant(
+        "k01-01: the softmax exponentiates the raw scaled scores without subtracting ea",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "np.exp overflows on large scores: subtract each row's max before exponentiating"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k01-02: a 0/1 (non-bool) mask is read the other way round (1 = hidden",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        return torch.softmax(scores, dim=-1) @ v, torch.softmax(scores, dim=-1)
+                    if mask.dtype != torch.bool:
+                        # a 0/1 mask marks the positions to block with 1
+                        mask = mask == 0
+                    scores = scores.masked_fill(~mask, float("-inf"))
+                    has_key = mask.any(dim=-1, keepdim=True)
+                    scores = scores.masked_fill(~has_key, 0.0)
+                    weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "a fully masked row must get all-zero weights (it may attend to nothing)"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+    ),
+    Mutant(
+        "k01-03: the scale argument is ignored",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[-1]
+                    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        has_key = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~has_key, 0.0)
+                        weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_scaling": "with scale=False the scores must be left unscaled (first difference at index"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k01-04: returns a float 0/1 lower-triangular matrix instead of a bool tensor (",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return torch.tril(torch.ones(n, n))
+                '''
+            )
+        },
+        {"test_causal_mask": "causal_mask must return a bool tensor, got torch.float"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k01-05: the test reads only the returned weights (any weight above the diagona",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: a causal attention puts zero weight on every later key, so I run attend on
+                    # random inputs of a few sizes and call it leaky when any weight above the diagonal
+                    # is larger than 1e-6 (rounding of a masked key is far below that).
+                    g = torch.Generator().manual_seed(0)
+                    try:
+                        for L, d_k, d_v, dtype in ((2, 3, 2, torch.float32), (7, 5, 4, torch.float64),
+                                                   (16, 8, 3, torch.float32)):
+                            for _ in range(3):
+                                q = torch.randn(2, L, d_k, generator=g, dtype=dtype)
+                                k = torch.randn(2, L, d_k, generator=g, dtype=dtype)
+                                v = torch.randn(2, L, d_v, generator=g, dtype=dtype)
+                                with torch.no_grad():
+                                    _, w = attend(q, k, v)
+                                if w.triu(1).abs().max().item() > 1e-6:
+                                    return True
+                    except Exception:
+                        return True
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test judges the weights attend returns, not its output: it calls attention leaky whose output is causal but whose r"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
 ]
 
 CORRECT = [
@@ -839,5 +982,36 @@ CORRECT = [
                 """
             )
         },
+    ),
+    Mutant(
+        "k01-06: correct alternative",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = torch.matmul(q, k.transpose(-1, -2))
+                    if scale:
+                        scores = scores * q.shape[-1] ** -0.5
+                    if mask is not None:
+                        scores = torch.where(mask.bool(), scores, torch.full_like(scores, float("-inf")))
+                    row_max = scores.amax(dim=-1, keepdim=True)
+                    # a row that sees no key has max -inf: shift it by 0 instead, so exp gives zeros
+                    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+                    e = torch.exp(scores - row_max.detach())
+                    total = e.sum(dim=-1, keepdim=True)
+                    weights = e / total.clamp_min(torch.finfo(e.dtype).tiny)
+                    return torch.matmul(weights, v), weights
+                '''
+            )
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
     ),
 ]

@@ -695,6 +695,185 @@ WRONG = [
         makes=("MultiHeadAttention.split_interleaved",),
         not_told=("keep.repeat(d_k)", "keep.repeat_interleave(d_k)"),
     ),
+    Mutant(
+        "k02-01: reshapes (B",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    return x.reshape(B, num_heads, L, d_model // num_heads)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "heads split without a transpose: reshaping (B, L, d_model) straight to (B, H, L, d_k) cuts across positions, so view(B, ",
+            "test_mha_mask": "this cell uses your answer cell",
+            "test_mha_parity": "this cell uses your answer cell",
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+        makes=("MultiHeadAttention.split_no_transpose",),
+    ),
+    Mutant(
+        "k02-02: the ValueError for an indivisible d_model is raised with a message tha",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads:
+                            raise ValueError("invalid number of heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        key = query if key is None else key
+                        value = key if value is None else value
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_shapes": "the ValueError for MultiHeadAttention"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k02-03: every mask that is not 2-D gets a head axis inserted (mask.dim() != 2)",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() != 2:
+                            # one mask per sentence: give it an axis for the heads
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_mask": "your MultiHeadAttention raised ValueError on a (B, H, L_q, L_k)"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+        makes=("MultiHeadAttention.head_axis_added_to_4d",),
+    ),
+    Mutant(
+        "k02-04: switches heads off by zeroing their columns of mha.out_proj.weight in",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a head that is off contributes nothing: the columns of out_proj that read
+                    # its features are set to zero, so out_proj ignores it. Kept heads are not rescaled.
+                    # With every head off the output is out_proj's bias.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.out_proj.weight[:, h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {"test_heads_switched_off": "it was given"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k02-05: rebuilds the output as the sum of the kept heads' contributions throug",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: the output is a sum over heads of head_h @ W_O[:, block h].T; a head that is
+                    # off is left out of the sum. No rescaling; with every head off the output is zero.
+                    B, L, d_model = x.shape
+                    H, d_k = mha.num_heads, mha.d_k
+                    q = mha.q_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    k = mha.k_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    v = mha.v_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    heads, _ = scaled_dot_product_attention(q, k, v)
+                    out = torch.zeros(B, L, d_model, dtype=x.dtype, device=x.device)
+                    W_O = mha.out_proj.weight
+                    for h in range(H):
+                        if bool(keep[h]):
+                            out = out + heads[:, h] @ W_O[:, h * d_k : (h + 1) * d_k].T
+                    return out
+                '''
+            )
+        },
+        {"test_heads_switched_off": "with every head on (d_model"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+    ),
 ]
 
 CORRECT = [
@@ -760,5 +939,22 @@ CORRECT = [
                 """
             )
         },
+    ),
+    Mutant(
+        "k02-06: correct alternative",
+        A,
+        {
+            "merge_heads": Rewrite(
+                r'''
+                def merge_heads(x: Tensor) -> Tensor:
+                    """(B, H, L, d_k) -> (B, L, H * d_k): concatenate the heads' features.
+
+                    Head h lands at features h*d_k:(h+1)*d_k.
+                    """
+                    return torch.cat(torch.unbind(x, dim=1), dim=-1)
+                '''
+            )
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
     ),
 ]

@@ -822,6 +822,145 @@ WRONG = [
         },
         in_notebook=True,  # the block is lent to the kernel: judged through the command too
     ),
+    Mutant(
+        "k03-01: the word pattern lets an apostrophe be followed by zero word character",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"\w+(?:'\w*)*|[^\w\s]", text)
+                '''
+            )
+        },
+        {
+            "test_clean": "an apostrophe that is not between two word characters is kept in a word: only an apostrophe between two word characters "
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k03-02: max_vocab_size is applied as words[",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter(token for text in texts for token in clean(text))
+                    words = [
+                        token
+                        for token, count in sorted(counts.items(), key=lambda tc: (-tc[1], tc[0]))
+                        if count >= min_freq
+                    ]
+                    if max_vocab_size is not None:
+                        # the special tokens take 3 of the places
+                        words = words[: max_vocab_size - len(SPECIAL_TOKENS)]
+                    return list(SPECIAL_TOKENS) + words
+                '''
+            )
+        },
+        {"test_build_vocab": "build_vocab(..., max_vocab_size"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+    ),
+    Mutant(
+        "k03-03: looks tokens up with token_to_id.setdefault(token",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID]
+                    for token in clean(text):
+                        ids.append(token_to_id.setdefault(token, UNK_ID))
+                    if max_len is not None:
+                        ids = ids[:max_len] + [PAD_ID] * max(0, max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "encode(text, token_to_id, max_len=None) changed token_to_id (entries added"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k03-04: dropout is applied to the output of linear2 instead of the hidden laye",
+        A,
+        {
+            "feed_forward": Rewrite(
+                r'''
+                class PositionwiseFeedForward(nn.Module):
+                    """FFN(x) = linear2(dropout(relu(linear1(x)))), the same layers at each position."""
+
+                    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.linear1 = nn.Linear(d_model, d_ff)
+                        self.dropout = nn.Dropout(dropout)
+                        self.linear2 = nn.Linear(d_ff, d_model)
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        hidden = torch.relu(self.linear1(x))
+                        return self.dropout(self.linear2(hidden))
+                '''
+            )
+        },
+        {
+            "test_feed_forward": "dropout is applied to the output: in train mode whole output values are zeroed; dropout belongs on the hidden layer, lin"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k03-05: assumes the pads sit at the end of each sentence",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. No mask at all: every sentence is cut to its real tokens and run alone.
+                    # 2. Pad positions get zeros.
+                    # 3. A sentence of nothing but pads has no real token: its output is all zeros.
+                    out = torch.zeros_like(x)
+                    lengths = (~is_pad).sum(dim=1)
+                    for b in range(x.shape[0]):
+                        n = int(lengths[b])
+                        if n == 0:
+                            continue
+                        y, _ = block(x[b : b + 1, :n])
+                        out = torch.cat([out[:b], torch.cat([y, out[b : b + 1, n:]], dim=1), out[b + 1 :]], dim=0)
+                    return out
+                '''
+            )
+        },
+        {"test_padded_block": "[padded_block_is_blind_to_pads_anywhere]"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+    ),
 ]
 
 CORRECT = [
@@ -874,5 +1013,26 @@ CORRECT = [
                 """
             )
         },
+    ),
+    Mutant(
+        "k03-06: correct alternative",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions.
+
+                    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+                    """
+                    pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+                    omega = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+                    angle = pos * omega[None, :]  # (max_len, d_model / 2)
+                    pe = torch.stack((angle.sin(), angle.cos()), dim=-1)  # (max_len, d_model/2, 2)
+                    return pe.reshape(max_len, d_model).to(torch.float32)
+                '''
+            )
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
     ),
 ]

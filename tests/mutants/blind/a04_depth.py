@@ -380,6 +380,178 @@ WRONG = [
         {"test_depth_stack_layers": "each layer is given a detached input"},
         in_notebook=True,  # the forward is observed in the kernel: judged through the command too
     ),
+    Mutant(
+        "k04-01: builds one EncoderBlock and fills the list with copy.deepcopy of it",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        block = EncoderBlock(d_model, num_heads, d_ff, dropout)
+                        self.layers = nn.ModuleList([copy.deepcopy(block) for _ in range(num_layers)])
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {"test_depth_stack_layers": "[depth_stack_layers_are_independent]"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+        makes=("DepthStack.same_initial_weights",),
+    ),
+    Mutant(
+        "k04-02: squeezes every layer's weights before storing them (weights.squeeze())",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        h = x
+                        for layer in self.layers:
+                            h, attn = layer(h, mask)
+                            maps.append(attn.squeeze())  # drop the empty axes
+                        return h, maps
+                '''
+            )
+        },
+        {"test_depth_stack": "[depth_stack_matches_the_reference]"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+        makes=("shapes.squeezed",),
+    ),
+    Mutant(
+        "k04-03: total_variation is computed as the largest absolute difference max_j |",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    plogp = torch.where(weights > 0, weights * torch.log(weights), torch.zeros_like(weights))
+                    return -plogp.sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    # the most weight that has to move on any one key
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {"test_attention_metrics": "TV sums |p - q|, not its maximum"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k04-04: the score (max weight - 1/L_k) / (1 - 1/L_k) divides 0 by 0 for a sing",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: how far the largest weight has moved from uniform (1/L_k) towards one
+                    # key (1), as a fraction of that whole way.
+                    n = weights.shape[-1]
+                    top = weights.amax(dim=-1)
+                    return (top - 1.0 / n) / (1.0 - 1.0 / n)
+                '''
+            )
+        },
+        {"test_attention_focus": "[attention_focus_is_defined_everywhere]"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+    ),
+    Mutant(
+        "k04-05: the layers are built as EncoderBlock(d_model",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList()
+                        for _ in range(num_layers):
+                            self.layers.append(EncoderBlock(d_model, num_heads, d_ff))
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask=mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack_layers": "the layers are built with EncoderBlock's default dropout, not the stack's: pass dropout=dropout to every EncoderBlock (l"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+        makes=("DepthStack.dropout_not_passed",),
+    ),
 ]
 
 CORRECT = [
@@ -423,5 +595,30 @@ CORRECT = [
                 """
             )
         },
+    ),
+    Mutant(
+        "k04-06: correct alternative",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: how far the largest weight has moved from uniform (1/L_k) towards all
+                    # the weight on one key (1), as a fraction of that way. It reads only the largest
+                    # weight, so it ignores key order; the largest weight of softmax(s / T) falls as
+                    # T grows. A single key (L_k = 1) has nowhere to move: it scores 1.
+                    n = weights.shape[-1]
+                    top = weights.amax(dim=-1)
+                    if n == 1:
+                        return torch.ones_like(top)
+                    return ((top - 1.0 / n) / (1.0 - 1.0 / n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
     ),
 ]

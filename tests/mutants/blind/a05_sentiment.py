@@ -312,6 +312,190 @@ WRONG = [
         {"test_masked_mean": "masked_mean computes in float32 when given half precision"},
         # Issue 40's fifth blind corpus: shown the float32 dtype only, no cause named.
     ),
+    Mutant(
+        "k05-01: divides the masked sum by the count of real tokens with no guard",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    weight = (token_ids != pad_id).unsqueeze(-1).to(hidden.dtype)  # (B, L, 1)
+                    return (hidden * weight).sum(dim=1) / weight.sum(dim=1)
+                '''
+            )
+        },
+        {"test_masked_mean": "a row made only of padding divides a sum of"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k05-02: the padding positions are found with token_ids != 0 (pad id hard-coded",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != 0).unsqueeze(-1)  # <pad> is id 0
+                    total = torch.where(real, hidden, torch.zeros_like(hidden)).sum(dim=1)
+                    count = real.sum(dim=1).clamp_min(1).to(hidden.dtype)
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "the pad id is hard-coded to",
+            "test_sentiment_model": "this cell uses your answer cell",
+            "test_padding_invariance": "this cell uses your answer cell",
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k05-03: creates self.position but never applies it in forward (no positional e",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.head = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        x = self.embed(token_ids)
+                        hidden, weights = self.encoder(x, padding_mask(token_ids, self.pad_id))
+                        logits = self.head(masked_mean(hidden, token_ids, self.pad_id))
+                        return (logits, weights) if return_attention else logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "the positional encoding is missing: add self.position to the token embeddings",
+            "test_heldout_contrast": "this cell uses your answer cell",
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k05-04: pools with a plain mean over all L positions (hidden.mean(dim=1)) inst",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)
+                        hidden, weights = self.encoder(self.position(self.embed(token_ids)), mask)
+                        logits = self.classifier(hidden.mean(dim=1))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "pooling includes padding: the mean runs over all L positions, so <pad> outputs enter the sentence vector; weight each po",
+            "test_padding_invariance": "pooling includes padding: the mean runs over all L positions, so <pad> outputs enter the sentence vector; weight each po",
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k05-05: model.train() is called after the forward pass (just before backward)",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    model.train()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return float(loss.item())
+                '''
+            )
+        },
+        {
+            "test_train_step": "model.train() comes after the forward pass, so a step begun in eval mode computes its loss and gradients with dropout of"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
 ]
 
 CORRECT = [
@@ -330,5 +514,25 @@ CORRECT = [
                 '''
             )
         },
+    ),
+    Mutant(
+        "k05-06: correct alternative",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    weight = token_ids.ne(pad_id).to(hidden.dtype)  # (B, L)
+                    summed = torch.bmm(weight.unsqueeze(1), hidden).squeeze(1)  # (B, d_model)
+                    count = weight.sum(dim=1, keepdim=True)
+                    return summed / torch.clamp(count, min=1.0)
+                '''
+            )
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
     ),
 ]

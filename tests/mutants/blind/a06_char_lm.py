@@ -332,6 +332,156 @@ WRONG = [
         {"test_lm_loss": "without the row's largest logit taken out first"},
         # Issue 40's fifth blind corpus: shown inf against the exact loss, no cause named.
     ),
+    Mutant(
+        "k06-01: n_blocks = len(ids) // block_size (the '- 1' for the last target is fo",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    n_blocks = len(ids) // block_size
+                    x = ids[: n_blocks * block_size].view(n_blocks, block_size)
+                    y = ids[1 : n_blocks * block_size + 1].view(n_blocks, block_size)
+                    return x, y
+                '''
+            )
+        },
+        {
+            "test_make_blocks": "n_blocks counts len(ids) // block_size blocks: where len(ids) is a multiple of block_size, the last block's last target "
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k06-02: the scores are divided by sqrt(d_model) (x.shape[-1]) instead of sqrt(",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        B, L, C = x.shape
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) * C**-0.5
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "[causal_head_matches_masked_attention]",
+            "test_multihead_causal": "this cell uses your answer cell",
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+        makes=("CausalSelfAttentionHead.scaled_by_sqrt_d_model",),
+    ),
+    Mutant(
+        "k06-03: the ModuleList holds the same head object num_heads times ([head] * nu",
+        A,
+        {
+            "multihead_causal": Rewrite(
+                r'''
+                class MultiHeadCausalAttention(nn.Module):
+                    """num_heads causal heads side by side, concatenated and projected.
+
+                    x (B, L, d_model) -> (B, L, d_model).
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, block_size: int):
+                        super().__init__()
+                        head = CausalSelfAttentionHead(d_model, d_model // num_heads, block_size)
+                        self.heads = nn.ModuleList([head] * num_heads)
+                        self.proj = nn.Linear(d_model, d_model)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, d_model)."""
+                        out = torch.cat([h(x) for h in self.heads], dim=-1)
+                        return self.proj(out)
+                '''
+            )
+        },
+        {"test_multihead_causal": "self.heads holds the same head object more than once"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k06-04: takes the log of the softmax (torch.softmax(...).log()) instead of log",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)
+                    picked = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -picked.log().mean()
+                '''
+            )
+        },
+        {
+            "test_lm_loss": "the loss takes the log of the softmax's probabilities: a target far below the largest logit of its row gets probability"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k06-05: divides the seen ids' logits by (1 + strength) (a CTRL-style rule appl",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # My rule: shrink the logits of the ids already in the context by the factor
+                    # 1 + strength, so a strongly predicted repeat loses most of its advantage.
+                    seen = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
+                    seen.scatter_(1, context, True)
+                    return torch.where(seen, logits / (1.0 + strength), logits)
+                '''
+            )
+        },
+        {"test_penalise_repeats": "every seen id's logit is divided by the same factor above"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
 ]
 
-CORRECT: list[Mutant] = []
+CORRECT: list[Mutant] = [
+    Mutant(
+        "k06-06: correct alternative",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # My rule: every occurrence of an id in the row's context lowers its logit by
+                    # `strength`, so an id repeated three times is pushed down three times as far.
+                    # Lowering some logits by non-negative amounts can only move probability from
+                    # them to the other ids, whatever the signs, and the unseen ids keep their odds
+                    # (their logits are untouched). Strength 0 changes nothing; more strength, more push.
+                    counts = torch.zeros_like(logits)
+                    counts.scatter_add_(1, context, torch.ones_like(context, dtype=logits.dtype))
+                    return logits - strength * counts
+                '''
+            )
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
+    ),
+]

@@ -905,6 +905,197 @@ WRONG = [
         # Issue 40's fifth blind corpus: shown the NaN count only; its visible check fails too.
         in_notebook=True,
     ),
+    Mutant(
+        "k07-01: exponentiates the raw scores and divides by exp(new_max) afterwards (e",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    block = torch.exp(scores).sum(dim=-1) * torch.exp(-new_max)
+                    new_sum = running_sum * torch.exp(running_max - new_max) + block
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "exp overflows for large scores: subtract the running max before exponentiating (exp(scores - new_max)), never exp(scores"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k07-02: for causal=True it builds the full (L",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} != {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    full_mask = causal_mask(L_q) if causal else None  # True = may attend
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    for start in range(0, L_k, chunk_size):
+                        stop = min(start + chunk_size, L_k)
+                        s = q @ k[..., start:stop, :].transpose(-2, -1)
+                        if causal:
+                            s = s.masked_fill(~full_mask[:, start:stop], float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v[..., start:stop, :]
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_memory": "with causal=True, and only then, memory grows quadratically: the causal branch builds something of size (L, L), like a m"
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k07-03: the chunk_size check is isinstance(chunk_size",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError("causal attention needs as many queries as keys")
+                    scale = 1.0 / math.sqrt(q.shape[-1])
+                    m = q.new_full((*q.shape[:-1], 1), -math.inf)
+                    l = q.new_zeros((*q.shape[:-1], 1))
+                    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))
+                    qpos = torch.arange(L_q, device=q.device)[:, None]
+                    for start in range(0, L_k, chunk_size):
+                        kb, vb = k[..., start : start + chunk_size, :], v[..., start : start + chunk_size, :]
+                        s = (q @ kb.transpose(-2, -1)) * scale
+                        if causal:
+                            kpos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(kpos[None, :] > qpos, -math.inf)
+                        m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = l * alpha + p.sum(-1, keepdim=True)
+                        acc = acc * alpha + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunk_size=True must raise ValueError (the statement asks for a positive int, not a bool or a float); the call returned "
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k07-04: the running maximum starts at 0 instead of -inf",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    # running max, running sum and accumulator, one per query
+                    m = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    rows = torch.arange(L_q, device=q.device).unsqueeze(1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)
+                        if causal:
+                            cols = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(cols > rows, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "rows whose scores are all very negative give NaN"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+    ),
+    Mutant(
+        "k07-05: merge_partials rescales the second part to the FIRST part's maximum (f",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, acc): the part's largest scaled score per query, the sum of
+                    # exp(s - m) and the sum of exp(s - m) v. Merging moves b onto a's reference m_a by
+                    # the factor exp(m_b - m_a) and adds: the sums are the same sums over more keys.
+                    s = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    e = torch.exp(s - m)
+                    return (m, e.sum(dim=-1, keepdim=True), e @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    factor = torch.exp(m_b - m_a)
+                    return (m_a, l_a + factor * l_b, acc_a + factor * acc_b)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {"test_merge_partials": "[merging_is_stable_for_huge_scores]"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+    ),
 ]
 
 CORRECT = [
@@ -959,5 +1150,44 @@ CORRECT = [
                 """
             )
         },
+    ),
+    Mutant(
+        "k07-06: correct alternative",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: {"out": softmax attention over this part's keys (..., L_q, d_v),
+                    #          "lse": log sum_j exp(s_j) over this part's scores (..., L_q, 1)}.
+                    # The attention over the union is the two outputs averaged with weights
+                    # exp(lse_a - lse) and exp(lse_b - lse), where lse = logaddexp(lse_a, lse_b) is the
+                    # log-sum-exp of all the scores: each part's share of the total softmax mass.
+                    # Everything stays in log space, so scores of 1e4 neither overflow nor lose the
+                    # small part; logaddexp is symmetric and associative up to rounding.
+                    s = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    out = torch.exp(s - lse) @ v
+                    return {"out": out, "lse": lse}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    out = torch.exp(a["lse"] - lse) * a["out"] + torch.exp(b["lse"] - lse) * b["out"]
+                    return {"out": out, "lse": lse}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
     ),
 ]
