@@ -801,13 +801,19 @@ def judge_scores_below_a_finite_fill(attention, g: torch.Generator) -> None:
     finite_fill only where the answer's weights are the reference's with one of the fills of
     FINITE_FILLS or the dtype's smallest number in place of -inf."""
     l_q, l_k, d_k, d_v = random_sizes(g, 4)
+    l_q, l_k = max(l_q, 2), max(l_k, 2)
     q, k, v = (
         torch.randn(2, n, d, generator=g, dtype=torch.float64)
         for n, d in ((l_q, d_k), (l_k, d_k), (l_k, d_v))
     )
     mask = torch.rand(2, l_q, l_k, generator=g) > 0.4
-    mask[..., 0] = True
-    mask[..., -1] = False  # every query hides a key and sees one (L_k >= 2)
+    rows = torch.arange(l_q)
+    mask[:, rows, rows % l_k] = False  # every query hides a key
+    mask[:, rows, (rows + 1) % l_k] = True  # and sees one
+    # and every key is seen by some query: a key that no query sees is a softmax over the queries'
+    # own 0/0, which the repair of that axis (softmax_over_the_keys) cannot undo
+    for j in range(l_k):  # query 0 hides key 0, query 1 key 1: one of them may see key j
+        mask[~mask[:, :, j].any(dim=1), 0 if j else 1, j] = True
     shift_rows(q, k, -20_000 - 30_000 * torch.rand(2, l_q, generator=g, dtype=q.dtype))
     out, weights = call_attention(attention, q, k, v, mask)
     arguments = {"q": q, "k": k, "mask": mask}
