@@ -1349,6 +1349,12 @@ _MIXES = {
 }
 
 
+def caught_row_move(function: Callable[..., tuple[Tensor, Tensor]], g: torch.Generator) -> str:
+    """ "output row R by S": :func:`largest_move` of ``function``, as :func:`largest_leak` ends."""
+    size, _, row = largest_move(function, g)
+    return f"output row {row} by {size:.2g}"
+
+
 def what_the_test_misses(sees_the_future, what: str, g: torch.Generator) -> str | None:
     """Where the answer got ``what`` wrong, the cause its verdicts on more attention confirm:
     the same leak from another key, the leak moved from the output to the weights, no move at
@@ -1369,8 +1375,7 @@ def what_the_test_misses(sees_the_future, what: str, g: torch.Generator) -> str 
                 return (
                     f"{SEES_THE_FUTURE['small_leaks_pass']} (it misses {missed:.1%} mixed in and "
                     f"catches {share:.0%}: {largest_leak(_mixed_by(missed), g)}, against "
-                    f"{largest_leak(_mixed_by(share), g).split(' moved its ')[1]} for "
-                    f"{share:.0%})"
+                    f"{caught_row_move(_mixed_by(share), g)} for {share:.0%})"
                 )
     return None
 
@@ -1387,10 +1392,15 @@ class Attend(nn.Module):
             return self._function(q, k, v)
 
 
-def largest_leak(function: Callable[..., tuple[Tensor, Tensor]], g: torch.Generator) -> str:
-    """What a leaky ``function`` shows on a standard-normal input: the largest move of an output
-    row i when every position after a cut changes, over every cut, in words."""
-    length, d = 6, 4
+LEAK_PROBE = (6, 4)  # (L, d) of the standard-normal inputs on which a leak is measured
+
+
+def largest_move(
+    function: Callable[..., tuple[Tensor, Tensor]], g: torch.Generator
+) -> tuple[float, int, int]:
+    """The largest move of an output row i of ``function`` on a standard-normal input when every
+    position after a cut changes, over every cut: (size, cut, row)."""
+    length, d = LEAK_PROBE
     q, k, v = (torch.randn(2, length, d, generator=g) for _ in range(3))
     before, _ = function(q, k, v)
     moved = []
@@ -1401,7 +1411,14 @@ def largest_leak(function: Callable[..., tuple[Tensor, Tensor]], g: torch.Genera
         after, _ = function(*changed)
         rows = (after - before)[:, : cut + 1].abs().amax(dim=(0, 2))  # (cut + 1,)
         moved.append((float(rows.max()), cut, int(rows.argmax())))
-    size, cut, row = max(moved)
+    return max(moved)
+
+
+def largest_leak(function: Callable[..., tuple[Tensor, Tensor]], g: torch.Generator) -> str:
+    """What a leaky ``function`` shows on a standard-normal input (:func:`largest_move`), in
+    words."""
+    size, cut, row = largest_move(function, g)
+    length, d = LEAK_PROBE
     return (
         f"on standard-normal q, k, v (L={length}, d={d}), new values at the positions after "
         f"{cut} moved its output row {row} by {size:.2g}"
