@@ -111,6 +111,7 @@ def test_the_zip_holds_the_scripts_the_grader_and_the_course_secret(tmp_path: Pa
         "course/nbgrader_config.py",
         f"course/notebooks/{ASSIGNMENT}/{ASSIGNMENT}.ipynb",
         "course/grading/gradebook.db",
+        f"course/solutions/{ASSIGNMENT}/{ASSIGNMENT}.ipynb",  # the course's answers
     } <= names
     assert not any("__pycache__" in name or name.startswith("solutions/") for name in names)
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755

@@ -259,17 +259,30 @@ def run_visible_checks(assignment: str, namespace: dict, folder: str) -> dict[st
 
 def mismatches(mutant: Mutant, results: dict[str, CellGrade]) -> list[str]:
     """How the grades depart from what the mutant must get; empty when they do not.  A cell
-    "fails" when it loses points (partial credit counts as a loss), and the first failing
-    check's diagnosis, or the cause a repair confirmed for it, must name the mistake."""
+    "fails" when it loses points (partial credit counts as a loss), or when it is waived as
+    failing only because of a wrong answer cell it uses, and the first failing check's
+    diagnosis, or the cause a repair confirmed for it, must name the mistake; one of them at
+    least must lose points."""
     lost = {gid: r.first_told for gid, r in results.items() if r.fraction < 1}
     if mutant.is_correct:
         return [f"a correct alternative lost points: {lost}"] if lost else []
+    # A cell that fails only because of a wrong answer cell it uses is not charged again
+    # (autograder/authoring/used_answers.py): it fails, and its message must still name the
+    # mistake, but the points are lost in the answer's own cells.
+    repeated = {
+        gid: r.first_told
+        for gid, r in results.items()
+        if r.repeat is not None and r.repeat.waived and r.repeat.graded_with
+    }
     problems = []
     for grade_id, phrase in mutant.must_fail.items():
-        if grade_id not in lost:
+        told = lost.get(grade_id, repeated.get(grade_id))
+        if told is None:
             problems.append(f"{grade_id} kept full marks, but should have lost points ({lost})")
-        elif phrase not in lost[grade_id]:
-            problems.append(f"wrong diagnosis for {grade_id}: {lost[grade_id]}")
+        elif phrase not in told:
+            problems.append(f"wrong diagnosis for {grade_id}: {told}")
+    if not set(lost) & set(mutant.must_fail):
+        problems.append(f"no cell of {list(mutant.must_fail)} lost points: {lost}")
     if mutant.charged_once:
         problems += [
             f"{grade_id} lost points again for the mistake charged in {list(mutant.must_fail)}: "

@@ -59,6 +59,11 @@ def declared(assignment: str) -> dict[str, frozenset[str]]:
     return {a: frozenset(cells) for (name, a), cells in _USED_BY.items() if name == assignment}
 
 
+def answers_used_by(assignment: str, grade_id: str) -> list[str]:
+    """The answer cells that the test cell ``grade_id`` declared it uses, sorted."""
+    return sorted(answer for answer, cells in declared(assignment).items() if grade_id in cells)
+
+
 def judged_in(assignment: str, answer: str) -> tuple[str, ...]:
     """The test cells declared to judge ``answer`` (empty when no cell depends on it)."""
     import_checks(assignment)

@@ -190,6 +190,25 @@ def one_submission(charge_again: bool = False) -> Iterator[None]:
         _shared, _charges = previous
 
 
+def charges_again() -> bool | None:
+    """Within :func:`one_submission`, whether the course charges a mistake in every cell it
+    fails; None outside it (or inside an :func:`experiment`), where nothing is charged once."""
+    return None if _charges is None else _charges.charge_again
+
+
+@contextlib.contextmanager
+def experiment() -> Iterator[None]:
+    """Grade again as an experiment on the submission: nothing the real grading computed for it
+    is reused (a model trained with the student's own parts), and no charge is recorded."""
+    global _shared, _charges
+    previous = _shared, _charges
+    _shared, _charges = {}, None
+    try:
+        yield
+    finally:
+        _shared, _charges = previous
+
+
 def forget_shared() -> None:
     """The kernel restarted: what was computed from its old objects no longer holds."""
     if _shared is not None:
@@ -322,14 +341,17 @@ class Repeat:
     cause: str  # the mistake in a few words: "the softmax axis in `attention`"
     charged_in: str  # the grade id of the cell that lost points for it first
     waived: bool  # True: not charged again (the default); False: the course charges again
+    # how the cell was graded again: "" for a repair of the mistake, else what replaced what
+    # ("the course's `split_heads` in place of yours": autograder/authoring/used_answers.py)
+    graded_with: str = ""
 
     def describe(self) -> str:
         """The line that says which happened."""
         if self.waived:
+            how = f"with {self.graded_with}" if self.graded_with else "with that one mistake undone"
             return (
                 f"not charged again: fails only because of {self.cause}, charged in "
-                f"{self.charged_in} (with that one mistake undone, every check of this cell "
-                "passes)"
+                f"{self.charged_in} ({how}, every check of this cell passes)"
             )
         return (
             f"charged again: fails only because of {self.cause}, charged in {self.charged_in} "
@@ -452,7 +474,10 @@ class CellGrade:
         repeat = report["repeat"]
         if repeat is not None:
             repeat = Repeat(
-                str(repeat["cause"]), str(repeat["charged_in"]), repeat["waived"] is True
+                str(repeat["cause"]),
+                str(repeat["charged_in"]),
+                repeat["waived"] is True,
+                str(repeat.get("graded_with", "")),
             )
         return cls(checks, str(report["visible_failure"]), str(report["unjudged"]), repeat)
 

@@ -28,7 +28,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from autograder.authoring.registry import (
     grade_cell,
     one_submission,
 )
+from autograder.authoring.used_answers import charged_elsewhere
 from autograder.judging import protocol, source_bans
 from autograder.judging.containment import confine, death, exiting
 from autograder.judging.limits import JudgeLimits
@@ -93,6 +94,7 @@ class Judge:
         read_only: Sequence[Path] = (),
         answers: Mapping[int, tuple[str, str]] | None = None,
         charge_again: bool = False,
+        course_answers: Mapping[str, str] | None = None,
     ):
         self.assignment = assignment
         # a mistake costs points in every cell it fails, not in the first only (registry.py)
@@ -101,6 +103,9 @@ class Judge:
         # judged notebook index -> (grade id, submitted source) of each answer cell: where an
         # error the kernel reports was raised is shown from this text, not the kernel's
         self.answers = dict(answers or {})
+        # answer cell grade id -> the course's answer, defined in the kernel in place of a wrong
+        # one that another cell uses, once every cell is judged (authoring/used_answers.py)
+        self.course_answers = dict(course_answers or {})
         self.limits = limits
         self.read_only = [str(p) for p in read_only]
         self.grades: dict[str, CellGrade] = {}
@@ -319,17 +324,55 @@ class _Server:
         else:
             connection.settimeout(max(0.1, min(self.judge.limits.call_seconds, left)))
             signal.setitimer(signal.ITIMER_REAL, left)  # the whole cell's checks, all exchanges
+            link = Link(connection)
             try:
                 # The kernel's own words are never shown: they may hold hidden inputs by now.
                 shown = "" if visible_passed else VISIBLE_FAILED
-                grade = self.run_checks(grade_id, Link(connection), shown)
+                grade = self.run_checks(grade_id, link, shown)
+                self._judged(grade_id, grade)  # reported before anything else can go wrong
+                if self.judged.keys() >= self.judge.known:  # no answer cell is left to run
+                    for cell, repeat in self.waived(link).items():
+                        self._judged(cell, repeat)
+                    grade = self.judged[grade_id]
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         self.spent += time.monotonic() - started
+        if grade_id not in self.judged:
+            self._judged(grade_id, grade)
+        return grade
+
+    def _judged(self, grade_id: str, grade: CellGrade) -> None:
+        """Keep a cell's grade and report it (a later report of a cell replaces the earlier)."""
         self.judged[grade_id] = grade
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         self.report({"grade_id": grade_id, "grade": grade.to_json(), "peak_kib": peak})
-        return grade
+
+    def waived(self, link: Link) -> dict[str, CellGrade]:
+        """The cells that fail only because of a wrong answer cell they use, as repeats of its
+        mistake (autograder/authoring/used_answers.py), graded with the course's answers defined
+        in the kernel."""
+
+        @contextlib.contextmanager
+        def substitute(answers: Sequence[str]) -> Iterator[None]:
+            link.request("define", None, *(self.judge.course_answers[a] for a in answers))
+            try:
+                yield
+            finally:
+                link.request("undefine")
+
+        _current.link = link
+        try:
+            with (
+                source_bans.using_sources(self.judge.sources),
+                student_errors.using_answers(self.judge.answers),
+                student_errors.answers_elsewhere(),
+            ):
+                graded = charged_elsewhere(
+                    self.judge.assignment, self.judged, RemoteNamespace(link), substitute
+                )
+        finally:
+            _current.link = None
+        return {cell: grade for cell, grade in graded.items() if grade != self.judged[cell]}
 
     def run_checks(self, grade_id: str, link: Link, visible_failure: str) -> CellGrade:
         """Run every hidden check of the cell against the kernel's namespace, reporting each

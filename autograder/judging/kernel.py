@@ -143,7 +143,7 @@ def _same(now: torch.Tensor, then: torch.Tensor) -> bool:
 class _Server:
     """Answers the judge's requests about one namespace."""
 
-    def __init__(self, sock: socket.socket, namespace: Mapping[str, Any]):
+    def __init__(self, sock: socket.socket, namespace: dict[str, Any]):
         self.sock = sock
         self.namespace = namespace
         self.objects: dict[int, Any] = {}
@@ -153,6 +153,8 @@ class _Server:
         # model arrives by value, so what the student's code writes into it in place is sent
         # back before the judge's model is used again, as one process would see it.
         self.lent: list[tuple[_JudgeObject, str, torch.Tensor, torch.Tensor]] = []
+        # the namespace as it was before each "define" (autograder/authoring/used_answers.py)
+        self.defined: list[dict[str, Any]] = []
 
     def reference(self, value: Any) -> dict:
         if type(value) is _JudgeObject:
@@ -227,6 +229,14 @@ class _Server:
         if op == "setattr":
             setattr(target, args[0], args[1])
             return self.reply(None)
+        if op == "define":  # the course's answers in place of the student's, for a while
+            self.defined.append(dict(self.namespace))
+            for source in args:
+                exec(compile(str(source), "<the course's answer>", "exec"), self.namespace)
+            return self.reply(None)
+        if op == "undefine":  # the student's own names back, as they were before "define"
+            restore(self.namespace, self.defined.pop())
+            return self.reply(None)
         if op == "copy_into":  # write values into one of the object's tensors, in place
             with torch.no_grad():
                 getattr(target, args[0]).copy_(args[1])
@@ -299,6 +309,15 @@ class _Server:
         return self.reply([t.grad for t in inputs])
 
 
+def restore(namespace: dict[str, Any], before: Mapping[str, Any]) -> None:
+    """Put ``namespace`` back as ``before`` was: names added removed, names rebound rebound."""
+    for name in [n for n in namespace if n not in before]:
+        del namespace[name]
+    for name, value in before.items():
+        if name not in namespace or namespace[name] is not value:
+            namespace[name] = value
+
+
 def backward_exactly(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
     """Back-propagate each gradient into its output, as ``torch.autograd.backward(outputs,
     grads)`` does, bit for bit.
@@ -321,7 +340,7 @@ def backward_exactly(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
 
 
 def checkpoint(
-    assignment: str, grade_id: str, namespace: Mapping[str, Any], visible_passed: bool = True
+    assignment: str, grade_id: str, namespace: dict[str, Any], visible_passed: bool = True
 ) -> None:
     """Let the grader's judge run the hidden checks of ``grade_id`` against ``namespace``; raise
     if it says they fail.  The judge decides whether this call is judged at all: only the graded

@@ -16,7 +16,8 @@ from typing import Any
 import nbformat
 
 from autograder.authoring.registry import CellGrade, checks_for, grade_cell, one_submission
-from autograder.cells import is_test_cell, to_python
+from autograder.authoring.used_answers import charged_elsewhere, defined_here
+from autograder.cells import answer_cells, is_test_cell, to_python
 
 SUBMISSION_MODULE = "__submission__"
 
@@ -118,9 +119,26 @@ def grade_submission(submission: Submission, charge_again: bool = False) -> dict
     """Run every hidden check of the submission's assignment, graded cell by graded cell: each
     cell's grade, which scores it as the grading command does (the visible checks are not run
     here); ``charge_again`` as the course chooses (autograder/pipeline/course/charges.py)."""
-    grade_ids = dict.fromkeys(entry.grade_id for entry in checks_for(submission.assignment))
+    assignment = submission.assignment
+    grade_ids = dict.fromkeys(entry.grade_id for entry in checks_for(assignment))
+    answers = course_answers(assignment)
     with one_submission(charge_again):
-        return {
-            grade_id: grade_cell(submission.assignment, grade_id, submission.namespace)
+        grades = {
+            grade_id: grade_cell(assignment, grade_id, submission.namespace)
             for grade_id in grade_ids
         }
+        return charged_elsewhere(
+            assignment,
+            grades,
+            submission.namespace,
+            lambda wrong: defined_here(submission.namespace, answers, wrong),
+        )
+
+
+def course_answers(assignment: str) -> dict[str, str]:
+    """Answer cell grade id -> the course's answer, from this checkout's solutions/ (none where
+    it has no source notebook, and then no cell is waived for a wrong answer it uses)."""
+    source = Path(__file__).resolve().parents[2] / "solutions" / assignment / f"{assignment}.ipynb"
+    if not source.is_file():
+        return {}
+    return answer_cells(nbformat.read(source, as_version=4))

@@ -90,6 +90,20 @@ def instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, st
     return dict(release), sources
 
 
+def course_answers(course: Course, assignment: str) -> dict[str, str]:
+    """Answer cell grade id -> the course's answer, from the source notebook (the solutions); an
+    empty dict where the course has none here, and then no cell is waived for a wrong answer
+    cell it uses (autograder/authoring/used_answers.py)."""
+    from autograder.cells import answer_cells
+
+    source = course.path(course.coursedir.source_directory, ".", assignment) / (
+        f"{assignment}.ipynb"
+    )
+    if not source.is_file():
+        return {}
+    return answer_cells(nbformat.read(source, as_version=4))
+
+
 def _gradebook_sources(course: Course, assignment: str) -> dict[str, str]:
     """The gradebook's source of every test and locked cell of ``assignment``; MissingEntry when
     the assignment is not in the gradebook."""

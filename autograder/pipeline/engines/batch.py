@@ -24,6 +24,7 @@ from autograder.pipeline.course.charges import charge_again
 from autograder.pipeline.course.course import (
     Course,
     GradingError,
+    course_answers,
     find_submissions,
     instructor_side,
     record,
@@ -89,6 +90,7 @@ def grade(
         if not available:
             raise GradingError(why)
     release, sources = instructor_side(course, assignment)
+    answers = course_answers(course, assignment)
     submitted = find_submissions(course, assignment, students)
     outcomes = [_refused_name(s) for s, _ in submitted if not is_student_id(s)]
     submitted = [(s, path) for s, path in submitted if is_student_id(s)]
@@ -98,7 +100,7 @@ def grade(
         if progress is not None:
             progress(outcome)
     folders = {student: path.parent for student, path in submitted}
-    instructor = (assignment, release, sources, secret)
+    instructor = (assignment, release, sources, answers, secret)
     if cluster is None:
         graded = _pooled(instructor, course, submitted, workers, settings, stage, on_start)
     else:  # imported only here: the local pool never imports Dask
@@ -118,7 +120,7 @@ def grade(
 
 
 def _pooled(
-    instructor: tuple[str, dict, dict[str, str], bytes],
+    instructor: tuple[str, dict, dict[str, str], dict[str, str], bytes],
     course: Course,
     submitted: Sequence[tuple[str, Path]],
     workers: int,
@@ -129,9 +131,10 @@ def _pooled(
     """Grade on this machine: rounds of a process pool, a new one after each worker death (see
     pipeline/engines/worker_deaths.py); the outcomes as they finish.
 
-    instructor: the assignment, its release notebook, the gradebook's sources, the course secret.
+    instructor: the assignment, its release notebook, the gradebook's sources, the course's
+    answers, the course secret.
     """
-    assignment, release, sources, secret = instructor
+    assignment, release, sources, answers, secret = instructor
     hide = tuple(sorted({*(str(p) for p in secret_paths()), str(course.root)}))
     with tempfile.TemporaryDirectory(prefix="attention-lab-staging-") as folder:
         stage(
@@ -165,7 +168,7 @@ def _pooled(
                     count,
                     mp_context=context,
                     initializer=_start_worker,
-                    initargs=(grader, cores, assignment, release, sources, secret),
+                    initargs=(grader, cores, assignment, release, sources, answers, secret),
                 )
                 try:
                     yield from _round(pool, pending, deaths)
@@ -219,13 +222,14 @@ def _start_worker(
     assignment: str,
     release: dict,
     sources: dict[str, str],
+    answers: dict[str, str],
     secret: bytes,
 ) -> None:
     """A pool worker's set-up: it ends with the grading process, keeps to a core of its own, and
     warms up."""
     end_with(grader)
     keep_to_one_core(cores)
-    warm_up(assignment, release, sources, secret)
+    warm_up(assignment, release, sources, secret, answers)
 
 
 def first_core_turn() -> int:

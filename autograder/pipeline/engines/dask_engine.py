@@ -4,9 +4,9 @@ Nothing assumes a file system shared with the grader's machine.  Each worker set
 (:class:`GradingSetup`, a worker plugin): it checks that it can build a sandbox, imports the
 checks and builds their hidden reference data, stages what the sandbox may import in its own
 scratch folder, and finds on its own disk what the sandbox must hide.  The release notebook, the
-gradebook's sources and the course secret travel once per worker, inside the plugin (so a remote
-scheduler's link must be TLS); each job carries its submission's bytes.  The outcomes come back
-here, where the batch records them.
+gradebook's sources, the course's answers and the course secret travel once per worker, inside
+the plugin (so a remote scheduler's link must be TLS); each job carries its submission's bytes.
+The outcomes come back here, where the batch records them.
 
 A worker that dies is replaced by Dask; what happens to its submission is the local pool's policy
 (pipeline/engines/worker_deaths.py: run once more if it was grading it, a ``grader error`` row after
@@ -122,12 +122,15 @@ class GradingSetup(WorkerPlugin):
         sources: dict[str, str],
         sandboxed: bool,
         secret: bytes,
+        answers: dict[str, str] | None = None,
     ):
         self.assignment, self.release, self.sources = assignment, release, sources
+        self.answers = dict(answers or {})  # the course's answers (authoring/used_answers.py)
         self.sandboxed, self.secret = sandboxed, secret
         digest = hashlib.sha256(  # a name that differs with the secret and does not reveal it
             json.dumps(
-                [assignment, release, sources, sandboxed, secret.hex()], sort_keys=True
+                [assignment, release, sources, self.answers, sandboxed, secret.hex()],
+                sort_keys=True,
             ).encode()
         )
         self.name = f"attention-lab-{assignment}-{digest.hexdigest()[:16]}"
@@ -173,7 +176,14 @@ class GradingSetup(WorkerPlugin):
             max(1, getattr(state, "nthreads", 1)),
             mp_context=context,
             initializer=_start_grader,
-            initargs=(reader, self.assignment, self.release, self.sources, self.secret),
+            initargs=(
+                reader,
+                self.assignment,
+                self.release,
+                self.sources,
+                self.secret,
+                self.answers,
+            ),
         )
         try:
             # They start at this first call: OpenBLAS (numpy's) reads the variable as each loads.
@@ -192,12 +202,17 @@ _SET_UP_FAILURE: list[str] = []  # in a grading process: why its warm-up failed,
 
 
 def _start_grader(
-    grader: Connection, assignment: str, release: dict, sources: dict[str, str], secret: bytes
+    grader: Connection,
+    assignment: str,
+    release: dict,
+    sources: dict[str, str],
+    secret: bytes,
+    answers: dict[str, str],
 ) -> None:
     """A grading process's set-up: it ends with its Dask worker, and warms up."""
     end_with(grader)
     try:
-        warm_up(assignment, release, sources, secret)
+        warm_up(assignment, release, sources, secret, answers)
     except Exception as error:  # noqa: BLE001 - the worker's set-up reports it
         _SET_UP_FAILURE.append(f"{type(error).__name__}: {_first_line(error)}")
 
@@ -241,7 +256,7 @@ def grade_remotely(job: Job, setup: str) -> Outcome:
 
 def graded(
     cluster: DaskCluster,
-    instructor: tuple[str, dict, dict[str, str], bytes],
+    instructor: tuple[str, dict, dict[str, str], dict[str, str], bytes],
     course: Course,
     submitted: Sequence[tuple[str, Path]],
     settings: Settings,
@@ -250,13 +265,14 @@ def graded(
 ) -> Iterator[Outcome]:
     """Grade ``submitted`` on ``cluster``; the outcomes as they finish.
 
-    instructor: the assignment, its release notebook, the gradebook's sources, the course secret.
+    instructor: the assignment, its release notebook, the gradebook's sources, the course's
+    answers, the course secret.
     Raises GradingError before any outcome when the cluster is refused, unreachable or cannot
     grade.
     """
-    assignment, release, sources, secret = instructor
+    assignment, release, sources, answers, secret = instructor
     with _client(cluster, assignment, stage) as client:
-        setup = GradingSetup(assignment, release, sources, settings.use_sandbox, secret)
+        setup = GradingSetup(assignment, release, sources, settings.use_sandbox, secret, answers)
         workers = client.scheduler_info()["workers"]
         _say_workers(workers, stage)
         try:

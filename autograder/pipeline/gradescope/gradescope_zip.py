@@ -17,10 +17,11 @@ The zip holds::
                       secret, with --development-secret)
     autograder/ attention_lab/        the grader and the course package, as in this checkout
     course/           an nbgrader course of the one assignment: nbgrader_config.py, the released
-                      notebook, and a gradebook that holds the assignment (no due date)
+                      notebook, a gradebook that holds the assignment (no due date), and the
+                      source notebook with the course's answers
 
-The zip is the instructor's: it holds the hidden checks and the gradebook (the solutions'
-sources), and by default the course secret; never hand it to students.
+The zip is the instructor's: it holds the hidden checks, the course's answers and by default the
+course secret; never hand it to students.
 """
 
 from __future__ import annotations
@@ -42,8 +43,14 @@ SECRET_ENV = "ATTENTION_LAB_SECRET"
 SECRET_FILE = "course_secret"
 CONFIG = "gradescope.json"
 # What of the repository's course the grading needs: the configuration, the released notebook,
-# the gradebook (which holds the hidden tests' and the answers' sources).
-COURSE_FILES = ("nbgrader_config.py", "notebooks/{a}/{a}.ipynb", "grading/gradebook.db")
+# the gradebook (which holds the hidden tests' sources) and the source notebook (the course's
+# answers, defined in place of a wrong one that another cell uses: authoring/used_answers.py).
+COURSE_FILES = (
+    "nbgrader_config.py",
+    "notebooks/{a}/{a}.ipynb",
+    "grading/gradebook.db",
+    "solutions/{a}/{a}.ipynb",
+)
 EXECUTABLE = 0o755
 
 SETUP = """#!/usr/bin/env bash
@@ -161,10 +168,10 @@ def build_zip(
 
 
 def _course(assignment: str, root: Path) -> dict[str, bytes]:
-    """The zip's ``course/``: nbgrader_config.py, the released notebook and a gradebook holding
-    ``assignment`` with no due date, as ``nbgrader generate_assignment`` makes them from
-    ``solutions/`` now (in a scratch course: the checkout's notebooks/ and gradebook are left
-    alone)."""
+    """The zip's ``course/``: nbgrader_config.py, the released notebook, a gradebook holding
+    ``assignment`` with no due date and its source notebook, as ``nbgrader generate_assignment``
+    makes them from ``solutions/`` now (in a scratch course: the checkout's notebooks/ and
+    gradebook are left alone)."""
     from autograder.examples import course_files
 
     if root != ROOT:

@@ -165,6 +165,7 @@ def execute(
         read_only=[Path(p) for p in job.hide],
         answers=answers,
         charge_again=settings.charge_again,
+        course_answers=_INSTRUCTOR.get("answers", {}),
     )
     with judge:
         if settings.use_sandbox:
@@ -218,17 +219,25 @@ def _run_unsandboxed(
     return report, truncated
 
 
-# The released notebook and the gradebook's sources, given once per worker by warm_up.
+# The released notebook, the gradebook's sources and the course's answers (the judge defines
+# them in place of a wrong answer another cell uses: authoring/used_answers.py), given once per
+# worker by warm_up.
 _INSTRUCTOR: dict[str, Any] = {}
 
 
-def warm_up(assignment: str, release: dict, sources: dict[str, str], secret: bytes) -> None:
+def warm_up(
+    assignment: str,
+    release: dict,
+    sources: dict[str, str],
+    secret: bytes,
+    answers: dict[str, str] | None = None,
+) -> None:
     """Before a worker's first submission: one thread for torch, BLAS and OpenMP (the workers
-    share the cores), the instructor's notebook and sources, the course secret that hidden inputs
-    derive from (the judges, forked from this worker, inherit it), and the hidden reference data
-    built once, not once per submission."""
+    share the cores), the instructor's notebook, sources and answers, the course secret that
+    hidden inputs derive from (the judges, forked from this worker, inherit it), and the hidden
+    reference data built once, not once per submission."""
     one_thread()
-    _INSTRUCTOR.update(release=release, sources=sources)
+    _INSTRUCTOR.update(release=release, sources=sources, answers=dict(answers or {}))
     use_secret(secret)
     prepare(assignment)
 
