@@ -27,6 +27,7 @@ from autograder.authoring.operation_mistakes import (
     max_over_everything,
     mistaken_outputs,
     plain_softmax_rows,
+    scale_factors_apart,
     scale_slips,
 )
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
@@ -1382,6 +1383,8 @@ def split_case(g: torch.Generator, low_keys: int = 4) -> tuple[Tensor, Tensor, T
         for d in torch.randint(1, 4, (int(torch.randint(0, 3, (1,), generator=g)),), generator=g)
     ]
     l_q, d_k, d_v = random_sizes(g, 3, low=1, high=9)
+    while not scale_factors_apart(d_k, {"d_v": d_v}):  # d_k = 1, or d_v = d_k², ties two slips
+        l_q, d_k, d_v = random_sizes(g, 3, low=1, high=9)
     l_k = int(torch.randint(low_keys, 30, (1,), generator=g))
     q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
     k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
