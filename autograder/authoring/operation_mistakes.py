@@ -192,6 +192,17 @@ def scale_slips(d_k: int, sizes: Mapping[str, int] | None = None) -> list[Argume
     ]
 
 
+def scale_factors_apart(d_k: int, sizes: Mapping[str, int] | None = None) -> bool:
+    """True where no two of 1, d_k, √d_k and each other size n and √n of ``sizes`` are equal, so
+    that the factors of :func:`scale_slips` differ from one another and from the right one on
+    these sizes, and an answer matches one slip's output at most. With d_model = 9 and
+    head_size = 3, dividing by √d_model and by head_size give the same numbers, and neither can
+    be named (blind answer k06-02): a draw that names a scale slip redraws until this holds."""
+    others = list((sizes or {}).values())
+    values = [1.0, d_k, math.sqrt(d_k), *others, *(math.sqrt(n) for n in others)]
+    return not any(math.isclose(a, b) for i, a in enumerate(values) for b in values[i + 1 :])
+
+
 def _scaled_by(factor: float) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return lambda arguments: {**arguments, "scale": factor}
 

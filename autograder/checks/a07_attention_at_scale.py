@@ -27,6 +27,7 @@ from autograder.authoring.operation_mistakes import (
     max_over_everything,
     mistaken_outputs,
     plain_softmax_rows,
+    scale_factors_apart,
     scale_slips,
 )
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
@@ -153,6 +154,11 @@ MERGE = catalogue(
             "no_common_max": "the parts are added without a common maximum: each part's sums "
             "stay relative to its own max; multiply each by exp(m_part - max(m_a, m_b)) before "
             "adding them",
+            "one_part_max": "merge_partials measures one argument's part against the other "
+            "argument's reference (its maximum, or what the partial result keeps), the same "
+            "argument whichever part's scores are larger, rather than against the larger of the "
+            "two: where the part measured lies far above the reference, the exp of the "
+            "difference overflows (exp(710) is inf in float64)",
         },
         "weights": {
             "count_weighted": "the parts' outputs are averaged weighted by their numbers of keys: "
@@ -1382,6 +1388,8 @@ def split_case(g: torch.Generator, low_keys: int = 4) -> tuple[Tensor, Tensor, T
         for d in torch.randint(1, 4, (int(torch.randint(0, 3, (1,), generator=g)),), generator=g)
     ]
     l_q, d_k, d_v = random_sizes(g, 3, low=1, high=9)
+    while not scale_factors_apart(d_k, {"d_v": d_v}):  # d_k = 1, or d_v = d_k², ties two slips
+        l_q, d_k, d_v = random_sizes(g, 3, low=1, high=9)
     l_k = int(torch.randint(low_keys, 30, (1,), generator=g))
     q = torch.randn(*lead, l_q, d_k, generator=g, dtype=torch.float64)
     k = torch.randn(*lead, l_k, d_k, generator=g, dtype=torch.float64)
@@ -1638,6 +1646,10 @@ def merging_is_stable_for_huge_scores(ns: Namespace) -> None:
         )
         merged = split.fold(split.parts(q, k, v, cuts, what), order, what)
         out = split.finish(merged, expected, what)
+        if not is_close(out, expected, atol=1e-8, rtol=0):
+            one_max = one_part_max_seen(split, q, k, v, cuts, what)
+            if one_max:
+                fail(f"{what}: {one_max}")
         judge_merged(
             out,
             expected,
@@ -1686,6 +1698,54 @@ def overflow_seen(
         f"{held} numbers here, and the same inputs with q divided by 1000, scores near ±10, "
         "give the attention exactly)"
     )
+
+
+def one_part_max_seen(
+    split: SplitAttention, q: Tensor, k: Tensor, v: Tensor, cuts: list[Tensor], what: str
+) -> str | None:
+    """MERGE["one_part_max"], with what shows it, where merge_partials(a, b) of the two parts
+    ``cuts`` (one part's scores about 10^4 below the other's) finishes wrong (NaN, inf or another
+    value), each part's partial result being finite, while the same parts merged as merge_partials(b, a), and both
+    ways with q divided by 1000 (scores about 10 apart), give the attention exactly: the merge is
+    right except where the argument it measures the other against holds the lower maximum. A
+    right merge is exact in both orders, so this never names it; else None."""
+    expected = reference_out(q, k, v)
+    small = q / 1000
+    small_expected = reference_out(small, k, v)
+    try:
+        parts = split.parts(q, k, v, cuts, what)
+        if any(nonfinite_in(part)[0] for part in parts):
+            return None  # a partial result that overflows on its own is MERGE["overflow"]'s
+        first = split.finish(split.merge(*parts, what), expected, what)
+        if is_close(first, expected, atol=1e-8, rtol=0):
+            return None
+        swapped = f"{what}, merged in the other order"
+        low, high = split.parts(q, k, v, cuts, swapped)
+        out = split.finish(split.merge(high, low, swapped), expected, swapped)
+        if not is_close(out, expected, atol=1e-8, rtol=0):
+            return None
+        for order in ((0, 1), (1, 0)):
+            scaled = f"{what}, q divided by 1000, merged as {order}"
+            merged = split.fold(split.parts(small, k, v, cuts, scaled), order, scaled)
+            if not is_close(
+                split.finish(merged, small_expected, scaled), small_expected, atol=1e-10, rtol=0
+            ):
+                return None
+    except CheckFailed:
+        return None
+    first_higher = bool((part_max(q, k, cuts[0]) > part_max(q, k, cuts[1])).all())
+    above, below = ("first", "second") if first_higher else ("second", "first")
+    seen = "NaN or inf" if not torch.isfinite(first).all() else "a wrong output"
+    return (
+        f"{MERGE['one_part_max']} (merge_partials(a, b) with the {above} argument's scores "
+        f"about 10^4 above the {below}'s gives {seen}; the same parts merged the other way, "
+        "and both ways with q divided by 1000, scores about 10 apart, give the attention exactly)"
+    )
+
+
+def part_max(q: Tensor, k: Tensor, idx: Tensor) -> Tensor:
+    """Each query's largest scaled score over the keys ``idx``."""
+    return (q @ k[..., idx, :].transpose(-2, -1) / math.sqrt(q.shape[-1])).amax(-1)
 
 
 def shared_max_seen(

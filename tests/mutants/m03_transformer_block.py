@@ -732,6 +732,20 @@ WRONG += [
         {"test_feed_forward": "in eval mode dropout still zeroes hidden units"},
         makes=("EncoderBlock.random_in_eval",),  # the block built on it draws at random too,
     ),
+    Mutant(  # an nn.Dropout module indeed, built in forward: in train mode whatever the model's
+        "ffn: a fresh nn.Dropout built at every call drops in eval mode",
+        A,
+        {
+            "feed_forward": Replace(
+                "self.dropout(torch.relu(self.linear1(x)))",
+                "nn.Dropout(self.dropout.p)(torch.relu(self.linear1(x)))",
+            )
+        },
+        {"test_feed_forward": "in eval mode dropout still zeroes hidden units"},
+        makes=("EncoderBlock.random_in_eval",),  # the block built on it draws at random too
+        # Once advised to use an nn.Dropout module, which it does.
+        not_told=("use an nn.Dropout module",),
+    ),
     # Not the last wrong one, which judge parity grades in the sandbox: there, as a student of 03
     # has it, attention_lab holds no reference of 03 and the import fails (test_package_split.py).
     Mutant(

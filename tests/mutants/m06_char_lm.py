@@ -609,3 +609,33 @@ WRONG += [
         not_told=("flatten", "summed", "bits", "positions:", "log-softmax runs", "paired"),
     ),
 ]
+WRONG += [
+    Mutant(  # randomness that the seed does not explain: its cause is not confirmed, only seen
+        "charlm: its own dropout of the embeddings from a NumPy generator, in every mode",
+        A,
+        {
+            "charlm": (
+                Replace(
+                    "class CharLM(nn.Module):", "import numpy as np\n\n\nclass CharLM(nn.Module):"
+                ),
+                Replace(
+                    "        self.block_size = block_size\n",
+                    "        self.block_size = block_size\n"
+                    "        self.p, self.rng = dropout, np.random.default_rng(0)\n",
+                ),
+                Replace(
+                    "        x = self.position(self.token_embedding(idx))  # (B, L, d_model)\n",
+                    "        x = self.position(self.token_embedding(idx))  # (B, L, d_model)\n"
+                    "        keep = torch.from_numpy(self.rng.random(tuple(x.shape)) >= self.p)\n"
+                    "        x = x * keep.to(x.dtype) / (1 - self.p)\n",
+                ),
+            )
+        },
+        {
+            "test_charlm": "in eval mode the model gives different logits at every call, even "
+            "under the same random seed"
+        },
+        # Told "CharLM drops nothing outside them" of blocks it never looked into, once.
+        not_told=("CharLM drops nothing outside them",),
+    ),
+]

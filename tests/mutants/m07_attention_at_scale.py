@@ -540,7 +540,36 @@ WRONG += [
                 "    m = m_a\n",
             )
         },
-        {"test_merge_partials": "merged first"},
+        {"test_merge_partials": "with the second argument's scores about 10^4 above the first's"},
+        makes=("merge_partials.one_part_max",),
+    ),
+    Mutant(  # the mirror: exact unless a's maximum is far above b's: exp(m_a - m_b) overflows
+        "merge_partials: both parts moved to b's maximum, not to the larger one",
+        A,
+        {
+            "merge_partials": Replace(
+                "    m = torch.maximum(m_a, m_b)\n",
+                "    m = m_b\n",
+            )
+        },
+        {"test_merge_partials": "with the first argument's scores about 10^4 above the second's"},
+        makes=("merge_partials.one_part_max",),
+    ),
+    Mutant(  # log-sum-exp measured against a's: log1p(exp(lse_b - lse_a)) is inf when b is far above
+        "merge_partials: log-sum-exps merged as lse_a + log1p(exp(lse_b - lse_a))",
+        A,
+        {
+            "merge_partials": split_k(
+                LSE_PARTIAL,
+                LSE_MERGE.replace(
+                    "lse = torch.logaddexp(lse_a, lse_b)",
+                    "lse = lse_a + torch.log1p(torch.exp(lse_b - lse_a))",
+                ),
+                LSE_FINISH,
+            )
+        },
+        {"test_merge_partials": "with the second argument's scores about 10^4 above the first's"},
+        makes=("merge_partials.one_part_max",),
     ),
 ]
 CORRECT += [

@@ -120,9 +120,11 @@ FFN = catalogue(
             "hidden layer, linear2(dropout(relu(linear1(x))))",
         },
         "dropout mode": {
-            "dropout_in_eval": "in eval mode dropout still zeroes hidden units: use an "
-            "nn.Dropout module, which follows train()/eval(), or F.dropout(h, p, "
-            "training=self.training)",
+            # What was observed only (as the block's): a dropout that eval() does not reach has
+            # several causes (F.dropout without training=, an nn.Dropout built in forward).
+            "dropout_in_eval": "in eval mode dropout still zeroes hidden units: the output is "
+            "linear2 of relu(linear1(x)) with some hidden units zeroed and the others scaled "
+            "alike, where eval mode drops nothing",
         },
         "dropout rate and scale": {
             "dropout_unscaled": "the kept hidden units are not scaled by 1/(1-p): dropout "

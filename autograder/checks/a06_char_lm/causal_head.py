@@ -7,6 +7,7 @@ import torch
 from autograder.authoring.closeness import is_close, not_finite
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes
+from autograder.authoring.operation_mistakes import scale_factors_apart
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -29,6 +30,19 @@ ban(
 )
 
 
+def head_trials(g: torch.Generator, count: int = 4) -> list[list[int]]:
+    """The (B, d_model, head_size, L, block_size - L) of each trial of the head's main check:
+    distinct sizes in [2, 9] whose d_model and head_size tell every scale factor apart
+    (scale_factors_apart: never d_model = 9 with head_size = 3, where dividing by √d_model is
+    dividing by head_size)."""
+    trials = []
+    while len(trials) < count:
+        sizes = random_sizes(g, 5, low=2, high=9)
+        if scale_factors_apart(sizes[2], {"d_model": sizes[1]}):
+            trials.append(sizes)
+    return trials
+
+
 @check(
     ASSIGNMENT,
     "test_causal_head",
@@ -44,8 +58,7 @@ ban(
 def causal_head_matches_masked_attention(ns: Namespace) -> None:
     cls = require(ns, "CausalSelfAttentionHead", type)
     g = hidden_generator("a06 head")
-    for trial in range(4):
-        b, d_model, head_size, length, extra = random_sizes(g, 5, low=2, high=9)
+    for trial, (b, d_model, head_size, length, extra) in enumerate(head_trials(g)):
         if trial == 3:
             b, length = 1, 1  # one sequence of one character
         block_size = length + (extra if trial else 0)  # L == block_size once, then L < block_size

@@ -385,11 +385,13 @@ WRONG = [
             )
         },
         {
-            "test_causal_head": "[causal_head_matches_masked_attention]",
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
             "test_multihead_causal": "this cell uses your answer cell",
         },
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
-        makes=("CausalSelfAttentionHead.scaled_by_sqrt_d_model",),
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample, its course's
+        # draw having d_model = 9 and head_size = 3 (÷√d_model is ÷head_size there); named
+        # under any secret since the head's draws tell the scale factors apart
+        # (tests/test_scale_draws.py).
     ),
     Mutant(
         "k06-03: the ModuleList holds the same head object num_heads times ([head] * nu",
