@@ -871,8 +871,8 @@ WRONG = [
                 '''
             )
         },
-        {"test_heads_switched_off": "with every head on (d_model"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+        {"test_heads_switched_off": "out_proj's bias is missing from the output"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
     ),
 ]
 
