@@ -601,7 +601,8 @@ WRONG = [
                 '''
             )
         },
-        {"test_build_vocab": "expected ['<pad>'"},
+        {"test_build_vocab": "cut to words[:max_vocab_size - 3], whose end is negative"},
+        # Told a counterexample until build_vocab.negative_slice_end (k03-02, j03-04) named it.
     ),
     Mutant(
         "i03-06: encode tokenises with text.lower().split()",
@@ -869,8 +870,36 @@ WRONG = [
                 '''
             )
         },
-        {"test_build_vocab": "build_vocab(..., max_vocab_size"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+        {"test_build_vocab": "cut to words[:max_vocab_size - 3], whose end is negative"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
+    ),
+    Mutant(
+        "j03-04: build_vocab slices the words to max_vocab_size - 3, negative below 3",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    words = [token for token, count in ordered if count >= min_freq]
+                    if max_vocab_size is not None:
+                        words = words[: max_vocab_size - len(SPECIAL_TOKENS)]
+                    vocab = list(SPECIAL_TOKENS) + words
+                    return vocab
+                '''
+            )
+        },
+        {"test_build_vocab": "cut to words[:max_vocab_size - 3], whose end is negative"},
+        # Issue 40's fifth blind corpus (5a), graded blind: counterexample; named since.
     ),
     Mutant(
         "k03-03: looks tokens up with token_to_id.setdefault(token",
