@@ -987,8 +987,8 @@ WRONG = [
                 '''
             )
         },
-        {"test_padded_block": "[padded_block_is_blind_to_pads_anywhere]"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+        {"test_padded_block": "real tokens are taken to be its first n positions"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
     ),
 ]
 
