@@ -114,6 +114,7 @@ def parity_mistakes(
 
         output_mistakes = {
             MHA["no_out_proj"]: oracle_merge(heads),
+            MHA["out_proj_bias_missing"]: oracle_merge(heads) @ w["out_proj"][0].T,
             MHA["merged_no_transpose"]: project_out(heads.reshape(b, l_q, d_model)),
             MHA["values_from_key"]: values_from(key, "v_proj"),
             MHA["values_with_k_proj"]: values_from(value, "k_proj"),

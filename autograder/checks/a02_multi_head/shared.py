@@ -61,6 +61,9 @@ MHA = catalogue(
         "biases": {
             "no_bias": "a projection is an nn.Linear without a bias, where the statement's "
             "nn.Linear(d_model, d_model) has one",
+            "out_proj_bias_missing": "the output is the merged heads times out_proj's weight, "
+            "without out_proj's bias: it differs from nn.MultiheadAttention's output by that "
+            "bias at every position",
         },
         "mask polarity": {
             "mask_reversed": "mask polarity reversed: in this course True means 'may attend' "
