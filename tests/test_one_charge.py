@@ -233,6 +233,13 @@ def test_the_scaling_and_mask_repairs_make_a_correct_answer_wrong():
     reversed_mask = repairs["attention.mask_reversed"].undo(correct)
     assert not torch.allclose(reversed_mask(q, k, v, mask)[1], correct(q, k, v, mask)[1])
     assert torch.equal(reversed_mask(q, k, v)[1], correct(q, k, v)[1])
+    # The 0/1 masks alone reversed: a bool mask, or none, reaches the answer as it is.
+    numeric_mask = repairs["attention.numeric_mask_reversed"].undo(correct)
+    mask[:, 1] = False  # every row of the reversed mask sees key 1
+    ones = mask.int()
+    assert not torch.allclose(numeric_mask(q, k, v, ones)[1], correct(q, k, v, ones)[1])
+    assert torch.equal(numeric_mask(q, k, v, mask)[1], correct(q, k, v, mask)[1])
+    assert torch.equal(numeric_mask(q, k, v)[1], correct(q, k, v)[1])
 
 
 def test_a_repeated_mistake_is_waived_once_charged_and_its_grade_crosses_the_pipe(cells):

@@ -93,6 +93,10 @@ ATTENTION = catalogue(
         "mask": {
             "mask_reversed": "mask polarity reversed: True/1 means 'may attend', so hide keys "
             "where the mask is False",
+            "numeric_mask_reversed": "a 0/1 mask that is not bool is read the other way "
+            "round (1 = hidden): with bool masks your weights are right, and with a 0/1 mask "
+            "they are those of its opposite; the statement's 0/1 masks read as its bool ones, "
+            "True/1 = may attend",
             "finite_fill": "masked keys filled with a finite number (like -100 or -1e9) instead "
             "of -inf, so they still get weight",
             "mask_not_bool": "the mask is used as given: your attention raised with a 0/1 "
@@ -1132,6 +1136,21 @@ def mask_read_right(attention):
     def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
         flipped = None if mask is None else torch.logical_not(mask).to(mask.dtype)
         return call_attention(attention, q, k, v, flipped, **options)
+
+    return repaired
+
+
+@repairs(ASSIGNMENT, ATTENTION["numeric_mask_reversed"], "attention")
+def numeric_mask_read_right(attention):
+    """``attention`` given the opposite of each 0/1 mask that is not bool, in the mask's own
+    dtype (1 where it was 0), and each bool mask as it is: an answer that reads only its 0/1
+    masks the other way round then hides the keys it must. An answer called with bool masks
+    alone runs as it is, so a check that gives it none confirms nothing."""
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
+        if mask is not None and mask.dtype != torch.bool:
+            mask = torch.logical_not(mask).to(mask.dtype)
+        return call_attention(attention, q, k, v, mask, **options)
 
     return repaired
 

@@ -933,6 +933,10 @@ FOCUS = catalogue(
             "all its weight on one key, or a single key, gives 0 / log 1 = 0 / 0, NaN",
             "log_num_keys": "the score is 1 - H / log(L_k), right for two keys or more: with a "
             "single key, H = 0 and log 1 = 0, so the score is 0 / 0, NaN",
+            "single_key": "the score is not finite for a single key (L_k = 1) alone: on rows of "
+            "2 or more keys it is finite and calibrated (0 for uniform rows, 1 for all the "
+            "weight on one key, in [0, 1] otherwise); the statement asks for a finite score with "
+            "a single key too",
         },
     },
 )
@@ -969,6 +973,35 @@ def normalised_by_log_keys(focus: Any) -> bool:
     except Exception:  # noqa: BLE001 - an answer that raises here is not that formula
         return False
     return is_close(got, expected, atol=FOCUS_ATOL) and bool(torch.isnan(single).all())
+
+
+def calibrated_beyond_one_key(focus: Any) -> bool:
+    """True when ``focus`` gives finite scores of the statement's calibration on rows of 2, 3, 5
+    and 8 keys: 0 for uniform rows, 1 for rows with all the weight on one key, in [0, 1] for
+    softmax rows and rows with exact zeros (the experiment behind single_key: a score that is
+    not finite there is wrong beyond the single key)."""
+    g = torch.Generator().manual_seed(5)
+    for num_keys in (2, 3, 5, 8):
+        rows = softmax_rows(g, 6, num_keys, 2.0)
+        rows[0] = 1 / num_keys
+        rows[1] = nn.functional.one_hot(torch.tensor(num_keys - 1), num_keys)
+        rows[2, 0] = 0.0
+        rows[2] /= rows[2].sum()
+        try:
+            got = focus(rows.clone())
+        except Exception:  # noqa: BLE001 - an answer that raises here is wrong beyond one key
+            return False
+        if not (isinstance(got, Tensor) and got.shape == (6,) and got.is_floating_point()):
+            return False
+        got = got.detach().to(torch.float64)
+        if (
+            not torch.isfinite(got).all()
+            or not ((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL)).all()
+        ):
+            return False
+        if not is_close(got[:2], torch.tensor([0.0, 1.0], dtype=torch.float64), atol=FOCUS_ATOL):
+            return False
+    return True
 
 
 @repairs(ASSIGNMENT, FOCUS["first_axis"], "attention_focus")
@@ -1154,6 +1187,8 @@ def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
                 fail(f"{FOCUS['keys_used']} ({seen})")
             if normalised_by_log_keys(focus):
                 fail(f"{FOCUS['log_num_keys']} ({seen})")
+            if weights.shape[-1] == 1 and calibrated_beyond_one_key(focus):
+                fail(f"{FOCUS['single_key']} ({seen})")
             fail(seen)
         if not ((got >= -FOCUS_ATOL) & (got <= 1 + FOCUS_ATOL)).all():
             fail(f"{what}: scores {got.flatten().tolist()[:6]}, not all in [0, 1]")

@@ -265,6 +265,12 @@ WRONG = [
         {"test_layer_norm": "are not applied"},
     ),
     Mutant(
+        "layer norm: gamma applied, beta left out",
+        A,
+        {"layer_norm": Replace(" * self.weight + self.bias", " * self.weight")},
+        {"test_layer_norm": "beta (self.bias) is not added"},
+    ),
+    Mutant(
         "layer norm: detached statistics",
         A,
         {

@@ -46,6 +46,11 @@ ABLATION = catalogue(
             "all_off_is_the_layer": "with every head off the output is mha(x)[0], the layer's "
             "output with every head on",
         },
+        "output bias": {
+            "out_proj_bias_missing": "out_proj's bias is missing from the output: with every "
+            "head on, your output plus out_proj.bias is mha(x)[0] at every position, and on the "
+            "same layer with that bias set to zero your output is the layer's",
+        },
         "head layout": {
             "keep_tiled": "the features the output ignores are those keep.repeat(d_k) marks off "
             "(the heads tiled: feature f follows head f mod H), not each off head's d_k "
@@ -284,10 +289,36 @@ def every_head_on_is_the_layer(ns: Namespace) -> None:
     with torch.no_grad():
         expected = mha(x)[0]
     if not is_close(out, expected, atol=ATOL):
-        fail(
+        seen = (
             f"with every head on ({what}) the output differs from mha(x)[0] by up to "
             f"{float((out - expected).abs().max()):.3g}"
         )
+        if lacks_the_output_bias(ablate, mha, x, keep, what, out, expected):
+            fail(f"{ABLATION['out_proj_bias_missing']} ({seen})")
+        fail(seen)
+
+
+def lacks_the_output_bias(
+    ablate: Callable,
+    mha: nn.Module,
+    x: Tensor,
+    keep: Tensor,
+    what: str,
+    out: Tensor,
+    expected: Tensor,
+) -> bool:
+    """The experiment behind out_proj_bias_missing: the answer's output differs from the layer's
+    by out_proj's bias at every position, and on a copy of the layer whose out_proj has a zero
+    bias the answer gives the layer's output (a correct answer differs from the layer there by
+    nothing, so never by the bias)."""
+    bias = mha.out_proj.bias
+    if bias is None or not is_close(out + bias.detach(), expected, atol=ATOL):
+        return False
+    unbiased = copy.deepcopy(mha)
+    with torch.no_grad():
+        unbiased.out_proj.bias.zero_()
+        layer = unbiased(x)[0]
+    return is_close(run_ablation(ablate, unbiased, x, keep, what), layer, atol=ATOL)
 
 
 @check(

@@ -27,6 +27,7 @@ from autograder.checks.a02_multi_head.shared import (
     oracle_split,
     random_mask,
     smaller_mha_example,
+    two_mha_sizes,
 )
 
 # The module is built on the student's split_heads and merge_heads, as the notebook asks.
@@ -113,6 +114,7 @@ def parity_mistakes(
 
         output_mistakes = {
             MHA["no_out_proj"]: oracle_merge(heads),
+            MHA["out_proj_bias_missing"]: oracle_merge(heads) @ w["out_proj"][0].T,
             MHA["merged_no_transpose"]: project_out(heads.reshape(b, l_q, d_model)),
             MHA["values_from_key"]: values_from(key, "v_proj"),
             MHA["values_with_k_proj"]: values_from(value, "k_proj"),
@@ -187,7 +189,7 @@ def compare_with_torch(
 def mha_matches_torch_multihead_attention(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 parity")
-    trials = [mha_sizes(g) for _ in range(4)] + degenerate_mha_sizes(g)
+    trials = [*two_mha_sizes(g), mha_sizes(g), mha_sizes(g), *degenerate_mha_sizes(g)]
     for trial, (b, l_q, l_k, h, d_k) in enumerate(trials):
         d_model = h * d_k
         dtype = torch.float32 if trial == 3 else torch.float64
@@ -214,7 +216,8 @@ def mha_self_attention_matches_torch(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 parity self")
     # Then L = 1 in a batch of one, with several heads and with one.
-    for b, length, _, h, d_k in (mha_sizes(g), *degenerate_mha_sizes(g)[::2]):
+    first = mha_sizes(g)
+    for b, length, _, h, d_k in (first, *degenerate_mha_sizes(g, unlike=first[-1])[::2]):
         causal_self_attention_matches_torch(cls, g, b, length, h, d_k)
 
 

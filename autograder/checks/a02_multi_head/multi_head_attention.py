@@ -28,6 +28,7 @@ from autograder.checks.a02_multi_head.shared import (
     expect_shapes,
     mha_sizes,
     random_mask,
+    two_mha_sizes,
 )
 
 # attention_lab's scaled_dot_product_attention is allowed (the notebook imports it for this purpose).
@@ -91,7 +92,7 @@ NO_HEAD_AXIS = (
 def mha_attributes_and_shapes(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 shapes")
-    trials = [mha_sizes(g) for _ in range(3)]
+    trials = [*two_mha_sizes(g), mha_sizes(g)]
     b, l_q, l_k, h, d_k = trials[2]
     trials[2] = (b, l_q, l_k, 1, h * d_k)  # a single head is allowed
     for b, l_q, l_k, h, d_k in trials + degenerate_mha_sizes(g):
@@ -199,7 +200,14 @@ def value_defaults_to_query(mha: nn.Module, query: Tensor, g: torch.Generator) -
 def mha_uses_every_projection(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 gradients")
-    b, l_q, l_k, h, d_k = mha_sizes(g)
+    for b, l_q, l_k, h, d_k in two_mha_sizes(g):
+        projections_reached(cls, g, b, l_q, l_k, h, d_k)
+
+
+def projections_reached(
+    cls: type, g: torch.Generator, b: int, l_q: int, l_k: int, h: int, d_k: int
+) -> None:
+    """The output's gradient in cross-attention reaches every projection's weight."""
     mha = build(cls, h * d_k, h, g)
     query = torch.randn(b, l_q, h * d_k, generator=g)
     key, value = torch.randn(2, b, l_k, h * d_k, generator=g).unbind(0)
@@ -322,7 +330,8 @@ def check_masked_weights(weights: Tensor, free: Tensor, keep: Tensor, what: str)
 def mha_applies_every_mask_shape(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 masks")
-    for sizes in (mha_sizes(g), *degenerate_mha_sizes(g)[:2]):
+    first = mha_sizes(g)
+    for sizes in (first, *degenerate_mha_sizes(g, unlike=first[-1])[:2]):
         masks_apply_to_every_head(cls, g, *sizes)
 
 
@@ -378,7 +387,16 @@ def mha_applies_a_sentence_mask_to_every_head(ns: Namespace) -> None:
     """B == H: a 3-D mask without unsqueeze(1) broadcasts silently, sentence masks landing on heads."""
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 mask B == H")
-    h, l_q, l_k, d_k = random_sizes(g, 4, low=2, high=6)
+    # A second head size, so that a head size written into the answer passes neither.
+    h, l_q, l_k, d_k, other_d_k = random_sizes(g, 5, low=2, high=6)
+    for size in (d_k, other_d_k):
+        sentence_mask_reaches_every_head(cls, g, h, l_q, l_k, size)
+
+
+def sentence_mask_reaches_every_head(
+    cls: type, g: torch.Generator, h: int, l_q: int, l_k: int, d_k: int
+) -> None:
+    """With B == H, a (B, L_q, L_k) mask hides each sentence's keys in every head of it."""
     b = h
     mha = build(cls, h * d_k, h, g)
     query = torch.randn(b, l_q, h * d_k, generator=g)
@@ -405,7 +423,14 @@ def mha_applies_a_sentence_mask_to_every_head(ns: Namespace) -> None:
 def hidden_keys_do_not_leak(ns: Namespace) -> None:
     cls = require(ns, "MultiHeadAttention", type)
     g = hidden_generator("a02 padding")
-    b, l_q, l_k, h, d_k = mha_sizes(g)
+    for b, l_q, l_k, h, d_k in two_mha_sizes(g):
+        padding_keys_change_nothing(cls, g, b, l_q, l_k, h, d_k)
+
+
+def padding_keys_change_nothing(
+    cls: type, g: torch.Generator, b: int, l_q: int, l_k: int, h: int, d_k: int
+) -> None:
+    """Keys and values that a padding mask hides, changed, leave the output as it was."""
     mha = build(cls, h * d_k, h, g)
     query = torch.randn(b, l_q, h * d_k, generator=g)
     key, value = torch.randn(2, b, l_k, h * d_k, generator=g).unbind(0)

@@ -61,6 +61,9 @@ MHA = catalogue(
         "biases": {
             "no_bias": "a projection is an nn.Linear without a bias, where the statement's "
             "nn.Linear(d_model, d_model) has one",
+            "out_proj_bias_missing": "the output is the merged heads times out_proj's weight, "
+            "without out_proj's bias: it differs from nn.MultiheadAttention's output by that "
+            "bias at every position",
         },
         "mask polarity": {
             "mask_reversed": "mask polarity reversed: in this course True means 'may attend' "
@@ -284,18 +287,31 @@ def random_mask(generator: torch.Generator, *shape: int) -> Tensor:
     return mask.scatter(-1, keep.unsqueeze(-1), True)
 
 
-def mha_sizes(generator: torch.Generator) -> tuple[int, int, int, int, int]:
-    """B, L_q, L_k, H, d_k all different (H >= 2, so d_model != d_k), d_model unlike any other size."""
+def mha_sizes(
+    generator: torch.Generator, unlike: int | None = None
+) -> tuple[int, int, int, int, int]:
+    """B, L_q, L_k, H, d_k all different (H >= 2, so d_model != d_k), d_model unlike any other size,
+    and d_k other than ``unlike``: a check that draws twice, the second unlike the first, tries two
+    head sizes under every secret, so a head size written into the answer never passes it."""
     while True:
         b, l_q, l_k, h, d_k = random_sizes(generator, 5, low=2, high=7)
-        if h * d_k not in (b, l_q, l_k):
+        if h * d_k not in (b, l_q, l_k) and d_k != unlike:
             return b, l_q, l_k, h, d_k
 
 
-def degenerate_mha_sizes(generator: torch.Generator) -> list[tuple[int, int, int, int, int]]:
+def two_mha_sizes(generator: torch.Generator) -> list[tuple[int, int, int, int, int]]:
+    """Two draws of :func:`mha_sizes`, with different head sizes d_k."""
+    first = mha_sizes(generator)
+    return [first, mha_sizes(generator, unlike=first[-1])]
+
+
+def degenerate_mha_sizes(
+    generator: torch.Generator, unlike: int | None = None
+) -> list[tuple[int, int, int, int, int]]:
     """(B, L_q, L_k, H, d_k) with the axes of size one the contract allows: a batch of one with a
-    single query and several keys, a single key and one head, and all of them at once."""
-    b, l_q, l_k, h, d_k = mha_sizes(generator)
+    single query and several keys, a single key and one head, and all of them at once; d_k other
+    than ``unlike``."""
+    b, l_q, l_k, h, d_k = mha_sizes(generator, unlike)
     return [(1, 1, l_k, h, d_k), (b, l_q, 1, 1, d_k), (1, 1, 1, 1, d_k)]
 
 

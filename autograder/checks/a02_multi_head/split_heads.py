@@ -14,7 +14,7 @@ from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.in_place_writes import inputs_kept
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import CheckFailed, Namespace, StopChecks, check, fail
 from autograder.authoring.requiring import require
 from autograder.checks.a02_multi_head.shared import ASSIGNMENT, oracle_split
 
@@ -32,6 +32,10 @@ SPLIT = catalogue(
             "axis as (H, d_k), not (d_k, H), so each head owns a consecutive block of d_k features",
             "transpose_first": "transposed before viewing: x.transpose(1, 2) then reshape cuts the "
             "wrong axis; view(B, L, H, d_k) first, then transpose(1, 2)",
+        },
+        "head size": {
+            "fixed_head_size": "the head size is a fixed number, not d_model // num_heads: "
+            "your split_heads gives the statement's heads for one d_k alone",
         },
         "axis order": {
             "heads_after_positions": "returned (B, L, H, d_k): transpose(1, 2) so the head axis "
@@ -76,8 +80,16 @@ def split_heads_matches_the_oracle(ns: Namespace) -> None:
     cases.append((1, 1, 3, 4))  # a batch of one sequence of length one
     for b, length, h, d_k in cases:
         x = torch.randn(b, length, h * d_k, generator=g)
-        with inputs_kept("split_heads", x=x):  # the oracle is computed from x
-            y = split_heads(x, h)
+        try:
+            with inputs_kept("split_heads", x=x):  # the oracle is computed from x
+                y = split_heads(x, h)
+        except (CheckFailed, StopChecks):
+            raise
+        except Exception:
+            name_a_fixed_head_size(split_heads)
+            raise
+        if not (isinstance(y, Tensor) and y.shape == (b, h, length, d_k)):
+            name_a_fixed_head_size(split_heads)
         diagnose(
             y,
             oracle_split(x, h),
@@ -86,6 +98,35 @@ def split_heads_matches_the_oracle(ns: Namespace) -> None:
             f"{(b, h, length, d_k)} with head h holding features h*d_k:(h+1)*d_k",
             atol=0.0,
             counterexample=lambda: smaller_split_example(split_heads),
+        )
+
+
+def name_a_fixed_head_size(split_heads: Callable[[Tensor, int], Tensor]) -> None:
+    """Fail naming fixed_head_size where the experiment shows it: on x (2, 3, H * d_k) for
+    d_k = 1 to 8, H = 2 and 3, the answer gives the oracle's heads for exactly one d_k (for both
+    H), at least 2, and raises or differs for every other; otherwise return. (At d_k = 1 every
+    layout of the features is the same, so the interleaved split is right there alone.)"""
+    g = torch.Generator().manual_seed(7)
+    right = []
+    for d_k in range(1, 9):
+        fits = True
+        for num_heads in (2, 3):
+            x = torch.randn(2, 3, num_heads * d_k, generator=g)
+            try:
+                y = split_heads(x.clone(), num_heads)
+            except Exception:  # noqa: BLE001 - raising here is what the experiment looks for
+                fits = False
+                continue
+            expected = oracle_split(x, num_heads)
+            fits = fits and isinstance(y, Tensor) and y.shape == expected.shape
+            fits = fits and bool(torch.equal(y, expected))
+        if fits:
+            right.append(d_k)
+    if len(right) == 1 and right[0] >= 2:
+        fail(
+            f"{SPLIT['fixed_head_size']}: on x of shape (2, 3, H * d_k) for d_k = 1 to 8 and "
+            f"H = 2 and 3, it gives them for d_k = {right[0]} only, and raises or differs for "
+            "every other d_k"
         )
 
 
@@ -127,7 +168,22 @@ def split_example(split_heads: Callable[[Tensor, int], Tensor], num_heads: int) 
 def split_heads_keeps_gradients_and_dtype(ns: Namespace) -> None:
     split_heads = require(ns, "split_heads")
     g = hidden_generator("a02 split grad")
-    b, length, h, d_k = random_sizes(g, 4)
+    # Two head sizes, so that a head size written into the answer passes neither.
+    b, length, h, d_k, other_d_k = random_sizes(g, 5)
+    for size in (d_k, other_d_k):
+        split_keeps_gradients_and_dtype(split_heads, g, b, length, h, size)
+
+
+def split_keeps_gradients_and_dtype(
+    split_heads: Callable[[Tensor, int], Tensor],
+    g: torch.Generator,
+    b: int,
+    length: int,
+    h: int,
+    d_k: int,
+) -> None:
+    """split_heads of a float64 x (B, L, H * d_k) that requires grad: float64, with gradients,
+    each input element once in the output."""
     x = torch.randn(b, length, h * d_k, generator=g, dtype=torch.float64, requires_grad=True)
     y = split_heads(x, h)
     if y.dtype != torch.float64:

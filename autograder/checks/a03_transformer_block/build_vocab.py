@@ -72,6 +72,10 @@ VOCAB = catalogue(
             "<unk>, <cls> (ids 0, 1, 2)",
             "size_excludes_specials": "max_vocab_size counts the special tokens too: the whole "
             "list, specials included, has at most max_vocab_size entries",
+            "negative_slice_end": "the tokens after the special tokens are cut to "
+            "words[:max_vocab_size - 3], whose end is negative for a max_vocab_size below 3: "
+            "such a slice drops only the last words, so the list keeps all 3 special tokens "
+            "and more, where the whole list has at most max_vocab_size entries",
         },
         "threshold": {
             "strict_min_freq": "min_freq keeps tokens seen at least min_freq times: use count "
@@ -240,15 +244,42 @@ def build_vocab_cuts_into_the_special_tokens(ns: Namespace) -> None:
     # most max_vocab_size entries, so 2 leaves ['<pad>', '<unk>'] and 1 leaves ['<pad>'].
     build_vocab = require(ns, "build_vocab")
     corpora = random_corpora(hidden_generator("a03 vocab specials cut"))
-    for (texts, _, _), max_size, min_freq in ((corpora[0], 2, 1), (corpora[1], 1, 2)):
-        vocab = build_vocab(list(texts), max_vocab_size=max_size, min_freq=min_freq)
+    cases = [(corpora[0][0], 2, 1), (corpora[1][0], 1, 2)]
+    got = [
+        build_vocab(list(texts), max_vocab_size=size, min_freq=freq) for texts, size, freq in cases
+    ]
+    for (texts, max_size, min_freq), vocab in zip(cases, got, strict=True):
         expected = expected_vocab(texts, max_size, min_freq)
         if not isinstance(vocab, (list, tuple)) or list(vocab) != expected:
-            fail(
+            seen = (
                 f"build_vocab(..., max_vocab_size={max_size}, min_freq={min_freq}) gave "
                 f"{vocab!r}, expected {expected}: the whole list, special tokens included, has "
                 "at most max_vocab_size entries"
             )
+            tokens = own_clean(ns, [text for texts, _, _ in cases for text in texts])
+            # Named where it keeps some word: an end of 0 would keep none, as max(0, ...) does.
+            if all(
+                isinstance(answer, (list, tuple))
+                and list(answer) == negative_slice_end(*case, tokens)
+                for case, answer in zip(cases, got, strict=True)
+            ) and any(len(answer) > len(SPECIAL_TOKENS) for answer in got):
+                kept = len(vocab) - len(SPECIAL_TOKENS)
+                fail(
+                    f"{VOCAB['negative_slice_end']}: for max_vocab_size={max_size} your list "
+                    f"keeps {kept} words after the special tokens, as words[:{max_size} - 3] = "
+                    f"words[:{max_size - len(SPECIAL_TOKENS)}] does, on every case of this "
+                    f"check\n{seen}"
+                )
+            fail(seen)
+
+
+def negative_slice_end(
+    texts: list[str], max_size: int, min_freq: int, tokens: Callable[[str], list[str]]
+) -> list[str]:
+    """The vocabulary of an answer that cuts the words behind the special tokens to
+    words[:max_size - 3]: the statement's for a max_size of 3 or more, longer below 3."""
+    words = vocab_variant(texts, None, min_freq, tokens=tokens)[len(SPECIAL_TOKENS) :]
+    return list(SPECIAL_TOKENS) + words[: max_size - len(SPECIAL_TOKENS)]
 
 
 # Half weight: the defaults are a detail beside computing the right vocabulary.

@@ -62,6 +62,8 @@ def layer_norm_variant(
         return normed * weight + bias
     if affine == "none":
         return normed
+    if affine == "scale only":
+        return normed * weight
     if affine == "swapped":
         return normed * bias + weight
     return (normed + bias) * weight  # "shift then scale"
@@ -93,6 +95,8 @@ NORM = catalogue(
         "affine": {
             "no_affine": "gamma (self.weight) and beta (self.bias) are not applied: return x_hat "
             "* self.weight + self.bias",
+            "no_shift": "beta (self.bias) is not added: the output is x_hat * self.weight, "
+            "without the learned shift",
             "affine_swapped": "gamma and beta are swapped: scale by self.weight, then shift by "
             "self.bias",
             "shift_then_scale": "beta is added before scaling by gamma: return x_hat * "
@@ -136,6 +140,7 @@ def layer_norm_mistakes(
         NORM["std_unbiased_eps_outside"]: variant(correction=1, eps_at="outside"),
         NORM["no_eps"]: variant(eps_at="missing"),
         NORM["no_affine"]: variant(affine="none"),
+        NORM["no_shift"]: variant(affine="scale only"),
         NORM["affine_swapped"]: variant(affine="swapped"),
         NORM["shift_then_scale"]: variant(affine="shift then scale"),
         NORM["all_dimensions"]: variant(dims="all"),

@@ -51,6 +51,10 @@ PADDED = catalogue(
             "tokens (position < that number), which hides the last positions of the row "
             "whatever is_pad says: with pads first or between the tokens it hides real tokens "
             "and shows pads",
+            "first_positions": "each sentence's real tokens are taken to be its first n "
+            "positions (n its number of real tokens), as with pads at the end: your output is "
+            "right with the pads at the end, and with them elsewhere it is the block's output "
+            "on the first n positions of the row, pads included and later real tokens left out",
         },
         "mask polarity": {
             "mask_reversed": "mask polarity reversed: the mask is True at the pads, where the "
@@ -185,6 +189,41 @@ def mask_from_lengths(padded_block: Callable, block: nn.Module, x: Tensor, is_pa
         return False
 
 
+def takes_the_first_positions(
+    padded_block: Callable, block: nn.Module, x: Tensor, is_pad: Tensor, out: Tensor
+) -> bool:
+    """The experiment behind first_positions, where is_pad has pads elsewhere than at the end:
+    True when, for every sentence b with n_b real tokens, the answer's output ``out`` at its
+    first n_b positions is the block's output on those positions alone, and the answer is right
+    on the same sentences with their real tokens moved, in order, before their pads."""
+    length = is_pad.shape[1]
+    real = (~is_pad).sum(1)
+    first = torch.arange(length)[None, :] < real[:, None]  # (B, L): the first n_b positions
+    if torch.equal(first, ~is_pad):
+        return False
+    with torch.no_grad():
+        for b, n in enumerate(real.tolist()):
+            if n and not is_close(out[b, :n], block(x[b : b + 1, :n])[0][0], atol=ATOL):
+                return False
+        # The same sentences padded at the end: each row's real tokens first, in their order.
+        order = torch.argsort(is_pad.int(), dim=1, stable=True)
+        packed = torch.gather(x, 1, order[..., None].expand_as(x))
+        try:
+            right = padded_block(block, packed.clone(), ~first)
+        except Exception:  # noqa: BLE001 - an answer that raises here shows nothing
+            return False
+    return (
+        isinstance(right, Tensor)
+        and right.shape == x.shape
+        and all(
+            is_close(right[b, :n], want, atol=ATOL)
+            for b, (n, want) in enumerate(
+                zip(real.tolist(), alone(block, packed, ~first), strict=True)
+            )
+        )
+    )
+
+
 def alone(block: nn.Module, x: Tensor, is_pad: Tensor) -> list[Tensor]:
     """Per sentence, the block's output (n_real, d_model) on its real tokens alone."""
     with torch.no_grad():
@@ -227,6 +266,8 @@ def judge_blindness(
         first = int(real[int((gap > ATOL).nonzero()[0])])
         if mask_from_lengths(padded_block, block, x, is_pad):
             fail(f"{PADDED['mask_from_lengths']} ({describe(is_pad, b)}, on {what})")
+        if takes_the_first_positions(padded_block, block, x, is_pad, out):
+            fail(f"{PADDED['first_positions']} ({describe(is_pad, b)}, on {what})")
         # The experiment: redraw only the pads' vectors and see whether the real positions move.
         redrawn = x.clone()
         redrawn[is_pad] = 5 * torch.randn(

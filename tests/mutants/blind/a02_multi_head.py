@@ -871,8 +871,33 @@ WRONG = [
                 '''
             )
         },
-        {"test_heads_switched_off": "with every head on (d_model"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+        {"test_heads_switched_off": "out_proj's bias is missing from the output"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
+    ),
+    Mutant(
+        "j02-03: split_heads hard-codes d_k = 4, the public test's head size",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    return x.view(B, L, num_heads, 4).transpose(1, 2)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "the head size is a fixed number, not d_model // num_heads",
+            "test_mha_shapes": "this cell uses your answer cell `split_heads`",
+            "test_mha_mask": "this cell uses your answer cell `split_heads`",
+            "test_mha_parity": "this cell uses your answer cell `split_heads`",
+        },
+        # Issue 40's fifth blind corpus (5a), graded blind: counterexample, and marks that
+        # depended on the secret (a drawn d_k of 4 passed); named, with two d_k a check, since.
     ),
 ]
 

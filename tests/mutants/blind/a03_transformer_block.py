@@ -601,7 +601,8 @@ WRONG = [
                 '''
             )
         },
-        {"test_build_vocab": "expected ['<pad>'"},
+        {"test_build_vocab": "cut to words[:max_vocab_size - 3], whose end is negative"},
+        # Told a counterexample until build_vocab.negative_slice_end (k03-02, j03-04) named it.
     ),
     Mutant(
         "i03-06: encode tokenises with text.lower().split()",
@@ -869,8 +870,8 @@ WRONG = [
                 '''
             )
         },
-        {"test_build_vocab": "build_vocab(..., max_vocab_size"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+        {"test_build_vocab": "cut to words[:max_vocab_size - 3], whose end is negative"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
     ),
     Mutant(
         "k03-03: looks tokens up with token_to_id.setdefault(token",
@@ -958,8 +959,8 @@ WRONG = [
                 '''
             )
         },
-        {"test_padded_block": "[padded_block_is_blind_to_pads_anywhere]"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+        {"test_padded_block": "real tokens are taken to be its first n positions"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
     ),
 ]
 

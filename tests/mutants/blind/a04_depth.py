@@ -507,8 +507,8 @@ WRONG = [
                 '''
             )
         },
-        {"test_attention_focus": "[attention_focus_is_defined_everywhere]"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample.
+        {"test_attention_focus": "the score is not finite for a single key (L_k = 1) alone"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
     ),
     Mutant(
         "k04-05: the layers are built as EncoderBlock(d_model",
