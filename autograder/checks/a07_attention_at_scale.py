@@ -1223,15 +1223,24 @@ def causal_ignores_the_future(ns: Namespace) -> None:
 )
 def causal_needs_equal_lengths(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
-    q = torch.zeros(2, 7, 4)
-    k = v = torch.zeros(2, 5, 4)
-    try:
-        chunked(q, k, v, 3, causal=True)
-    except ValueError:
-        return
-    except Exception as error:  # noqa: BLE001 - any other error is the wrong kind
-        fail(f"causal=True with L_q != L_k must raise ValueError, got {type(error).__name__}")
-    fail("causal=True with L_q != L_k must raise ValueError (a causal mask needs L_q == L_k)")
+    # more queries than keys, then fewer (blind n07-05 raised for the first only)
+    for l_q, l_k in ((7, 5), (5, 7)):
+        q = torch.zeros(2, l_q, 4)
+        k = v = torch.zeros(2, l_k, 4)
+        at = f"L_q = {l_q}, L_k = {l_k}"
+        try:
+            chunked(q, k, v, 3, causal=True)
+        except ValueError:
+            continue
+        except Exception as error:  # noqa: BLE001 - any other error is the wrong kind
+            fail(
+                f"causal=True with L_q != L_k must raise ValueError ({at}), got "
+                f"{type(error).__name__}"
+            )
+        fail(
+            f"causal=True with L_q != L_k must raise ValueError (a causal mask needs L_q == L_k); "
+            f"with {at} the call returned normally"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
