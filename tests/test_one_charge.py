@@ -34,6 +34,7 @@ from autograder.checks.a01_attention import ATTENTION
 from autograder.examples import Sample, build_course
 from autograder.pipeline.cli import main
 from autograder.suite.submission import DEMO_TAG, Submission, grade_submission, load_submission
+from tests.judge_parity import cell_points
 from tests.mutants import Mutant, Replace, mutated_cells
 from tests.mutants.m01_attention import SCALING, WRONG
 from tests.test_mutants import build
@@ -307,15 +308,29 @@ def _correct(q, k, v):  # noqa: ANN001, ANN202
 # End to end: every record of the grading command shows the one grade
 
 
-def _points() -> dict[str, float]:
-    notebook = nbformat.read(
-        Path(__file__).resolve().parents[1] / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4
-    )
-    return {
-        c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
-        for c in notebook.cells
-        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
-    }
+def graded_by_the_command(
+    folder: Path, assignment: str, answers: dict[str, str], charge_again: bool
+) -> tuple[Path, dict[str, float], dict[str, float]]:
+    """A course of one student, sam, with ``answers``, graded by the grading command (the course
+    charging again where asked): the course's root, each graded cell's points, and sam's score of
+    each in the gradebook, which the CSV shows too."""
+    sample = Sample("sam", "mistake", "ok", False, answers=answers)
+    root = folder / "course"
+    build_course(root, [sample], assignment)
+    if charge_again:
+        with (root / "nbgrader_config.py").open("a") as config:
+            config.write("\nc.MistakeCharges.charge_again = True\n")
+    assert main(["grade", assignment, "--course", str(root), "--workers", "1"]) == 0
+    release = Path(__file__).resolve().parents[1] / "notebooks" / assignment / f"{assignment}.ipynb"
+    points = cell_points(nbformat.read(release, 4))
+    with Gradebook(f"sqlite:///{root / 'grading' / 'gradebook.db'}", "attention_lab") as gb:
+        notebook = gb.find_submission_notebook(assignment, assignment, "sam")
+        scores = {g.cell.name: g.auto_score for g in notebook.grades if g.cell.name in points}
+    with (root / "grading" / f"{assignment}_grades.csv").open(newline="") as handle:
+        (row,) = csv.DictReader(handle)
+    assert {g: float(row[g]) for g in points} == scores
+    assert float(row["score"]) == sum(scores.values())
+    return root, points, scores
 
 
 @pytest.mark.slow
@@ -324,26 +339,12 @@ def _points() -> dict[str, float]:
 def test_every_record_shows_the_one_grade_and_the_feedback_says_which(
     tmp_path: Path, sandbox_required: None, charge_again: bool
 ):
-    sample = Sample("sam", "mistake", "ok", False, answers=mutated_cells(SOFTMAX_OVER_QUERIES))
-    root = tmp_path / "course"
-    build_course(root, [sample], ASSIGNMENT)
-    if charge_again:
-        with (root / "nbgrader_config.py").open("a") as config:
-            config.write("\nc.MistakeCharges.charge_again = True\n")
-    assert main(["grade", ASSIGNMENT, "--course", str(root), "--workers", "1"]) == 0
-
-    points = _points()
-    charged = {CHARGED, *REPEATS} if charge_again else {CHARGED}
-    with Gradebook(f"sqlite:///{root / 'grading' / 'gradebook.db'}", "attention_lab") as gb:
-        notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "sam")
-        scores = {g.cell.name: g.auto_score for g in notebook.grades if g.cell.name in points}
+    root, points, scores = graded_by_the_command(
+        tmp_path, ASSIGNMENT, mutated_cells(SOFTMAX_OVER_QUERIES), charge_again
+    )
     lost_points = {g for g, s in scores.items() if s < points[g]}
     # the causal weights cell keeps its one-position check's share when charged
-    assert lost_points == charged
-    with (root / "grading" / f"{ASSIGNMENT}_grades.csv").open(newline="") as handle:
-        (row,) = csv.DictReader(handle)
-    assert {g: float(row[g]) for g in points} == scores
-    assert float(row["score"]) == sum(scores.values())
+    assert lost_points == ({CHARGED, *REPEATS} if charge_again else {CHARGED})
     results = root / "grading" / "gradescope" / "sam" / ASSIGNMENT / "results.json"
     tests = {t["name"]: t for t in json.loads(results.read_text())["tests"]}
     assert {g: tests[g]["score"] for g in points} == scores

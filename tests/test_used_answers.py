@@ -10,25 +10,21 @@ assignment's own cells to it.
 
 from __future__ import annotations
 
-import csv
 import html
 import json
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbgrader.api import Gradebook
 
 from autograder.authoring import dependencies, registry
 from autograder.authoring.registry import CellGrade, Repeat, checks_for, grade_cell
 from autograder.authoring.requiring import require
 from autograder.authoring.used_answers import charged_elsewhere, defined_here
-from autograder.examples import ROOT, Sample, build_course
-from autograder.pipeline.cli import main
 from autograder.suite.submission import DEMO_TAG, grade_submission, load_submission
 from tests.mutants import mutated_cells
 from tests.mutants.blind.a02_multi_head import WRONG as BLIND_02
 from tests.test_mutants import build
+from tests.test_one_charge import graded_by_the_command
 
 ASSIGNMENT = "02_multi_head"
 COURSE = {"up": "def up(x):\n    return x + 1\n\n\nHELPER = 'the course'\n"}
@@ -177,15 +173,6 @@ REPEATS = ("test_mha_mask", "test_mha_parity")  # they call split_heads; nothing
 SPLIT_CAUSE = "the answer cell `split_heads` it uses"
 
 
-def _points() -> dict[str, float]:
-    notebook = nbformat.read(ROOT / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    return {
-        c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
-        for c in notebook.cells
-        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
-    }
-
-
 @pytest.mark.slow
 def test_a_wrong_split_heads_costs_its_own_cell_only_in_process(tmp_path: Path):
     grades = grade_submission(load_submission(build(SPLIT_HEADS, tmp_path), skip_tags=(DEMO_TAG,)))
@@ -202,23 +189,11 @@ def test_a_wrong_split_heads_costs_its_own_cell_only_in_process(tmp_path: Path):
 def test_every_record_of_the_grading_command_shows_the_one_charge(
     tmp_path: Path, sandbox_required: None, charge_again: bool
 ):
-    sample = Sample("sam", "mistake", "ok", False, answers=mutated_cells(SPLIT_HEADS))
-    root = tmp_path / "course"
-    build_course(root, [sample], ASSIGNMENT)
-    if charge_again:
-        with (root / "nbgrader_config.py").open("a") as config:
-            config.write("\nc.MistakeCharges.charge_again = True\n")
-    assert main(["grade", ASSIGNMENT, "--course", str(root), "--workers", "1"]) == 0
-
-    points = _points()
-    with Gradebook(f"sqlite:///{root / 'grading' / 'gradebook.db'}", "attention_lab") as gb:
-        notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "sam")
-        scores = {g.cell.name: g.auto_score for g in notebook.grades if g.cell.name in points}
+    root, points, scores = graded_by_the_command(
+        tmp_path, ASSIGNMENT, mutated_cells(SPLIT_HEADS), charge_again
+    )
     lost_points = {g for g, s in scores.items() if s < points[g]}
     assert lost_points == ({CHARGED, *REPEATS} if charge_again else {CHARGED})
-    with (root / "grading" / f"{ASSIGNMENT}_grades.csv").open(newline="") as handle:
-        (row,) = csv.DictReader(handle)
-    assert {g: float(row[g]) for g in points} == scores
     page = html.unescape(
         (root / "grading" / "feedback" / "sam" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     )

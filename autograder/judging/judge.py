@@ -360,6 +360,16 @@ class _Server:
             finally:
                 link.request("undefine")
 
+        with self._checking(link):
+            graded = charged_elsewhere(
+                self.judge.assignment, self.judged, RemoteNamespace(link), substitute
+            )
+        return {cell: grade for cell, grade in graded.items() if grade != self.judged[cell]}
+
+    @contextlib.contextmanager
+    def _checking(self, link: Link) -> Iterator[None]:
+        """Checks run against the kernel behind ``link``: the submitted sources judged for bans,
+        the answer cells' text for where an error was raised, errors told as the kernel's."""
         _current.link = link
         try:
             with (
@@ -367,12 +377,9 @@ class _Server:
                 student_errors.using_answers(self.judge.answers),
                 student_errors.answers_elsewhere(),
             ):
-                graded = charged_elsewhere(
-                    self.judge.assignment, self.judged, RemoteNamespace(link), substitute
-                )
+                yield
         finally:
             _current.link = None
-        return {cell: grade for cell, grade in graded.items() if grade != self.judged[cell]}
 
     def run_checks(self, grade_id: str, link: Link, visible_failure: str) -> CellGrade:
         """Run every hidden check of the cell against the kernel's namespace, reporting each
@@ -381,22 +388,14 @@ class _Server:
         def checked(result: CheckResult) -> None:
             self.report({"checked": grade_id, "check": asdict(result)})
 
-        _current.link = link
-        try:
-            with (
-                source_bans.using_sources(self.judge.sources),
-                student_errors.using_answers(self.judge.answers),
-                student_errors.answers_elsewhere(),
-            ):
-                return grade_cell(
-                    self.judge.assignment,
-                    grade_id,
-                    RemoteNamespace(link),
-                    visible_failure,
-                    on_check=checked,
-                )
-        finally:
-            _current.link = None
+        with self._checking(link):
+            return grade_cell(
+                self.judge.assignment,
+                grade_id,
+                RemoteNamespace(link),
+                visible_failure,
+                on_check=checked,
+            )
 
     @staticmethod
     def _send_verdict(connection: socket.socket, passed: bool, message: str) -> None:
