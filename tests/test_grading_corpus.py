@@ -407,8 +407,11 @@ def test_what_is_judged_is_the_answer_cells_text_never_what_a_kernel_was_made_to
     assert "LEAK" in shown and LEAK[:400] not in shown
     counts = [c.execution_count for c in notebook.cells if c.cell_type == "code"]
     assert max(c for c in counts if c is not None) <= len(notebook.cells), counts
-    # numpy attention (2), causal_mask (1) and sees_the_future (2) use no `attention`
-    assert float(rows["h16-kernel-text"]["score"]) == 5.0, rows["h16-kernel-text"]
+    # numpy attention (2), causal_mask (1) and sees_the_future (2) use no `attention`; the
+    # causal weights (2) fail only because of its `attention`, charged in that answer's own
+    # cells, so they are not charged again (authoring/used_answers.py)
+    assert float(rows["h16-kernel-text"]["score"]) == 7.0, rows["h16-kernel-text"]
+    assert float(rows["h16-kernel-text"]["test_attention_rows_sum_to_one"]) == 0
     # A banned kernel reached by a built name earns nothing where the answer ran it.
     built = rows["h17-built-name"]
     assert float(built["test_attention_rows_sum_to_one"]) == 0, built

@@ -61,6 +61,8 @@ ATTENTION_CELLS = (
     "test_attention_parity",
     "test_causal_weights",
 )
+# the first words of a cell waived because an answer cell it uses is wrong (used_answers.py)
+WAIVED_FOR_AN_ANSWER_IT_USES = "not charged again: fails only because of the answer cell"
 
 # -------------------------------------------------------------------------------------------
 # The attacks, as the student's cells.  COMMON opens every attack's own cell (placed after the
@@ -412,7 +414,11 @@ def test_attacks_on_the_judge_cost_only_their_own_cells(tmp_path: Path):
         assert not any("judge for this notebook stopped" in note for note in outcome.notes), context
         for grade_id in attack.attacked:
             passed, message = cells[grade_id]
-            assert not passed, (grade_id, context)  # the attack never earns the points
+            # The attack never earns the points. A cell that fails only because of an attacked
+            # answer it uses, charged in that answer's own cells, is not charged again, as for
+            # any wrong answer (authoring/used_answers.py), and says so.
+            waived = message.startswith(WAIVED_FOR_AN_ANSWER_IT_USES)
+            assert not passed or waived, (grade_id, context)
             assert "judge for this notebook stopped" not in message, (grade_id, context)
         for grade_id, reason in attack.reasons.items():
             assert reason in cells[grade_id][1], (grade_id, context)

@@ -90,20 +90,26 @@ def answer_defining(assignment: str, name: str) -> str:
     raise AssertionError(f"no answer cell of {assignment} defines {name}")
 
 
-def failed_cells(assignment: str, namespace: dict[str, Any]) -> dict[str, str]:
-    """grade_id -> diagnosis of every graded cell that fails with ``namespace``."""
-    results = grade_submission(Submission(assignment, namespace))
+def failed_cells(
+    assignment: str, namespace: dict[str, Any], charge_again: bool = False
+) -> dict[str, str]:
+    """grade_id -> diagnosis of every graded cell that loses points with ``namespace`` (every
+    cell that fails, with ``charge_again``: none is waived as failing for another's answer)."""
+    results = grade_submission(Submission(assignment, namespace), charge_again)
     return {grade_id: r.first_failure for grade_id, r in results.items() if not r.full_marks}
 
 
 def cells_using(assignment: str, namespace: dict[str, Any], reference_ban: ReferenceBan) -> set:
-    """The graded cells that fail when the answer (or what is built from it) is missing."""
+    """The graded cells that fail when the answer (or what is built from it) is missing: those a
+    missing answer costs once charged again too (authoring/used_answers.py), since a ban costs
+    every cell that uses the answer."""
     used = {reference_ban.name}
     if (assignment, reference_ban.name) in BUILT_FROM:
         used.add(BUILT_FROM[(assignment, reference_ban.name)])
     cells = set()
     for name in used:
-        cells |= set(failed_cells(assignment, {k: v for k, v in namespace.items() if k != name}))
+        without = {k: v for k, v in namespace.items() if k != name}
+        cells |= set(failed_cells(assignment, without, charge_again=True))
     return cells
 
 

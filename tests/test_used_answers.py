@@ -119,6 +119,18 @@ def test_a_right_answer_it_uses_waives_nothing(cells):
     assert grades["test_down"].repeat is None and grades["test_down"].fraction == 0
 
 
+def test_an_answer_that_failed_a_gate_waives_nothing(cells):
+    # A reference called instead of implemented costs every cell that uses the answer: its ban
+    # is a gate of the answer's own cells (reference_bans.py), and so is randomness in eval mode.
+    def up_is_its_own(ns) -> None:  # noqa: ANN001
+        registry.fail("`up` calls the reference")
+
+    registry.check(ASSIGNMENT, "test_up", name="up_is_its_own", gate=True)(up_is_its_own)
+    grades = graded(namespace(WRONG_UP, RIGHT_DOWN))
+    assert any(c.gate and not c.passed for c in grades["test_up"].checks)
+    assert grades["test_down"].repeat is None and grades["test_down"].fraction == 0
+
+
 def test_nothing_is_waived_outside_one_submission_or_without_the_course_answer(cells):
     ns = namespace(WRONG_UP, RIGHT_DOWN)
     grades = {cell: grade_cell(ASSIGNMENT, cell, ns) for cell in ("test_up", "test_down")}

@@ -9,7 +9,8 @@ defined in the student's namespace in place of the student's, and nothing else c
 every check then passes, the cell fails only because of those answers: it is a
 :class:`~autograder.authoring.registry.Repeat` of their mistake, not charged again (unless the
 course charges again).  Where any check fails, or the experiment cannot run, the cell keeps its
-grade: nothing is waived on a guess.
+grade: nothing is waived on a guess.  Nor where an answer it uses failed a gate (a reference
+called instead of implemented costs every cell that uses it) or was never judged.
 
 Why last: the course's answers run in the student's process.  Any answer cell that ran after them
 could keep them and hand them in as its own, so the experiment waits until no answer cell of the
@@ -53,7 +54,7 @@ def charged_elsewhere(
             for answer in answers_used_by(assignment, grade_id)
             if (failing := [c for c in judged_in(assignment, answer) if _lost_points(grades, c)])
         }
-        if not wrong:
+        if not wrong or not all(_charged(grades[c]) for cells in wrong.values() for c in cells):
             continue
         try:
             with registry.experiment(), substitute(list(wrong)):
@@ -78,6 +79,17 @@ def charged_elsewhere(
 
 def _lost_points(grades: Mapping[str, registry.CellGrade], cell: str) -> bool:
     return cell in grades and not grades[cell].full_marks
+
+
+def _charged(grade: registry.CellGrade) -> bool:
+    """Whether a cell lost points for a mistake in the answer it judges: its checks ran, and no
+    gate failed.  A failing gate is a reference called instead of implemented (its ban costs
+    every cell that uses the answer, by design) or randomness in eval mode: never waived."""
+    return (
+        bool(grade.checks)
+        and not grade.unjudged
+        and not any(check.gate and not check.passed for check in grade.checks)
+    )
 
 
 @contextlib.contextmanager
