@@ -1026,6 +1026,61 @@ def as_a_tensor(causal_mask):
     return lambda n: torch.as_tensor(causal_mask(n))
 
 
+# Sizes at which the masks of the four mistakes below differ from each other and from the right
+# one (at n = 1 several of them coincide: a one-position mask cannot tell them apart).
+_TELLING_SIZES = (2, 3, 5)
+
+
+def _mask_put_right(causal_mask, mistaken: Callable[[int], Tensor]):
+    """``causal_mask`` replaced by the right mask if its masks are exactly ``mistaken(n)`` (bool
+    tensors) at every size of _TELLING_SIZES, and left as it is otherwise: an answer without that
+    mistake is unchanged, so the repair confirms nothing on it."""
+
+    def makes_it(n: int) -> bool:
+        got = causal_mask(n)
+        return (
+            isinstance(got, Tensor)
+            and got.dtype == torch.bool
+            and got.shape == (n, n)
+            and torch.equal(got, mistaken(n))
+        )
+
+    try:
+        if not all(makes_it(n) for n in _TELLING_SIZES):
+            return causal_mask
+    except StopChecks:  # no kernel or no time left: no experiment at all
+        raise
+    except Exception:  # an answer that raises there shows no sign of this mistake
+        return causal_mask
+    return lambda n: torch.ones(n, n, dtype=torch.bool).tril()
+
+
+# One mistake, one charge: a causal mask off by one, reversed or transposed fails its own cell and
+# the causal weights cell, which applies it; charged in the first, waived in the second.
+@repairs(ASSIGNMENT, CAUSAL_MASK["hides_diagonal"], "causal_mask")
+def diagonal_shown(causal_mask):
+    """The mask with the diagonal it hides shown again (j <= i, not j < i)."""
+    return _mask_put_right(causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1))
+
+
+@repairs(ASSIGNMENT, CAUSAL_MASK["shows_next"], "causal_mask")
+def next_position_hidden(causal_mask):
+    """The mask with the next position it shows hidden again (j <= i, not j <= i + 1)."""
+    return _mask_put_right(causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril(1))
+
+
+@repairs(ASSIGNMENT, CAUSAL_MASK["reversed"], "causal_mask")
+def polarity_put_back(causal_mask):
+    """The mask with True and False exchanged back (True = may attend)."""
+    return _mask_put_right(causal_mask, lambda n: ~torch.ones(n, n, dtype=torch.bool).tril())
+
+
+@repairs(ASSIGNMENT, CAUSAL_MASK["transposed"], "causal_mask")
+def transposed_back(causal_mask):
+    """The mask transposed back (the past visible, not the future)."""
+    return _mask_put_right(causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).triu())
+
+
 def _normalised_over(
     attention, axis: int, leads: tuple[tuple[int, ...], ...], g: torch.Generator | None = None
 ) -> bool:

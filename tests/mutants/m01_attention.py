@@ -172,10 +172,9 @@ WRONG = [
         "causal mask without the diagonal",
         A,
         {"causal_mask": Replace(".tril()", ".tril(-1)")},
-        {
-            "test_causal_mask": "hides the diagonal",
-            "test_causal_weights": "this cell applies your causal_mask",
-        },
+        {"test_causal_mask": "hides the diagonal"},
+        in_notebook=True,  # its repair (diagonal_shown) confirms the cause through the command
+        charged_once=True,  # the causal weights cell, which applies the mask, is not charged again
     ),
     Mutant(
         "causal mask hard-coded for the public example",
@@ -203,28 +202,25 @@ WRONG = [
         "causal mask fully inverted",
         A,
         {"causal_mask": Replace(CAUSAL, "~torch.ones(n, n, dtype=torch.bool).tril()")},
-        {
-            "test_causal_mask": "causal mask polarity reversed",
-            "test_causal_weights": "this cell applies your causal_mask",
-        },
+        {"test_causal_mask": "causal mask polarity reversed"},
+        in_notebook=True,
+        charged_once=True,
     ),
     Mutant(
         "causal mask shows the next position",
         A,
         {"causal_mask": Replace(".tril()", ".tril(1)")},
-        {
-            "test_causal_mask": "also shows the next position",
-            "test_causal_weights": "this cell applies your causal_mask",
-        },
+        {"test_causal_mask": "also shows the next position"},
+        in_notebook=True,
+        charged_once=True,
     ),
     Mutant(
         "causal mask transposed",
         A,
         {"causal_mask": Replace(".tril()", ".triu()")},
-        {
-            "test_causal_mask": "see the future (upper triangle)",
-            "test_causal_weights": "this cell applies your causal_mask",
-        },
+        {"test_causal_mask": "see the future (upper triangle)"},
+        in_notebook=True,
+        charged_once=True,
     ),
     Mutant(
         "naive exp in NumPy",
