@@ -903,6 +903,306 @@ WRONG = [
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
     ),
+    Mutant(
+        "n01-01: one maximum of the whole score matrix subtracted, not each row's",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max()  # stability: subtract the max
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix is subtracted (scores.max() with no axis)"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n01-02: a -inf bias, a fully masked row repaired with nan_to_num: NaN gradients",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is not None:
+                        bias = torch.zeros(mask.shape, dtype=scores.dtype).masked_fill(~mask.bool(), float("-inf"))
+                        scores = scores + bias
+                    weights = torch.softmax(scores, dim=-1)
+                    # a row with no visible key is 0/0 = NaN: turn it into zeros
+                    weights = torch.nan_to_num(weights, nan=0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "the NaN or inf gradients come from the row that sees no key alone"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n01-03: ~mask on a 0/1 integer mask, never made bool",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        hidden = ~mask
+                        scores = scores.masked_fill(hidden, float("-inf"))
+                        has_key = (~hidden).any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~has_key, 0.0)
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = weights.masked_fill(~has_key, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "the mask is used as given: your attention raised with a 0/1 integer mask"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n01-04: the causal mask as a float 0/1 tril, not bool",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return torch.tril(torch.ones(n, n))
+                '''
+            )
+        },
+        {"test_causal_mask": "causal_mask must return a bool tensor, got torch.float"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n01-05: the test judges the returned weights, not the output",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: random standard-normal q, k, v for several lengths; a causal attention
+                    # puts no weight above the diagonal, so any weight there larger than 1e-6 means
+                    # a row looks at a later position.
+                    gen = torch.Generator().manual_seed(0)
+                    try:
+                        for L, d in ((2, 3), (5, 4), (16, 8)):
+                            for _ in range(5):
+                                q = torch.randn(2, L, d, generator=gen)
+                                k = torch.randn(2, L, d, generator=gen)
+                                v = torch.randn(2, L, d, generator=gen)
+                                _, w = attend(q, k, v)
+                                if bool((w.triu(1).abs() > 1e-6).any()):
+                                    return True
+                        return False
+                    except Exception:
+                        return True
+                '''
+            )
+        },
+        {"test_sees_the_future": "your test judges the weights attend returns, not its output"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p01-01: NumPy softmax without subtracting each row's max",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: attention_numpy
+                # mistake: the softmax exponentiates the raw scaled scores without subtracting each row's maximum, so it overflows to inf/NaN once scores reach the hundreds.
+                # evidence: tools/ev01.py: Q, K scaled x60 (scaled scores up to ~4300): my answer's weights are finite, this one's contain NaN (exp overflow, inf/inf).
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays."""
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "np.exp overflows on large scores: subtract each row's max before exponentiating"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p01-02: a 0/1 mask added to the scores as a bias",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: attention
+                # mistake: a non-bool (0/1) mask is ADDED to the scores as a bias, the way F.scaled_dot_product_attention treats float masks, instead of being turned into bool with True/1 = may attend; so with a 0/1 mask hidden keys get weight and visible keys just get +1.
+                # evidence: tools/ev01.py: with a 0/1 long mask hiding keys 3..5 of query 0 and all keys of query 2, query 0 puts 0.2402 of its weight on hidden keys (mine 0) and fully masked row 2 sums to 1 (mine 0); with the same mask as bool it equals my answer.
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v, weights
+                    if mask.dtype != torch.bool:
+                        # a numeric mask is an additive bias on the scores (as in torch's sdpa)
+                        weights = torch.softmax(scores + mask.to(scores.dtype), dim=-1)
+                        return weights @ v, weights
+                    has_key = mask.any(dim=-1, keepdim=True)
+                    scores = scores.masked_fill(~mask, float("-inf"))
+                    scores = torch.where(has_key, scores, torch.zeros_like(scores))
+                    weights = torch.softmax(scores, dim=-1)
+                    weights = torch.where(has_key, weights, torch.zeros_like(weights))
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "a fully masked row must get all-zero weights (it may attend to nothing)"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+    ),
+    Mutant(
+        "p01-03: a hand-written masked softmax without the row max: overflow",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: attention
+                # mistake: a hand-written softmax (exp times the mask, divided by the clamped row sum) handles fully masked rows but never subtracts the row maximum, so large scores overflow to inf and give NaN weights.
+                # evidence: tools/ev01.py: q, k scaled x10 (max scaled score ~189): my answer matches F.scaled_dot_product_attention (9e-8), this one gives NaN in all 7 weight rows of one batch (exp overflow).
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    e = torch.exp(scores)
+                    if mask is not None:
+                        e = e * mask.to(e.dtype)  # hidden keys contribute exactly 0
+                    # clamp keeps a fully masked row at 0 / tiny = 0 instead of 0 / 0
+                    weights = e / e.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_parity": "weights differ from torch's scaled_dot_product_attention"},
+        makes=("attention.overflow",),
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named (in a later check of the
+        # cell: the weights' overflow).
+    ),
+    Mutant(
+        "p01-04: a causal mask without its diagonal (strictly lower)",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: causal_mask
+                # mistake: misreads "lower triangular" as strictly lower triangular (diagonal=-1), so a token may not attend to itself and query 0 sees nothing.
+                # evidence: tools/ev01.py: causal_mask(3) gives [[0,0,0],[1,0,0],[1,1,0]] instead of [[1,0,0],[1,1,0],[1,1,1]]; the diagonal is False, against 'diagonal included'.
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1)
+                '''
+            )
+        },
+        {
+            "test_causal_mask": "your causal mask hides the diagonal (j < i instead of j <= i)",
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named, and charged in
+        # test_causal_weights too; charged once since 01's repair of the mask's off-by-one.
+        charged_once=True,
+    ),
+    Mutant(
+        "p01-05: the test changes only the last position",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: sees_the_future
+                # mistake: the test only ever changes the LAST position and compares rows 0..L-2, so a leak from a middle key into an earlier query (e.g. key 3 into query 1) is never perturbed and goes unseen.
+                # evidence: tools/ev01.py: an attend that is causal except that query 1 also sees key 3 (output leak): my answer says True, this one says False (it only ever perturbs the last position); both say False for causal attention.
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: the last token is "the future" of every other token, so I replace
+                    # q, k, v at position L-1 with new standard-normal draws (5 draws, L = 8,
+                    # widths 4 and 3, a batch of 2) and check that output rows 0..L-2 did not
+                    # move by more than 1e-4 (rounding is below 1e-5, a leak above 1e-3).
+                    gen = torch.Generator().manual_seed(0)
+                    L, d_k, d_v = 8, 4, 3
+                    try:
+                        for _ in range(5):
+                            q = torch.randn(2, L, d_k, generator=gen)
+                            k = torch.randn(2, L, d_k, generator=gen)
+                            v = torch.randn(2, L, d_v, generator=gen)
+                            out, _ = attend(q, k, v)
+                            q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                            q2[:, -1] = torch.randn(2, d_k, generator=gen)
+                            k2[:, -1] = torch.randn(2, d_k, generator=gen)
+                            v2[:, -1] = torch.randn(2, d_v, generator=gen)
+                            out2, _ = attend(q2, k2, v2)
+                            if (out2[:, :-1] - out[:, :-1]).abs().max().item() > 1e-4:
+                                return True
+                    except Exception:
+                        return True
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test sees the first query reading the last key, and misses it reading the next-to-last key"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
 ]
 
 CORRECT = [
@@ -1015,5 +1315,65 @@ CORRECT = [
             )
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
+    ),
+    Mutant(
+        "n01-06: einsum, a hand-written softmax shifted by the detached row max, clamped sum",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = torch.einsum("...qd,...kd->...qk", q, k)
+                    if scale:
+                        scores = scores * q.shape[-1] ** -0.5
+                    if mask is not None:
+                        scores = scores.masked_fill(mask == 0, float("-inf"))
+                    row_max = scores.detach().amax(dim=-1, keepdim=True)
+                    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+                    e = torch.exp(scores - row_max)
+                    denom = e.sum(dim=-1, keepdim=True)
+                    weights = e / denom.clamp_min(torch.finfo(e.dtype).tiny)
+                    return torch.einsum("...qk,...kd->...qd", weights, v), weights
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "p01-06: einsum, hidden keys at finfo.min, weights times the mask",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                # kind: correct
+                # grade_id: attention
+                # alternative: einsum for both products, q scaled before the product, hidden keys filled with the dtype's most negative finite number, then the softmax multiplied by the mask so hidden keys and fully masked rows get exactly 0.
+                # evidence: tools/ev01.py: over 18 cases (batched / 2-D, with and without random masks incl. a fully masked row, scale True/False) max diff to my answer 6e-8; hidden keys exactly 0; fully masked row zero weights with finite gradients; 0/1 int mask gives the same weights as bool.
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend)."""
+                    if scale:
+                        q = q / q.shape[-1] ** 0.5
+                    scores = torch.einsum("...qd,...kd->...qk", q, k)
+                    if mask is None:
+                        weights = scores.softmax(dim=-1)
+                    else:
+                        keep = mask.bool()
+                        lowest = torch.finfo(scores.dtype).min
+                        scores = scores.masked_fill(~keep, lowest)  # finite, so no 0/0 anywhere
+                        weights = scores.softmax(dim=-1) * keep.to(scores.dtype)
+                    return torch.einsum("...qk,...kd->...qd", weights, v), weights
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
     ),
 ]

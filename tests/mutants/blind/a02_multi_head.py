@@ -899,6 +899,378 @@ WRONG = [
         # Issue 40's fifth blind corpus (5a), graded blind: counterexample, and marks that
         # depended on the secret (a drawn d_k of 4 passed); named, with two d_k a check, since.
     ),
+    Mutant(
+        "n02-01: split_heads transposes before reshaping",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    d_k = d_model // num_heads
+                    return x.transpose(1, 2).reshape(B, num_heads, L, d_k)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "transposed before viewing: x.transpose(1, 2) then reshape cuts the wrong axis",
+            "test_mha_mask": "this cell uses your answer cell `split_heads`",
+            "test_mha_parity": "this cell uses your answer cell `split_heads`",
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named; test_mha_mask and
+        # test_mha_parity not charged again.
+    ),
+    Mutant(
+        "n02-02: a head axis added to a per-head (B, H, L_q, L_k) mask too",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() > 2:
+                            mask = mask.unsqueeze(1)  # per-sentence mask: add the head axis
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n02-03: the divisibility ValueError shows neither number",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): shared by the heads
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "reads 'd_model must be divisible by num_heads': the statement asks for both numbers in it"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n02-04: kept heads rescaled by H / kept: NaN with every head off",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: like dropout on whole heads: an off head's output is zeroed before the
+                    # merge, and the kept heads are scaled up by H / (number kept) so that the total
+                    # size of what reaches out_proj stays about the same.
+                    H, d_k = mha.num_heads, mha.d_k
+                    B, L, d_model = x.shape
+                    q = mha.q_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    k = mha.k_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    v = mha.v_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    heads, _ = scaled_dot_product_attention(q, k, v)
+                    factor = keep.float() * (H / keep.float().sum())
+                    heads = heads * factor.view(1, H, 1, 1)
+                    return mha.out_proj(heads.transpose(1, 2).reshape(B, L, d_model))
+                '''
+            )
+        },
+        {"test_heads_switched_off": "the output holds non-finite values on"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+    ),
+    Mutant(
+        "n02-05: an off head's v_proj rows zeroed, its v_proj bias left on",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                import copy
+
+
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head gets zero value vectors, so whatever it attends to it
+                    # returns zeros; kept heads are not rescaled. All heads off leaves out_proj's bias.
+                    # The layer is copied so mha itself is not changed.
+                    ablated = copy.deepcopy(mha)
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                ablated.v_proj.weight[h * d_k : (h + 1) * d_k] = 0.0
+                    return ablated(x)[0]
+                '''
+            )
+        },
+        {"test_heads_switched_off": "yet the output changed by up to"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+    ),
+    Mutant(
+        "p02-01: merge_heads reshapes without the transpose",
+        A,
+        {
+            "merge_heads": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: merge_heads
+                # mistake: merges by reshaping (B, H, L, d_k) straight to (B, L, H*d_k) without first moving the head axis behind the sequence axis, so features of different positions get mixed.
+                # evidence: tools/ev02.py: merge_heads(split_heads(x)) != x for x (2, 5, 12) (my answer gives x back exactly).
+                def merge_heads(x: Tensor) -> Tensor:
+                    """(B, H, L, d_k) -> (B, L, H * d_k): concatenate the heads' features."""
+                    B, H, L, d_k = x.shape
+                    return x.reshape(B, L, H * d_k)
+                '''
+            )
+        },
+        {
+            "test_merge_heads": "heads merged without a transpose",
+            "test_mha_parity": "outputs differ as if the heads were merged without a transpose",
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named; test_mha_parity not charged
+        # again.
+    ),
+    Mutant(
+        "p02-02: a head axis added to a per-head (B, H, L_q, L_k) mask too",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: multi_head_attention
+                # mistake: adds the head axis to every mask with more than two dims (dim >= 3), so a per-head (B, H, L_q, L_k) mask becomes (B, 1, H, L_q, L_k) and the call raises instead of using the mask as it is.
+                # evidence: tools/ev02.py: with a per-head mask (2, 3, 5, 5) my answer gives (2, 3, 5, 5) weights zero where hidden; this one raises ValueError ('expected mask broadcastable to (2, 3, 5, 5) ..., got (2, 1, 3, 5, 5)'); with (B, L, L) and (L, L) masks it equals mine.
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() >= 3:
+                            mask = mask.unsqueeze(1)  # batch masks need a head axis
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {"test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p02-03: the divisibility ValueError shows neither number",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: multi_head_attention
+                # mistake: the ValueError for d_model not divisible by num_heads has a generic message that does not show the two numbers, breaking the statement's "shows both numbers" clause.
+                # evidence: tools/ev02.py: MultiHeadAttention(10, 3) raises ValueError('d_model must be divisible by num_heads'), which shows neither 10 nor 3 (mine: 'd_model = 10 is not divisible by num_heads = 3').
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "reads 'd_model must be divisible by num_heads': the statement asks for both numbers in it"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p02-04: kept heads rescaled by H / kept: NaN with every head off",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: heads_switched_off
+                # mistake: rescales the kept heads by H / (number kept), dropout-style, which divides by zero when every head is off and makes that output NaN instead of finite.
+                # evidence: tools/ev02.py: keep = all False gives 120 of 120 NaN values (mine: finite, out_proj's bias); all kept equals mha(x)[0].
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks."""
+                    # Design: like dropout on whole heads. An off head's output is zeroed before
+                    # the merge; the kept heads are scaled up by H / n_kept so the total "amount"
+                    # of attention output that reaches out_proj stays the same. All heads kept
+                    # gives factor 1, i.e. the layer itself.
+                    H = mha.num_heads
+                    q = split_heads(mha.q_proj(x), H)
+                    k = split_heads(mha.k_proj(x), H)
+                    v = split_heads(mha.v_proj(x), H)
+                    heads, _ = scaled_dot_product_attention(q, k, v)
+                    gate = keep.to(heads.dtype).view(1, H, 1, 1)
+                    heads = heads * gate * (H / keep.sum())
+                    return mha.out_proj(merge_heads(heads))
+                '''
+            )
+        },
+        {"test_heads_switched_off": "the output holds non-finite values on"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+    ),
+    Mutant(
+        "p02-05: heads switched off in mha's own v_proj, in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: heads_switched_off
+                # mistake: switches heads off by zeroing their value rows and biases in mha's own v_proj, in place, so the caller's layer is permanently changed (the statement says to leave mha unchanged).
+                # evidence: tools/ev02.py: after one call with head 1 off, mha's v_proj.weight and v_proj.bias have changed and mha(x) no longer gives its earlier output; my answer leaves mha's state_dict unchanged.
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks."""
+                    # Design: an off head's values are all zero, so whatever it attends to it
+                    # outputs zeros and adds nothing before out_proj. Kept heads are not
+                    # rescaled; all heads off gives out_proj's bias. Then I just run the layer.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not keep[h]:
+                                mha.v_proj.weight[h * d_k : (h + 1) * d_k] = 0.0
+                                mha.v_proj.bias[h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named (through the grading
+        # command, its write into the layer's weight raised AttributeError; in-process, the layer is
+        # seen changed).
+    ),
 ]
 
 CORRECT = [
@@ -981,5 +1353,68 @@ CORRECT = [
             )
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
+    ),
+    Mutant(
+        "n02-06: a deep copy with the off heads' out_proj columns zeroed",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                import copy
+
+
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: out_proj is the only place where heads mix. Zeroing the columns of
+                    # out_proj.weight that read head h's features removes head h entirely (its q, k, v
+                    # rows can change freely without effect). Kept heads are not rescaled; with every
+                    # head off each position gets out_proj's bias. The copy leaves mha unchanged.
+                    ablated = copy.deepcopy(mha)
+                    d_k = mha.d_k
+                    col_keep = keep.to(torch.bool).cpu().repeat_interleave(d_k)  # (d_model,)
+                    with torch.no_grad():
+                        w = ablated.out_proj.weight
+                        w.mul_(col_keep.to(device=w.device, dtype=w.dtype).unsqueeze(0))
+                    return ablated(x)[0]
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "p02-06: out_proj's bias plus each kept head's block of out_proj",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                # kind: correct
+                # grade_id: heads_switched_off
+                # alternative: writes the output as out_proj's bias plus the sum over KEPT heads of head_h times its own block of out_proj's columns (no gating tensor, no merge), on a per-head loop.
+                # evidence: tools/ev02.py: over 15 cases (widths 12/8/16, 3/1/4 heads, random keeps, a batch of one 1-token sentence) max diff to my answer and to mha(x)[0] when all kept: 6e-8.
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks."""
+                    # Design: the output is bias + sum_h head_h W_O[:, block h]^T. A switched-off
+                    # head's term is simply left out of the sum (it contributes exactly zero), the
+                    # kept heads' terms are not rescaled, and with no head kept the output is the
+                    # bias at every position. mha is only read.
+                    H, d_k = mha.num_heads, mha.d_k
+                    B, L, d_model = x.shape
+                    q = mha.q_proj(x).view(B, L, H, d_k)
+                    k = mha.k_proj(x).view(B, L, H, d_k)
+                    v = mha.v_proj(x).view(B, L, H, d_k)
+                    out = mha.out_proj.bias.expand(B, L, d_model).clone()
+                    for h in range(H):
+                        if bool(keep[h]):
+                            scores = q[:, :, h] @ k[:, :, h].transpose(1, 2) / d_k**0.5
+                            head = torch.softmax(scores, dim=-1) @ v[:, :, h]  # (B, L, d_k)
+                            out = out + head @ mha.out_proj.weight[:, h * d_k : (h + 1) * d_k].T
+                    return out
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
     ),
 ]

@@ -962,6 +962,293 @@ WRONG = [
         {"test_padded_block": "real tokens are taken to be its first n positions"},
         # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
     ),
+    Mutant(
+        "n03-01: \\w* after an apostrophe: a trailing apostrophe stays in the word",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"\w+(?:'\w*)*|[^\w\s]", text)
+                '''
+            )
+        },
+        {"test_clean": "an apostrophe that is not between two word characters is kept in a word"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n03-02: words[:max_vocab_size - 3], a negative end below 3",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    tokens = [token for token, count in ordered if count >= min_freq]
+                    if max_vocab_size is not None:
+                        # the special tokens count too, so keep max_vocab_size - 3 words
+                        tokens = tokens[: max_vocab_size - len(SPECIAL_TOKENS)]
+                    return list(SPECIAL_TOKENS) + tokens
+                '''
+            )
+        },
+        {
+            "test_build_vocab": "the tokens after the special tokens are cut to words[:max_vocab_size - 3], whose end is negative"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n03-03: the key mask rebuilt from each sentence's length",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: each sentence has n real tokens followed by pads; query and key must both
+                    #    be among the first n positions... only keys matter, so the mask is (B, 1, 1, L),
+                    #    True for key positions < n.
+                    # 2. Pad positions: zeros.
+                    # 3. All-pad sentence (n = 0): no key is visible; its output is all zeros.
+                    B, L, _ = x.shape
+                    lengths = (~is_pad).sum(dim=1)  # (B,) number of real tokens
+                    real = torch.arange(L, device=x.device)[None, :] < lengths[:, None]  # (B, L)
+                    x_in = torch.where(real.unsqueeze(-1), x, torch.zeros_like(x))
+                    out, _ = block(x_in, mask=real[:, None, None, :])
+                    return torch.where(real.unsqueeze(-1), out, torch.zeros_like(out))
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens (position < that number)"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n03-04: each cosine's exponent from its own odd column, (2i+1)/d_model",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions.
+
+                    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+                    """
+                    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
+                    even = torch.arange(0, d_model, 2, dtype=torch.float32)  # column indices 0, 2, 4, ...
+                    odd = torch.arange(1, d_model, 2, dtype=torch.float32)  # column indices 1, 3, 5, ...
+                    pe = torch.zeros(max_len, d_model)
+                    pe[:, 0::2] = torch.sin(position / 10000.0 ** (even / d_model))
+                    pe[:, 1::2] = torch.cos(position / 10000.0 ** (odd / d_model))
+                    return pe
+                '''
+            )
+        },
+        {"test_sinusoidal_encoding": "columns 2i and 2i+1 must share ONE angle"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n03-05: eps added to the standard deviation, outside the square root",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+                        std = torch.sqrt(var)
+                        return self.weight * (x - mean) / (std + self.eps) + self.bias
+                '''
+            )
+        },
+        {"test_layer_norm": "eps is added outside the square root (std + eps)"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p03-01: \\w* after an apostrophe: a trailing apostrophe stays in the word",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: clean
+                # mistake: the word pattern lets an apostrophe be followed by ZERO word characters (\w*), so a trailing apostrophe stays inside the word ("dogs'" -> "dogs'" instead of "dogs", "'").
+                # evidence: tools/ev03.py: clean("the dogs' bowls") gives ['the', "dogs'", 'bowls'] instead of ['the', 'dogs', "'", 'bowls'] (statement: an apostrophe not between two word characters is its own token).
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks."""
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"\w+(?:'\w*)*|[^\w\s]", text)
+                '''
+            )
+        },
+        {"test_clean": "an apostrophe that is not between two word characters is kept in a word"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p03-02: words[:max_vocab_size - 3], a negative end below 3",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: build_vocab
+                # mistake: max_vocab_size is applied by keeping words[:max_vocab_size - 3] after the specials, which for max_vocab_size below 3 (e.g. 2) slices from the end and returns more than max_vocab_size entries.
+                # evidence: tools/ev03.py: build_vocab(['the cat sat','the dog sat','a cat'], max_vocab_size=2) returns 7 entries ['<pad>','<unk>','<cls>','cat','sat','the','a'] (mine: ['<pad>','<unk>']); also wrong for 1 and 0.
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical."""
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    words = [token for token, count in ordered if count >= min_freq]
+                    if max_vocab_size is not None:
+                        # the specials take len(SPECIAL_TOKENS) of the slots
+                        words = words[: max_vocab_size - len(SPECIAL_TOKENS)]
+                    return list(SPECIAL_TOKENS) + words
+                '''
+            )
+        },
+        {
+            "test_build_vocab": "the tokens after the special tokens are cut to words[:max_vocab_size - 3], whose end is negative"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p03-03: dropout on the feed-forward's output, not its hidden layer",
+        A,
+        {
+            "feed_forward": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: feed_forward
+                # mistake: dropout is applied to the network's OUTPUT (after linear2) instead of to the hidden layer after the ReLU, against the statement's linear2(dropout(relu(linear1(x)))).
+                # evidence: tools/ev03.py: same weights, dropout 0.5, train mode, same seed: 93 of 192 output entries are exactly 0 (whole outputs dropped, linear2's bias included) while mine has none; eval mode identical.
+                class PositionwiseFeedForward(nn.Module):
+                    """FFN(x) = linear2(dropout(relu(linear1(x)))), the same layers at each position."""
+
+                    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.linear1 = nn.Linear(d_model, d_ff)
+                        self.dropout = nn.Dropout(dropout)
+                        self.linear2 = nn.Linear(d_ff, d_model)
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        return self.dropout(self.linear2(torch.relu(self.linear1(x))))
+                '''
+            )
+        },
+        {
+            "test_feed_forward": "dropout is applied to the output: in train mode whole output values are zeroed"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p03-04: self-attention built without the block's dropout",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: encoder_block
+                # mistake: self_attn is built as MultiHeadAttention(d_model, num_heads) without the dropout rate the table asks for, so in training mode the attention weights are never dropped.
+                # evidence: tools/ev03.py: same weights, dropout 0.5, train mode: my block's self_attn has a Dropout(0.5) and 143 attention weights are dropped to 0; this one's self_attn dropout is 0.0 and drops none; eval mode identical.
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward."""
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(h + self.dropout2(self.feed_forward(h)))
+                        return out, weights
+                '''
+            )
+        },
+        {"test_encoder_block": "dropout is not passed on to the MultiHeadAttention sublayer"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p03-05: the key mask built from each sentence's length",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: padded_block
+                # mistake: the mask is built from each sentence's LENGTH (number of real tokens), showing keys 0..length-1, which is right only when the pads sit at the end; pads placed first or in between are shown and real tokens at the end are hidden.
+                # evidence: tools/ev03.py: with pads first (row 0) or in the middle (row 1) the real positions differ from the block on the sentence alone by 0.58 and 0.30 (mine: 0.0); with pads at the end it equals mine.
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L)."""
+                    # Design:
+                    # 1. mask (B, 1, 1, L): every query may attend to the first `length` keys of
+                    #    its sentence, where length = its number of real tokens (encode pads at the
+                    #    end, so those are exactly the real tokens).
+                    # 2. pad positions: returned as zeros.
+                    # 3. an all-pad sentence has length 0; I let it see every key (length = L) so
+                    #    no softmax row is empty, and its output is zeroed anyway.
+                    B, L = is_pad.shape
+                    lengths = (~is_pad).sum(dim=1)  # (B,)
+                    lengths = torch.where(lengths == 0, torch.full_like(lengths, L), lengths)
+                    positions = torch.arange(L, device=x.device)
+                    keys = positions[None, :] < lengths[:, None]  # (B, L)
+                    out, _ = block(x, mask=keys[:, None, None, :])
+                    return torch.where(is_pad.unsqueeze(-1), torch.zeros_like(out), out)
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens (position < that number)"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
 ]
 
 CORRECT = [
@@ -1035,5 +1322,73 @@ CORRECT = [
             )
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
+    ),
+    Mutant(
+        "n03-06: each sentence run alone without its pads, index_copy back",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: none at all. Each sentence is run through the block on its own, with its
+                    #    pads removed (a (1, n, d_model) input), so there is nothing to hide.
+                    # 2. Pad positions: zeros.
+                    # 3. A sentence of pads only is not run at all: its whole row stays zero.
+                    out = torch.zeros_like(x)
+                    rows = []
+                    for b in range(x.shape[0]):
+                        real = (~is_pad[b].bool()).nonzero(as_tuple=True)[0]
+                        row = torch.zeros_like(x[b])
+                        if real.numel() > 0:
+                            y, _ = block(x[b : b + 1, real])
+                            row = row.index_copy(0, real, y[0])
+                        rows.append(row)
+                    return torch.stack(rows) if rows else out
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "p03-06: each sentence run alone by boolean indexing, no mask",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                # kind: correct
+                # grade_id: padded_block
+                # alternative: no mask at all; runs the block on each sentence alone with its pads removed (boolean indexing), writes the results into a zero tensor, and leaves all-pad sentences at zero.
+                # evidence: tools/ev03.py: two EncoderBlocks, pads anywhere incl. an all-pad and a pad-free sentence: max diff to my answer and to each sentence alone 6e-8; output and gradients finite; dtype kept.
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L)."""
+                    # Design:
+                    # 1. mask: none. The pads are removed before the block runs: each sentence's
+                    #    real tokens (wherever they sit) go through the block alone, as a batch of
+                    #    one, with mask=None. The block has no positions of its own, so this is
+                    #    exactly "the sentence alone with its pads removed".
+                    # 2. pad positions stay zero in the returned tensor.
+                    # 3. a sentence with no real token is not run at all: its row stays zero, which
+                    #    is finite with zero gradient.
+                    rows = []
+                    for b in range(x.shape[0]):
+                        real = ~is_pad[b]
+                        row = torch.zeros_like(x[b])
+                        if bool(real.any()):
+                            out, _ = block(x[b][real].unsqueeze(0))
+                            row = row.index_put((real.nonzero().squeeze(1),), out[0])
+                        rows.append(row)
+                    return torch.stack(rows)
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
     ),
 ]

@@ -552,6 +552,297 @@ WRONG = [
         # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
         makes=("DepthStack.dropout_not_passed",),
     ),
+    Mutant(
+        "n04-01: every layer's weights squeezed",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze())
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "an axis of size 1 disappeared (a batch of one, one head, or a length of one)"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n04-02: the layers built without the stack's dropout",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack_layers": "the layers are built with EncoderBlock's default dropout, not the stack's"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n04-03: total variation summed over dim=1",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "an axis index is out of range: the tensor has fewer axes than the code expects"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+    ),
+    Mutant(
+        "n04-04: a max-weight score that divides 0 by 0 for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: how far the largest weight has moved from uniform (1/L_k) towards one
+                    # key (1): (max - 1/L_k) / (1 - 1/L_k). Uniform -> 0, one key -> 1, and the largest
+                    # weight of softmax(s / T) falls as T grows.
+                    n_keys = weights.shape[-1]
+                    top = weights.max(dim=-1).values
+                    return (top - 1.0 / n_keys) / (1.0 - 1.0 / n_keys)
+                '''
+            )
+        },
+        {"test_attention_focus": "the score is not finite for a single key (L_k = 1) alone"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n04-05: a perplexity score, 1 - exp(H)/L_k, not 1 on one key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: the perplexity exp(H) is the "effective number of keys" attended to,
+                    # from 1 (one key) to L_k (uniform). The score is the share of keys NOT used:
+                    # 1 - exp(H) / L_k, which is 0 for uniform attention and grows as it sharpens.
+                    n_keys = weights.shape[-1]
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return 1.0 - torch.exp(entropy) / n_keys
+                '''
+            )
+        },
+        {"test_attention_focus": "where the statement asks for 1"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+    ),
+    Mutant(
+        "p04-01: weights.squeeze() on every layer's map",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: depth_stack
+                # mistake: collects each layer's map as weights.squeeze(), which drops the head axis (one head) and the batch axis (batch of one) that the statement says to keep.
+                # evidence: tools/ev04.py: DepthStack(2, 8, 1 head, 16) on a batch of one: maps of shape (5, 5) instead of (1, 1, 5, 5).
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze())  # tidy the map up for plotting
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "an axis of size 1 disappeared (a batch of one, one head, or a length of one)"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p04-02: the layers built without dropout",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: depth_stack
+                # mistake: builds every layer as EncoderBlock(d_model, num_heads, d_ff) without passing dropout, so the stack has no dropout at all in training mode whatever rate it was given.
+                # evidence: tools/ev04.py: DepthStack(..., dropout=0.3): the Dropout modules inside have p = 0.0 (mine 0.3); two train-mode calls give identical outputs (mine differ).
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.dropout = dropout
+                        self.layers = nn.ModuleList(
+                            EncoderBlock(d_model, num_heads, d_ff) for _ in range(num_layers)
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack_layers": "the layers are built with EncoderBlock's default dropout, not the stack's"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p04-03: total variation as the largest |p - q|",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: attention_metrics
+                # mistake: total_variation returns the LARGEST single-key difference max|p - q| instead of half the sum of |p - q| (entropy is correct).
+                # evidence: tools/ev04.py: TV([.5,.5,0,0], [0,0,.5,.5]) = 0.5 here, 1.0 by the definition (and in my answer).
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0."""
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim."""
+                    # TV is the largest amount by which p and q disagree
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {"test_attention_metrics": "TV sums |p - q|, not its maximum"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p04-04: entropy normalised by the count of non-zero weights",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: attention_focus
+                # mistake: normalises the entropy by log of the number of NON-ZERO weights (so masked keys "do not count"), which makes the score jump up when a tiny weight underflows to exactly 0, so it can rise as the temperature grows.
+                # evidence: tools/ev04.py: scores s = [0, 0, -120]: softmax(s/1) = [.5,.5,0] (exact 0 by underflow) scores 0.0, softmax(s/4) = [.5,.5,4.7e-14] scores 0.369: the score rises as T grows (mine: 0.369 at both).
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key."""
+                    # My score: 1 - H / log(n), where n is the number of keys that actually
+                    # receive weight: a masked key (weight exactly 0) is not a key this query
+                    # could have looked at, so it should not make the query look focused.
+                    # n is clamped to at least 2 so a one-key row (H = 0) scores 1, not 0/0.
+                    n = (weights > 0).sum(dim=-1).clamp_min(2).to(weights.dtype)
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return (1 - entropy / torch.log(n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        {"test_attention_focus": "the score rose as T grew"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+    ),
 ]
 
 CORRECT = [
@@ -620,5 +911,57 @@ CORRECT = [
             )
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
+    ),
+    Mutant(
+        "n04-06: the largest weight rescaled to [0, 1], 0 for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: the largest weight, rescaled from [1/L_k, 1] to [0, 1]:
+                    # (max p - 1/L_k) / (1 - 1/L_k). It ignores the order of the keys, and the largest
+                    # weight of softmax(s / T) never grows with T. With one key (L_k = 1) the range is
+                    # empty; the score is then 0 (any value in [0, 1] is allowed there).
+                    n_keys = weights.shape[-1]
+                    top = weights.amax(dim=-1)
+                    if n_keys == 1:
+                        return torch.zeros_like(top)
+                    return ((top - 1.0 / n_keys) / (1.0 - 1.0 / n_keys)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "p04-06: a clamped max-weight score, 1 for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                # kind: correct
+                # grade_id: attention_focus
+                # alternative: a max-weight design instead of entropy: (max_j p_j - 1/L_k) / (1 - 1/L_k), clamped to [0, 1], with L_k = 1 scored 1.
+                # evidence: tools/ev04.py: uniform -> 0, one-hot -> 1, all in [0,1] for L = 1..50; non-increasing in T on 200 random rows x 6 temperatures; permutation-invariant; 0-dim finite for [.5,.5,0,0]; L = 1 -> 1.
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key."""
+                    # My score: how far the largest weight has moved from its uniform value 1/L_k
+                    # towards 1, as a fraction of the way: (max p - 1/L) / (1 - 1/L). The max is
+                    # order-free, and the max of softmax(s / T) can only fall as T grows (every
+                    # other term exp((s_j - s_max) / T) of its denominator grows). One key (L = 1)
+                    # scores 1.
+                    n = weights.shape[-1]
+                    top = weights.amax(dim=-1)
+                    if n == 1:
+                        return torch.ones_like(top)
+                    return ((top - 1.0 / n) / (1.0 - 1.0 / n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
     ),
 ]

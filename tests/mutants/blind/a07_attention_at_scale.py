@@ -1147,6 +1147,319 @@ WRONG = [
         # Issue 40's seventh blind corpus, graded blind on 451e037: not caught (the check tried
         # more queries than keys only).
     ),
+    Mutant(
+        "n07-01: the new maximum subtracted without its trailing axis",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(running_max - new_max)  # 0 for a fresh row (m = -inf)
+                    block_sum = torch.exp(scores - new_max).sum(dim=-1)
+                    return new_max, running_sum * factor + block_sum
+                '''
+            )
+        },
+        {"test_online_softmax_update": "two shapes do not broadcast"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+    ),
+    Mutant(
+        "n07-02: chunk_size=True accepted: isinstance(chunk_size, int) alone",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(
+                        (*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device
+                    )
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            key_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(q.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "chunk_size=True must raise ValueError"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n07-03: the running maximum starts at 0, not -inf",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)  # running max
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(
+                        (*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device
+                    )
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            key_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(q.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "the running max starts at 0 instead of -inf"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n07-04: b moved to a's maximum, not to the larger of the two",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, a), Section 3's running numbers for these keys: m (..., L_q, 1) the
+                    # largest scaled score, l = sum exp(s - m) (..., L_q, 1), a = sum exp(s - m) v
+                    # (..., L_q, d_v). Their size does not depend on L_k. Two parts are moved to the
+                    # larger of their maxima (multiplying l and a by exp(m_part - m), <= 1, so nothing
+                    # overflows) and added: the exact numbers of the union of the keys. Max and + are
+                    # commutative and associative, so the order of merging does not matter.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., L_q, L_k)
+                    m = s.amax(dim=-1, keepdim=True)
+                    e = torch.exp(s - m)
+                    return (m, e.sum(dim=-1, keepdim=True), e @ v.to(q.dtype))
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = m_a  # keep a's maximum as the reference, move b to it
+                    f_a, f_b = torch.ones_like(m_a), torch.exp(m_b - m_a)
+                    return (m, l_a * f_a + l_b * f_b, acc_a * f_a + acc_b * f_b)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "merge_partials measures one argument's part against the other argument's reference"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p07-01: exp of the raw scores, divided by exp(new_max) afterwards",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: online_softmax_update
+                # mistake: exponentiates the raw scores and divides by exp(new_max) afterwards instead of subtracting the maximum first, so scores near 1000 overflow to inf and give a non-finite sum.
+                # evidence: tools/ev07.py: the notebook's scores near 1000 give running sum [nan] (mine 1.417683 = exact).
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(running_max - new_max)
+                    # exp(s - m) = exp(s) / exp(m)
+                    block_sum = torch.exp(scores).sum(dim=-1) / torch.exp(new_max)
+                    return new_max, running_sum * factor + block_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "exp overflows for large scores: subtract the running max before exponentiating"
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p07-02: chunk_size=True accepted: isinstance(chunk_size, int) alone",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: chunked_attention
+                # mistake: the chunk_size check uses isinstance(chunk_size, int) alone, so the bool True (an int subclass) is accepted as chunk size 1 instead of raising ValueError as the statement requires.
+                # evidence: tools/ev07.py: chunk_size=True returns an output instead of raising ValueError (mine raises).
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            key_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, -math.inf)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "chunk_size=True must raise ValueError"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p07-03: the running maximum starts at 0, not -inf",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: chunked_attention
+                # mistake: starts the running maximum at 0 instead of -inf, so for a query whose scores are all very negative (below about -104 in float32) every exp(s - 0) underflows to 0 and the output is 0/0 = NaN.
+                # evidence: tools/ev07.py: a query whose scaled scores all lie in [-147, -134] (float32) gets a NaN output row (mine matches softmax attention to 2.4e-7).
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            key_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, -math.inf)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "the running max starts at 0 instead of -inf"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p07-05: each block's causal mask ignores the block's offset",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: chunked_attention
+                # mistake: the causal mask of a block compares the query position with the key's index INSIDE the block (0..C-1) instead of its position start + c, so later blocks let queries see future keys and hide past ones.
+                # evidence: tools/ev07.py: causal, L = 10, chunk 4: query rows 0..8 differ from causal attention (mine: none).
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks."""
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            key_pos = torch.arange(kb.shape[-2], device=q.device)  # keys of this block
+                            s = s.masked_fill(key_pos > query_pos, -math.inf)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_causal": "the causal mask ignores the block's offset"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
 ]
 
 CORRECT = [
@@ -1240,5 +1553,81 @@ CORRECT = [
             )
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
+    ),
+    Mutant(
+        "n07-06: parts kept as log-sum-exp and normalised output, merged by logaddexp",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: {"lse": log-sum-exp of the scaled scores (..., L_q, 1), "out": the attention
+                    # output over these keys (..., L_q, d_v)}. The union's output is the average of the
+                    # two outputs weighted by each part's share of the total exp-mass,
+                    # exp(lse_part - lse_total), with lse_total = logaddexp(lse_a, lse_b): exact, and
+                    # symmetric/associative because logaddexp is. Size independent of L_k.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    out = torch.softmax(s, dim=-1) @ v.to(q.dtype)
+                    return {"lse": lse, "out": out}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    out = a["out"] * torch.exp(a["lse"] - lse) + b["out"] * torch.exp(b["lse"] - lse)
+                    return {"lse": lse, "out": out}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "p07-06: log-sum-exp parts merged by logaddexp",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                # kind: correct
+                # grade_id: merge_partials
+                # alternative: a partial result is (log-sum-exp of the part's scores, the part's NORMALISED output); merging uses torch.logaddexp and weights each output by exp(lse_part - lse_merged); finishing just returns the output.
+                # evidence: tools/ev07.py: leading dims (), (2,), (2,3), float64 and float32, q and 3000*q, 4 random parts, two groupings: worst error 6e-14 (float64) / 2.8e-7 (float32), groupings agree to 3.6e-7; 150 numbers for 1 key and for 31 keys.
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k)."""
+                    # Design: {"lse": (..., L_q, 1), "out": (..., L_q, d_v)}: the log of the
+                    # part's softmax denominator, log sum_j exp(s_j), and the part's own attention
+                    # output softmax(s) @ v. Both have a size independent of the number of keys.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    return {"lse": torch.logsumexp(s, dim=-1, keepdim=True), "out": torch.softmax(s, dim=-1) @ v}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    # Over the union, the denominator is exp(lse_a) + exp(lse_b), i.e.
+                    # lse = logaddexp(lse_a, lse_b), and the output is the mix of the two parts'
+                    # outputs with weights exp(lse_a - lse) and exp(lse_b - lse), which sum to 1.
+                    # logaddexp never overflows and the weights are in [0, 1], so this is exact
+                    # and stable; the formula is symmetric and associative.
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    out = torch.exp(a["lse"] - lse) * a["out"] + torch.exp(b["lse"] - lse) * b["out"]
+                    return {"lse": lse, "out": out}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
     ),
 ]
