@@ -937,31 +937,4 @@ CORRECT = [
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
     ),
-    Mutant(
-        "p04-06: a clamped max-weight score, 1 for a single key",
-        A,
-        {
-            "attention_focus": Rewrite(
-                r'''
-                # kind: correct
-                # grade_id: attention_focus
-                # alternative: a max-weight design instead of entropy: (max_j p_j - 1/L_k) / (1 - 1/L_k), clamped to [0, 1], with L_k = 1 scored 1.
-                # evidence: tools/ev04.py: uniform -> 0, one-hot -> 1, all in [0,1] for L = 1..50; non-increasing in T on 200 random rows x 6 temperatures; permutation-invariant; 0-dim finite for [.5,.5,0,0]; L = 1 -> 1.
-                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
-                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key."""
-                    # My score: how far the largest weight has moved from its uniform value 1/L_k
-                    # towards 1, as a fraction of the way: (max p - 1/L) / (1 - 1/L). The max is
-                    # order-free, and the max of softmax(s / T) can only fall as T grows (every
-                    # other term exp((s_j - s_max) / T) of its denominator grows). One key (L = 1)
-                    # scores 1.
-                    n = weights.shape[-1]
-                    top = weights.amax(dim=-1)
-                    if n == 1:
-                        return torch.ones_like(top)
-                    return ((top - 1.0 / n) / (1.0 - 1.0 / n)).clamp(0.0, 1.0)
-                '''
-            )
-        },
-        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
-    ),
 ]
