@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Literal
 
 import nbformat
@@ -84,6 +85,15 @@ def answer_cells(notebook: nbformat.NotebookNode) -> dict[str, str]:
                 line for line, place in lines if place in ("inside", "outside")
             )
     return answers
+
+
+def course_answers_in(source: Path) -> dict[str, str]:
+    """:func:`answer_cells` of the source notebook at ``source`` (the course's answers), or an
+    empty dict where there is none: then no cell is waived for a wrong answer cell it uses
+    (autograder/authoring/used_answers.py)."""
+    if not source.is_file():
+        return {}
+    return answer_cells(nbformat.read(source, as_version=4))
 
 
 def to_python(source: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import linecache
 import os
@@ -17,7 +18,7 @@ import nbformat
 
 from autograder.authoring.registry import CellGrade, checks_for, grade_cell, one_submission
 from autograder.authoring.used_answers import charged_elsewhere, defined_here
-from autograder.cells import answer_cells, is_test_cell, to_python
+from autograder.cells import course_answers_in, is_test_cell, to_python
 
 SUBMISSION_MODULE = "__submission__"
 
@@ -121,7 +122,6 @@ def grade_submission(submission: Submission, charge_again: bool = False) -> dict
     here); ``charge_again`` as the course chooses (autograder/pipeline/course/charges.py)."""
     assignment = submission.assignment
     grade_ids = dict.fromkeys(entry.grade_id for entry in checks_for(assignment))
-    answers = course_answers(assignment)
     with one_submission(charge_again):
         grades = {
             grade_id: grade_cell(assignment, grade_id, submission.namespace)
@@ -131,14 +131,12 @@ def grade_submission(submission: Submission, charge_again: bool = False) -> dict
             assignment,
             grades,
             submission.namespace,
-            lambda wrong: defined_here(submission.namespace, answers, wrong),
+            lambda wrong: defined_here(submission.namespace, course_answers(assignment), wrong),
         )
 
 
+@functools.cache  # read once per process, and only when a cell is graded again with it
 def course_answers(assignment: str) -> dict[str, str]:
-    """Answer cell grade id -> the course's answer, from this checkout's solutions/ (none where
-    it has no source notebook, and then no cell is waived for a wrong answer it uses)."""
-    source = Path(__file__).resolve().parents[2] / "solutions" / assignment / f"{assignment}.ipynb"
-    if not source.is_file():
-        return {}
-    return answer_cells(nbformat.read(source, as_version=4))
+    """Answer cell grade id -> the course's answer, from this checkout's solutions/."""
+    root = Path(__file__).resolve().parents[2]
+    return course_answers_in(root / "solutions" / assignment / f"{assignment}.ipynb")

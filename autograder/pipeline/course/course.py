@@ -91,17 +91,11 @@ def instructor_side(course: Course, assignment: str) -> tuple[dict, dict[str, st
 
 
 def course_answers(course: Course, assignment: str) -> dict[str, str]:
-    """Answer cell grade id -> the course's answer, from the source notebook (the solutions); an
-    empty dict where the course has none here, and then no cell is waived for a wrong answer
-    cell it uses (autograder/authoring/used_answers.py)."""
-    from autograder.cells import answer_cells
+    """Answer cell grade id -> the course's answer, from its source notebook (the solutions)."""
+    from autograder.cells import course_answers_in
 
-    source = course.path(course.coursedir.source_directory, ".", assignment) / (
-        f"{assignment}.ipynb"
-    )
-    if not source.is_file():
-        return {}
-    return answer_cells(nbformat.read(source, as_version=4))
+    source = course.path(course.coursedir.source_directory, ".", assignment)
+    return course_answers_in(source / f"{assignment}.ipynb")
 
 
 def _gradebook_sources(course: Course, assignment: str) -> dict[str, str]:
