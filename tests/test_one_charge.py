@@ -107,7 +107,8 @@ def test_the_checks_one_confirmed_cause_explains_are_listed_as_failing_for_it(
     assert first.cause == second.cause != ""  # both pass with the softmax axis repaired
     message = grade.describe()
     assert (
-        "  FAILED  scale_false_leaves_the_scores_unscaled (weight 0.5): also fails, same cause "
+        "  FAILED  while checking scale false leaves the scores unscaled (weight 0.5): also "
+        "fails, same cause "
         "as scaled_by_sqrt_d_k"
     ) in message
     assert second.diagnosis.splitlines()[0] not in message  # its own text is not repeated
@@ -258,7 +259,7 @@ def test_a_repeated_mistake_is_waived_once_charged_and_its_grade_crosses_the_pip
     # Its check's text names no cause; the repair confirmed one, and the message names it.
     assert lines[2] == CONFIRMED_CAUSE + str(ATTENTION["softmax_over_queries"])
     assert lines[-1] == (
-        "  FAILED  second_values (weight 0.5): also fails, same cause as second_rows"
+        "  FAILED  while checking second values (weight 0.5): also fails, same cause as second_rows"
     )
 
 
@@ -281,7 +282,7 @@ def test_a_check_the_repair_does_not_fix_keeps_the_cell_charged(cells):
     causes = [c.cause != "" for c in second.checks]
     assert causes == [True, True, False]
     listing = second.describe().splitlines()
-    assert "  FAILED  second_other: this check fails whatever the answer" in listing
+    assert "  FAILED  while checking second other: this check fails whatever the answer" in listing
 
 
 def test_the_repair_leaves_an_answer_without_the_mistakes_sign_as_it_is_so_it_confirms_nothing(

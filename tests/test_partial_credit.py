@@ -107,10 +107,28 @@ def test_the_message_leads_with_the_first_failure_then_lists_every_check():
     ]
     assert lines[4:] == [
         "  passed  shapes",
-        "  FAILED  scaled: see the first line",
-        "  FAILED  parity (weight 2): differs from the oracle",
-        "  FAILED  again: as parity",
+        "  FAILED  while checking scaled: see the first line",
+        "  FAILED  while checking parity (weight 2): differs from the oracle",
+        "  FAILED  while checking again: as parity",
     ]
+
+
+def test_a_failing_check_is_listed_as_what_it_checked_never_as_a_claim():
+    # Issue 40's k02-04: "FAILED  ablation_is_defined_at_the_edges" read as a claim about the
+    # answer, where the message beside it was about an in-place write.
+    in_place = "heads_switched_off changed a tensor it was given, in place"
+    grade = CellGrade(
+        (
+            CheckResult("switched_off_heads_are_gone", 1.0, False, in_place),
+            CheckResult("ablation_is_defined_at_the_edges", 0.5, False, "x is NaN"),
+        )
+    )
+    lines = grade.describe().splitlines()
+    assert lines[-2:] == [
+        "  FAILED  while checking switched off heads are gone: see the first line",
+        "  FAILED  while checking ablation is defined at the edges (weight 0.5): x is NaN",
+    ]
+    assert not [line for line in lines if "FAILED  ablation_is" in line]
 
 
 # ------------------------------------------------------------------------------------------
@@ -258,7 +276,7 @@ def test_nbgrader_records_partial_credit_and_never_a_grade_the_kernel_forged():
     cell = _graded_cell(3, partial, forged)
     assert determine_grade(cell) == (2.25, 3.0)
     assert shown_verdict(cell) == partial.describe()
-    assert "  FAILED  b: see the first line" in shown_verdict(cell)
+    assert "  FAILED  while checking b: see the first line" in shown_verdict(cell)
     shown = json.dumps(cell.outputs)
     assert len(cell.outputs) == 2 and "4 of 4" not in shown and "a warning" not in shown
     nothing = CellGrade((result("a", False),))
@@ -345,7 +363,7 @@ def test_a_partly_right_cell_gets_its_share_in_the_gradebook_feedback_csv_and_gr
         "hidden checks: 2 of 3 passed",
         "  passed  numpy_attention_matches_reference",
         "  passed  numpy_attention_returns_numpy_arrays",
-        "  FAILED  numpy_attention_is_stable_for_large_scores: see the first line",
+        "  FAILED  while checking numpy attention is stable for large scores: see the first line",
         "overflows",
     ):
         assert shown in page, shown
@@ -375,7 +393,7 @@ def test_plain_nbgrader_stays_all_or_nothing_and_its_message_lists_every_check(c
         "your code raised X",
         "hidden checks: 1 of 2 passed",
         "  passed  shapes",
-        "  FAILED  scaled: see the first line",
+        "  FAILED  while checking scaled: see the first line",
     ]
     registry._REGISTRY.clear()
     cell(lambda ns: None, name="shapes")

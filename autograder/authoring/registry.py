@@ -455,7 +455,9 @@ class CellGrade:
             said.setdefault(result.diagnosis, result.name)
             if result.cause:
                 causes.setdefault(result.cause, result.name)
-            lines.append(f"  FAILED  {label}: {why}")
+            lines.append(
+                f"  FAILED  while checking {_in_words(result.name)}{_weight_note(result)}: {why}"
+            )
         return "\n".join(lines)
 
     def to_json(self) -> dict:
@@ -487,6 +489,13 @@ class CellGrade:
 VISIBLE_CHECK_FAILED = "\nthe visible check in this cell failed too: "
 # Before a mistake that a repair confirmed, where the check's own message does not name it.
 CONFIRMED_CAUSE = "confirmed on your answer (with that one mistake undone, this check passes): "
+
+
+def _in_words(name: str) -> str:
+    """A check's name as what it checked ("ablation is defined at the edges"): beside FAILED,
+    the bare name reads as a claim about the answer, where the message may be about another
+    promise (issue 40's k02-04, an in-place write told under ablation_is_defined_at_the_edges)."""
+    return name.replace("_", " ")
 
 
 def _weight_note(result: CheckResult) -> str:

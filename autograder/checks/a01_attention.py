@@ -101,6 +101,10 @@ ATTENTION = catalogue(
             "of -inf, so they still get weight",
             "mask_not_bool": "the mask is used as given: your attention raised with a 0/1 "
             "integer mask, and runs with the same mask as bool; convert it first (mask.bool())",
+            "mask_added": "the mask is added to the scores: your weights are the softmax of "
+            "the scores plus a constant times the mask, so the keys where the mask is 0 (False) "
+            "keep weight and a row that sees no key still sums to 1 (the statement hides those "
+            "keys: weight exactly 0, and a row that sees no key gets all-zero weights)",
             "masked_after_softmax": "the mask is applied after the softmax: your weights are "
             "the softmax over every key with the hidden keys zeroed and each row renormalised, "
             "so where hidden keys score hundreds above the visible ones the visible weights "
@@ -562,6 +566,47 @@ def padding_mask(g: torch.Generator, l_k: int) -> Tensor:
     return mask
 
 
+def added_mask_factor(weights: Tensor, scores: Tensor, mask: Tensor) -> float | None:
+    """The constant c for which ``weights`` (..., L_q, L_k) are softmax(scores + c · mask) on
+    every row, where they are that for some c ≠ 0 (the mask added to the scores), else None.
+
+    log(weights) − scores is c · mask plus a constant per row, so c is read off the rows that
+    hold both a 0 and a 1 of the mask, then the whole of ``weights`` is compared with that
+    softmax: an answer that hides keys (weight 0, no logarithm) or is any other function of
+    the scores gets None."""
+    if weights.shape != scores.shape or not (weights > 0).all() or not weights.isfinite().all():
+        return None
+    values = mask.to(scores.dtype).expand_as(weights)
+    logs = weights.double().log() - scores.double()
+    ones, zeros = values == 1, values == 0
+    if not (ones | zeros).all():
+        return None
+    both = ones.any(-1) & zeros.any(-1)
+    if not both.any():
+        return None
+
+    def mean_where(chosen: Tensor) -> Tensor:
+        return (logs * chosen).sum(-1) / chosen.sum(-1).clamp(min=1)
+
+    factor = (mean_where(ones) - mean_where(zeros))[both].mean().item()
+    if not math.isfinite(factor) or abs(factor) < 1e-3:
+        return None
+    added = torch.softmax(scores + factor * values, dim=-1)
+    return factor if is_close(weights, added) else None
+
+
+def mask_added_mistake(weights, q: Tensor, k: Tensor, mask: Tensor | None) -> dict:
+    """{mask_added: softmax(q kᵀ / √d_k + c · mask)} where the answer's ``weights`` are that
+    for some c ≠ 0 (added_mask_factor), else nothing: the constant is read off the answer."""
+    if mask is None or not isinstance(weights, Tensor):
+        return {}
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    factor = added_mask_factor(weights.detach(), scores, mask)
+    if factor is None:
+        return {}
+    return {ATTENTION["mask_added"]: torch.softmax(scores + factor * mask.to(scores.dtype), -1)}
+
+
 def judge_masked_rows(
     attention, q: Tensor, k: Tensor, v: Tensor, mask: Tensor
 ) -> tuple[Tensor, Tensor, Tensor] | None:
@@ -581,6 +626,13 @@ def judge_masked_rows(
         )
     shown = mask.bool().expand_as(weights)
     sees = shown.any(-1)
+    hides = (weights[~sees] == 0).all() and (weights.masked_select(~shown) == 0).all()
+    factor = None if hides else added_mask_factor(weights.detach(), scores, mask)
+    if factor is not None:
+        fail(
+            f"{ATTENTION['mask_added']}\nwith this {mask.dtype} mask your weights equal "
+            f"softmax(q kᵀ / √d_k + {factor:.3g} · mask) to within rounding"
+        )
     if not (weights[~sees] == 0).all():
         fail("a fully masked row must get all-zero weights (it may attend to nothing)")
     # The public check's promise: the statement's zero output for such a row.
@@ -727,7 +779,7 @@ def matches_torch_sdpa(ns: Namespace) -> None:
             diagnose(
                 weights,
                 reference_attention(q, k, v, m)[1],
-                weight_mistakes(q, k, m),
+                {**weight_mistakes(q, k, m), **mask_added_mistake(weights, q, k, m)},
                 "weights differ from torch's scaled_dot_product_attention",
                 atol=1e-6,
                 counterexample=smaller_weights_example(attention) if m is None else None,

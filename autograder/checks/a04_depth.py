@@ -28,7 +28,14 @@ from autograder.authoring.in_place_writes import inputs_kept, written_in_place_m
 from autograder.authoring.kernel_objects import identity, observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.registry import (
+    EDGE_CASES,
+    CheckFailed,
+    Namespace,
+    StopChecks,
+    check,
+    fail,
+)
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.stage_recorders import Recorder, TrainModeWords, judge_train_mode
@@ -145,6 +152,10 @@ ENTROPY = catalogue(
             "dimension only, (..., L_k) -> (...)",
             "first_dimension": "the entropy is taken over the first dimension: reduce over the "
             "LAST dimension, (..., L_k) -> (...)",
+            "fixed_axis": "the entropy is summed over a fixed axis counted from the front "
+            "(such as dim=1), which is the last axis only for inputs of one dimension more: "
+            "the statement reduces over the last dimension whatever the number of leading "
+            "ones, (..., L_k) -> (...)",
             "keepdim": KEEPDIM,
         },
     },
@@ -162,6 +173,10 @@ TV = catalogue(
             "only, (..., L_k) -> (...)",
             "first_dimension": "TV is taken over the first dimension: reduce over the LAST "
             "dimension, (..., L_k) -> (...)",
+            "fixed_axis": "TV is summed over a fixed axis counted from the front (such as "
+            "dim=1), which is the last axis only for inputs of one dimension more: the "
+            "statement reduces over the last dimension whatever the number of leading ones, "
+            "(..., L_k) -> (...)",
             "mean": "TV is averaged over the keys: sum over the last dimension, do not take the "
             "mean",
             "keepdim": KEEPDIM,
@@ -771,6 +786,60 @@ def tv_mistakes(p: Tensor, q: Tensor) -> dict[Mistake, Tensor]:
     }
 
 
+def entropy_over(axis: int, p: Tensor) -> Tensor:
+    """-sum p log p over ``axis``, 0 log 0 = 0."""
+    return 0.0 - torch.special.xlogy(p, p).sum(axis)
+
+
+def tv_over(axis: int, p: Tensor, q: Tensor) -> Tensor:
+    """1/2 sum |p - q| over ``axis``."""
+    return 0.5 * (p - q).abs().sum(axis)
+
+
+def fixed_axis_of(answer: Any, over: Any, arguments: int) -> int | None:
+    """The experiment behind the fixed_axis mistakes: the axis d (1 or 2) for which ``answer``
+    on distributions of d + 1 dimensions gives ``over(-1, ...)``, the statement's reduction over
+    the last axis, on d + 2 and d + 3 dimensions gives ``over(d, ...)``, the reduction over axis
+    d, and on d dimensions (no axis d) raises; else None. An answer that reduces over the last
+    axis is right on every number of dimensions, so never matches."""
+    g = torch.Generator().manual_seed(11)
+
+    def draw(ndim: int) -> list[Tensor]:
+        shape = (2, 3, 4, 5)[: ndim - 1] + (7,)  # sizes all different, 7 keys
+        return [
+            torch.softmax(2 * torch.randn(shape, generator=g, dtype=torch.float64), dim=-1)
+            for _ in range(arguments)
+        ]
+
+    def gives(inputs: list[Tensor], expected: Tensor) -> bool:
+        try:
+            return is_close(answer(*(t.clone() for t in inputs)), expected, atol=1e-9)
+        except Exception:  # noqa: BLE001 - an answer that raises here gives nothing
+            return False
+
+    for axis in (1, 2):
+        right = draw(axis + 1)
+        if not gives(right, over(-1, *right)):
+            continue
+        if not all(
+            gives(inputs, over(axis, *inputs)) for inputs in map(draw, (axis + 2, axis + 3))
+        ):
+            continue
+        try:
+            answer(*(t.clone() for t in draw(axis)))
+        except Exception:  # noqa: BLE001 - the experiment's outcome: it raises without axis d
+            return axis
+    return None
+
+
+def over_a_fixed_axis(axis: int, name: str) -> str:
+    """The observation behind a fixed_axis mistake, in words."""
+    return (
+        f"on {axis + 1}-D inputs your {name} is right, on {axis + 2}-D and {axis + 3}-D inputs "
+        f"it sums over axis {axis}, and on {axis}-D inputs it raises"
+    )
+
+
 def metric_shapes(generator: torch.Generator) -> list[tuple[int, ...]]:
     """All-different sizes with 4 to 9 keys, then the degenerate ones: a batch of one, a single
     key."""
@@ -823,14 +892,24 @@ def tv_oracle(p: Tensor, q: Tensor) -> Tensor:
 def attention_entropy_matches_categorical(ns: Namespace) -> None:
     attention_entropy = require(ns, "attention_entropy")
     g = hidden_generator("a04 entropy")
+    axis = fixed_axis_of(attention_entropy, entropy_over, 1)
     for shape in metric_shapes(g):
         p = random_distributions(g, shape)
         with inputs_kept("attention_entropy", weights=p):  # the reference is computed from p
-            got = attention_entropy(p)
+            got = raised_over_a_fixed_axis(
+                attention_entropy, (p,), axis, ENTROPY["fixed_axis"], "attention_entropy"
+            )
         diagnose(
             got,
             torch.distributions.Categorical(probs=p).entropy(),
-            entropy_mistakes(p),
+            {
+                **entropy_mistakes(p),
+                **(
+                    {ENTROPY["fixed_axis"]: entropy_over(axis, p)}
+                    if axis is not None and p.dim() >= axis + 2
+                    else {}
+                ),
+            },
             f"attention_entropy of a {shape} input differs from -sum p log p over the last dim (in nats, 0 log 0 = 0)",
             atol=1e-6,
             counterexample=partial(
@@ -850,10 +929,39 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
             )
 
 
-def call_total_variation(total_variation: Any, p: Tensor, q: Tensor) -> Any:
-    """``total_variation(p, q)``; a failure where it changed p or q, which the reference uses."""
+def raised_over_a_fixed_axis(
+    answer: Any, arguments: tuple[Tensor, ...], axis: int | None, mistake: Mistake, name: str
+) -> Any:
+    """``answer(*arguments)``; where it raises and the answer reduces over the fixed ``axis``
+    (fixed_axis_of's experiment) that the arguments lack, a failure naming ``mistake`` above
+    the error's own lines."""
+    try:
+        return answer(*arguments)
+    except (CheckFailed, StopChecks, NotImplementedError):
+        raise
+    except Exception as error:  # noqa: BLE001 - re-raised unless the experiment explains it
+        if axis is None or arguments[0].dim() > axis:
+            raise
+        fail(f"{mistake} ({over_a_fixed_axis(axis, name)})\n{explain(error)}")
+
+
+def call_total_variation(
+    total_variation: Any, p: Tensor, q: Tensor, axis: int | None = None
+) -> Any:
+    """``total_variation(p, q)``; a failure where it changed p or q, which the reference uses,
+    or where it raised for lack of the fixed ``axis`` it reduces over."""
     with inputs_kept("total_variation", p=p, q=q):
-        return total_variation(p, q)
+        return raised_over_a_fixed_axis(
+            total_variation, (p, q), axis, TV["fixed_axis"], "total_variation"
+        )
+
+
+def tv_mistakes_with(axis: int | None, p: Tensor, q: Tensor) -> dict[Mistake, Tensor]:
+    """tv_mistakes, and the sum over the fixed ``axis`` where the experiment found one."""
+    fixed = (
+        {TV["fixed_axis"]: tv_over(axis, p, q)} if axis is not None and p.dim() >= axis + 2 else {}
+    )
+    return {**tv_mistakes(p, q), **fixed}
 
 
 @check(
@@ -868,6 +976,7 @@ def call_total_variation(total_variation: Any, p: Tensor, q: Tensor) -> Any:
 def total_variation_matches_the_definition(ns: Namespace) -> None:
     total_variation = require(ns, "total_variation")
     g = hidden_generator("a04 tv")
+    axis = fixed_axis_of(total_variation, tv_over, 2)
     for shape in metric_shapes(g):
         p = random_distributions(g, shape)
         q = torch.softmax(torch.randn(shape, generator=g, dtype=torch.float64) * 3, dim=-1)
@@ -881,23 +990,23 @@ def total_variation_matches_the_definition(ns: Namespace) -> None:
             PUBLIC_SHAPES,
         )
         diagnose(
-            call_total_variation(total_variation, p, q),
+            call_total_variation(total_variation, p, q, axis),
             expected,
-            tv_mistakes(p, q),
+            tv_mistakes_with(axis, p, q),
             what,
             atol=1e-9,
             counterexample=example,
         )
         diagnose(
-            call_total_variation(total_variation, q, p),
+            call_total_variation(total_variation, q, p, axis),
             expected,
-            tv_mistakes(q, p),
+            tv_mistakes_with(axis, q, p),
             what + " (TV is symmetric)",
             atol=1e-9,
             counterexample=example,
         )
         diagnose(
-            call_total_variation(total_variation, p, p),
+            call_total_variation(total_variation, p, p, axis),
             torch.zeros(shape[:-1], dtype=torch.float64),
             {},
             "TV(p, p) must be 0",
@@ -928,11 +1037,20 @@ FOCUS = catalogue(
             "not only on the number of keys: it passes when that axis has L_k rows; normalise by "
             "weights.shape[-1], the number of keys",
         },
+        "effective number of keys": {
+            "one_minus_effective_keys": "the score is 1 - (the effective number of keys) / "
+            "L_k: all the weight on one key is an effective number of 1, so it scores "
+            "1 - 1 / L_k, where the statement asks for 1",
+        },
         "normaliser": {
             "keys_used": "the score is 1 - H / log(the number of non-zero weights): a row with "
             "all its weight on one key, or a single key, gives 0 / log 1 = 0 / 0, NaN",
             "log_num_keys": "the score is 1 - H / log(L_k), right for two keys or more: with a "
             "single key, H = 0 and log 1 = 0, so the score is 0 / 0, NaN",
+            "keys_used_jumps": "the score is 1 - H / log(the number of non-zero weights), "
+            "not of the number of keys L_k: where weights underflow to exactly 0 as T falls, "
+            "that number drops and the score jumps down, so it rises as T grows past that "
+            "point",
             "single_key": "the score is not finite for a single key (L_k = 1) alone: on rows of "
             "2 or more keys it is finite and calibrated (0 for uniform rows, 1 for all the "
             "weight on one key, in [0, 1] otherwise); the statement asks for a finite score with "
@@ -957,6 +1075,60 @@ def normalised_by_keys_used(focus: Any) -> bool:
     except Exception:
         return False
     return is_close(got, expected, atol=FOCUS_ATOL, equal_nan=True)
+
+
+def keys_used_rows() -> Tensor:
+    """(6, 7) rows, each with 2 non-zero weights or more, four of them with exact zeros."""
+    rows = softmax_rows(torch.Generator().manual_seed(6), 6, 7, 1.0)
+    rows[1, :3] = 0.0
+    rows[2, 1:6] = 0.0
+    rows[3] = torch.tensor([0.0, 0.25, 0.0, 0.25, 0.25, 0.0, 0.25])
+    rows[4, ::2] = 0.0
+    return rows / rows.sum(-1, keepdim=True)
+
+
+def normalised_by_keys_used_where_defined(focus: Any) -> bool:
+    """True when ``focus`` gives 1 - H / log(the number of non-zero weights) on rows of 7 keys
+    that each have 2 non-zero weights or more (no 0 / 0), four of them with exact zeros, where
+    that differs from 1 - H / log 7: the normaliser counts the keys with weight, whatever the
+    answer does where that count is 1."""
+    rows = keys_used_rows()
+    entropy = -torch.special.xlogy(rows, rows).sum(-1)
+    expected = 1 - entropy / (rows > 0).sum(-1).to(rows.dtype).log()
+    try:
+        got = focus(rows.clone())
+    except Exception:  # noqa: BLE001 - an answer that raises here is not that formula
+        return False
+    return is_close(got, expected, atol=FOCUS_ATOL)
+
+
+def effective_number_of_keys(focus: Any) -> str | None:
+    """The effective number of keys N, exp(H) or 1 / sum p², for which ``focus`` gives
+    1 - N / L_k on rows of 2, 3, 5 and 9 keys (softmax rows, rows with exact zeros, a row with
+    all its weight on one key, a uniform row), as a formula in words; else None. Both are 1 for
+    all the weight on one key, so such a score is 1 - 1 / L_k there, never 1."""
+    g = torch.Generator().manual_seed(8)
+    formulas = {
+        "exp(H), the perplexity": lambda p: torch.exp(-torch.special.xlogy(p, p).sum(-1)),
+        "1 / sum p²": lambda p: 1 / p.square().sum(-1),
+    }
+    matched = set(formulas)
+    for num_keys in (2, 3, 5, 9):
+        rows = softmax_rows(g, 5, num_keys, 2.0)
+        rows[0] = 1 / num_keys
+        rows[1] = nn.functional.one_hot(torch.tensor(num_keys - 1), num_keys)
+        rows[2, 0] = 0.0
+        rows[2] /= rows[2].sum()
+        try:
+            got = focus(rows.clone())
+        except Exception:  # noqa: BLE001 - an answer that raises here is no such formula
+            return None
+        matched = {
+            name
+            for name in matched
+            if is_close(got, 1 - formulas[name](rows) / num_keys, atol=FOCUS_ATOL)
+        }
+    return next(iter(matched)) if len(matched) == 1 else None
 
 
 def normalised_by_log_keys(focus: Any) -> bool:
@@ -1089,7 +1261,15 @@ def attention_focus_is_calibrated(ns: Namespace) -> None:
                 f"all the weight on key {int(keys.flatten()[index])} of {num_keys} scores "
                 f"{float(got.flatten()[index]):.4g}, where the statement asks for 1"
             )
-            fail(f"{FOCUS['keys_used']} ({seen})" if normalised_by_keys_used(focus) else seen)
+            if normalised_by_keys_used(focus):
+                fail(f"{FOCUS['keys_used']} ({seen})")
+            effective = effective_number_of_keys(focus)
+            if effective is not None:
+                fail(
+                    f"{FOCUS['one_minus_effective_keys']} ({seen}; on rows of 2, 3, 5 and 9 "
+                    f"keys your score is 1 - N / L_k with N = {effective})"
+                )
+            fail(seen)
         for spread in (0.3, 1.0, 4.0):
             rows = softmax_rows(g, 6, num_keys, spread)
             got = run_focus(focus, rows, f"softmax rows of {num_keys} keys")
@@ -1147,11 +1327,18 @@ def attention_focus_ignores_order_and_falls_with_temperature(ns: Namespace) -> N
         if rises.any():
             row, step = (int(i) for i in rises.nonzero()[0])
             low, high = float(TEMPERATURES[step]), float(TEMPERATURES[step + 1])
-            fail(
+            seen = (
                 f"for the scores s = {show_row(scores[row])} ({num_keys} keys), softmax(s / T) "
                 f"scores {float(got[row, step]):.4g} at T = {low:.3g} and {float(got[row, step + 1]):.4g} "
                 f"at T = {high:.3g}: the score rose as T grew"
             )
+            used = (path[row, step : step + 2] > 0).sum(-1)
+            if used[0] < used[1] and normalised_by_keys_used_where_defined(focus):
+                fail(
+                    f"{FOCUS['keys_used_jumps']} ({seen}; {int(used[0])} of the weights are "
+                    f"non-zero at T = {low:.3g}, {int(used[1])} at T = {high:.3g})"
+                )
+            fail(seen)
 
 
 @check(

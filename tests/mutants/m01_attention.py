@@ -462,6 +462,23 @@ SEES_THE_FUTURE = "sees_the_future"
 TOLERANCE = "(after[:, : i + 1] - before[:, : i + 1]).abs().max() > 1e-4"
 LATER = "t[:, i + 1 :] = torch.randn(batch, length - i - 1, d, generator=g)"
 WRONG += [
+    Mutant(  # the family of p01-02: every mask, bool ones too, added to the scores, scaled
+        "attention: the mask added to the scores as a bias (4 · mask), bool or 0/1",
+        A,
+        {
+            "attention": Replace(
+                """    mask = mask.bool()
+    # hidden keys: exactly zero weight""",
+                """    weights = torch.softmax(scores + 4 * mask.to(scores.dtype), dim=-1)
+    return weights @ v, weights
+    # hidden keys: exactly zero weight""",
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "the mask is added to the scores",
+            "test_attention_parity": "the mask is added to the scores",
+        },
+    ),
     Mutant(  # a causal attention may move earlier rows by float rounding
         "sees_the_future: earlier rows compared with torch.equal, no tolerance",
         A,

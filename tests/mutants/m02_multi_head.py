@@ -436,7 +436,32 @@ return self.out_proj(merge_heads(heads)), weights
                 ABLATE_KEEP, ABLATE_KEEP + " * (mha.num_heads / keep.sum())"
             )
         },
-        {"test_heads_switched_off": "non-finite values on"},
+        {"test_heads_switched_off": "your rescale divides by the number of kept heads"},
+    ),
+    Mutant(  # the family of n02-04: the kept heads averaged, 1 / number kept
+        "heads_switched_off: the kept heads averaged (divided by the number kept), unguarded",
+        A,
+        {"heads_switched_off": Replace(ABLATE_KEEP, ABLATE_KEEP + " / keep.sum()")},
+        {"test_heads_switched_off": "your rescale divides by the number of kept heads"},
+    ),
+    Mutant(  # the family of n02-05: v_proj's weight masked by head, its bias kept whole
+        "heads_switched_off: the off heads' rows of v_proj's weight masked, its bias left on",
+        A,
+        {
+            "heads_switched_off": [
+                Replace(ABLATE_KEEP + "  # (B, H, L, d_k): off heads are zero", ""),
+                Replace(
+                    "heads(mha.q_proj), heads(mha.k_proj), heads(mha.v_proj)",
+                    "heads(mha.q_proj),\n"
+                    "        heads(mha.k_proj),\n"
+                    "        F.linear(x, mha.v_proj.weight * keep.repeat_interleave(mha.d_k)[:, None], "
+                    "mha.v_proj.bias)\n"
+                    "        .view(batch, length, mha.num_heads, mha.d_k)\n"
+                    "        .transpose(1, 2),",
+                ),
+            ]
+        },
+        {"test_heads_switched_off": "an off head still passes on its rows of v_proj.bias"},
     ),
     Mutant(  # the first call already changes the caller's query: that is what is told
         "the query divided by √d_k in place, before its projection",

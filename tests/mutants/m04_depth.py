@@ -122,6 +122,20 @@ WRONG = [
             "test_attention_metrics": "reduce over the LAST dimension only",
         },
     ),
+    Mutant(  # the family of n04-03: a fixed axis, right for (N, L_k) rows alone
+        "attention_entropy summed over dim=1",
+        A,
+        {"attention_metrics": Replace(ENTROPY, "-torch.special.xlogy(weights, weights).sum(1)")},
+        {
+            "test_attention_metrics": "the entropy is summed over a fixed axis counted from the front"
+        },
+    ),
+    Mutant(  # the same family, at axis 2: right for (B, N, L_k) rows alone
+        "total_variation summed over dim=2",
+        A,
+        {"attention_metrics": Replace(TOTAL_VARIATION, "0.5 * torch.sum((p - q).abs(), dim=2)")},
+        {"test_attention_metrics": "TV is summed over a fixed axis counted from the front"},
+    ),
     Mutant(
         "dropout not passed on",
         A,
@@ -213,6 +227,34 @@ WRONG = [
             )
         },
         {"test_attention_focus": "where the statement asks for 1"},
+    ),
+    Mutant(  # the family of p04-04: the keys with weight counted, a one-key row guarded
+        "attention_focus: 1 - H / log(count_nonzero), one key with weight scoring 1",
+        A,
+        {
+            "attention_focus": Body(
+                "attention_focus",
+                """
+                used = torch.count_nonzero(weights, dim=-1).to(weights.dtype)
+                entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                return torch.where(
+                    used > 1, 1 - entropy / used.clamp(min=2).log(), torch.ones_like(entropy)
+                )
+                """,
+            )
+        },
+        {"test_attention_focus": "the score is 1 - H / log(the number of non-zero weights), not"},
+    ),
+    Mutant(  # the family of n04-05: 1 - (effective number of keys) / L_k, 1 / sum p² here
+        "attention_focus: 1 - 1 / (L_k sum p²), the participation ratio's share",
+        A,
+        {
+            "attention_focus": Body(
+                "attention_focus",
+                "return 1 - 1 / (weights.shape[-1] * weights.square().sum(dim=-1))",
+            )
+        },
+        {"test_attention_focus": "the score is 1 - (the effective number of keys) / L_k"},
     ),
     Mutant(
         "attention_focus: p log p with 0 log 0 left as nan",

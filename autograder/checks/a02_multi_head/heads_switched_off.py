@@ -17,12 +17,13 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
+from attention_lab.reference.a01_attention import scaled_dot_product_attention
 from attention_lab.reference.a02_multi_head import MultiHeadAttention
 from autograder.authoring.closeness import is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
@@ -41,10 +42,18 @@ ABLATION = catalogue(
             "uniform_weights": "the output is the layer's with each off head's scores all zero "
             "(what a zero query or key gives), so its weights are uniform over the keys and it "
             "still adds the mean of its values to the output",
+            "value_bias_left_on": "an off head still passes on its rows of v_proj.bias: its "
+            "weights sum to 1 over the keys, so with its rows of v_proj's weight zeroed its "
+            "output is that bias at every position, and out_proj carries it into the output",
         },
         "every head off": {
             "all_off_is_the_layer": "with every head off the output is mha(x)[0], the layer's "
             "output with every head on",
+            "rescaled_by_kept_count": "your rescale divides by the number of kept heads, which "
+            "is 0 when every head is off: with n of the H heads kept, your output is the "
+            "layer's with each off head's output zeroed and each kept head's multiplied by a "
+            "constant over n before out_proj (finite whenever a head is kept), and with none "
+            "kept that is a division by zero",
         },
         "output bias": {
             "out_proj_bias_missing": "out_proj's bias is missing from the output: with every "
@@ -97,8 +106,56 @@ def run_ablation(ablate: Callable, mha: nn.Module, x: Tensor, keep: Tensor, what
         got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))}"
         fail(f"expected a tensor of shape {tuple(x.shape)}, that of x, on {what}; got {got}")
     if not torch.isfinite(out).all():
-        fail(f"the output holds non-finite values on {what}")
+        cause = ""
+        if not keep.any():
+            constant = kept_count_rescale(ablate, hidden_generator("a02 heads off rescale"))
+            if constant is not None:
+                cause = (
+                    f": {ABLATION['rescaled_by_kept_count']} (on another layer with n of 4 heads "
+                    f"kept, for n = 1, 2 and 4, each kept head is multiplied by {constant:.4g} / n)"
+                )
+        fail(f"the output holds non-finite values on {what}{cause}")
     return out.to(torch.float64)
+
+
+def kept_count_rescale(ablate: Callable, g: torch.Generator) -> float | None:
+    """The experiment behind rescaled_by_kept_count: the constant K where, on a hidden layer of
+    4 heads with 1, 2 and then all 4 heads kept, the answer's output is finite and is the
+    layer's with each off head's output zeroed and each kept head's multiplied by K / (number
+    kept) before out_proj, for one K; else None. An answer that keeps its kept heads as they
+    are multiplies them by 1 whatever their number, never by one constant over it."""
+    b, length, d_k = random_sizes(g, 3, low=2, high=6)
+    num_heads = 4
+    mha = hidden_layer(g, num_heads, d_k)
+    x = torch.randn(b, length, num_heads * d_k, generator=g, dtype=torch.float64)
+    with torch.no_grad():
+        q, k, v = (oracle_split(p(x), num_heads) for p in (mha.q_proj, mha.k_proj, mha.v_proj))
+        heads = scaled_dot_product_attention(q, k, v)[0]  # (B, H, L, d_k)
+    constants = []
+    for count in (1, 2, num_heads):
+        keep = torch.zeros(num_heads, dtype=torch.bool)
+        keep[torch.randperm(num_heads, generator=g)[:count]] = True
+        try:
+            with torch.no_grad():
+                out = ablate(copy.deepcopy(mha), x.clone(), keep.clone())
+        except Exception:  # noqa: BLE001 - an answer that raises here shows no rescale
+            return None
+        if not (isinstance(out, Tensor) and out.shape == x.shape and out.isfinite().all()):
+            return None
+        with torch.no_grad():
+            kept = oracle_merge(heads * keep.to(heads.dtype).view(1, -1, 1, 1))
+            through = kept @ mha.out_proj.weight.T  # the kept heads through out_proj, no bias
+            moved = out.to(torch.float64) - mha.out_proj.bias
+        if not bool(through.abs().max() > 0):
+            return None
+        factor = float((moved * through).sum() / (through * through).sum())
+        if not is_close(moved, factor * through, atol=ATOL * 1e3):
+            return None
+        constants.append(factor * count)
+    first = constants[0]
+    if first == 0 or any(abs(c - first) > 1e-6 * abs(first) for c in constants):
+        return None
+    return first
 
 
 def changed_rows(mha: nn.Module, head: int, generator: torch.Generator, names: tuple[str, ...]):
@@ -193,6 +250,41 @@ def own_split_and_merge_agree(ns: Namespace, g: torch.Generator) -> bool:
     return split_ok and merge_ok
 
 
+def value_bias_passes(
+    ablate: Callable, case: tuple[nn.Module, Tensor, Tensor, str], g: torch.Generator
+) -> bool:
+    """The experiment behind value_bias_left_on, on ``case``: changing an off head's rows of
+    q_proj, k_proj and v_proj moves the output, and on copies of the layer whose off heads'
+    rows of v_proj.bias are zero the same change moves nothing (the rest of those rows
+    changed alike)."""
+    try:
+        return _value_bias_passes(ablate, case, g)
+    except CheckFailed:  # the answer fails on a copy of the layer: no experiment to read
+        return False
+
+
+def _value_bias_passes(
+    ablate: Callable, case: tuple[nn.Module, Tensor, Tensor, str], g: torch.Generator
+) -> bool:
+    mha, x, keep, what = case
+    head = int((~keep).nonzero().flatten()[0])
+    changed = changed_rows(mha, head, g, ("q_proj", "k_proj", "v_proj"))
+    if is_close(
+        run_ablation(ablate, changed, x, keep, what),
+        run_ablation(ablate, mha, x, keep, what),
+        atol=ATOL,
+    ):
+        return False
+    without = []
+    for layer in (mha, changed):
+        layer = copy.deepcopy(layer)
+        with torch.no_grad():
+            for off in (~keep).nonzero().flatten().tolist():
+                layer.v_proj.bias[off * mha.d_k : (off + 1) * mha.d_k] = 0.0
+        without.append(run_ablation(ablate, layer, x, keep, what))
+    return is_close(without[0], without[1], atol=ATOL)
+
+
 def off_head_cause(
     ablate: Callable,
     case: tuple[nn.Module, Tensor, Tensor, str],
@@ -211,6 +303,8 @@ def off_head_cause(
             break
     else:
         return f": {ABLATION['uniform_weights']}"
+    if all(value_bias_passes(ablate, one_case, g) for one_case in cases):
+        return f": {ABLATION['value_bias_left_on']}"
     if ignores_tiled_features(ablate, cases, g) and own_split_and_merge_agree(
         ns, hidden_generator("a02 heads off split and merge")
     ):

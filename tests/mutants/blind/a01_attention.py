@@ -1102,10 +1102,9 @@ WRONG = [
                 '''
             )
         },
-        {
-            "test_attention_fully_masked_row": "a fully masked row must get all-zero weights (it may attend to nothing)"
-        },
-        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+        {"test_attention_fully_masked_row": "the mask is added to the scores"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample ("a fully
+        # masked row must get all-zero weights"); named since fix8a.
     ),
     Mutant(
         "p01-03: a hand-written masked softmax without the row max: overflow",

@@ -1050,8 +1050,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_heads_switched_off": "the output holds non-finite values on"},
-        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+        {"test_heads_switched_off": "your rescale divides by the number of kept heads"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample ("the
+        # output holds non-finite values on"); named since fix8a.
     ),
     Mutant(
         "n02-05: an off head's v_proj rows zeroed, its v_proj bias left on",
@@ -1080,8 +1081,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_heads_switched_off": "yet the output changed by up to"},
-        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+        {"test_heads_switched_off": "an off head still passes on its rows of v_proj.bias"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample ("yet the
+        # output changed by up to"); named since fix8a.
     ),
     Mutant(
         "p02-01: merge_heads reshapes without the transpose",
@@ -1236,8 +1238,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_heads_switched_off": "the output holds non-finite values on"},
-        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+        {"test_heads_switched_off": "your rescale divides by the number of kept heads"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample ("the
+        # output holds non-finite values on"); named since fix8a.
     ),
     Mutant(
         "p02-05: heads switched off in mha's own v_proj, in place",

@@ -319,7 +319,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_attention_focus": "the score rose as T grew"},
+        {"test_attention_focus": "the score is 1 - H / log(the number of non-zero weights), not"},
+        # Told "the score rose as T grew" alone until fix8a, which names its normaliser (the
+        # seventh corpus's p04-04 makes the same mistake).
     ),
     Mutant(
         "j04-09: attention_focus 1 - H / log(L_k), NaN for a single key",
@@ -657,10 +659,10 @@ WRONG = [
                 '''
             )
         },
-        {
-            "test_attention_metrics": "an axis index is out of range: the tensor has fewer axes than the code expects"
-        },
-        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+        {"test_attention_metrics": "TV is summed over a fixed axis counted from the front"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: the error's lines alone ("an
+        # axis index is out of range: the tensor has fewer axes than the code expects"); named
+        # since fix8a, above those lines.
     ),
     Mutant(
         "n04-04: a max-weight score that divides 0 by 0 for a single key",
@@ -705,8 +707,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_attention_focus": "where the statement asks for 1"},
-        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+        {"test_attention_focus": "the score is 1 - (the effective number of keys) / L_k"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample ("where the
+        # statement asks for 1"); named since fix8a.
     ),
     Mutant(
         "p04-01: weights.squeeze() on every layer's map",
@@ -840,8 +843,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_attention_focus": "the score rose as T grew"},
-        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+        {"test_attention_focus": "the score is 1 - H / log(the number of non-zero weights), not"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample ("the score
+        # rose as T grew"); named since fix8a.
     ),
 ]
 
