@@ -50,6 +50,7 @@ EXEMPT = {
     ("02_multi_head", "heads_switched_off"),
     ("03_transformer_block", "padded_block"),
     ("04_depth", "attention_focus"),
+    ("05_sentiment", "token_importance"),
     ("06_char_lm", "penalise_repeats"),
     ("07_attention_at_scale", "partial_attention"),
     ("07_attention_at_scale", "merge_partials"),

@@ -179,6 +179,18 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
     ("05_sentiment", "test_heldout_contrast"): {
         "contrast sentences beat the baseline": "heldout_contrast_beats_the_baseline",
     },
+    ("05_sentiment", "test_token_importance"): {
+        "shape (B, L) in the weights' dtype, finite, non-negative, 0 at pads, sum 1; inputs kept": (
+            "token_importance_is_a_distribution_over_the_real_tokens"
+        ),
+        "appended padding changes no real token's score": "token_importance_ignores_padding",
+        "a sentence alone scores as in the batch; a sentence of pads only scores zeros": (
+            "token_importance_handles_padding_only_and_keeps_sentences_apart"
+        ),
+        "the key every query reads scores the highest": (
+            "token_importance_finds_the_key_everyone_reads"
+        ),
+    },
     ("06_char_lm", "test_make_blocks"): {
         "(n_blocks, block_size) blocks; y is x shifted by one": "make_blocks_shifts_targets_by_one",
     },

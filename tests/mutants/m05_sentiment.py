@@ -556,3 +556,151 @@ WRONG += [
         {"test_masked_mean": "with pad_id = 1, a small input on which yours differs"},
     ),
 ]
+
+# Exercise 4, `token_importance`: the score is the student's design, graded by the properties the
+# statement lists. Each wrong answer breaks one of them; each correct one is another design.
+IMPORTANCE_COUNT = "real.sum(dim=1, keepdim=True).clamp(min=1.0)"
+IMPORTANCE_RECEIVED = "received = (real.unsqueeze(-1) * mean_map).sum(dim=1)"
+WRONG += [
+    Mutant(
+        "token_importance: the padded queries' rows counted, then renormalised",
+        A,
+        {
+            "token_importance": Body(
+                "token_importance",
+                """
+                real = (token_ids != pad_id).to(weights[0].dtype)  # (B, L)
+                # every query's row, padded ones too, then the real keys' share of it
+                received = torch.stack(weights).mean(dim=(0, 2)).mean(dim=1) * real
+                return received / received.sum(dim=1, keepdim=True).clamp(min=1e-12)
+                """,
+            )
+        },
+        {"test_token_importance": "the statement asks that padding changes nothing"},
+    ),
+    Mutant(
+        "token_importance: the maximum over the heads, not renormalised",
+        A,
+        {
+            "token_importance": Replace(
+                "torch.stack(weights).mean(dim=(0, 2))",
+                "torch.stack(weights).amax(dim=2).mean(dim=0)",
+            )
+        },
+        {"test_token_importance": "real tokens sum to"},
+    ),
+    Mutant(
+        "token_importance: divided by the number of positions, pads included",
+        A,
+        {"token_importance": Replace(IMPORTANCE_COUNT, "token_ids.shape[1]")},
+        {"test_token_importance": "real tokens sum to"},
+    ),
+    Mutant(
+        "token_importance: a sentence of padding only divides 0 by 0",
+        A,
+        {"token_importance": Replace(IMPORTANCE_COUNT, "real.sum(dim=1, keepdim=True)")},
+        {"test_token_importance": "whose sentence 0 is made only of padding"},
+    ),
+    Mutant(
+        "token_importance: the padded queries' rows zeroed in place in the weights",
+        A,
+        {
+            "token_importance": Replace(
+                "    mean_map = torch.stack(weights)",
+                "    for layer in weights:  # the padded queries' rows out, in place\n"
+                "        layer.mul_(real[:, None, :, None])\n"
+                "    mean_map = torch.stack(weights)",
+            )
+        },
+        {"test_token_importance": "changed a tensor it was given, in place"},
+        makes=("inputs.written_in_place",),
+    ),
+    Mutant(
+        "token_importance: summed over the keys, so every real token scores alike",
+        A,
+        {"token_importance": Replace(IMPORTANCE_RECEIVED, IMPORTANCE_RECEIVED[:-2] + "2)")},
+        {"test_token_importance": "and another real token of that sentence"},
+    ),
+    Mutant(
+        "token_importance: the pad id hard-coded to 0",
+        A,
+        {"token_importance": Replace("(token_ids != pad_id)", "(token_ids != 0)")},
+        {"test_token_importance": "the statement asks that padding changes nothing"},
+    ),
+    Mutant(
+        "token_importance: divided by the whole batch's number of real tokens",
+        A,
+        {"token_importance": Replace(IMPORTANCE_COUNT, "real.sum().clamp(min=1.0)")},
+        {"test_token_importance": "real tokens sum to"},
+    ),
+    Mutant(
+        "token_importance: the scores returned in float32 whatever the weights' dtype",
+        A,
+        {
+            "token_importance": Replace(
+                "    return received / " + IMPORTANCE_COUNT,
+                "    return (received / " + IMPORTANCE_COUNT + ").float()",
+            )
+        },
+        {"test_token_importance": "the statement asks for the scores in the weights' dtype"},
+    ),
+]
+CORRECT += [
+    Mutant(
+        "token_importance: the last layer's received attention, by einsum, zeros by torch.where",
+        A,
+        {
+            "token_importance": Body(
+                "token_importance",
+                """
+                # what the pooling reads most directly: the last layer, mean over its heads
+                last = weights[-1]  # (B, H, L, L)
+                real = (token_ids != pad_id).to(last.dtype)  # (B, L)
+                per_key = torch.einsum("bq,bhqk->bk", real, last) / last.shape[1]
+                count = real.sum(dim=-1, keepdim=True)
+                return torch.where(count > 0, per_key / count.clamp(min=1), torch.zeros_like(per_key))
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "token_importance: attention rollout with the residual (Abnar and Zuidema)",
+        A,
+        {
+            "token_importance": Body(
+                "token_importance",
+                """
+                # rollout: each layer's head mean mixed half and half with the identity for
+                # the residual, the layers multiplied, the real queries' rows averaged
+                real = (token_ids != pad_id).to(weights[0].dtype)
+                length = token_ids.shape[1]
+                eye = torch.eye(length, dtype=weights[0].dtype, device=weights[0].device)
+                flow = eye.expand(token_ids.shape[0], length, length)
+                for layer in weights:
+                    flow = (0.5 * layer.mean(dim=1) + 0.5 * eye) @ flow
+                scores = (real.unsqueeze(-1) * flow).sum(dim=1) * real
+                total = scores.sum(dim=-1, keepdim=True)
+                return torch.where(total > 0, scores / total.clamp(min=1e-30), 0.0)
+                """,
+            )
+        },
+    ),
+    Mutant(
+        "token_importance: the sharpest head per layer, renormalised over the real tokens",
+        A,
+        {
+            "token_importance": Body(
+                "token_importance",
+                """
+                # a head that reads a word sharply counts in full: the maximum over the heads
+                real = token_ids != pad_id  # (B, L)
+                peak = torch.stack([layer.amax(dim=1) for layer in weights]).mean(dim=0)
+                scores = (peak * real[:, :, None]).sum(dim=1) * real
+                total = scores.sum(dim=-1, keepdim=True)
+                safe = torch.where(total > 0, total, torch.ones_like(total))
+                return scores / safe
+                """,
+            )
+        },
+    ),
+]

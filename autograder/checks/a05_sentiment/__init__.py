@@ -12,6 +12,7 @@ EXERCISES = (
     "padding_invariance",
     "trained_model",
     "training_step",
+    "token_importance",
 )
 for exercise in EXERCISES:
     import_module(f"{__name__}.{exercise}")

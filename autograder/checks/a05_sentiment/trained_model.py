@@ -29,11 +29,15 @@ CHANCE_LEVEL = (
 )
 
 # The held-out cells judge the trained `model`: the student's SentimentModel, trained with the
-# student's training step (the cells that follow that step in the notebook).
+# student's make_optimizer and training step (Exercise 4, token_importance, sits between that
+# step and these cells in the notebook).
 depends_on(
     ASSIGNMENT,
     ["test_heldout_accuracy", "test_heldout_contrast"],
-    {"sentiment_model": ["test_sentiment_model", "test_padding_invariance"]},
+    {
+        "sentiment_model": ["test_sentiment_model", "test_padding_invariance"],
+        "training_step": ["test_train_step", "test_make_optimizer"],
+    },
 )
 
 # Sentences drawn for the held-out split (about 11,100 remain once those seen in training are
