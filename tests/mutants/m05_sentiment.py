@@ -556,3 +556,31 @@ WRONG += [
         {"test_masked_mean": "with pad_id = 1, a small input on which yours differs"},
     ),
 ]
+# Issue 40's seventh blind corpus (n05-05): a softmax before the cross-entropy, whatever spells it,
+# is named; a log-softmax there gives the same loss as the logits and is correct.
+WRONG += [
+    Mutant(
+        "training step gives F.cross_entropy the probabilities of F.softmax over dim 1",
+        A,
+        {
+            "training_step": Replace(
+                "    loss = F.cross_entropy(model(inputs), labels)\n",
+                "    probabilities = F.softmax(model(inputs), dim=1)\n"
+                "    loss = F.cross_entropy(probabilities, labels)\n",
+            )
+        },
+        {"test_train_step": "the logits pass through a softmax before F.cross_entropy"},
+    ),
+]
+CORRECT += [
+    Mutant(
+        "training step gives F.cross_entropy log-probabilities (log_softmax changes no loss)",
+        A,
+        {
+            "training_step": Replace(
+                "    loss = F.cross_entropy(model(inputs), labels)\n",
+                "    loss = F.cross_entropy(model(inputs).log_softmax(-1), labels)\n",
+            )
+        },
+    ),
+]

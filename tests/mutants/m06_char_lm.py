@@ -639,3 +639,34 @@ WRONG += [
         not_told=("CharLM drops nothing outside them",),
     ),
 ]
+# Issue 40's seventh blind corpus (n05-05's family in lm_loss): a softmax before the
+# cross-entropy is named; a log-softmax there gives the same loss as the logits and is correct.
+WRONG += [
+    Mutant(
+        "lm_loss gives F.cross_entropy the softmax's probabilities",
+        A,
+        {
+            "lm_loss": Replace(
+                "    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))",
+                "    probabilities = logits.softmax(dim=-1)  # (B, L, V)\n"
+                "    return F.cross_entropy(probabilities.view(-1, logits.shape[-1]), targets.view(-1))",
+            )
+        },
+        {
+            "test_lm_loss": "the logits pass through a softmax before F.cross_entropy",
+            "test_trained_loss": "the trained model's held-out loss",
+        },
+    ),
+]
+CORRECT += [
+    Mutant(
+        "lm_loss gives F.cross_entropy log-probabilities, (B, V, L) (log_softmax changes no loss)",
+        A,
+        {
+            "lm_loss": Replace(
+                "    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))",
+                "    return F.cross_entropy(torch.log_softmax(logits, -1).transpose(1, 2), targets)",
+            )
+        },
+    ),
+]
