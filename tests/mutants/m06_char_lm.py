@@ -670,3 +670,19 @@ CORRECT += [
         },
     ),
 ]
+# Issue 40's seventh blind corpus (p06-05): what the answer builds from the context is as wide
+# as its largest id plus one, here by a bincount per row without minlength.
+WRONG += [
+    Mutant(
+        "penalise_repeats: a bincount per row without minlength",
+        A,
+        {
+            "penalise_repeats": Replace(
+                "    seen = torch.zeros_like(logits, dtype=torch.bool)\n"
+                "    seen = seen.scatter_(1, context, True)  # (B, V): True where the row saw the id\n",
+                "    seen = torch.stack([torch.bincount(row) > 0 for row in context])\n",
+            )
+        },
+        {"test_penalise_repeats": "is as wide as the context's largest id plus one"},
+    ),
+]
