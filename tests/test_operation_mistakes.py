@@ -36,6 +36,7 @@ from autograder.authoring.operation_mistakes import (
     softmax_before_cross_entropy,
     softmax_over,
     top_k_slips,
+    trailing_axis_dropped,
 )
 from autograder.authoring.registry import CheckFailed
 
@@ -129,6 +130,22 @@ def test_a_softmax_before_the_cross_entropy_is_every_spelling_of_it_and_no_log_s
     log_probabilities = F.cross_entropy(logits.log_softmax(-1).reshape(-1, 5), targets.reshape(-1))
     assert is_close(log_probabilities, loss(logits, targets))
     assert not is_close(log_probabilities, slipped)
+
+
+def test_a_trailing_axis_dropped_broadcasts_and_raises_as_the_tensor_without_it():
+    def shifted(x: Tensor) -> Tensor:
+        return x - x.amax(-1).unsqueeze(-1)
+
+    square = torch.arange(27.0).view(3, 3, 3)  # sizes that broadcast: rows mixed up
+    found = outputs(shifted, {"x": square}, [trailing_axis_dropped()])
+    assert torch.equal(found["trailing_axis_dropped"], square - square.amax(-1))
+    with pytest.raises(RuntimeError) as raised:
+        torch.zeros(4, 3, 6) - torch.zeros(4, 3)
+    names = raising_alike(
+        shifted, {"x": torch.zeros(4, 3, 6)}, [trailing_axis_dropped()], raised.value
+    )
+    assert names == ["trailing_axis_dropped"]
+    assert outputs(lambda x: x.unsqueeze(0), {"x": square}, [trailing_axis_dropped()]) == {}
 
 
 def test_a_slip_of_an_operation_the_reference_never_does_gives_nothing():

@@ -302,6 +302,22 @@ def keepdim_dropped() -> OperationSlip:
     return OperationSlip(KEEPDIM, "keepdim_dropped", change)
 
 
+def trailing_axis_dropped() -> OperationSlip:
+    """Every ``unsqueeze(-1)`` left out: done as ``unsqueeze(0)``, which broadcasts against a
+    tensor of one more axis exactly as the tensor without it does (its axes lined up with the
+    other's last ones), raising the same error where the sizes do not allow it."""
+
+    def change(operation: str, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        if operation != "unsqueeze":
+            return None
+        tensor, dim = args[0], _argument(args, kwargs, 1, "dim", None)
+        if dim is None or dim not in (-1, tensor.dim()):
+            return None
+        return _with_argument(args, kwargs, 1, "dim", 0)
+
+    return OperationSlip(KEEPDIM, "trailing_axis_dropped", change)
+
+
 def _as_index(part: Any) -> Any:
     """A slice of width one (``-1:``, ``i:i+1``) as the index it keeps (``-1``, ``i``)."""
     if not (isinstance(part, slice) and isinstance(part.start, int) and part.step is None):
