@@ -686,3 +686,19 @@ WRONG += [
         {"test_penalise_repeats": "is as wide as the context's largest id plus one"},
     ),
 ]
+# Issue 40's seventh blind corpus (p06-02): the token embedding's weight as the output head, tied
+# in __init__ (p06-02) or used in forward, is named where the logits are seen to be it and a
+# weight drawn as nn.Linear draws one gives the same hidden states a loss near ln V.
+WRONG += [
+    Mutant(
+        "charlm: the token embedding's weight as the output head, in forward",
+        A,
+        {
+            "charlm": Replace(
+                "        return self.lm_head(self.ln_f(x))  # (B, L, vocab_size)\n",
+                "        return F.linear(self.ln_f(x), self.token_embedding.weight, self.lm_head.bias)\n",
+            )
+        },
+        {"test_charlm": "the logits are the final hidden states times the token embedding's"},
+    ),
+]
