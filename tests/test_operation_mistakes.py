@@ -33,8 +33,10 @@ from autograder.authoring.operation_mistakes import (
     scale_slips,
     slice_indexed,
     softmax_axis_slips,
+    softmax_before_cross_entropy,
     softmax_over,
     top_k_slips,
+    trailing_axis_dropped,
 )
 from autograder.authoring.registry import CheckFailed
 
@@ -98,6 +100,52 @@ def test_every_spelling_of_the_softmax_is_slipped(softmax):
     found = outputs(lambda x: softmax(x, -1), {"x": x}, [softmax_over(0)])
     assert torch.allclose(found["softmax_over_axis_0"], torch.softmax(x, 0))
     assert torch.allclose(softmax(x, -1), torch.softmax(x, -1))  # and the mode is gone after
+
+
+def test_a_softmax_before_the_cross_entropy_is_every_spelling_of_it_and_no_log_softmax():
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 3, 5, generator=g, dtype=torch.float64)  # (B, L, V)
+    targets = torch.randint(0, 5, (2, 3), generator=g)
+
+    def loss(logits: Tensor, targets: Tensor) -> Tensor:
+        return F.cross_entropy(logits.reshape(-1, 5), targets.reshape(-1))
+
+    found = outputs(loss, {"logits": logits, "targets": targets}, [softmax_before_cross_entropy()])
+    slipped = found["softmax_before_cross_entropy"]
+    assert is_close(
+        slipped, F.cross_entropy(logits.softmax(-1).reshape(-1, 5), targets.reshape(-1))
+    )
+    # the classes on dim 1 of (B, V, L), and a batch of rows given as keywords: the same slip
+    by_columns = F.cross_entropy(torch.softmax(logits, -1).transpose(1, 2), targets)
+    assert is_close(slipped, by_columns)
+    assert is_close(
+        outputs(
+            lambda logits, targets: F.cross_entropy(input=logits.transpose(1, 2), target=targets),
+            {"logits": logits, "targets": targets},
+            [softmax_before_cross_entropy()],
+        )["softmax_before_cross_entropy"],
+        by_columns,
+    )
+    # a log-softmax before it changes no loss: no slip matches it
+    log_probabilities = F.cross_entropy(logits.log_softmax(-1).reshape(-1, 5), targets.reshape(-1))
+    assert is_close(log_probabilities, loss(logits, targets))
+    assert not is_close(log_probabilities, slipped)
+
+
+def test_a_trailing_axis_dropped_broadcasts_and_raises_as_the_tensor_without_it():
+    def shifted(x: Tensor) -> Tensor:
+        return x - x.amax(-1).unsqueeze(-1)
+
+    square = torch.arange(27.0).view(3, 3, 3)  # sizes that broadcast: rows mixed up
+    found = outputs(shifted, {"x": square}, [trailing_axis_dropped()])
+    assert torch.equal(found["trailing_axis_dropped"], square - square.amax(-1))
+    with pytest.raises(RuntimeError) as raised:
+        torch.zeros(4, 3, 6) - torch.zeros(4, 3)
+    names = raising_alike(
+        shifted, {"x": torch.zeros(4, 3, 6)}, [trailing_axis_dropped()], raised.value
+    )
+    assert names == ["trailing_axis_dropped"]
+    assert outputs(lambda x: x.unsqueeze(0), {"x": square}, [trailing_axis_dropped()]) == {}
 
 
 def test_a_slip_of_an_operation_the_reference_never_does_gives_nothing():

@@ -8,8 +8,10 @@ reversed or shifted off its diagonal, top-k keeping one id more or fewer, masked
 with a finite number, one maximum over every axis where the reference takes each row's, which
 rows hold a True asked of another axis, a reduction that drops its kept axis, a slice of width
 one written as an index (``x[:, -1]`` for ``x[:, -1:]``), a concatenation along another axis,
-probabilities returned for logits -- so that 07's chunked attention gets 01's scale mistakes, and
-06's ``sample`` and ``lm_loss`` its softmax-axis mistakes, without a copy.
+probabilities returned for logits, a cross-entropy given probabilities -- so that 07's chunked
+attention gets 01's scale mistakes, 06's ``sample`` and ``lm_loss`` its softmax-axis mistakes,
+and 05's ``train_step`` and 06's ``lm_loss`` the same softmax before the cross-entropy, without a
+copy.
 
 Three ways to change an operation, one per kind of slip:
 
@@ -300,6 +302,22 @@ def keepdim_dropped() -> OperationSlip:
     return OperationSlip(KEEPDIM, "keepdim_dropped", change)
 
 
+def trailing_axis_dropped() -> OperationSlip:
+    """Every ``unsqueeze(-1)`` left out: done as ``unsqueeze(0)``, which broadcasts against a
+    tensor of one more axis exactly as the tensor without it does (its axes lined up with the
+    other's last ones), raising the same error where the sizes do not allow it."""
+
+    def change(operation: str, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        if operation != "unsqueeze":
+            return None
+        tensor, dim = args[0], _argument(args, kwargs, 1, "dim", None)
+        if dim is None or dim not in (-1, tensor.dim()):
+            return None
+        return _with_argument(args, kwargs, 1, "dim", 0)
+
+    return OperationSlip(KEEPDIM, "trailing_axis_dropped", change)
+
+
 def _as_index(part: Any) -> Any:
     """A slice of width one (``-1:``, ``i:i+1``) as the index it keeps (``-1``, ``i``)."""
     if not (isinstance(part, slice) and isinstance(part.start, int) and part.step is None):
@@ -456,6 +474,29 @@ def raising_alike(
                 if (type(raised).__name__, str(raised)) == seen and seen[1]:
                     found.append(slip.name)
     return found
+
+
+# ---------------------------------------------------------------------------------------------
+# what a cross-entropy is given: probabilities where it takes logits
+
+LOSS_INPUT = "loss input"
+
+
+def softmax_before_cross_entropy() -> OperationSlip:
+    """Every F.cross_entropy given the softmax of its input over the classes (dim 1, or dim 0 of
+    a single row of logits) instead of the logits: a softmax before a loss that applies
+    log-softmax itself (softmax_before_cross_entropy)."""
+
+    def change(operation: str, args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
+        if operation != "cross_entropy":
+            return None
+        logits = _argument(args, kwargs, 0, "input", None)
+        if not isinstance(logits, Tensor) or not logits.is_floating_point():
+            return None
+        classes = 1 if logits.dim() > 1 else 0
+        return _with_argument(args, kwargs, 0, "input", torch.softmax(logits, dim=classes))
+
+    return OperationSlip(LOSS_INPUT, "softmax_before_cross_entropy", change)
 
 
 # ---------------------------------------------------------------------------------------------

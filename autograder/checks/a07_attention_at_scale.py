@@ -27,8 +27,10 @@ from autograder.authoring.operation_mistakes import (
     max_over_everything,
     mistaken_outputs,
     plain_softmax_rows,
+    raising_alike,
     scale_factors_apart,
     scale_slips,
+    trailing_axis_dropped,
 )
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
 from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
@@ -70,6 +72,12 @@ UPDATE = catalogue(
             "max_over_everything": "the running max is one maximum over the whole batch "
             "(scores.max() with no dim): each row (every leading index) keeps its own, so take "
             "the block max over the last axis only, scores.amax(dim=-1)",
+        },
+        "trailing axis": {
+            "trailing_axis_dropped": "the new maximum, of shape (...), is subtracted from the "
+            "scores (..., C) without a trailing axis: broadcasting lines its axes up with the "
+            "scores' last ones, not with their rows, which raises where those sizes differ and "
+            "mixes rows where they agree; subtract new_max.unsqueeze(-1), of shape (..., 1)",
         },
         "stability": {
             "overflow": "exp overflows for large scores: subtract the running max before "
@@ -206,7 +214,20 @@ def fold_online(
         with inputs_kept(
             "online_softmax_update", running_max=run_max, running_sum=run_sum, scores=block
         ):
-            result = update(run_max, run_sum, block)
+            try:
+                result = update(run_max, run_sum, block)
+            except (CheckFailed, NotImplementedError):
+                raise
+            except Exception as error:
+                arguments = {"m": run_max, "s": run_sum, "x": block}
+                if not raising_alike(_update, arguments, [trailing_axis_dropped()], error):
+                    raise
+                fail(
+                    f"{UPDATE['trailing_axis_dropped']} (the statement's update, with that one "
+                    f"subtraction so written, raises the very error yours raised on running "
+                    f"values {tuple(run_max.shape)} and scores {tuple(block.shape)})\n"
+                    + explain(error, "your online_softmax_update")
+                )
         if not (isinstance(result, tuple) and len(result) == 2):
             fail("online_softmax_update must return a tuple (new_max, new_sum)")
         run_max, run_sum = result
@@ -256,6 +277,26 @@ def _update(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
 def _update_max_over_everything(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
     # With no leading dims the whole batch is one row: the slip changes nothing (None).
     return max_over_everything().output(_update, {"m": m, "s": s, "x": x}) or _update(m, s, x)
+
+
+def _update_trailing_axis_dropped(m: Tensor, s: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
+    return trailing_axis_dropped().output(_update, {"m": m, "s": s, "x": x})
+
+
+def trailing_axis_seen(run_sum: Any, scores: Tensor, cuts: list[int]) -> str:
+    """UPDATE's trailing_axis_dropped and what confirms it, where the answer's running sum, of
+    a shape other than the leading dims, is the statement's update's with the new max subtracted
+    without its trailing axis, on the same scores and blocks; '' otherwise."""
+    try:
+        _, slipped = fold_online(_update_trailing_axis_dropped, scores, cuts)
+    except RuntimeError:  # these sizes do not broadcast that way
+        return ""
+    if not is_close(run_sum, slipped, atol=1e-9):
+        return ""
+    return (
+        f"{UPDATE['trailing_axis_dropped']} (the statement's update, with that one subtraction "
+        f"so written, gives your running sum, of shape {tuple(slipped.shape)}, on these scores)\n"
+    )
 
 
 # The running max these mistakes return differs from the true one too.
@@ -629,6 +670,13 @@ def online_softmax_folds_any_block_split(ns: Namespace) -> None:
                 counterexample=smaller_fold_example(update, 0),
             )
             expected_sum = torch.exp(scores.logsumexp(-1) - scores.amax(-1))
+            if isinstance(run_sum, Tensor) and run_sum.shape != expected_sum.shape:
+                seen = trailing_axis_seen(run_sum, scores, cuts)
+                if seen:
+                    fail(
+                        f"{seen}new_sum must have shape {tuple(expected_sum.shape)} (the leading "
+                        f"dims), got {tuple(run_sum.shape)}"
+                    )
             mistakes = sum_mistakes(run_max, scores, cuts)
             diagnose(
                 run_sum,
@@ -787,7 +835,8 @@ def judge_fold(
     for name, value in (("new_max", run_max), ("new_sum", run_sum)):
         if not isinstance(value, Tensor) or value.shape != shape:
             found = tuple(getattr(value, "shape", ())) or type(value).__name__
-            fail(f"{what}, {name} must have shape {shape}, got {found}")
+            seen = trailing_axis_seen(value, scores, cuts) if name == "new_sum" and named else ""
+            fail(f"{seen}{what}, {name} must have shape {shape}, got {found}")
     diagnose(
         run_max,
         scores.amax(-1),

@@ -645,6 +645,23 @@ WRONG += [
         {"test_token_importance": "the statement asks for the scores in the weights' dtype"},
     ),
 ]
+
+# Issue 40's seventh blind corpus (n05-05): a softmax before the cross-entropy, whatever spells it,
+# is named; a log-softmax there gives the same loss as the logits and is correct.
+WRONG += [
+    Mutant(
+        "training step gives F.cross_entropy the probabilities of F.softmax over dim 1",
+        A,
+        {
+            "training_step": Replace(
+                "    loss = F.cross_entropy(model(inputs), labels)\n",
+                "    probabilities = F.softmax(model(inputs), dim=1)\n"
+                "    loss = F.cross_entropy(probabilities, labels)\n",
+            )
+        },
+        {"test_train_step": "the logits pass through a softmax before F.cross_entropy"},
+    ),
+]
 CORRECT += [
     Mutant(
         "token_importance: the last layer's received attention, by einsum, zeros by torch.where",
@@ -700,6 +717,18 @@ CORRECT += [
                 safe = torch.where(total > 0, total, torch.ones_like(total))
                 return scores / safe
                 """,
+            )
+        },
+    ),
+]
+CORRECT += [
+    Mutant(
+        "training step gives F.cross_entropy log-probabilities (log_softmax changes no loss)",
+        A,
+        {
+            "training_step": Replace(
+                "    loss = F.cross_entropy(model(inputs), labels)\n",
+                "    loss = F.cross_entropy(model(inputs).log_softmax(-1), labels)\n",
             )
         },
     ),

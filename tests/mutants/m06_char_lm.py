@@ -639,3 +639,66 @@ WRONG += [
         not_told=("CharLM drops nothing outside them",),
     ),
 ]
+# Issue 40's seventh blind corpus (n05-05's family in lm_loss): a softmax before the
+# cross-entropy is named; a log-softmax there gives the same loss as the logits and is correct.
+WRONG += [
+    Mutant(
+        "lm_loss gives F.cross_entropy the softmax's probabilities",
+        A,
+        {
+            "lm_loss": Replace(
+                "    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))",
+                "    probabilities = logits.softmax(dim=-1)  # (B, L, V)\n"
+                "    return F.cross_entropy(probabilities.view(-1, logits.shape[-1]), targets.view(-1))",
+            )
+        },
+        {
+            "test_lm_loss": "the logits pass through a softmax before F.cross_entropy",
+            "test_trained_loss": "the trained model's held-out loss",
+        },
+    ),
+]
+CORRECT += [
+    Mutant(
+        "lm_loss gives F.cross_entropy log-probabilities, (B, V, L) (log_softmax changes no loss)",
+        A,
+        {
+            "lm_loss": Replace(
+                "    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))",
+                "    return F.cross_entropy(torch.log_softmax(logits, -1).transpose(1, 2), targets)",
+            )
+        },
+    ),
+]
+# Issue 40's seventh blind corpus (p06-05): what the answer builds from the context is as wide
+# as its largest id plus one, here by a bincount per row without minlength.
+WRONG += [
+    Mutant(
+        "penalise_repeats: a bincount per row without minlength",
+        A,
+        {
+            "penalise_repeats": Replace(
+                "    seen = torch.zeros_like(logits, dtype=torch.bool)\n"
+                "    seen = seen.scatter_(1, context, True)  # (B, V): True where the row saw the id\n",
+                "    seen = torch.stack([torch.bincount(row) > 0 for row in context])\n",
+            )
+        },
+        {"test_penalise_repeats": "is as wide as the context's largest id plus one"},
+    ),
+]
+# Issue 40's seventh blind corpus (p06-02): the token embedding's weight as the output head, tied
+# in __init__ (p06-02) or used in forward, is named where the logits are seen to be it and a
+# weight drawn as nn.Linear draws one gives the same hidden states a loss near ln V.
+WRONG += [
+    Mutant(
+        "charlm: the token embedding's weight as the output head, in forward",
+        A,
+        {
+            "charlm": Replace(
+                "        return self.lm_head(self.ln_f(x))  # (B, L, vocab_size)\n",
+                "        return F.linear(self.ln_f(x), self.token_embedding.weight, self.lm_head.bias)\n",
+            )
+        },
+        {"test_charlm": "the logits are the final hidden states times the token embedding's"},
+    ),
+]

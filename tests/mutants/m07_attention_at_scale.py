@@ -635,3 +635,20 @@ CORRECT += [
         },
     ),
 ]
+# Issue 40's seventh blind corpus (n07-01): the new maximum subtracted without its trailing axis
+# is named where the statement's update so written raises the answer's error or gives its sum.
+WRONG += [
+    Mutant(
+        "online_softmax_update: the new maximum's new axis put in front, unsqueeze(0)",
+        A,
+        {"online_softmax_update": Replace("new_max.unsqueeze(-1)", "new_max.unsqueeze(0)")},
+        {"test_online_softmax_update": "is subtracted from the scores (..., C) without a trailing"},
+    ),
+]
+CORRECT += [
+    Mutant(
+        "online_softmax_update: the new maximum's trailing axis by indexing, new_max[..., None]",
+        A,
+        {"online_softmax_update": Replace("new_max.unsqueeze(-1)", "new_max[..., None]")},
+    ),
+]

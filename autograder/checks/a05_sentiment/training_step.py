@@ -16,6 +16,7 @@ from autograder.authoring.counterexample import PUBLIC_SEED, small_integers
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes, under_seed
 from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.operation_mistakes import softmax_before_cross_entropy
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -71,6 +72,12 @@ TRAIN_STEP = catalogue(
             "where warm-up starts it: call scheduler.step() after optimizer.step() when a "
             "scheduler is given",
         },
+        "loss input": {
+            "softmax_before_cross_entropy": "the logits pass through a softmax before "
+            "F.cross_entropy, which applies log-softmax itself: the loss is the cross-entropy of "
+            "probabilities between 0 and 1, a softmax taken twice, whose gradients are small, so "
+            "the model learns slowly; F.cross_entropy takes the logits",
+        },
         "returned loss": {
             "loss_after_update": "train_step returns the loss of a second forward pass, run "
             "after the update, in train mode: return loss.item() of the loss the update was "
@@ -107,7 +114,9 @@ TRAIN_AFTER_FORWARD = TRAIN_STEP["train_after_forward"]
 SCHEDULER_FIRST = TRAIN_STEP["scheduler_first"]
 SCHEDULER_IGNORED = TRAIN_STEP["scheduler_ignored"]
 LOSS_AFTER_UPDATE = TRAIN_STEP["loss_after_update"]
+SOFTMAX_BEFORE_LOSS = TRAIN_STEP["softmax_before_cross_entropy"]
 STEP_MISTAKES = tuple(TRAIN_STEP.values())
+SOFTMAX_BEFORE_CROSS_ENTROPY = softmax_before_cross_entropy()
 STEP_BANNED = {
     "attention_lab's train_step": reference.train_step,
     "attention_lab's make_optimizer": reference.make_optimizer,
@@ -134,6 +143,16 @@ def flat_parameters(model: Any) -> Tensor:
     return torch.cat([v.detach().double().flatten() for v in model.state_dict().values()])
 
 
+def step_loss(logits: Tensor, labels: Tensor, mistake: Mistake | None) -> Tensor:
+    """The reference's loss of a batch, F.cross_entropy of the logits, or with ``mistake``'s
+    operation done its way (a softmax before the cross-entropy, operation_mistakes.py)."""
+    if mistake == SOFTMAX_BEFORE_LOSS:
+        return SOFTMAX_BEFORE_CROSS_ENTROPY.output(
+            F.cross_entropy, {"input": logits, "target": labels}
+        )
+    return F.cross_entropy(logits, labels)
+
+
 def simulated_steps(
     model: nn.Module,
     batches: list[tuple[Tensor, Tensor]],
@@ -155,7 +174,7 @@ def simulated_steps(
         for step, (inputs, labels) in enumerate(batches):
             # the answer's model enters the first step in eval mode (answer_steps)
             model.train(step > 0 if mistake == TRAIN_AFTER_FORWARD else mistake != EVAL_MODE)
-            loss = F.cross_entropy(model(inputs), labels)
+            loss = step_loss(model(inputs), labels, mistake)
             if mistake not in (NO_ZERO_GRAD, ZERO_GRAD_AFTER_BACKWARD, ZERO_GRAD_AFTER_STEP):
                 optimizer.zero_grad()
             loss.backward()

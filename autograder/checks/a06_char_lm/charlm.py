@@ -110,6 +110,13 @@ CHARLM = catalogue(
             "lm_head's output, where the statement asks for logits: cross_entropy and sample "
             "apply their own softmax to what the model returns",
         },
+        "output head scale": {
+            "head_is_the_embedding": "the logits are the final hidden states times the token "
+            "embedding's weight (lm_head's weight is token_embedding's, or the embedding is "
+            "used as the head): its entries, drawn from N(0, 1) as nn.Embedding draws them, "
+            "spread the untrained logits far more than the uniform(-1/√d_model, 1/√d_model) "
+            "weight that nn.Linear(d_model, vocab_size) starts from",
+        },
         "embedding": {
             "no_position": "the position embeddings are missing: x = "
             "self.position(self.token_embedding(idx))",
@@ -359,6 +366,9 @@ def charlm_matches_its_parts(ns: Namespace) -> None:
                 [probabilities()],
             ),
         }
+        embedding_as_head = times_the_embedding(lm, lm.ln_f(x))
+        if embedding_as_head is not None:
+            mistakes[CHARLM["head_is_the_embedding"]] = embedding_as_head
     diagnose(
         logits,
         expected,
@@ -491,13 +501,62 @@ def charlm_starts_near_uniform_loss(ns: Namespace) -> None:
         loss = F.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1)).item()
         if abs(loss - math.log(vocab)) > 0.5:
             # Observed, not guessed: outputs returned as probabilities score about ln V here,
-            # so only what the logits look like is said.
+            # so only what the logits look like is said, and a cause only where an experiment
+            # on the model's own parts shows it.
             spread = logits.std(-1).mean().item()
-            fail(
+            seen = (
                 f"an untrained model scores {loss:.2f} nats, far from ln V = "
                 f"{math.log(vocab):.2f}: its initial logits spread by {spread:.2f} over the vocabulary "
                 "on average, where a uniform guess has equal logits"
             )
+            named = head_is_the_embedding(lm, idx, targets, logits, config["d_model"])
+            fail(f"{named}\n{seen}" if named else seen)
+
+
+def times_the_embedding(lm: Any, hidden: Tensor) -> Tensor | None:
+    """F.linear(hidden, token_embedding's weight, lm_head's bias): the logits of a model whose
+    head is the embedding, or None where the model's parts do not allow that product."""
+    try:
+        bias = getattr(lm.lm_head, "bias", None)
+        return F.linear(hidden, torch.as_tensor(lm.token_embedding.weight), bias)
+    except Exception:  # noqa: BLE001 - a model built otherwise: no such mistake to compare with
+        return None
+
+
+def head_is_the_embedding(
+    lm: Any, idx: Tensor, targets: Tensor, logits: Tensor, d_model: int
+) -> str | None:
+    """CHARLM's head_is_the_embedding with what confirms it, or None: the model's logits are
+    ln_f of its blocks' output times token_embedding's weight (plus lm_head's bias, if it has
+    one), computed here from its own parts, and the same hidden states times a weight drawn as
+    nn.Linear draws one (from a fixed seed) score within 0.5 of ln V."""
+    vocab = logits.shape[-1]
+    try:
+        with torch.no_grad():
+            x = lm.position(lm.token_embedding(idx))
+            for block in lm.blocks:
+                x = block(x)
+            hidden = torch.as_tensor(lm.ln_f(x)).double()
+            embedding = torch.as_tensor(lm.token_embedding.weight).double()
+            bias = getattr(lm.lm_head, "bias", None)
+            shift = torch.zeros(vocab) if bias is None else torch.as_tensor(bias)
+            tied = hidden @ embedding.T + shift.double()
+    except Exception:  # noqa: BLE001 - a model built otherwise: nothing is confirmed
+        return None
+    if tied.shape != logits.shape or not is_close(tied, logits.double(), atol=1e-4):
+        return None
+    g = torch.Generator().manual_seed(0)
+    bound = 1 / math.sqrt(d_model)  # nn.Linear's initial weights: uniform(-bound, bound)
+    own = (2 * torch.rand(vocab, d_model, generator=g, dtype=torch.float64) - 1) * bound
+    untied = hidden @ own.T + shift.double()  # (B, L, V): the sizes the tied product had
+    loss = F.cross_entropy(untied.reshape(-1, vocab), targets.reshape(-1)).item()
+    if abs(loss - math.log(vocab)) > 0.5:
+        return None
+    return (
+        f"{CHARLM['head_is_the_embedding']} (your logits equal ln_f(x) @ "
+        f"token_embedding.weight.T{'' if bias is None else ' + lm_head.bias'}; with a weight "
+        f"drawn as nn.Linear draws one, the same hidden states score {loss:.2f} nats)"
+    )
 
 
 @check(

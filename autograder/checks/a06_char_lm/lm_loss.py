@@ -15,7 +15,11 @@ from autograder.authoring.counterexample import small_integers, smallest_counter
 from autograder.authoring.diagnosis import diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.mistakes import catalogue
-from autograder.authoring.operation_mistakes import mistaken_outputs, softmax_over
+from autograder.authoring.operation_mistakes import (
+    mistaken_outputs,
+    softmax_before_cross_entropy,
+    softmax_over,
+)
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import EDGE_CASES, Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -55,6 +59,12 @@ LOSS = catalogue(
             "log-probabilities: take log_softmax of the logits first (nll_loss expects "
             "log-probabilities; cross_entropy does both)",
         },
+        "loss input": {
+            "softmax_before_cross_entropy": "the logits pass through a softmax before "
+            "F.cross_entropy, which applies log-softmax itself: the loss is the cross-entropy of "
+            "probabilities between 0 and 1, a softmax taken twice; F.cross_entropy takes the "
+            "logits",
+        },
         "alignment": {
             "targets_misaligned": "the targets are paired with the wrong positions: flatten "
             "logits (B, L, V) to (B*L, V) and targets (B, L) to (B*L,) in the same order",
@@ -74,6 +84,11 @@ def position_losses(logits: Tensor, targets: Tensor) -> Tensor:
 def mean_loss(logits: Tensor, targets: Tensor) -> Tensor:
     """The mean of position_losses: lm_loss's value."""
     return position_losses(logits, targets).mean()
+
+
+def rows_cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
+    """lm_loss's value as F.cross_entropy over the B*L rows: what a slip of that call changes."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
 def smaller_loss_example(lm_loss: Callable[[Tensor, Tensor], object]) -> Callable[[], str | None]:
@@ -125,6 +140,12 @@ def judge_loss(
                         softmax_over(-2, "log_softmax_over_positions"),
                         softmax_over(-3, "log_softmax_over_sequences"),
                     ],
+                ),
+                **mistaken_outputs(
+                    LOSS,
+                    rows_cross_entropy,
+                    {"logits": logits, "targets": targets},
+                    [softmax_before_cross_entropy()],
                 ),
             }
         diagnose(

@@ -5,7 +5,9 @@ nothing here compares with one reference. Each check tests a property the statem
 p = softmax(logits) and p' = softmax(answer): the seen ids' total probability never rises, the
 odds among the unseen ids stay, strength 0 changes nothing and more strength never helps the seen
 ids, rows stay apart. A failure shows the row, its seen ids and the probabilities it observed,
-and names the one rule seen to break them: every seen logit divided by one factor, whatever its sign.
+and names the one rule seen to break them: every seen logit divided by one factor, whatever its sign;
+an answer that raises is shown its error, and told that what it builds is as wide as the
+context's largest id where it runs once that id is V - 1 and raises again otherwise.
 """
 
 from __future__ import annotations
@@ -38,8 +40,45 @@ PENALTY = catalogue(
             "seen id with a negative logit becomes MORE likely; a division lowers only positive "
             "logits (multiply the negative ones by the factor instead)",
         },
+        "one-hot width": {
+            "width_follows_context": "what penalise_repeats builds from the context is as wide "
+            "as the context's largest id plus one, not the vocabulary size V = "
+            "logits.shape[-1] (F.one_hot without num_classes, or bincount without minlength, "
+            "does so): it raises on a context whose largest id is below V - 1 and runs on one "
+            "that holds V - 1",
+        },
     },
 )
+
+
+def width_follows_context(
+    penalise: Callable, logits: Tensor, context: Tensor, strength: float
+) -> str | None:
+    """PENALTY's width_follows_context with what confirms it, or None: the answer, which raised
+    on ``context`` (some row of which has its largest id below V - 1), runs once id V - 1 is
+    appended to every row's context, and raises again with each row's own largest id appended
+    instead (the same ids seen, one more position)."""
+    vocab_size = logits.shape[-1]
+    largest = context.max(dim=1).values  # (B,)
+    if bool((largest >= vocab_size - 1).all()):
+        return None
+
+    def runs_with(column: Tensor) -> bool:
+        try:
+            out = penalise(logits.clone(), torch.cat([context, column[:, None]], dim=1), strength)
+        except NotImplementedError:
+            raise
+        except Exception:  # noqa: BLE001 - whether it raises is the observation
+            return False
+        return isinstance(out, Tensor) and out.shape == logits.shape
+
+    if not runs_with(torch.full_like(largest, vocab_size - 1)) or runs_with(largest):
+        return None
+    return (
+        f"{PENALTY['width_follows_context']} (here V = {vocab_size} and the largest id of each "
+        f"row's context is {largest.tolist()}: with id {vocab_size - 1} appended to every row's "
+        "context it runs, with each row's largest id appended it raises again)"
+    )
 
 
 def run_penalty(
@@ -54,7 +93,9 @@ def run_penalty(
         except NotImplementedError:
             raise
         except Exception as error:
-            fail(explain(error, "your penalise_repeats", f" on {what}"))
+            told = explain(error, "your penalise_repeats", f" on {what}")
+            named = width_follows_context(penalise, logits, context, strength)
+            fail(f"{named}\n{told}" if named else told)
     if not (isinstance(out, Tensor) and out.shape == logits.shape and out.dtype == logits.dtype):
         got = f"{type(out).__name__} {tuple(getattr(out, 'shape', ()))} {getattr(out, 'dtype', '')}"
         fail(

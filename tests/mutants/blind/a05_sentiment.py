@@ -496,6 +496,369 @@ WRONG = [
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
     ),
+    Mutant(
+        "n05-01: masked_mean divides 0 by 0 on an all-padding row",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).unsqueeze(-1)  # (B, L, 1)
+                    total = torch.where(real, hidden, torch.zeros_like(hidden)).sum(dim=1)
+                    return total / real.sum(dim=1)
+                '''
+            )
+        },
+        {"test_masked_mean": "a row made only of padding divides a sum of"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n05-02: the pad id hard-coded to 0 in the attention mask",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, 0)  # <pad> has id 0
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, self.pad_id))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "the pad id is hard-coded to",
+            "test_padding_invariance": "the pad id is hard-coded to",
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n05-03: masked_mean's 0/1 weight made .float(): half precision promoted",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    weight = (token_ids != pad_id).float().unsqueeze(-1)  # (B, L, 1) 0/1
+                    total = (hidden * weight).sum(dim=1)
+                    return total / weight.sum(dim=1).clamp_min(1.0)
+                '''
+            )
+        },
+        {"test_masked_mean": "masked_mean computes in float"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n05-04: model.train() after the forward pass",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    model.train()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_train_step": "model.train() comes after the forward pass, so a step begun in eval"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n05-05: a softmax before F.cross_entropy",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    logits = model(inputs)
+                    probs = torch.softmax(logits, dim=-1)
+                    loss = F.cross_entropy(probs, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_train_step": "the logits pass through a softmax before F.cross_entropy"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample; named since.
+    ),
+    Mutant(
+        "p05-01: model.train() at the end of the step",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: training_step
+                # mistake: model.train() is called at the END of the step instead of at the start, so a model handed over in eval mode (as after every evaluation) runs that step's forward pass without dropout.
+                # evidence: tools/ev05.py: a model with Dropout(0.5) handed over in eval mode: this step's returned loss 1.8305 equals the eval-mode (no dropout) loss, mine 1.7291 (dropout on); the weights after the step differ.
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    model.train()  # leave the model ready for the next training step
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_train_step": "model.train() comes after the forward pass, so a step begun in eval"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p05-02: the scheduler stepped before the optimizer",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: training_step
+                # mistake: the scheduler is stepped BEFORE optimizer.step(), so every update uses the next step's learning rate (the first warm-up update is 2/4 of the rate instead of 1/4).
+                # evidence: tools/ev05.py: SGD lr 1, clip 0.05, 4-step warm-up: first update norm 0.0250 instead of 0.0125 (the second warm-up rate 2/4 was used).
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    if scheduler is not None:
+                        scheduler.step()  # set this step's learning rate first
+                    optimizer.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_train_step": "scheduler.step() runs before optimizer.step(), so the first update"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p05-03: zero_grad at the end of the step, not before backward",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: training_step
+                # mistake: the gradients are cleared at the END of the step (zero_grad(set_to_none=False)) instead of before backward, so the step does not leave its batch's gradient in .grad and a model arriving with stale gradients accumulates them into its first update.
+                # evidence: tools/ev05.py: after the step .grad holds zeros (sum of norms 0.0; mine 3.54, the batch's gradient); for a model that arrives with a stale gradient the weights after one step differ from mine.
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    # clean up after the update so the next step starts from zero
+                    optimizer.zero_grad(set_to_none=False)
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_train_step": "the gradients the parameters already held when train_step began were"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p05-04: the pad id hard-coded to 0 in the mask and the pooling",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: sentiment_model
+                # mistake: the padding mask and the pooling use the literal pad id 0 instead of self.pad_id, so a model built with another pad_id attends to and averages in its padding.
+                # evidence: tools/ev05.py: SentimentModel(pad_id=3): weight on pad keys up to 0.195 (mine 0) and appending 4 pads changes the logits by 0.33 (mine 0).
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, padding_mask(token_ids, 0))
+                        logits = self.classifier(masked_mean(hidden, token_ids, 0))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "the pad id is hard-coded to",
+            "test_padding_invariance": "the pad id is hard-coded to",
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p05-05: masked_mean divides 0 by 0 on an all-padding row",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: masked_mean
+                # mistake: divides by the raw count of real tokens without guarding against zero, so a row made only of padding gives 0/0 = NaN instead of zeros.
+                # evidence: tools/ev05.py: a row of ids all equal to pad_id gives [nan, nan, nan] (mine [0, 0, 0]); other rows equal mine.
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model)."""
+                    is_real = (token_ids != pad_id).unsqueeze(-1)  # (B, L, 1)
+                    total = hidden.masked_fill(~is_real, 0.0).sum(dim=1)
+                    count = is_real.sum(dim=1)  # (B, 1) number of real tokens
+                    return (total / count).to(hidden.dtype)
+                '''
+            )
+        },
+        {"test_masked_mean": "a row made only of padding divides a sum of"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
 ]
 
 CORRECT = [
@@ -534,5 +897,101 @@ CORRECT = [
             )
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
+    ),
+    Mutant(
+        "n05-06: <cls> pooling, hidden[:, 0]",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(hidden[:, 0])  # CLS pooling: the output at <cls>
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "p05-06: <cls> pooling, hidden[:, 0]",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                # kind: correct
+                # grade_id: sentiment_model
+                # alternative: CLS pooling (the statement's allowed alternative): the classifier reads hidden[:, 0], the <cls> position, instead of masked_mean.
+                # evidence: tools/ev05.py: pad_id=7: logits (3, 2), per-layer weights (3, 4, 6, 6), zero weight on pads, logits unchanged by appending pads (0.0).
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(
+                            num_layers=num_layers,
+                            d_model=d_model,
+                            num_heads=num_heads,
+                            d_ff=d_ff,
+                            dropout=dropout,
+                        )
+                        self.head = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        keep = padding_mask(token_ids, self.pad_id)  # (B, 1, L), True = real key
+                        hidden, weights = self.encoder(self.position(self.embed(token_ids)), keep)
+                        logits = self.head(hidden[:, 0])  # the <cls> token's output
+                        return (logits, weights) if return_attention else logits
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
     ),
 ]

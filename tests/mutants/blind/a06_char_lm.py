@@ -462,6 +462,310 @@ WRONG = [
         {"test_penalise_repeats": "every seen id's logit is divided by the same factor above"},
         # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
     ),
+    Mutant(
+        "n06-01: n_blocks = len(ids) // block_size: the last target one past the end",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    n_blocks = len(ids) // block_size
+                    n = n_blocks * block_size
+                    x = ids[:n].reshape(n_blocks, block_size)
+                    y = ids[1 : n + 1].reshape(n_blocks, block_size)
+                    return x, y
+                '''
+            )
+        },
+        {"test_make_blocks": "n_blocks counts len(ids) // block_size blocks: where len(ids) is a"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n06-02: the head's scores scaled by sqrt(d_model)",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        B, L, d_model = x.shape
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(d_model)
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size (the width of q",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n06-03: one head object repeated num_heads times",
+        A,
+        {
+            "multihead_causal": Rewrite(
+                r'''
+                class MultiHeadCausalAttention(nn.Module):
+                    """num_heads causal heads side by side, concatenated and projected.
+
+                    x (B, L, d_model) -> (B, L, d_model).
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, block_size: int):
+                        super().__init__()
+                        head_size = d_model // num_heads
+                        head = CausalSelfAttentionHead(d_model, head_size, block_size)
+                        self.heads = nn.ModuleList([head] * num_heads)
+                        self.proj = nn.Linear(d_model, d_model)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, d_model)."""
+                        return self.proj(torch.cat([head(x) for head in self.heads], dim=-1))
+                '''
+            )
+        },
+        {"test_multihead_causal": "self.heads holds the same head object more than once"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n06-04: the log of the softmax's probabilities",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {"test_lm_loss": "the loss takes the log of the softmax's probabilities: a target far"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "n06-05: the context cropped to the first block_size ids",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, : model.block_size]
+                        logits = model(context)[:, -1, :] / temperature  # (B, V)
+                        if top_k is not None:
+                            k = min(top_k, logits.shape[-1])
+                            kth = torch.topk(logits, k, dim=-1).values[:, -1:]  # (B, 1)
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)  # (B, 1)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {"test_sample": "the model is fed the FIRST block_size ids of the sequence once it is"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p06-01: -log of the softmax's probability of the target",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: lm_loss
+                # mistake: computes -log(softmax(logits)[target]) with an explicit softmax then log, which underflows to log(0) = -inf (loss inf) when a target's logit sits about 100 or more below its row's largest, a case the statement says must stay finite.
+                # evidence: tools/ev06.py: logits with a target 120 below its row's max and another 150 below: F.cross_entropy and my answer give 135.69, this one gives inf.
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar."""
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {"test_lm_loss": "the loss takes the log of the softmax's probabilities: a target far"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p06-02: the output head tied to the token embedding",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: charlm
+                # mistake: ties lm_head's weight to the token embedding (GPT-2 style weight tying) although the statement asks for a plain nn.Linear head, so the untrained logits are large (std about 5 against 0.65) and the start-up loss is far from ln V.
+                # evidence: tools/ev06.py: with the public check's set-up the untrained loss is 0.769 against ln 11 = 2.398 (mine 2.297), logits std 4.96 (mine 0.65); lm_head.weight is the embedding matrix.
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+                        # share the input and output embeddings, as GPT-2 does (fewer parameters)
+                        self.lm_head.weight = self.token_embedding.weight
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(self.ln_f(x))
+                '''
+            )
+        },
+        {"test_charlm": "the logits are the final hidden states times the token embedding's"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample; named since.
+    ),
+    Mutant(
+        "p06-03: the head's scores scaled by sqrt(d_model)",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: causal_head
+                # mistake: divides the scores by sqrt(d_model) (the model width) instead of sqrt(head_size) = sqrt(d_k), as the statement defines d_k.
+                # evidence: tools/ev06.py: head_size 8, d_model 32: output differs from F.scaled_dot_product_attention(is_causal, scale 1/sqrt(head_size)) by 0.19 (mine 1.2e-7).
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size)."""
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.d_model = d_model
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_model)
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size (the width of q",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p06-04: sample never puts the model in eval mode",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: sample
+                # mistake: never puts the model in eval() mode (the statement asks for it), so a model with dropout left in train mode samples from dropout-perturbed logits.
+                # evidence: tools/ev06.py: CharLM with dropout 0.5 left in train mode: after sample the model is still in train mode and two calls with the same generator seed give different samples (mine: eval mode, identical samples).
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    # no gradients here (decorator), so nothing else to switch
+                    for _ in range(max_new_tokens):
+                        context = idx[:, -model.block_size :]
+                        logits = model(context)[:, -1, :] / temperature  # (B, V)
+                        if top_k is not None:
+                            kth = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {"test_sample": "the model was in training mode when sample called it (the statement"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+    ),
+    Mutant(
+        "p06-05: F.one_hot without num_classes in penalise_repeats",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: penalise_repeats
+                # mistake: builds the seen-id mask with F.one_hot(context) without num_classes, so its width is (largest id in the context + 1) instead of V and it fails to broadcast against the logits whenever the context lacks the id V - 1.
+                # evidence: tools/ev06.py: V = 6 and contexts whose largest id is 3: raises RuntimeError (size 6 vs 4); when a context holds id 5 it equals my answer.
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # My rule: subtract `strength` from the logit of each id seen in the row's
+                    # context. That multiplies a seen id's odds against any unseen id by
+                    # exp(-strength) whatever the sign of its logit, leaves the unseen ids' odds
+                    # alone, is the identity at strength 0 and grows with the strength.
+                    seen = F.one_hot(context).sum(dim=1) > 0  # (B, V): id appears in the row
+                    return logits - strength * seen.to(logits.dtype)
+                '''
+            )
+        },
+        {"test_penalise_repeats": "is as wide as the context's largest id plus one"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample; named since.
+    ),
 ]
 
 CORRECT: list[Mutant] = [
@@ -485,5 +789,54 @@ CORRECT: list[Mutant] = [
             )
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: correct-full.
+    ),
+    Mutant(
+        "n06-06: a sign-aware multiplicative penalty (CTRL)",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Rule (as in the CTRL paper, made sign-aware): a seen id's logit is divided by
+                    # (1 + strength) when it is positive and multiplied by (1 + strength) when it is
+                    # negative, so it always moves down. Counts do not matter, only "seen or not".
+                    # Unseen logits are untouched (their odds stay), strength 0 is the identity.
+                    factor = 1.0 + strength
+                    seen = torch.zeros_like(logits, dtype=torch.bool).scatter(1, context, True)
+                    lowered = torch.where(logits > 0, logits / factor, logits * factor)
+                    return torch.where(seen, lowered, logits)
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "p06-06: a sign-aware multiplicative penalty by scatter and torch.where",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                # kind: correct
+                # grade_id: penalise_repeats
+                # alternative: the CTRL-style multiplicative rule made sign-aware: a seen id's logit is divided by (1 + strength) when positive and multiplied by (1 + strength) when negative; built with a per-row scatter and torch.where.
+                # evidence: tools/ev06.py: 200 random batches (V 7, strengths 0..4): seen ids' mass never rises, unseen odds kept, strength 0 = identity, monotone in strength, input untouched, finite, also for a context holding every id.
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # My rule (CTRL's penalty, made safe for negative logits): with f = 1 + strength,
+                    # a seen id's logit z becomes z / f if z > 0 and z * f if z <= 0. Either way it
+                    # moves down (or stays at 0), so the seen ids can only lose probability; unseen
+                    # logits are untouched, so their odds among themselves stay; f = 1 at strength
+                    # 0; a larger f moves every seen logit further down. Per-row scatter keeps
+                    # rows apart; all values stay finite for finite logits.
+                    factor = 1.0 + strength
+                    seen = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
+                    seen = seen.scatter(1, context, torch.ones_like(context, dtype=torch.bool))
+                    penalised = torch.where(logits > 0, logits / factor, logits * factor)
+                    return torch.where(seen, penalised, logits)
+                '''
+            )
+        },
+        # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
     ),
 ]

@@ -1164,8 +1164,8 @@ WRONG = [
                 '''
             )
         },
-        {"test_online_softmax_update": "two shapes do not broadcast"},
-        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample.
+        {"test_online_softmax_update": "is subtracted from the scores (..., C) without a trailing"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample; named since.
     ),
     Mutant(
         "n07-02: chunk_size=True accepted: isinstance(chunk_size, int) alone",
