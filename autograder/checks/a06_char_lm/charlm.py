@@ -113,9 +113,8 @@ CHARLM = catalogue(
         "output head scale": {
             "head_is_the_embedding": "the logits are the final hidden states times the token "
             "embedding's weight (lm_head's weight is token_embedding's, or the embedding is "
-            "used as the head): its entries, drawn from N(0, 1) as nn.Embedding draws them, "
-            "spread the untrained logits far more than the uniform(-1/√d_model, 1/√d_model) "
-            "weight that nn.Linear(d_model, vocab_size) starts from",
+            "used as the head), where the statement asks for its own "
+            "nn.Linear(d_model, vocab_size)",
         },
         "embedding": {
             "no_position": "the position embeddings are missing: x = "
@@ -554,8 +553,9 @@ def head_is_the_embedding(
         return None
     return (
         f"{CHARLM['head_is_the_embedding']} (your logits equal ln_f(x) @ "
-        f"token_embedding.weight.T{'' if bias is None else ' + lm_head.bias'}; with a weight "
-        f"drawn as nn.Linear draws one, the same hidden states score {loss:.2f} nats)"
+        f"token_embedding.weight.T{'' if bias is None else ' + lm_head.bias'}). That weight "
+        "is what spreads the untrained logits: with one drawn as nn.Linear draws it, "
+        f"uniform(-1/√d_model, 1/√d_model), the same hidden states score {loss:.2f} nats"
     )
 
 
