@@ -116,10 +116,10 @@ ATTENTION = catalogue(
             "scores is 0/0; give such rows finite scores before the softmax and zero weights "
             "after it",
             "nan_gradients_of_the_row": "the NaN or inf gradients come from the row that sees "
-            "no key alone (they are finite once it sees one key): whatever that row computes on "
-            "the way, a NaN or inf replaced afterwards (nan_to_num, masked_fill, torch.where) "
-            "still sends NaN back through the backward pass; give the row finite scores before "
-            "the softmax instead",
+            "no key alone (they are finite once it sees one key), while your output is finite: "
+            "something that row computes on the way is NaN or inf, and replacing it afterwards "
+            "(nan_to_num, masked_fill, torch.where) hides it from the output, not from the "
+            "backward pass; give the row finite scores before the softmax instead",
             "visible_rows_over_queries": "the rows that see a key are found over the queries' "
             "axis (mask.any(dim=-2)), not over the keys' (dim -1): a key that no query of the "
             "mask sees gets score 0 in every row, and its weight, zeroed after the softmax, "
