@@ -1460,6 +1460,51 @@ WRONG = [
         {"test_chunked_attention_causal": "the causal mask ignores the block's offset"},
         # Issue 40's seventh blind corpus, graded blind on 451e037: named.
     ),
+    Mutant(
+        "q07-04: causal block max taken before the -inf fill",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        if causal:
+                            key_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, -math.inf)  # (L_q, C) mask
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(q.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_causal": "the block's maximum includes keys the causal mask hides"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: not caught (caught since).
+    ),
 ]
 
 CORRECT = [
