@@ -1720,6 +1720,47 @@ def merging_order_does_not_matter(ns: Namespace) -> None:
             )
 
 
+def tensors_held(name: str, value: Any) -> dict[str, Tensor]:
+    """The tensors a partial result (a tuple, list or dict, nested or not) holds, each named by
+    where it sits in it: ``a[0]``, ``a['m']``."""
+    if isinstance(value, Tensor):
+        return {name: value}
+    if type(value) in (tuple, list):
+        items: Any = enumerate(value)
+    elif type(value) is dict:
+        items = value.items()
+    else:
+        return {}
+    held = {}
+    for key, item in items:
+        held.update(tensors_held(f"{name}[{key!r}]", item))
+    return held
+
+
+@check(
+    ASSIGNMENT,
+    "test_merge_partials",
+    weight=EDGE_CASES,
+    keeps=(
+        "and leaves the partial results it is given unchanged: a partial result may be merged "
+        "again",
+    ),
+)
+def merging_leaves_the_parts_unchanged(ns: Namespace) -> None:
+    """merge_partials(a, b) changes no tensor of a or b (issue 40's blind answers p07-04 and
+    r07-05 merged into their first argument in place)."""
+    split = split_attention(ns)
+    g = hidden_generator("a07 split kept")
+    q, k, v, sizes = split_case(g, low_keys=6)
+    cuts = key_split(g, k.shape[-2], 3)
+    what = f"float64, {sizes}, {sizes_of(cuts)}"
+    parts = split.parts(q, k, v, cuts, what)
+    merged = parts[0]
+    for i, part in enumerate(parts[1:], start=1):
+        with inputs_kept("merge_partials", **tensors_held("a", merged), **tensors_held("b", part)):
+            merged = split.merge(merged, part, f"{what}, merging part {i}")
+
+
 def shifted_parts(
     g: torch.Generator, l_q: int, sizes: tuple[int, int], d_k: int, shift: float
 ) -> tuple[Tensor, Tensor, Tensor]:
