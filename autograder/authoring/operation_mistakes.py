@@ -287,7 +287,20 @@ def top_k_slips() -> list[OperationSlip]:
 # keepdim and broadcasting
 
 KEEPDIM = "keepdim"
-REDUCTIONS = {"amax", "amin", "max", "min", "sum", "mean", "logsumexp", "std", "var", "norm"}
+REDUCTIONS = {
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "sum",
+    "mean",
+    "logsumexp",
+    "std",
+    "var",
+    "norm",
+    "any",
+    "all",
+}
 
 
 def keepdim_dropped() -> OperationSlip:

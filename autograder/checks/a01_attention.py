@@ -34,9 +34,11 @@ from autograder.authoring.operation_mistakes import (
     any_over,
     causal_mask_slips,
     finite_fill,
+    keepdim_dropped,
     mask_slips,
     max_over_everything,
     mistaken_outputs,
+    raising_alike,
     scale_slips,
     softmax_over,
 )
@@ -124,6 +126,11 @@ ATTENTION = catalogue(
             "axis (mask.any(dim=-2)), not over the keys' (dim -1): a key that no query of the "
             "mask sees gets score 0 in every row, and its weight, zeroed after the softmax, "
             "leaves the other weights of the row summing to less than 1",
+            "keepdim_dropped": "the flags of the rows that see a key are a reduction over the "
+            "keys without keepdim=True (mask.any(dim=-1)), of shape (..., L_q): without their "
+            "trailing axis they broadcast against the scores' last axis, the keys', not their "
+            "rows, which raises where L_q and L_k differ and treats columns as rows where they "
+            "agree; mask.any(dim=-1, keepdim=True) is (..., L_q, 1)",
         },
         "stability": {
             "overflow": "the weights are NaN or inf for large scores, so exp overflowed: "
@@ -176,6 +183,7 @@ CAUSAL_MASK = catalogue(
 
 SOFTMAX_OVER_QUERIES = softmax_over(-2, "softmax_over_queries")
 VISIBLE_BY_QUERY = any_over(-2, "visible_rows_over_queries")
+KEEPDIM_DROPPED = keepdim_dropped()
 
 
 def reference_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, scale=True) -> Tensor:
@@ -301,6 +309,18 @@ def call_masked(attention, q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> tup
     except (CheckFailed, StopChecks, NotImplementedError):
         raise
     except Exception as error:  # noqa: BLE001 - re-raised unless the experiment explains it
+        # The reference with its reductions run without keepdim raising this very error (torch's
+        # broadcast errors quote the sizes) confirms a reduction that dropped its trailing axis.
+        arguments = {"q": q, "k": k, "v": v, "mask": mask}
+        if raising_alike(
+            reference.scaled_dot_product_attention, arguments, [KEEPDIM_DROPPED], error
+        ):
+            fail(
+                f"{ATTENTION['keepdim_dropped']} (the reference, with its mask.any(dim=-1, "
+                "keepdim=True) run without keepdim, raises the very error yours raised with a "
+                f"mask {tuple(mask.shape)} and scores {(*q.shape[:-1], k.shape[-2])})\n"
+                + explain(error, "attention")
+            )
         if mask.dtype == torch.bool:
             raise
         try:

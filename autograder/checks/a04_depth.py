@@ -138,8 +138,10 @@ ENTROPY = catalogue(
         "zero probabilities": {
             "nan_at_zero": "0 * log(0) gives NaN: use torch.special.xlogy(p, p), which is 0 "
             "where p == 0",
-            "eps_in_log": "adding a constant inside the log biases the entropy: use "
-            "torch.special.xlogy(p, p) instead of p * log(p + eps)",
+            "eps_in_log": "the weights are clamped at, or shifted by, an epsilon inside the "
+            "log (p * log(max(p, eps)) or p * log(p + eps)), which changes every term whose "
+            "weight lies below or near eps: use torch.special.xlogy(p, p) instead, 0 where "
+            "p == 0",
         },
         "units and sign": {
             "bits": "the entropy is in bits (log2): use the natural log, nats",
@@ -772,6 +774,60 @@ def entropy_mistakes(p: Tensor) -> dict[Mistake, Tensor]:
     }
 
 
+def entropy_with_epsilon(p: Tensor, epsilon: float, clamped: bool) -> Tensor:
+    """-sum p log(max(p, epsilon)) (``clamped``) or -sum p log(p + epsilon) over the last dim."""
+    inside = p.clamp_min(epsilon) if clamped else p + epsilon
+    return -(p * inside.log()).sum(-1)
+
+
+# The experiment's row: weights from 1e-12 to 0.3, so that any epsilon between them changes
+# its entropy, and by more the larger it is.
+EPSILON_ROW = torch.tensor([10.0**-e for e in range(12, 0, -1)], dtype=torch.float64)
+EPSILON_ROW = torch.cat([EPSILON_ROW, 1 - EPSILON_ROW.sum().reshape(1)])
+
+
+def epsilon_read_off(answer: Any) -> dict[bool, float]:
+    """clamped -> the epsilon for which ``answer`` gives entropy_with_epsilon on EPSILON_ROW
+    (found by bisection over log10 epsilon in [-14, 0], where that entropy falls as epsilon
+    grows), for each way of putting it in the log that some epsilon fits; empty where the
+    answer raises, gives no float, or gives the exact entropy."""
+    try:
+        got = answer(EPSILON_ROW.clone())
+        got = float(got.detach().double().reshape(()))
+    except Exception:  # noqa: BLE001 - an answer that raises here gives nothing to read
+        return {}
+    if not math.isfinite(got) or abs(got - float(entropy_oracle(EPSILON_ROW))) < 1e-12:
+        return {}
+    found = {}
+    for clamped in (True, False):
+        low, high = -14.0, 0.0  # log10 of epsilon
+        if (
+            not float(entropy_with_epsilon(EPSILON_ROW, 10.0**high, clamped))
+            <= got
+            <= float(entropy_with_epsilon(EPSILON_ROW, 10.0**low, clamped))
+        ):
+            continue
+        for _ in range(80):
+            middle = (low + high) / 2
+            if float(entropy_with_epsilon(EPSILON_ROW, 10.0**middle, clamped)) > got:
+                low = middle
+            else:
+                high = middle
+        found[clamped] = 10.0 ** ((low + high) / 2)
+    return found
+
+
+def epsilon_mistake(epsilons: dict[bool, float], p: Tensor, got: Any) -> dict[Mistake, Tensor]:
+    """{eps_in_log: the entropy with the epsilon read off the answer (epsilon_read_off)} where,
+    so computed, it gives what the answer gave on ``p`` too (another input than the one the
+    epsilon was read off), else nothing: diagnose then names it only where it matches."""
+    for clamped, epsilon in epsilons.items():
+        value = entropy_with_epsilon(p, epsilon, clamped)
+        if isinstance(got, Tensor) and is_close(got, value, atol=1e-9):
+            return {ENTROPY["eps_in_log"]: value}
+    return {}
+
+
 def tv_mistakes(p: Tensor, q: Tensor) -> dict[Mistake, Tensor]:
     diff = (p - q).abs()
     return {
@@ -893,6 +949,7 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
     attention_entropy = require(ns, "attention_entropy")
     g = hidden_generator("a04 entropy")
     axis = fixed_axis_of(attention_entropy, entropy_over, 1)
+    epsilons = epsilon_read_off(attention_entropy)
     for shape in metric_shapes(g):
         p = random_distributions(g, shape)
         with inputs_kept("attention_entropy", weights=p):  # the reference is computed from p
@@ -904,6 +961,7 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
             torch.distributions.Categorical(probs=p).entropy(),
             {
                 **entropy_mistakes(p),
+                **epsilon_mistake(epsilons, p, got),
                 **(
                     {ENTROPY["fixed_axis"]: entropy_over(axis, p)}
                     if axis is not None and p.dim() >= axis + 2

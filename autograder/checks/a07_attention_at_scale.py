@@ -131,6 +131,11 @@ CHUNKED = catalogue(
             "hide key positions greater than the query position",
             "always_causal": "causal=False must not mask anything: apply the mask only when "
             "causal=True",
+            "max_before_mask": "the block's maximum includes keys the causal mask hides: it is "
+            "taken before the -inf fill, so a hidden (future) key that scores far above the "
+            "visible ones sets the running max, every visible exp(s - max) underflows to 0, and "
+            "the row is 0/0 = NaN; the statement's output depends on the visible keys alone, so "
+            "the maximum is taken over the masked scores",
         },
         "stability": {
             "overflow": "the output overflows for large scores (exp of an unshifted score): "
@@ -344,6 +349,7 @@ def simulate_chunked(
     divide: bool = True,
     shift: bool = True,
     start_max: float = -math.inf,
+    max_before_hide: bool = False,
     dtype: torch.dtype = torch.float64,
 ) -> Tensor:
     """Chunked attention in ``dtype``, with one of the known mistakes of its loop switched on.
@@ -352,6 +358,7 @@ def simulate_chunked(
     shift=False: exp of the raw scores, no running max (the overflow mistake).
     start_max: where the running max starts (0: the mistake of a max that starts at 0).
     keep_old_max=False: the new max is the block's own, not max(running max, block max).
+    max_before_hide: the block's max is taken before ``hide`` fills the hidden scores with -inf.
     """
     q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
     q = q / math.sqrt(q.shape[-1])
@@ -364,10 +371,11 @@ def simulate_chunked(
     for start in range(0, stop, chunk):
         kb, vb = k[..., start : start + chunk, :], v[..., start : start + chunk, :]
         scores = q @ kb.transpose(-2, -1)
+        new = scores.amax(-1, keepdim=True)
         if hide is not None:
             key_pos = torch.arange(start, start + kb.shape[-2])
             scores = scores.masked_fill(hide(query_pos, key_pos), -math.inf)
-        new = scores.amax(-1, keepdim=True)
+        new = new if max_before_hide else scores.amax(-1, keepdim=True)
         new = torch.maximum(m, new) if keep_old_max else new
         factor = torch.exp(m - new) if shift else torch.ones_like(m)
         p = torch.exp(scores - new) if shift else torch.exp(scores)
@@ -1263,6 +1271,91 @@ def causal_ignores_the_future(ns: Namespace) -> None:
             )
 
 
+def future_scoring_high(
+    g: torch.Generator, lead: list[int], length: int, gap: float, dtype: torch.dtype
+) -> tuple[Tensor, Tensor, Tensor]:
+    """q, k, v of ``length`` positions whose scores are random where the causal mask shows a key
+    and ``gap`` above that where it hides one: q's first ``length`` features are the identity
+    times √d_k, and key j's are ``gap`` for the queries before it, so q_i·k_j/√d_k gets ``gap``
+    exactly where j > i; the other features are random."""
+    extra = int(torch.randint(2, 6, (1,), generator=g))
+    d_k, d_v = length + extra, int(torch.randint(2, 6, (1,), generator=g))
+    scale = math.sqrt(d_k)
+    q = torch.cat(
+        [
+            (torch.eye(length, dtype=torch.float64) * scale).expand(*lead, length, length),
+            torch.randn(*lead, length, extra, generator=g, dtype=torch.float64),
+        ],
+        dim=-1,
+    )
+    future = torch.ones(length, length, dtype=torch.bool).triu(1)  # [i, j]: j > i
+    k = torch.cat(
+        [
+            (future.T.double() * gap).expand(*lead, length, length),
+            torch.randn(*lead, length, extra, generator=g, dtype=torch.float64),
+        ],
+        dim=-1,
+    )
+    v = torch.randn(*lead, length, d_v, generator=g, dtype=torch.float64)
+    return q.to(dtype), k.to(dtype), v.to(dtype)
+
+
+# Half weight: an input whose hidden keys score far above the visible ones is an edge case of
+# the causal cell (issue 40's blind answer q07-04 took each block's max before the mask).
+@check(
+    ASSIGNMENT,
+    "test_chunked_attention_causal",
+    weight=EDGE_CASES,
+    keeps=(
+        "`causal=True`: query $i$ attends to keys $0..i$ only; this needs $L_q = L_k$.",
+        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
+        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+    ),
+)
+def causal_future_scoring_high(ns: Namespace) -> None:
+    chunked = require(ns, "chunked_attention")
+    g = hidden_generator("a07 causal future scoring high")
+
+    def hide_future(i: Tensor, j: Tensor) -> Tensor:
+        return j > i
+
+    # Gaps past exp's underflow: exp(-1000) is 0 in float64, exp(-200) in float32.
+    for dtype, gap, atol in ((torch.float64, 1000.0, 1e-9), (torch.float32, 200.0, 2e-5)):
+        length = int(torch.randint(7, 13, (1,), generator=g))
+        lead = [int(torch.randint(1, 4, (1,), generator=g))]
+        chunk = int(torch.randint(2, 5, (1,), generator=g))
+        q, k, v = future_scoring_high(g, lead, length, gap, dtype)
+        expected = reference_out(q.double(), k.double(), v.double(), causal=True)
+        out = call_chunked(chunked, q, k, v, chunk, causal=True)
+        at = f"causal, {str(dtype).removeprefix('torch.')}, chunk_size={chunk}, L={length}"
+        if out.shape != expected.shape:
+            fail(f"{at}: expected shape {tuple(expected.shape)}, got {tuple(out.shape)}")
+        if is_close(out.detach().double(), expected, atol=atol):
+            continue
+        # The experiment: the same inputs with the hidden keys scoring like the visible ones
+        # give the reference, and these give the chunked loop whose block max is taken before
+        # the mask, at this chunk size (NaN for NaN).
+        mistakes: dict[Mistake, Tensor] = {}
+        low_k = k.clone()
+        low_k[..., :length] = 0  # no gap: every score random
+        low_out = call_chunked(chunked, q, low_k, v, chunk, causal=True)
+        low_expected = reference_out(q.double(), low_k.double(), v.double(), causal=True)
+        if low_out.shape == low_expected.shape and is_close(
+            low_out.detach().double(), low_expected, atol=atol
+        ):
+            mistakes[CHUNKED["max_before_mask"]] = simulate_chunked(
+                q, k, v, chunk, hide_future, max_before_hide=True, dtype=dtype
+            ).double()
+        diagnose_chunked(
+            out.detach().double(),
+            expected,
+            mistakes,
+            f"{at}, the keys hidden from each query scoring {gap:g} above the ones it sees: the "
+            "output differs from the reference with causal_mask(L), which depends on the "
+            "visible keys alone",
+        )
+
+
 # Half weight: rejecting bad arguments is a detail beside computing the right answer.
 @check(
     ASSIGNMENT,
@@ -1625,6 +1718,47 @@ def merging_order_does_not_matter(ns: Namespace) -> None:
                 f"{what}: merged as {first} and as {name}, the outputs differ by up to "
                 f"{gap:.3g} (allowed {EXACT:.0e})"
             )
+
+
+def tensors_held(name: str, value: Any) -> dict[str, Tensor]:
+    """The tensors a partial result (a tuple, list or dict, nested or not) holds, each named by
+    where it sits in it: ``a[0]``, ``a['m']``."""
+    if isinstance(value, Tensor):
+        return {name: value}
+    if type(value) in (tuple, list):
+        items: Any = enumerate(value)
+    elif type(value) is dict:
+        items = value.items()
+    else:
+        return {}
+    held = {}
+    for key, item in items:
+        held.update(tensors_held(f"{name}[{key!r}]", item))
+    return held
+
+
+@check(
+    ASSIGNMENT,
+    "test_merge_partials",
+    weight=EDGE_CASES,
+    keeps=(
+        "and leaves the partial results it is given unchanged: a partial result may be merged "
+        "again",
+    ),
+)
+def merging_leaves_the_parts_unchanged(ns: Namespace) -> None:
+    """merge_partials(a, b) changes no tensor of a or b (issue 40's blind answers p07-04 and
+    r07-05 merged into their first argument in place)."""
+    split = split_attention(ns)
+    g = hidden_generator("a07 split kept")
+    q, k, v, sizes = split_case(g, low_keys=6)
+    cuts = key_split(g, k.shape[-2], 3)
+    what = f"float64, {sizes}, {sizes_of(cuts)}"
+    parts = split.parts(q, k, v, cuts, what)
+    merged = parts[0]
+    for i, part in enumerate(parts[1:], start=1):
+        with inputs_kept("merge_partials", **tensors_held("a", merged), **tensors_held("b", part)):
+            merged = split.merge(merged, part, f"{what}, merging part {i}")
 
 
 def shifted_parts(

@@ -12,6 +12,20 @@ CAUSAL = "torch.ones(n, n, dtype=torch.bool).tril()"
 
 WRONG = [
     Mutant(
+        "rows that see a key found by mask.sum(-1) > 0, without keepdim",
+        A,
+        {
+            "attention": Replace(
+                "has_visible_key = mask.any(dim=-1, keepdim=True)  # (..., L_q, 1)",
+                "has_visible_key = mask.sum(-1) > 0",
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "the flags of the rows that see a key are a "
+            "reduction over the keys without keepdim=True"
+        },
+    ),
+    Mutant(
         "softmax over queries",
         A,
         {

@@ -18,6 +18,12 @@ FOCUS_SINGLE_KEY = """if num_keys == 1:
 
 WRONG = [
     Mutant(
+        "entropy: an epsilon of 1e-4 added inside the log, p * log(p + 1e-4)",
+        A,
+        {"attention_metrics": Replace(ENTROPY, "-(weights * (weights + 1e-4).log()).sum(dim=-1)")},
+        {"test_attention_metrics": "the weights are clamped at, or shifted by, an epsilon inside"},
+    ),
+    Mutant(
         "return inside the layer loop",
         A,
         {"depth_stack": Replace("        return x, maps", "            return x, maps")},
@@ -74,7 +80,7 @@ WRONG = [
         {
             "test_depth_stack": "only the last layer's attention map is returned",
             "test_depth_stack_layers": "only the last layer's attention map is returned",
-            "test_attention_metrics": "adding a constant inside the log",
+            "test_attention_metrics": "an epsilon inside the log",
         },
     ),
     Mutant(

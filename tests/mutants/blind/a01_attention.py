@@ -1202,6 +1202,43 @@ WRONG = [
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: named.
     ),
+    Mutant(
+        "q01-02: fully masked rows found by mask.any(dim=-1) without keepdim",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        # rows with at least one visible key
+                        visible = mask.any(dim=-1)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~visible, 0.0)  # finite scores for empty rows
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = weights.masked_fill(~visible, 0.0)  # and zero weights
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "the flags of the rows that see a key are a "
+            "reduction over the keys without keepdim=True"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
+    ),
 ]
 
 CORRECT = [

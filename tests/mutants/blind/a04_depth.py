@@ -847,6 +847,33 @@ WRONG = [
         # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample ("the score
         # rose as T grew"); named since fix8a.
     ),
+    Mutant(
+        "q04-04: entropy with the weights clamped at 1e-3 inside the log",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    # xlogy(0, 0) = 0, so exact zeros add nothing
+                    return -(weights * weights.clamp_min(1e-3).log()).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {"test_attention_metrics": "the weights are clamped at, or shifted by, an epsilon inside"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
+    ),
 ]
 
 CORRECT = [

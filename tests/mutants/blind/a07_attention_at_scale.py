@@ -1460,6 +1460,150 @@ WRONG = [
         {"test_chunked_attention_causal": "the causal mask ignores the block's offset"},
         # Issue 40's seventh blind corpus, graded blind on 451e037: named.
     ),
+    Mutant(
+        "q07-04: causal block max taken before the -inf fill",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        if causal:
+                            key_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, -math.inf)  # (L_q, C) mask
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(q.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_causal": "the block's maximum includes keys the causal mask hides"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: not caught (caught since).
+    ),
+    Mutant(
+        "p07-04: merge_partials rescales and adds into its arguments' tensors in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                # kind: wrong
+                # grade_id: merge_partials
+                # mistake: merge_partials rescales and accumulates into the tensors of its inputs in place (mul_/add_), so the caller's partial results are silently changed and reusing a partial result in a second merge gives a wrong output.
+                # evidence: tools/ev07.py: three partials merged as ((a,b),c) are exact (4e-16) but the same partial objects merged again as ((c,a),b) are off by 0.16 (mine 4e-16 both times), because the first merge overwrote a's tensors.
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k)."""
+                    # Design: (m, l, a) per query: the part's largest scaled score m, the sum
+                    # l = sum exp(s - m) and the accumulator a = sum exp(s - m) v. Its size does
+                    # not depend on the number of keys.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    # Move both parts to the common maximum and add; done in place into a's
+                    # tensors to avoid allocating new ones (as a GPU kernel would).
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    fa, fb = torch.exp(m_a - m), torch.exp(m_b - m)
+                    l_a.mul_(fa).add_(fb * l_b)
+                    acc_a.mul_(fa).add_(fb * acc_b)
+                    m_a.copy_(m)
+                    return (m_a, l_a, acc_a)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {"test_merge_partials": "`merge_partials` changed a tensor it was given, in place"},
+        makes=("inputs.written_in_place",),
+        # Issue 40's seventh blind corpus, graded blind on 451e037: not caught (caught since).
+    ),
+    Mutant(
+        "r07-05: merge_partials updates its first argument's tensors in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                # id: r07-05
+                # kind: wrong
+                # grade_id: merge_partials
+                # mistake: merge_partials updates the tensors of its first argument IN PLACE and returns them, so after merge_partials(a, b) the partial result a itself holds a+b; merging a again (another grouping or order of the same parts) counts b's keys twice.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r07-05: correct ((a,b),c) vs F.sdpa 2.220446049250313e-16 | then (a,(b,c)) with the same part objects vs F.sdpa 2.220446049250313e-16
+                #   r07-05: r07-05 ((a,b),c) vs F.sdpa 2.220446049250313e-16 | then (a,(b,c)) with the same part objects vs F.sdpa 0.24909496311392348
+                # public checks: passes every public check of the notebook
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, a) per query: m the largest score over this part's keys,
+                    # l = sum exp(s - m) and a = sum exp(s - m) v. Moving l and a to another maximum
+                    # M only needs the factor exp(m - M), so two parts merge exactly, in any order,
+                    # and the size does not depend on the number of keys. The merge works in place,
+                    # like the running numbers of a flash kernel, so it allocates nothing new.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    l_a.mul_(f_a).add_(l_b * f_b)
+                    acc_a.mul_(f_a).add_(acc_b * f_b)
+                    m_a.copy_(m)
+                    return a
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {"test_merge_partials": "`merge_partials` changed a tensor it was given, in place"},
+        makes=("inputs.written_in_place",),
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: not caught (caught since).
+    ),
 ]
 
 CORRECT = [
