@@ -62,7 +62,7 @@ CORPUS: list[Mutant] = [
     for mutant in (*module.WRONG, *module.CORRECT)
 ]
 ASSIGNMENTS = sorted({m.assignment for m in CORPUS})
-AGREED_WRONG, AGREED_CORRECT = 543, 95  # docs/figures.md: the corpus may grow, never shrink
+AGREED_WRONG, AGREED_CORRECT = 552, 95  # docs/figures.md: the corpus may grow, never shrink
 _GRADED: dict[str, dict[str, CellGrade]] = {}  # mutant id -> its grades, once per run
 # Another course's secret, and mutant id (or "<assignment>: the solution") -> the grades under it
 OTHER_SECRET = b"tests/test_mutants.py: another course's secret"
@@ -583,6 +583,19 @@ def test_the_corpus_keeps_its_agreed_size():
     assert len(CORPUS) - len(wrong) >= AGREED_CORRECT, len(CORPUS) - len(wrong)
     solutions = {p.stem for p in ROOT.glob("solutions/*/*.ipynb") if p.stem == p.parent.name}
     assert {m.assignment for m in wrong} == set(ASSIGNMENTS) == solutions
+
+
+@pytest.mark.slow
+def test_a_dropout_active_in_eval_mode_costs_the_block_one_check_not_its_cell():
+    """03's eval-mode determinism is worth points, not a gate: the cell's other checks run the
+    block with dropout 0 or in train mode, where a dropout that ignores the mode changes nothing,
+    so they keep their clauses' credit (blind answer r03-04 once lost all 3 points to it)."""
+    answer = next(m for m in CORPUS if m.name.startswith("r03-04:"))
+    cell = graded(answer)["test_encoder_block"]
+    assert not any(check.gate for check in cell.checks)
+    failed = [check.name for check in cell.checks if not check.passed]
+    assert failed == ["encoder_block_is_deterministic_in_eval_mode"]
+    assert 0 < cell.fraction < 1
 
 
 @cache

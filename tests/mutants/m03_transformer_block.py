@@ -445,7 +445,7 @@ class EncoderBlock(_Block):
                 "self.dropout1(attended)", "F.dropout(attended, self.dropout1.p)"
             )
         },
-        {"test_encoder_block": "still draws at random"},
+        {"test_encoder_block": "dropout ignores the mode"},
         in_notebook=True,
     ),
     # padded_block: the design is the student's; these break a property the statement lists.
@@ -736,7 +736,10 @@ WRONG += [
             )
         },
         {"test_feed_forward": "in eval mode dropout still zeroes hidden units"},
-        makes=("EncoderBlock.random_in_eval",),  # the block built on it draws at random too,
+        makes=(
+            "EncoderBlock.random_in_eval",
+            "EncoderBlock.mode_ignored",
+        ),  # the block built on it draws at random too,
     ),
     Mutant(  # an nn.Dropout module indeed, built in forward: in train mode whatever the model's
         "ffn: a fresh nn.Dropout built at every call drops in eval mode",
@@ -748,7 +751,10 @@ WRONG += [
             )
         },
         {"test_feed_forward": "in eval mode dropout still zeroes hidden units"},
-        makes=("EncoderBlock.random_in_eval",),  # the block built on it draws at random too
+        makes=(
+            "EncoderBlock.random_in_eval",
+            "EncoderBlock.mode_ignored",
+        ),  # the block built on it draws at random too
         # Once advised to use an nn.Dropout module, which it does.
         not_told=("use an nn.Dropout module",),
     ),

@@ -733,3 +733,29 @@ CORRECT += [
         },
     ),
 ]
+
+# Issue 40's eighth blind corpus named these for r05-05 and q05-03: the same mistakes in other forms.
+WRONG += [
+    Mutant(
+        "SentimentModel returns the <cls> output's class probabilities, not its logits",
+        A,
+        {
+            "sentiment_model": Replace(
+                "self.classifier(masked_mean(hidden, token_ids, self.pad_id))",
+                "torch.softmax(self.classifier(hidden[:, 0]), dim=1)",
+            )
+        },
+        {"test_sentiment_model": "forward returns probabilities (a softmax of the logits"},
+    ),
+    Mutant(
+        "SentimentModel scales the token embeddings by sqrt(in_features) of its classifier again",
+        A,
+        {
+            "sentiment_model": Replace(
+                "self.position(self.embed(token_ids))",
+                "self.position(self.embed(token_ids) * self.classifier.in_features**0.5)",
+            )
+        },
+        {"test_sentiment_model": "the token embeddings are scaled by √d_model twice"},
+    ),
+]

@@ -702,3 +702,36 @@ WRONG += [
         {"test_charlm": "the logits are the final hidden states times the token embedding's"},
     ),
 ]
+
+# Issue 40's eighth blind corpus named these for q06-03 and r06-05: the same mistakes in other forms.
+WRONG += [
+    Mutant(
+        "MultiHeadCausalAttention stacks the heads on dim=3 and reshapes: interleaved",
+        A,
+        {
+            "multihead_causal": Replace(
+                "self.proj(torch.cat([head(x) for head in self.heads], dim=-1))",
+                "self.proj(torch.stack([head(x) for head in self.heads], dim=3).reshape("
+                "x.shape[0], x.shape[1], -1))",
+            )
+        },
+        {
+            "test_multihead_causal": "the heads' outputs are interleaved, not concatenated "
+            "(head after head)"
+        },
+    ),
+    Mutant(
+        "penalise_repeats raises the unseen ids by the seen ones' count over theirs: NaN when "
+        "every id is seen",
+        A,
+        {
+            "penalise_repeats": Replace(
+                PENALTY_RETURN,
+                "unseen = ~seen\n"
+                "    share = strength * seen.sum(-1, keepdim=True) / unseen.sum(-1, keepdim=True)\n"
+                "    return logits - strength * seen.to(logits.dtype) + share * unseen",
+            )
+        },
+        {"test_penalise_repeats": "non-finite exactly in the rows whose context holds every id"},
+    ),
+]

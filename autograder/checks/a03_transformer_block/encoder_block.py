@@ -167,6 +167,9 @@ BLOCK = catalogue(
             # several causes (F.dropout without training=, modules held in a plain list).
             "random_in_eval": "in eval mode the block's output changes with the random seed, so "
             "something in it still draws at random",
+            "mode_ignored": "dropout ignores the mode: in eval mode the block's output equals "
+            "the reference's with dropout run in train mode under the same seed, as an F.dropout "
+            "without training=self.training, or a dropout module that eval() does not reach, gives",
         },
         "dropout scale": {
             "dropout_unscaled": "the block's dropout zeroes values but does not scale the kept "
@@ -258,15 +261,34 @@ def eval_outputs(block: nn.Module, x: Tensor, seeds: list[int], p: float) -> lis
         return under_seeds(lambda: call_block(block, x, None, f"dropout={p}, eval mode")[0], seeds)
 
 
-# A gate: with an active dropout the other checks' verdicts would be chance.
+def dropouts_in_train_mode(
+    ref: reference.EncoderBlock, x: Tensor, seed: int, answer: Tensor
+) -> bool:
+    """Whether some of the reference's dropouts run in train mode (the rest of it in eval mode)
+    give the answer's eval-mode output ``answer`` on ``x`` under the global seed ``seed``: its
+    dropout then draws what nn.Dropout draws in training, whatever the mode."""
+    dropouts = [module for module in ref.modules() if isinstance(module, nn.Dropout)]
+    for count in range(1, len(dropouts) + 1):
+        for chosen in itertools.combinations(dropouts, count):
+            ref.eval()
+            for module in chosen:
+                module.train()
+            with torch.no_grad():
+                expected = under_seeds(lambda: ref(x)[0], [seed])[0]
+            if is_close(answer, expected, atol=1e-9):
+                return True
+    return False
+
+
+# Worth points, not a gate: the cell's other checks run the block with dropout 0 or in train
+# mode, where a dropout that ignores eval mode changes nothing (blind answer r03-04 lost them all).
 @check(
     ASSIGNMENT,
     "test_encoder_block",
-    gate=True,
     keeps=("`self.dropout1`, `self.dropout2` | `nn.Dropout(dropout)`",),
 )
 def encoder_block_is_deterministic_in_eval_mode(ns: Namespace) -> None:
-    """First: an active dropout would otherwise be blamed on whichever check it perturbs."""
+    """In eval mode the block's output depends on its input alone, whatever its dropout."""
     cls = require(ns, "EncoderBlock", type)
     g = hidden_generator("a03 block eval")
     b, length, h, d_k, d_ff = block_sizes(g)
@@ -281,6 +303,8 @@ def encoder_block_is_deterministic_in_eval_mode(ns: Namespace) -> None:
         if torch.equal(outputs[0], outputs[1]):
             continue
         if torch.equal(eval_outputs(mine, x, [first], p)[0], outputs[0]):
+            if dropouts_in_train_mode(ref, x, first, outputs[0]):
+                fail(f"{BLOCK['mode_ignored']} (dropout={p})")
             fail(f"{BLOCK['random_in_eval']} (dropout={p})")
         fail(
             f"in eval mode the block gives a different output at every call, even under the same "

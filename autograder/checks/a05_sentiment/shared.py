@@ -90,6 +90,14 @@ MODEL = catalogue(
             "classifier's output size is fixed; the statement's head is nn.Linear(d_model, "
             "num_classes)",
         },
+        "output": {
+            "probabilities": "forward returns probabilities (a softmax of the logits over the "
+            "classes, every row summing to 1), where the statement asks for logits",
+        },
+        "embedding scale": {
+            "embeddings_scaled_twice": "the token embeddings are scaled by √d_model twice: "
+            "TokenEmbedding already multiplies them by √d_model",
+        },
         "gradient": {
             "logits_without_gradient": "the logits carry no gradient (forward runs under "
             "torch.no_grad(), or detaches), so loss.backward() cannot train the model: let "
@@ -325,6 +333,16 @@ def pooling_outcomes(
             return mean_pooled, None
         unmasked, _ = model.encoder(embedded)
         no_position, _ = model.encoder(model.embed(ids), padding_mask(ids, pad_id))
+        # The embedding multiplied once more by √d_model, with the answer's own parts.
+        rescaled = model.position(model.embed(ids) * hidden.shape[-1] ** 0.5)
+        scaled_twice, _ = model.encoder(rescaled, padding_mask(ids, pad_id))
+        # Probabilities of the model's own pooling: the <cls> output's where those match.
+        cls_probabilities = torch.softmax(head(hidden[:, 0]), -1)
+        probabilities = (
+            cls_probabilities
+            if is_close(logits, cls_probabilities)
+            else torch.softmax(mean_pooled, -1)
+        )
         mistakes = {
             **{
                 mistake: head(pooled)
@@ -333,5 +351,7 @@ def pooling_outcomes(
             NO_PADDING_MASK: head(oracle_masked_mean(unmasked, ids, pad_id)),
             MODEL["no_position"]: head(oracle_masked_mean(no_position, ids, pad_id)),
             MODEL["last_position"]: head(hidden[:, -1]),
+            MODEL["probabilities"]: probabilities,
+            MODEL["embeddings_scaled_twice"]: head(oracle_masked_mean(scaled_twice, ids, pad_id)),
         }
     return mean_pooled, mistakes

@@ -51,6 +51,10 @@ MULTIHEAD = catalogue(
             "axis, torch.cat(..., dim=-1), to (B, L, num_heads * head_size), and run every head "
             "of self.heads on x",
             "heads_reversed": "the heads are concatenated in reverse order: head 0 comes first",
+            "heads_interleaved": "the heads' outputs are interleaved, not concatenated (head "
+            "after head): feature j of head h sits at j * num_heads + h (as "
+            "torch.stack(..., dim=-1).flatten(-2) places it), where torch.cat(..., dim=-1) puts "
+            "it at h * head_size + j",
             "first_head_repeated": "every head's output is the first head's: run each head of "
             "self.heads on x",
             "concatenated_across": "the heads are concatenated along another axis than the "
@@ -134,6 +138,7 @@ def judge_multihead(
             mistakes = {
                 MULTIHEAD["no_proj"]: torch.cat(per_head, -1),
                 MULTIHEAD["heads_reversed"]: torch.cat(per_head[::-1], -1) @ w.T + bias,
+                MULTIHEAD["heads_interleaved"]: torch.stack(per_head, -1).flatten(-2) @ w.T + bias,
                 MULTIHEAD["first_head_repeated"]: torch.cat([per_head[0]] * num_heads, -1) @ w.T
                 + bias,
             }

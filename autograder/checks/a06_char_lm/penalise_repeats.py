@@ -47,8 +47,32 @@ PENALTY = catalogue(
             "does so): it raises on a context whose largest id is below V - 1 and runs on one "
             "that holds V - 1",
         },
+        "nothing unseen": {
+            "every_id_seen_non_finite": "the output is non-finite exactly in the rows whose "
+            "context holds every id of the vocabulary, where no id is left unseen (their count "
+            "and their total probability are 0), and finite in the rows that miss even one id",
+        },
     },
 )
+
+
+def non_finite_where_every_id_is_seen(penalise: Callable, logits: Tensor, strength: float) -> bool:
+    """Whether, on four rows of ``logits``' first row, two of whose contexts hold every id and
+    two every id but one, the answer returns non-finite values in exactly the first two."""
+    vocab_size = logits.shape[-1]
+    every = torch.arange(vocab_size)
+    but_one = every.clone()
+    but_one[-1] = 0  # every id but V - 1, 0 twice
+    context = torch.stack([every, but_one, every.flip(0), but_one.flip(0)])
+    try:
+        out = penalise(logits[:1].repeat(4, 1).clone(), context, strength)
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 - an answer that raises here confirms nothing
+        return False
+    if not (isinstance(out, Tensor) and out.shape == (4, vocab_size)):
+        return False
+    return torch.isfinite(out).all(-1).tolist() == [False, True, False, True]
 
 
 def width_follows_context(
@@ -104,8 +128,21 @@ def run_penalty(
         )
     if not torch.isfinite(out).all():
         row = int((~torch.isfinite(out)).any(-1).nonzero()[0])
-        fail(f"row {row} of the output holds non-finite values on {what}: {rounded(out[row])}")
+        seen = f"row {row} of the output holds non-finite values on {what}: {rounded(out[row])}"
+        if vocab_size_above_one(logits) and non_finite_where_every_id_is_seen(
+            penalise, logits, strength
+        ):
+            fail(
+                f"{PENALTY['every_id_seen_non_finite']} (V = {logits.shape[-1]}, strength "
+                f"{strength:.3g}: seen on four rows, two of whose contexts hold every id)\n{seen}"
+            )
+        fail(seen)
     return out.detach()
+
+
+def vocab_size_above_one(logits: Tensor) -> bool:
+    """Whether a context can miss an id while holding others: V of two or more."""
+    return logits.dim() == 2 and logits.shape[-1] >= 2
 
 
 def rounded(values: Tensor) -> list[float]:

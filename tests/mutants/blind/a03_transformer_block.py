@@ -1249,6 +1249,52 @@ WRONG = [
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: named.
     ),
+    Mutant(
+        "r03-04: the residual dropouts are F.dropout without training=, active in eval mode",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                # id: r03-04
+                # kind: wrong
+                # grade_id: encoder_block
+                # mistake: applies the residual dropout with F.dropout(..., p) without training=self.training, so dropout stays active in eval mode (the output of an eval-mode block with dropout > 0 is random).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r03-04: correct eval mode, dropout 0.3: two calls on the same x identical: True | max diff 0.0
+                #   r03-04: r03-04 eval mode, dropout 0.3: two calls on the same x identical: False | max diff 1.1303128004074097
+                # public checks: passes every public check of the notebook
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward.
+
+                    Each sits inside a residual and a LayerNorm.
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+                        self.p = dropout
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        """x: (B, L, d_model), mask broadcastable to (B, num_heads, L, L)
+                        -> ((B, L, d_model), (B, num_heads, L, L)).
+                        """
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + F.dropout(attended, self.p))
+                        out = self.norm2(h + F.dropout(self.feed_forward(h), self.p))
+                        return out, weights
+                '''
+            )
+        },
+        {"test_encoder_block": "dropout ignores the mode"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
+    ),
 ]
 
 CORRECT = [

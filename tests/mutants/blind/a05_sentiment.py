@@ -859,6 +859,113 @@ WRONG = [
         {"test_masked_mean": "a row made only of padding divides a sum of"},
         # Issue 40's seventh blind corpus, graded blind on 451e037: named.
     ),
+    Mutant(
+        "r05-05: forward returns softmax probabilities, not logits",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                # id: r05-05
+                # kind: wrong
+                # grade_id: sentiment_model
+                # mistake: forward returns softmax PROBABILITIES instead of logits, so F.cross_entropy (which applies its own log-softmax) is computed on probabilities; the statement says forward returns the logits.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r05-05: same weights: correct logits [-0.07762905955314636, 0.5467740297317505] | wrong output [0.34878069162368774, 0.6512193083763123] (rows sum to [1.0, 1.0, 1.0] )
+                # public checks: passes every public check of the notebook
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)
+                        hidden = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(hidden, mask)
+                        scores = self.classifier(masked_mean(hidden, token_ids, self.pad_id))
+                        probs = torch.softmax(scores, dim=-1)  # class probabilities
+                        if return_attention:
+                            return probs, weights
+                        return probs
+                '''
+            )
+        },
+        {"test_sentiment_model": "forward returns probabilities (a softmax of the logits"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
+    ),
+    Mutant(
+        "q05-03: the embeddings multiplied by sqrt(d_model) again, scaled twice",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed_dim = d_model
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)  # (B, 1, L): hides the pad keys
+                        x = self.position(self.embed(token_ids) * self.embed_dim**0.5)
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, self.pad_id))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {"test_sentiment_model": "the token embeddings are scaled by √d_model twice"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
+    ),
 ]
 
 CORRECT = [

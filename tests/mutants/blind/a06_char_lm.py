@@ -766,6 +766,72 @@ WRONG = [
         {"test_penalise_repeats": "is as wide as the context's largest id plus one"},
         # Issue 40's seventh blind corpus, graded blind on 451e037: counterexample; named since.
     ),
+    Mutant(
+        "q06-03: the heads stacked on a new last axis and flattened: interleaved",
+        A,
+        {
+            "multihead_causal": Rewrite(
+                r'''
+                class MultiHeadCausalAttention(nn.Module):
+                    """num_heads causal heads side by side, concatenated and projected.
+
+                    x (B, L, d_model) -> (B, L, d_model).
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, block_size: int):
+                        super().__init__()
+                        self.heads = nn.ModuleList(
+                            [
+                                CausalSelfAttentionHead(d_model, d_model // num_heads, block_size)
+                                for _ in range(num_heads)
+                            ]
+                        )
+                        self.proj = nn.Linear(d_model, d_model)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, d_model)."""
+                        return self.proj(torch.stack([head(x) for head in self.heads], dim=-1).flatten(2))
+                '''
+            )
+        },
+        {
+            "test_multihead_causal": "the heads' outputs are interleaved, not concatenated (head after head)"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
+    ),
+    Mutant(
+        "r06-05: the unseen ids' probability divides: NaN when the context holds every id",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                # id: r06-05
+                # kind: wrong
+                # grade_id: penalise_repeats
+                # mistake: the design moves probability from the seen ids to the unseen ones in proportion to their probabilities; for a row whose context holds every id there is no unseen mass, the division is 0/0 and the returned logits are NaN (the statement requires finite values there).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r06-05: strength 1.5, row 0 context holds every id: correct [[-1.0, -2.5, 0.5], [-0.5, -1.5, -1.0]] | wrong [[nan, nan, nan], [-1.9076058864593506, -2.9076058864593506, -0.22695274651050568]]
+                #   r06-05: strength 0.0, row 0 context holds every id: correct [[0.5, -1.0, 2.0], [1.0, 0.0, -1.0]] | wrong [[nan, nan, nan], [-0.40760597586631775, -1.4076058864593506, -2.4076058864593506]]
+                # public checks: passes every public check of the notebook
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Rule: every seen id keeps only a share exp(-strength) of its probability; the
+                    # probability taken from the seen ids is handed to the unseen ids in proportion
+                    # to their own probabilities (so their odds stay the same). strength 0 keeps
+                    # everything. I return the log of the new probabilities as logits.
+                    probs = torch.softmax(logits, dim=-1)
+                    seen = torch.zeros_like(probs).scatter(1, context, 1.0)
+                    keep = math.exp(-strength)
+                    taken = (probs * seen).sum(dim=-1, keepdim=True) * (1.0 - keep)
+                    unseen_mass = (probs * (1.0 - seen)).sum(dim=-1, keepdim=True)
+                    new_probs = probs * seen * keep + probs * (1.0 - seen) * (1.0 + taken / unseen_mass)
+                    return torch.log(new_probs)
+                '''
+            )
+        },
+        {"test_penalise_repeats": "non-finite exactly in the rows whose context holds every id"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
+    ),
 ]
 
 CORRECT: list[Mutant] = [
