@@ -535,28 +535,6 @@ WRONG += [
         not_told=("pass weight_decay=weight_decay",),
     ),
 ]
-# Issue 40: a wrong step no catalogued mistake explains is shown what its steps change on a small
-# public model against the reference's, and no cause.
-WRONG += [
-    Mutant(
-        "training step calls optimizer.step() twice",
-        A,
-        {
-            "training_step": Replace(
-                "    optimizer.step()\n", "    optimizer.step()\n    optimizer.step()\n"
-            )
-        },
-        {"test_train_step": "on a small public model"},
-        not_told=("train mode, forward, cross-entropy, zero_grad", "clip between"),
-    ),
-    Mutant(
-        "masked_mean adds 0.001 to the count of real tokens",
-        A,
-        {"masked_mean": Replace("keep.sum(dim=1).clamp(min=1.0)", "(keep.sum(dim=1) + 1e-3)")},
-        {"test_masked_mean": "with pad_id = 1, a small input on which yours differs"},
-    ),
-]
-
 # Exercise 4, `token_importance`: the score is the student's design, graded by the properties the
 # statement lists. Each wrong answer breaks one of them; each correct one is another design.
 IMPORTANCE_COUNT = "real.sum(dim=1, keepdim=True).clamp(min=1.0)"
@@ -757,5 +735,31 @@ WRONG += [
             )
         },
         {"test_sentiment_model": "the token embeddings are scaled by √d_model twice"},
+    ),
+]
+
+# Last in the list, so that judge parity grades it through the command (tests/judge_parity.py
+# picks the first and last wrong ones): its trained model is far from the held-out thresholds,
+# where one model near them (0.793 against a bar of 0.796) passed in-process and failed in the
+# command, trained in two processes.
+# Issue 40: a wrong step no catalogued mistake explains is shown what its steps change on a small
+# public model against the reference's, and no cause.
+WRONG += [
+    Mutant(
+        "training step calls optimizer.step() twice",
+        A,
+        {
+            "training_step": Replace(
+                "    optimizer.step()\n", "    optimizer.step()\n    optimizer.step()\n"
+            )
+        },
+        {"test_train_step": "on a small public model"},
+        not_told=("train mode, forward, cross-entropy, zero_grad", "clip between"),
+    ),
+    Mutant(
+        "masked_mean adds 0.001 to the count of real tokens",
+        A,
+        {"masked_mean": Replace("keep.sum(dim=1).clamp(min=1.0)", "(keep.sum(dim=1) + 1e-3)")},
+        {"test_masked_mean": "with pad_id = 1, a small input on which yours differs"},
     ),
 ]
