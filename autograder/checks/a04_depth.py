@@ -1172,11 +1172,7 @@ def effective_number_of_keys(focus: Any) -> str | None:
     }
     matched = set(formulas)
     for num_keys in (2, 3, 5, 9):
-        rows = softmax_rows(g, 5, num_keys, 2.0)
-        rows[0] = 1 / num_keys
-        rows[1] = nn.functional.one_hot(torch.tensor(num_keys - 1), num_keys)
-        rows[2, 0] = 0.0
-        rows[2] /= rows[2].sum()
+        rows = calibration_rows(g, 5, num_keys)
         try:
             got = focus(rows.clone())
         except Exception:  # noqa: BLE001 - an answer that raises here is no such formula
@@ -1212,11 +1208,7 @@ def calibrated_beyond_one_key(focus: Any) -> bool:
     not finite there is wrong beyond the single key)."""
     g = torch.Generator().manual_seed(5)
     for num_keys in (2, 3, 5, 8):
-        rows = softmax_rows(g, 6, num_keys, 2.0)
-        rows[0] = 1 / num_keys
-        rows[1] = nn.functional.one_hot(torch.tensor(num_keys - 1), num_keys)
-        rows[2, 0] = 0.0
-        rows[2] /= rows[2].sum()
+        rows = calibration_rows(g, 6, num_keys)
         try:
             got = focus(rows.clone())
         except Exception:  # noqa: BLE001 - an answer that raises here is wrong beyond one key
@@ -1282,6 +1274,17 @@ def focus_lengths(generator: torch.Generator) -> list[int]:
     """Three numbers of keys, all at least 2 and all different, one of them large."""
     small = random_sizes(generator, 2, low=2, high=9)
     return [*small, int(torch.randint(20, 60, (1,), generator=generator))]
+
+
+def calibration_rows(g: torch.Generator, count: int, num_keys: int) -> Tensor:
+    """(count, num_keys) softmax rows whose first is uniform, second all on the last key, and
+    third with key 0 at exactly 0: the rows the statement's calibration speaks of."""
+    rows = softmax_rows(g, count, num_keys, 2.0)
+    rows[0] = 1 / num_keys
+    rows[1] = nn.functional.one_hot(torch.tensor(num_keys - 1), num_keys)
+    rows[2, 0] = 0.0
+    rows[2] /= rows[2].sum()
+    return rows
 
 
 def softmax_rows(generator: torch.Generator, rows: int, num_keys: int, spread: float) -> Tensor:
