@@ -100,6 +100,28 @@ WRONG = [
         },
         in_notebook=True,
     ),
+    Mutant(  # random in eval mode with the model's own rate only: charged in its own cell
+        "model: the positions' dropout by F.dropout, which ignores eval mode",
+        A,
+        {
+            "sentiment_model": (
+                Replace(
+                    "class SentimentModel",
+                    "import torch.nn.functional as F\n\n\nclass SentimentModel",
+                ),
+                Replace(
+                    "SinusoidalPositionalEncoding(d_model, max_len, dropout)",
+                    "SinusoidalPositionalEncoding(d_model, max_len, 0.0)\n        self.p = dropout",
+                ),
+                Replace(
+                    "hidden = self.position(self.embed(token_ids))",
+                    "hidden = F.dropout(self.position(self.embed(token_ids)), self.p)",
+                ),
+            )
+        },
+        {"test_sentiment_model": "follow the random seed"},
+        charged_once=True,
+    ),
     Mutant(
         "training step without zero_grad",
         A,
