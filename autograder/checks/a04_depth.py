@@ -560,6 +560,34 @@ def depth_stack_layers_are_independent(ns: Namespace) -> None:
 @check(
     ASSIGNMENT,
     "test_depth_stack_layers",
+    weight=EDGE_CASES,
+    keeps=(
+        "The weights come from the global random generator, as a new block's do: never seed it "
+        "inside the stack",
+    ),
+)
+def depth_stack_follows_the_callers_seed(ns: Namespace) -> None:
+    """Stacks built after two different seeds start from different weights."""
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 callers seed")
+    _, _, d_model, num_heads, d_ff = layer_sizes(g)
+    first = draw_seed(g)
+    stacks = [build_stack(cls, 3, d_model, num_heads, d_ff, seed) for seed in (first, first + 1)]
+    weights = [list(stack.parameters()) for stack in stacks]
+    if len(weights[0]) == len(weights[1]) and all(
+        torch.equal(a, b) for a, b in zip(*weights, strict=True)
+    ):
+        fail(
+            "built right after torch.manual_seed(s) and after torch.manual_seed(s + 1), the "
+            "stacks start from identical weights, every parameter equal: "
+            "the stack's weights do not follow the seed set before building it, so the "
+            "sections that build one stack per seed would get one stack for all of them"
+        )
+
+
+@check(
+    ASSIGNMENT,
+    "test_depth_stack_layers",
     keeps=(
         "`__init__(num_layers, d_model, num_heads, d_ff, dropout=0.0)`",
         "Construct every layer as its own `EncoderBlock(d_model, num_heads, d_ff, "

@@ -23,6 +23,17 @@ WRONG = [
         {"attention_metrics": Replace(ENTROPY, "-(weights * (weights + 1e-4).log()).sum(dim=-1)")},
         {"test_attention_metrics": "the weights are clamped at, or shifted by, an epsilon inside"},
     ),
+    Mutant(  # issue 40's blind answer r04-05 seeds once per layer; once is enough to be wrong
+        "DepthStack seeds the global generator before building its layers",
+        A,
+        {
+            "depth_stack": Replace(
+                "        self.layers = nn.ModuleList(",
+                "        torch.manual_seed(0)  # reproducible stacks\n        self.layers = nn.ModuleList(",
+            )
+        },
+        {"test_depth_stack_layers": "the stack's weights do not follow the seed set before"},
+    ),
     Mutant(
         "return inside the layer loop",
         A,
