@@ -78,17 +78,24 @@ def diagnose(
 
 
 def borne_out(
-    cases: Sequence[tuple[Any, torch.Tensor, Mapping[Any, torch.Tensor]]], *, atol: float = 1e-5
+    cases: Sequence[tuple[Any, torch.Tensor, Mapping[Any, torch.Tensor]]],
+    *,
+    atol: float = 1e-5,
+    where_defined: bool = False,
 ) -> set[Any]:
     """The mistakes whose output the answer matches on every case it gets wrong, of ``cases``
     (actual, expected, {mistake: its output}): on one draw two mistakes may give the same
-    numbers (1/d_k and 1/√d_v when d_v = d_k²), and the other draws tell them apart."""
+    numbers (1/d_k and 1/√d_v when d_v = d_k²), and the other draws tell them apart.
+    ``where_defined``: a mistake that a case leaves out (one about an axis its input lacks) is
+    judged on the wrong cases that hold it, at least one."""
     wrong = [case for case in cases if not is_close(case[0], case[1], atol=atol)]
     return {
         mistake
         for mistake in set().union(*(mistakes for _, _, mistakes in wrong))
         if all(
-            mistake in mistakes and is_close(actual, mistakes[mistake], atol=atol, equal_nan=True)
+            is_close(actual, mistakes[mistake], atol=atol, equal_nan=True)
+            if mistake in mistakes
+            else where_defined
             for actual, _, mistakes in wrong
         )
     }

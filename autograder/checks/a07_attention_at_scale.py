@@ -1177,10 +1177,42 @@ def chunked_rejects_bad_chunk_sizes(ns: Namespace) -> None:
             continue
         except Exception as error:  # noqa: BLE001 - any other error is the wrong kind
             fail(f"chunk_size={bad!r} must raise ValueError, got {type(error).__name__}")
+        if (taken := taken_as_an_int(chunked, bad)) is not None:
+            fail(taken)
         fail(
             f"chunk_size={bad!r} must raise ValueError (the statement asks for a positive int, "
             "not a bool or a float); the call returned normally"
         )
+
+
+# Why a bool or a whole float passes a test for an int, where the answer confirms it took one.
+NOT_AN_INT = {
+    bool: "bool is a subclass of int in Python, so isinstance(True, int) is True: rule out bool "
+    "before testing for int",
+    float: "a whole float is not an int, though it compares equal to one (2.0 == 2): test the "
+    "type, isinstance(chunk_size, int)",
+}
+
+
+def taken_as_an_int(chunked: Callable[..., Any], bad: Any) -> str | None:
+    """For a bool or a whole float that ``chunked`` accepted: where its output on random inputs
+    equals its output for int(bad), the message that it took the value as that int, else None."""
+    if type(bad) not in NOT_AN_INT:
+        return None
+    g = hidden_generator("a07 chunk size taken")
+    q, k, v = (torch.randn(2, 5, 3, generator=g, dtype=torch.float64) for _ in range(3))
+    try:
+        given, as_int = chunked(q, k, v, bad), chunked(q, k, v, int(bad))
+    except Exception:  # noqa: BLE001 - no experiment, no cause named
+        return None
+    if not (isinstance(given, Tensor) and isinstance(as_int, Tensor)) or not torch.equal(
+        given, as_int
+    ):
+        return None
+    return (
+        f"chunk_size={bad!r} must raise ValueError; your function took it as the int {int(bad)} "
+        f"(its output equals the one for chunk_size={int(bad)}): {NOT_AN_INT[type(bad)]}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

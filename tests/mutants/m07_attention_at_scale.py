@@ -209,7 +209,13 @@ WRONG = [
                 "    chunk_size = int(chunk_size)\n    if chunk_size < 1:",
             )
         },
-        {"test_chunked_attention_exact": "chunk_size=2.0 must raise ValueError"},
+        {"test_chunked_attention_exact": "your function took it as the int 2"},
+    ),
+    Mutant(  # issue 40's blind answers q07-02, r07-02 and s07-02
+        "True accepted as a chunk size, bool being a subclass of int",
+        A,
+        {"chunked_attention": Replace("        or isinstance(chunk_size, bool)\n", "")},
+        {"test_chunked_attention_exact": "took it as the int 1 (its output equals the one for"},
     ),
     Mutant(
         "online update: running max replaced by the block's max",

@@ -308,6 +308,32 @@ def the_key_everyone_reads_scores_highest(
     return None
 
 
+def scores_are_row_sums(answer: Any, case: Case) -> str | None:
+    """Where the answer, given maps whose rows (one per query) sum to other values than 1,
+    scores each real token by its own row's sum, normalised over the sentence: the cause of a
+    score that ignores where attention goes, since every row of an attention map sums to 1."""
+    g = torch.Generator().manual_seed(11)
+    real = case.real
+    sums = torch.empty(real.shape, dtype=torch.float64).uniform_(0.5, 2.0, generator=g)
+    weights = tuple(
+        hidden_rows(g, real, w.shape[1], torch.float64) * sums[:, None, :, None]
+        for w in case.weights
+    )
+    scores = run_answer(answer, replace(case, weights=weights)).to(torch.float64)
+    given = sums * real
+    totals = given.sum(-1, keepdim=True)
+    expected = torch.where(totals > 0, given / totals.clamp_min(1e-300), torch.zeros_like(given))
+    if not torch.allclose(scores, expected, rtol=1e-6, atol=1e-9):
+        return None
+    return (
+        "your score of a token is the sum of its own row, the weights it gives as a query over "
+        "the keys (the last axis), normalised over the sentence: on maps whose rows sum to other "
+        "values than 1 your scores are those sums; every row of an attention map sums to 1, so "
+        "that score is the same for every real token whatever the attention does (the attention "
+        "a token receives as a key is summed over the queries' axis, dim=-2)"
+    )
+
+
 # The smallest public input that shows a failing property --------------------------------------
 
 PUBLIC_PAD_ID = 1
@@ -340,12 +366,22 @@ def public_cases() -> list[Case]:
     return cases
 
 
-def judged(answer: Any, prop: Property, case: Case, g: torch.Generator, statement: str) -> None:
-    """Fail with ``statement`` where ``prop`` fails on the hidden ``case``: on the smallest public
+def judged(
+    answer: Any,
+    prop: Property,
+    case: Case,
+    g: torch.Generator,
+    statement: str,
+    confirm: Callable[[Any, Case], str | None] | None = None,
+) -> None:
+    """Fail with ``statement`` where ``prop`` fails on the hidden ``case``: with the cause
+    ``confirm`` finds by an experiment on the answer, if it does; else on the smallest public
     input that shows it too, if one does, else on the hidden input's sizes alone."""
     seen = prop(answer, case, g)
     if seen is None:
         return
+    if confirm is not None and (cause := confirm(answer, case)) is not None:
+        fail(f"{statement}: {cause}")
     for public in public_cases():
         shown = prop(answer, public, torch.Generator().manual_seed(7))
         if shown is not None:
@@ -448,4 +484,11 @@ def token_importance_finds_the_key_everyone_reads(ns: Namespace) -> None:
     answer = require(ns, "token_importance")
     g = hidden_generator("a05 token importance focus derived")
     for case in hidden_cases("a05 token importance focus"):
-        judged(answer, the_key_everyone_reads_scores_highest, case, g, STATEMENT["focus"])
+        judged(
+            answer,
+            the_key_everyone_reads_scores_highest,
+            case,
+            g,
+            STATEMENT["focus"],
+            confirm=scores_are_row_sums,
+        )
