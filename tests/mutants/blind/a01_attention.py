@@ -1239,6 +1239,333 @@ WRONG = [
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
     ),
+    Mutant(
+        "q01-01: attention masks additively and repairs the fully masked row with nan_to_num",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        # hidden keys: add -inf to their scores
+                        scores = scores + torch.where(mask, 0.0, float("-inf"))
+                        # a row with no visible key is NaN after the softmax (0/0): make it zero
+                        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "replacing it afterwards (nan_to_num, masked_fill, torch.where) hides it from the output, not from the backward pass"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q01-03: attention hides keys with -1e4, not -inf",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        # rows with at least one visible key
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, -1e4)  # very negative: exp() gives 0
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = weights.masked_fill(~visible, 0.0)  # and zero weights
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_parity": "masked keys filled with a finite number (like -100 or -1e9) instead of -inf"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q01-04: attention_numpy subtracts the whole score matrix's maximum",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)  # (L_q, L_k)
+                    scores = scores - scores.max()  # subtract the max, for stability
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {"test_attention_numpy": "one maximum of the whole score matrix is subtracted"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q01-05: sees_the_future changes the last position only",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: for several lengths L (2..16) and widths, draw standard-normal q, k, v
+                    # (float64, batch of 2), and for EVERY cut i = 0..L-2 replace q, k, v at positions
+                    # i+1.. with fresh standard-normal draws (3 draws per cut). If output rows 0..i move
+                    # by more than 1e-4 on any of them, attend sees the future. 1e-4 sits between float
+                    # rounding (< 1e-5 by the statement) and a leak (> 1e-3 on most draws); testing every
+                    # cut catches a leak from any later key into any earlier query. Values only, no grad.
+                    try:
+                        gen = torch.Generator().manual_seed(1234)
+                        for length, d_k, d_v in ((2, 3, 2), (5, 4, 3), (8, 8, 5), (16, 16, 7)):
+                            q = torch.randn(2, length, d_k, generator=gen, dtype=torch.float64)
+                            k = torch.randn(2, length, d_k, generator=gen, dtype=torch.float64)
+                            v = torch.randn(2, length, d_v, generator=gen, dtype=torch.float64)
+                            with torch.no_grad():
+                                base = attend(q, k, v)[0]
+                            for i in [length - 2]:  # change the last token
+                                for _ in range(3):
+                                    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                                    n = length - i - 1
+                                    q2[:, i + 1 :] = torch.randn(2, n, d_k, generator=gen, dtype=torch.float64)
+                                    k2[:, i + 1 :] = torch.randn(2, n, d_k, generator=gen, dtype=torch.float64)
+                                    v2[:, i + 1 :] = torch.randn(2, n, d_v, generator=gen, dtype=torch.float64)
+                                    with torch.no_grad():
+                                        out = attend(q2, k2, v2)[0]
+                                    moved = (out[:, : i + 1] - base[:, : i + 1]).abs()
+                                    if not bool((moved <= 1e-4).all()):  # NaN counts as moved
+                                        return True
+                        return False
+                    except Exception:
+                        return True
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test sees the first query reading the last key, and misses it reading the next-to-last key"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r01-01: attention_numpy subtracts the whole score matrix's maximum",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                # id: r01-01
+                # kind: wrong
+                # grade_id: attention_numpy
+                # mistake: subtracts the maximum of the WHOLE score matrix instead of each row's maximum, so rows whose scores lie far below the global maximum underflow to 0/0 = NaN when scores are in the thousands.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r01-01: Q,K ~ 60*N(0,1) (scores up to 4932.0 ): correct weights finite: True | wrong weights NaN rows: [True, False, True, False]
+                # public checks: passes every public check of the notebook
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    # subtract the max so that exp cannot overflow
+                    e = np.exp(scores - scores.max())
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {"test_attention_numpy": "one maximum of the whole score matrix is subtracted"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r01-02: attention adds a -inf bias and repairs with nan_to_num after the softmax",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                # id: r01-02
+                # kind: wrong
+                # grade_id: attention
+                # mistake: hides keys by ADDING a -inf bias to the scores and repairs a fully masked row only after the softmax with torch.nan_to_num, so the forward pass is finite but the backward pass puts NaN into the gradients of q and k (the statement asks for finite gradients).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r01-02: correct output finite True | grads finite q,k,v: [True, True, True]
+                #   r01-02: r01-02 output finite True | grads finite q,k,v: [False, False, True]
+                # public checks: passes every public check of the notebook
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is not None:
+                        # additive mask: 0 where the key is visible, -inf where it is hidden
+                        scores = scores + torch.where(mask.bool(), 0.0, float("-inf"))
+                    weights = torch.softmax(scores, dim=-1)
+                    # a row with every key masked is all NaN (0/0): turn those NaNs into zeros
+                    weights = torch.nan_to_num(weights, nan=0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "replacing it afterwards (nan_to_num, masked_fill, torch.where) hides it from the output, not from the backward pass"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r01-03: attention masks after the softmax and renormalises",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                # id: r01-03
+                # kind: wrong
+                # grade_id: attention
+                # mistake: applies the mask AFTER the softmax (multiply the weights by the mask, then renormalise), so when the hidden keys have much larger scores the visible weights underflow to 0 and the row comes out all zero instead of a distribution over the visible keys.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r01-03: correct weights for scores [-120,-150,60,400], keys 2,3 hidden: [1.0, 0.0, 0.0, 0.0]
+                #   r01-03: r01-03 weights for scores [-120,-150,60,400], keys 2,3 hidden: [0.0, 0.0, 0.0, 0.0]
+                #   r01-03: F.scaled_dot_product_attention weights: [1.0, 9.357622912219837e-14, 0.0, 0.0]
+                # public checks: passes every GRADED public check cell; only ungraded demo cells of the notebook raise: ERROR in (ungraded cell): AssertionError: causality violated
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    weights = torch.softmax(scores, dim=-1)
+                    if mask is not None:
+                        # keep only the visible keys and make the rows sum to 1 again; a row that
+                        # sees no key keeps zero weights (the clamp avoids 0/0)
+                        weights = weights * mask.to(weights.dtype)
+                        weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {"test_attention_parity": "the mask is applied after the softmax"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r01-04: sees_the_future judges the returned weights, not the output",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                # id: r01-04
+                # kind: wrong
+                # grade_id: sees_the_future
+                # mistake: judges causality from the returned WEIGHTS (any weight above the diagonal) instead of from the output, so an attention that leaks in its output while returning causal weights is called causal (the statement defines a leak by the output).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r01-04 causal -> False | output-leak with causal weights -> False | query0 sees key2 -> True
+                # public checks: passes every public check of the notebook
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: the weights say where every query looks. Run attend on random inputs of
+                    # a few lengths and check that every weight above the diagonal (key j > query i)
+                    # is zero, up to 1e-6 for rounding. Weights are exact, so one call per length is
+                    # enough.
+                    gen = torch.Generator().manual_seed(0)
+                    for length in (2, 5, 9, 16):
+                        q = torch.randn(2, length, 4, generator=gen)
+                        k = torch.randn(2, length, 4, generator=gen)
+                        v = torch.randn(2, length, 3, generator=gen)
+                        _, weights = attend(q, k, v)
+                        future = weights.triu(1)
+                        if float(future.abs().max()) > 1e-6:
+                            return True
+                    return False
+                '''
+            )
+        },
+        {"test_sees_the_future": "your test judges the weights attend returns, not its output"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r01-05: sees_the_future changes the last position only",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                # id: r01-05
+                # kind: wrong
+                # grade_id: sees_the_future
+                # mistake: only ever changes the LAST position (one cut, i = L - 2), so a leak from a later key into an earlier query that does not involve the last position (e.g. query 0 seeing key 2 of 8) goes unnoticed.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r01-05 causal -> False | output-leak with causal weights -> True | query0 sees key2 -> False
+                # public checks: passes every public check of the notebook
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: the future of every position except the last contains the last token,
+                    # so I change the last token only (q, k and v at position L - 1), 5 times per
+                    # length, and check that outputs 0..L-2 move by less than 1e-4 (rounding is
+                    # below 1e-5, a leak above 1e-3).
+                    gen = torch.Generator().manual_seed(0)
+                    for length in (2, 4, 8, 16):
+                        for _ in range(5):
+                            q = torch.randn(2, length, 4, generator=gen, dtype=torch.float64)
+                            k = torch.randn(2, length, 4, generator=gen, dtype=torch.float64)
+                            v = torch.randn(2, length, 3, generator=gen, dtype=torch.float64)
+                            before = attend(q, k, v)[0]
+                            q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                            q2[:, -1] = torch.randn(2, 4, generator=gen, dtype=torch.float64)
+                            k2[:, -1] = torch.randn(2, 4, generator=gen, dtype=torch.float64)
+                            v2[:, -1] = torch.randn(2, 3, generator=gen, dtype=torch.float64)
+                            after = attend(q2, k2, v2)[0]
+                            if float((after[:, :-1] - before[:, :-1]).abs().max()) > 1e-4:
+                                return True
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test sees the first query reading the last key, and misses it reading the next-to-last key"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
 ]
 
 CORRECT = [
@@ -1411,5 +1738,75 @@ CORRECT = [
             )
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "q01-06: attention scales q first and writes the softmax out by hand",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    if scale:
+                        q = q / q.shape[-1] ** 0.5
+                    scores = torch.matmul(q, k.transpose(-1, -2))
+                    if mask is not None:
+                        scores = torch.where(mask.bool(), scores, torch.full_like(scores, -math.inf))
+                    row_max = scores.amax(dim=-1, keepdim=True)
+                    # a row with every key hidden has max -inf: shift it by 0 instead
+                    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+                    e = torch.exp(scores - row_max.detach())  # hidden keys: exp(-inf) = 0
+                    total = e.sum(dim=-1, keepdim=True)
+                    weights = e / total.clamp_min(torch.finfo(e.dtype).tiny)  # 0 / tiny = 0
+                    return weights @ v, weights
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "r01-06: attention with einsum and a hand-written stable softmax",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                # id: r01-06
+                # kind: correct
+                # grade_id: attention
+                # alternative: einsum for the scores, a hand-written stable softmax (row max with -inf rows set to 0, exp, division by a clamped sum) instead of torch.softmax.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r01-06: max |alt - correct| over 4 shape/mask cases x scale on/off (float64): 4.440892098500626e-16 | grads finite with a fully masked row: True | large-score case weights: [1.0, 9.357622912219837e-14, 0.0, 0.0]
+                # public checks: passes every public check of the notebook
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = torch.einsum("...qd,...kd->...qk", q, k)
+                    if scale:
+                        scores = scores * q.shape[-1] ** -0.5
+                    if mask is not None:
+                        scores = torch.where(mask.bool(), scores, float("-inf"))
+                    row_max = scores.amax(dim=-1, keepdim=True)
+                    # a row with no visible key has max -inf: shift it by 0 instead, so every
+                    # exponent is exp(-inf) = 0 and the row's weights come out 0, not NaN
+                    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+                    e = torch.exp(scores - row_max.detach())
+                    total = e.sum(dim=-1, keepdim=True)
+                    weights = e / total.clamp_min(torch.finfo(e.dtype).tiny)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
     ),
 ]

@@ -1274,6 +1274,419 @@ WRONG = [
         # command, its write into the layer's weight raised AttributeError; in-process, the layer is
         # seen changed).
     ),
+    Mutant(
+        "q02-01: split_heads reshapes to (B, H, L, d_k) without the transpose",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    d_k = d_model // num_heads
+                    return x.reshape(B, num_heads, L, d_k)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "heads split without a transpose",
+            "test_mha_mask": "this cell uses your answer cell `split_heads`",
+            "test_mha_parity": "weights differ as if the heads were split without a transpose",
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q02-02: value defaults to the query, not to the key",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = query
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): shared by the heads
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_shapes": "value must default to key, not to query"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q02-03: a per-head (B, H, L_q, L_k) mask is given a head axis too",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() != 2:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): shared by the heads
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q02-04: the ValueError shows neither d_model nor num_heads",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): shared by the heads
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_shapes": "the statement asks for both numbers in it"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q02-05: heads_switched_off zeroes out_proj's columns of mha in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head contributes nothing: the columns of out_proj that
+                    # read its d_k features are set to zero, so its output never reaches the result.
+                    # Kept heads are not rescaled; with every head off only out_proj's bias remains.
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.out_proj.weight[:, h * mha.d_k : (h + 1) * mha.d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r02-01: merge_heads permutes to (B, L, d_k, H)",
+        A,
+        {
+            "merge_heads": Rewrite(
+                r'''
+                # id: r02-01
+                # kind: wrong
+                # grade_id: merge_heads
+                # mistake: merges with permute(0, 2, 3, 1), which puts d_k before H, so the features of the heads are interleaved (feature j*H + h) instead of head h occupying the block h*d_k:(h+1)*d_k.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r02-01: max |wrong merge - correct merge|: 4.433047771453857 | wrong features 0..3 at (0,0) = [-1.1258398294448853, 0.5988394618034363, -0.10230965167284012, -1.152360200881958] head0 = [-1.1258398294448853, -1.152360200881958, -0.2505785822868347, -0.4338788092136383]
+                # public checks: FAILS public check(s): ERROR in test_merge_heads: AssertionError: features 0..3 of every position must be head 0's vector at that position (30 of 40 values differ; first at index (0, 0, 1): got -1.6115, expected -0.0898821); ERROR in test_mha_parity: AssertionError: outputs differ from nn.MultiheadAttention's although the per-head weights agree: the difference arises after the weights (weights @ v, the merge, out_proj)
+                def merge_heads(x: Tensor) -> Tensor:
+                    """(B, H, L, d_k) -> (B, L, H * d_k): concatenate the heads' features.
+
+                    Head h lands at features h*d_k:(h+1)*d_k.
+                    """
+                    batch, heads, length, d_k = x.shape
+                    # bring L next to B, then flatten the (d_k, H) axes into one feature axis
+                    return x.permute(0, 2, 3, 1).reshape(batch, length, heads * d_k)
+                '''
+            )
+        },
+        {
+            "test_merge_heads": "the heads' features are interleaved (head h at h, h+H, ...)",
+            "test_mha_parity": "this cell uses your answer cell `merge_heads`",
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r02-02: a per-head (B, H, L_q, L_k) mask is given a head axis too",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                # id: r02-02
+                # kind: wrong
+                # grade_id: multi_head_attention
+                # mistake: unsqueezes EVERY mask that is not 2-D, so a per-head mask (B, H, L_q, L_k), which the statement allows, becomes 5-D (B, 1, H, L_q, L_k) and the weights come out 5-D / wrongly broadcast.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r02-02: correct with a (B,H,L,L) mask: out (2, 6, 12) weights (2, 3, 6, 6) | zero weight on hidden keys: True
+                #   r02-02: r02-02 with a (B,H,L,L) mask raised ValueError expected mask broadcastable to (2, 3, 6, 6) (..., L_q, L_k), got (2, 1, 3, 6, 6)
+                # public checks: passes every public check of the notebook
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() != 2:
+                            # a batched mask needs a head axis so that every head gets it
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r02-03: the ValueError shows neither d_model nor num_heads",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                # id: r02-03
+                # kind: wrong
+                # grade_id: multi_head_attention
+                # mistake: the ValueError for a d_model not divisible by num_heads has a generic message that shows neither number (the statement asks for a message that says so and shows both numbers).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r02-03: correct ValueError message: 'd_model = 10 is not divisible by num_heads = 3'
+                #   r02-03: r02-03 ValueError message: 'd_model must be divisible by num_heads'
+                # public checks: passes every public check of the notebook
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): shared by the heads
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {"test_mha_shapes": "the statement asks for both numbers in it"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r02-04: heads_switched_off zeroes v_proj's rows of mha in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                # id: r02-04
+                # kind: wrong
+                # grade_id: heads_switched_off
+                # mistake: switches heads off by zeroing their rows of mha.v_proj IN PLACE and never restores them, so mha is left changed (the statement says to leave mha unchanged) and every later call on the same layer uses the damaged weights.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r02-04: correct | parameters changed by the call: [] | next all-on call equals the original mha(x): True
+                #   r02-04: r02-04 | parameters changed by the call: ['v_proj.weight', 'v_proj.bias'] | next all-on call equals the original mha(x): False
+                # public checks: passes every public check of the notebook
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a head whose values are all zero contributes nothing to the merge, so
+                    # I zero the value rows (weight and bias) of every switched-off head and run the
+                    # layer as it is. The kept heads are not rescaled; with every head off only
+                    # out_proj's bias remains.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.v_proj.weight[h * d_k : (h + 1) * d_k] = 0.0
+                                mha.v_proj.bias[h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r02-05: split_heads views the features as (d_k, H), not (H, d_k)",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                # id: r02-05
+                # kind: wrong
+                # grade_id: split_heads
+                # mistake: cuts the feature axis into d_k groups of H (reshape to (B, L, d_k, H)) instead of H blocks of d_k, so head h gets the strided features h, h+H, h+2H, ... instead of h*d_k:(h+1)*d_k.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r02-05: head 0 of position 0, correct: [0.0, 1.0, 2.0, 3.0] | wrong: [0.0, 3.0, 6.0, 9.0]
+                # public checks: FAILS public check(s): ERROR in test_split_heads: AssertionError: head 0 must hold features 0..3 of every position, x[..., 0:4] (30 of 40 values differ; first at index (0, 0, 1): got -0.433879, expected -1.15236); ERROR in test_mha_parity: AssertionError: per-head weights differ from nn.MultiheadAttention's with the same projection weights (150 of 150 values differ; first at index (0, 0, 0, 0): got 0.0931098, expected 0
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    batch, length, d_model = x.shape
+                    d_k = d_model // num_heads
+                    # (B, L, d_k, H) -> (B, H, L, d_k)
+                    return x.reshape(batch, length, d_k, num_heads).permute(0, 3, 1, 2)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "head h got the interleaved features h, h+H, h+2H, ...",
+            "test_mha_parity": "weights differ as if each head got interleaved features h, h+H, ...",
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
 ]
 
 CORRECT = [
@@ -1419,5 +1832,76 @@ CORRECT = [
             )
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "q02-06: heads_switched_off zeroes out_proj's columns of a deep copy",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head contributes nothing: in a copy of the layer, the
+                    # columns of out_proj that read its d_k features are zero, so its output never
+                    # reaches the result. Kept heads are not rescaled; with every head off only
+                    # out_proj's bias remains. The copy leaves mha itself unchanged.
+                    import copy
+
+                    ablated = copy.deepcopy(mha)
+                    with torch.no_grad():
+                        for h in range(ablated.num_heads):
+                            if not bool(keep[h]):
+                                ablated.out_proj.weight[:, h * ablated.d_k : (h + 1) * ablated.d_k] = 0.0
+                    return ablated(x)[0]
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "r02-06: heads_switched_off rescales the kept heads by H over their number",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                # id: r02-06
+                # kind: correct
+                # grade_id: heads_switched_off
+                # alternative: another design: the off heads are removed and the kept heads are RESCALED by H / (number kept), like inverted dropout; attention computed head by head in a loop over kept heads. All on: factor 1 = the layer; all off: out_proj's bias only.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r02-06: all on == mha(x)[0]: True | off heads gone: True | kept head counts: True | all off finite: True (3, 7, 16) | one head, 1x1 batch: (1, 1, 8)
+                # public checks: passes every public check of the notebook
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: the switched-off heads contribute zeros to the concatenation; the kept
+                    # heads are rescaled by H / n_kept so that the total stays on the same scale (as
+                    # inverted dropout does). With every head kept the factor is 1, which is the
+                    # layer itself. With every head off the concatenation is all zeros and only
+                    # out_proj's bias is left.
+                    heads, d_k = mha.num_heads, mha.d_k
+                    n_kept = int(keep.sum())
+                    factor = heads / max(n_kept, 1)
+                    q_all, k_all, v_all = mha.q_proj(x), mha.k_proj(x), mha.v_proj(x)
+                    pieces = []
+                    for h in range(heads):
+                        cols = slice(h * d_k, (h + 1) * d_k)
+                        if bool(keep[h]):
+                            out_h, _ = scaled_dot_product_attention(
+                                q_all[..., cols], k_all[..., cols], v_all[..., cols]
+                            )
+                            pieces.append(factor * out_h)
+                        else:
+                            pieces.append(torch.zeros_like(v_all[..., cols]))
+                    return mha.out_proj(torch.cat(pieces, dim=-1))
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
     ),
 ]

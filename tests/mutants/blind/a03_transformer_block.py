@@ -1295,6 +1295,292 @@ WRONG = [
         {"test_encoder_block": "dropout ignores the mode"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
     ),
+    Mutant(
+        "q03-01: clean's word pattern [\\w']+ keeps outer apostrophes in the word",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    # a word: word characters, optionally continued through inner apostrophes;
+                    # otherwise one character that is neither a word character nor whitespace
+                    return re.findall(r"[\w']+|[^\w\s]", text)
+                '''
+            )
+        },
+        {"test_clean": "an apostrophe that is not between two word characters is kept in a word"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q03-02: encode looks tokens up with setdefault, adding the unknown ones",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.setdefault(token, UNK_ID) for token in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {"test_encode": "changed token_to_id"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q03-03: LayerNorm adds eps outside the square root",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # biased variance
+                        return self.weight * (x - mean) / (torch.sqrt(var) + self.eps) + self.bias
+                '''
+            )
+        },
+        {"test_layer_norm": "eps is added outside the square root"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q03-04: the second residual adds the block's input x",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward.
+
+                    Each sits inside a residual and a LayerNorm.
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        """x: (B, L, d_model), mask broadcastable to (B, num_heads, L, L)
+                        -> ((B, L, d_model), (B, num_heads, L, L)).
+                        """
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(x + self.dropout2(self.feed_forward(h)))
+                        return out, weights
+                '''
+            )
+        },
+        {"test_encoder_block": "the second residual adds the block's input x"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q03-05: padded_block's key mask from each sentence's number of real tokens",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: every query may attend to the real keys of its own sentence only;
+                    #    shape (B, 1, 1, L), which broadcasts over the heads and the queries. Pads may
+                    #    sit anywhere: the mask is read off is_pad position by position.
+                    # 2. Pad positions: the output there is set to zero.
+                    # 3. A sentence of nothing but pads: all its keys are hidden, so attention gives
+                    #    zero weights (the package's convention, never NaN); its output is all zeros.
+                    lengths = (~is_pad.bool()).sum(dim=-1)  # real tokens per sentence
+                    keep = torch.arange(x.shape[1], device=x.device)[None, :] < lengths[:, None]
+                    mask = keep[:, None, None, :]
+                    out, _ = block(x, mask=mask)
+                    return out.masked_fill(is_pad.bool().unsqueeze(-1), 0.0)
+                '''
+            )
+        },
+        {"test_padded_block": "the key mask is built from each sentence's number of real tokens"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r03-01: clean's word pattern [\\w']+ keeps outer apostrophes in the word",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                # id: r03-01
+                # kind: wrong
+                # grade_id: clean
+                # mistake: the word pattern [\w']+ lets apostrophes anywhere into a word, so a trailing or leading apostrophe ("dogs'", "'tis") stays glued to the word instead of being a punctuation token of its own.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r03-01: "the dogs' bowls" correct ['the', 'dogs', "'", 'bowls'] | wrong ['the', "dogs'", 'bowls']
+                #   r03-01: "'tis late" correct ["'", 'tis', 'late'] | wrong ["'tis", 'late']
+                # public checks: passes every public check of the notebook
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    # a word is letters/digits/underscores and apostrophes; anything else that is
+                    # not a space is one punctuation mark
+                    return re.findall(r"[\w']+|[^\w\s]", text)
+                '''
+            )
+        },
+        {"test_clean": "an apostrophe that is not between two word characters is kept in a word"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r03-02: build_vocab keeps the three special tokens whatever max_vocab_size",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                # id: r03-02
+                # kind: wrong
+                # grade_id: build_vocab
+                # mistake: always keeps the three special tokens and cuts only the words to max_vocab_size - 3 (floored at 0), so max_vocab_size below 3 returns 3 entries, breaking "the whole list, special tokens included, has at most max_vocab_size entries".
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r03-02: max_vocab_size=2: correct ['<pad>', '<unk>'] | wrong ['<pad>', '<unk>', '<cls>']
+                #   r03-02: max_vocab_size=1: correct ['<pad>'] | wrong ['<pad>', '<unk>', '<cls>']
+                #   r03-02: max_vocab_size=5: correct ['<pad>', '<unk>', '<cls>', 'cat', 'sat'] | wrong ['<pad>', '<unk>', '<cls>', 'cat', 'sat']
+                # public checks: passes every public check of the notebook
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter(token for text in texts for token in clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    words = [tok for tok, n in ordered if n >= min_freq]
+                    if max_vocab_size is not None:
+                        # the specials always stay; the words get the remaining places
+                        words = words[: max(0, max_vocab_size - len(SPECIAL_TOKENS))]
+                    return list(SPECIAL_TOKENS) + words
+                '''
+            )
+        },
+        {
+            "test_build_vocab": "the whole list, special tokens included, has at most max_vocab_size entries"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r03-03: encode looks tokens up with setdefault, adding the unknown ones",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # id: r03-03
+                # kind: wrong
+                # grade_id: encode
+                # mistake: uses token_to_id.setdefault(token, UNK_ID), which ADDS every unknown token to the caller's vocabulary dict (the statement says encode must not add to it or change it).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r03-03: correct ids [2, 3, 1] | dict after the call: {'<pad>': 0, '<unk>': 1, '<cls>': 2, 'the': 3}
+                #   r03-03: r03-03 ids [2, 3, 1] | dict after the call: {'<pad>': 0, '<unk>': 1, '<cls>': 2, 'the': 3, 'zebra': 1}
+                # public checks: passes every public check of the notebook
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID]
+                    for token in clean(text):
+                        ids.append(token_to_id.setdefault(token, UNK_ID))
+                    if max_len is not None:
+                        ids = ids[:max_len] + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {"test_encode": "changed token_to_id"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r03-05: padded_block's key mask from each sentence's number of real tokens",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                # id: r03-05
+                # kind: wrong
+                # grade_id: padded_block
+                # mistake: builds the key mask from each sentence's LENGTH (positions < number of real tokens), which assumes the pads sit at the end; with pads first or in between it hides real tokens and shows pads.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r03-05: correct pads first: max |out - sentence alone| 0.0 | pads in between: 0.0
+                #   r03-05: r03-05 pads first: max |out - sentence alone| 0.575813889503479 | pads in between: 0.7652252912521362
+                # public checks: passes every public check of the notebook
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask (B, 1, 1, L): key j is visible when j < the sentence's length (its
+                    #    number of real tokens), for every query; shape broadcasts over heads/queries.
+                    # 2. Pad positions are returned as zeros.
+                    # 3. An all-pad sentence has length 0; I let it see its first position so that
+                    #    no row is fully masked, and its output is zeros anyway.
+                    batch, length = is_pad.shape
+                    lengths = (~is_pad).sum(dim=-1, keepdim=True).clamp(min=1)  # (B, 1)
+                    positions = torch.arange(length, device=x.device).unsqueeze(0)  # (1, L)
+                    visible = positions < lengths  # (B, L)
+                    out, _ = block(x, mask=visible[:, None, None, :])
+                    return out.masked_fill(is_pad.unsqueeze(-1), 0.0)
+                '''
+            )
+        },
+        {"test_padded_block": "the key mask is built from each sentence's number of real tokens"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
 ]
 
 CORRECT = [
@@ -1436,5 +1722,72 @@ CORRECT = [
             )
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "q03-06: padded_block runs each sentence alone, its pads removed",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: none. Each sentence goes through the block alone, with its pads removed
+                    #    (wherever they sit), so no query can see a pad: mask=None, shape irrelevant.
+                    # 2. Pad positions: zeros.
+                    # 3. A sentence of nothing but pads is not run at all: its output is all zeros.
+                    out = torch.zeros_like(x)
+                    for b in range(x.shape[0]):
+                        real = ~is_pad[b].bool()
+                        if bool(real.any()):
+                            y, _ = block(x[b : b + 1, real])
+                            out[b, real] = y[0]
+                    return out
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "r03-06: padded_block runs each sentence alone, its pads removed, no mask",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                # id: r03-06
+                # kind: correct
+                # grade_id: padded_block
+                # alternative: another design: no mask at all; every sentence is run through the block ALONE with its pads removed (a loop over the batch), and the results are scattered back; pad positions and all-pad sentences get zeros.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r03-06: max |alt - correct| at real positions 0.0 | shape/dtype (4, 7, 12) torch.float32 | finite True | grad finite True
+                # public checks: passes every public check of the notebook
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. No mask is handed to the block: each sentence runs alone, on its real tokens
+                    #    only, so no pad can be seen (a (1, n) sentence needs no mask).
+                    # 2. Pad positions get zeros.
+                    # 3. A sentence of pads only is not run at all: its whole output is zeros.
+                    rows = []
+                    for b in range(x.shape[0]):
+                        real = ~is_pad[b]
+                        row = torch.zeros_like(x[b])
+                        if bool(real.any()):
+                            out, _ = block(x[b : b + 1, real])
+                            row = row.index_put((real.nonzero(as_tuple=True)[0],), out[0])
+                        rows.append(row)
+                    return torch.stack(rows)
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
     ),
 ]

@@ -874,6 +874,297 @@ WRONG = [
         {"test_attention_metrics": "the weights are clamped at, or shifted by, an epsilon inside"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
     ),
+    Mutant(
+        "q04-01: DepthStack squeezes every layer's map",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze())
+                        return x, maps
+                '''
+            )
+        },
+        {"test_depth_stack": "an axis of size 1 disappeared"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q04-02: DepthStack passes the mask to the first layer only",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for i, layer in enumerate(self.layers):
+                            # the mask hides the keys at the input; after it they are mixed in
+                            x, weights = layer(x, mask if i == 0 else None)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {"test_depth_stack": "only the first layer gets the mask"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q04-03: total_variation takes the largest difference, not half the sum",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    # xlogy(0, 0) = 0, so exact zeros add nothing
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {"test_attention_metrics": "TV sums |p - q|, not its maximum"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q04-05: attention_focus divides by log(L_k): NaN for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: 1 - H(p) / log(L_k), the entropy's distance from its maximum, as a share
+                    # of the whole range [0, log L_k]. Uniform: H = log L_k -> 0; one key: H = 0 -> 1.
+                    # The entropy ignores the keys' order, and it grows with the softmax temperature,
+                    # so the score falls. A single key (log 1 = 0) gets 1; rounding is clamped to [0, 1].
+                    n = weights.shape[-1]
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return (1.0 - entropy / math.log(n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        {"test_attention_focus": "the score is 1 - H / log(L_k), right for two keys or more"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r04-01: DepthStack squeezes every layer's map",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                # id: r04-01
+                # kind: wrong
+                # grade_id: depth_stack
+                # mistake: stores each layer's map with .squeeze(), which drops every axis of size 1 (one head, a batch of one, a single token), although the statement asks for the weights as they are, (B, H, L, L).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r04-01: correct one head, batch of one: map shapes [(1, 1, 4, 4), (1, 1, 4, 4)]
+                #   r04-01: r04-01 one head, batch of one: map shapes [(4, 4), (4, 4)]
+                # public checks: passes every GRADED public check cell; only ungraded demo cells of the notebook raise: ERROR in (ungraded cell): ValueError: expected layer 0 weights of shape (L, L) or (H, L, L), got shape (); ERROR in (ungraded cell): ValueError: expected layer 0 weights of shape (L, L) or (H, L, L), got shape (); ERROR in (ungraded cell): IndexError: index 4 is out of bounds for dimension 0 with size 0; ERROR in (ungraded cell): NameError: name 'attention_stats' is not defined; ERROR in (ungraded
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze())  # tidy the map for plotting
+                        return x, maps
+                '''
+            )
+        },
+        {"test_depth_stack": "an axis of size 1 disappeared"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r04-02: DepthStack builds its layers without the stack's dropout",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                # id: r04-02
+                # kind: wrong
+                # grade_id: depth_stack
+                # mistake: builds every layer as EncoderBlock(d_model, num_heads, d_ff) without passing the dropout rate, so the stack never applies the dropout it is given (the statement asks for EncoderBlock(d_model, num_heads, d_ff, dropout)).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r04-02: correct dropout=0.5 in train mode: two calls differ: True | dropout rates inside: [0.5]
+                #   r04-02: r04-02 dropout=0.5 in train mode: two calls differ: False | dropout rates inside: [0.0]
+                # public checks: passes every public check of the notebook
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList()
+                        for _ in range(num_layers):
+                            self.layers.append(EncoderBlock(d_model, num_heads, d_ff))
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack_layers": "the layers are built with EncoderBlock's default dropout, not the stack's"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r04-03: total_variation takes the largest difference, not half the sum",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                # id: r04-03
+                # kind: wrong
+                # grade_id: attention_metrics
+                # mistake: total_variation returns the LARGEST absolute difference over the keys instead of half the sum of the absolute differences (they agree only when a single key gains or loses all the moved weight, as in the public examples).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r04-03: TV([.5,.5,0,0],[0,0,.5,.5]) correct 1.0 | wrong 0.5
+                # public checks: passes every public check of the notebook
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    # the largest amount of weight that any key has to give up or receive
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {"test_attention_metrics": "TV sums |p - q|, not its maximum"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r04-04: attention_focus as (L_k - perplexity) / (L_k - 1): NaN for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                # id: r04-04
+                # kind: wrong
+                # grade_id: attention_focus
+                # mistake: the design (L_k - perplexity) / (L_k - 1) divides by zero for a single key (L_k = 1), giving NaN, although the statement requires a finite score in [0, 1] there.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r04-04: single key rows (3,1): correct [0.0, 0.0, 0.0] | wrong [nan, nan, nan]
+                # public checks: FAILS public check(s): ERROR in test_attention_focus: AssertionError: three rows of a single key, shape (3, 1), must give 3 scores in [0, 1]; got tensor([nan, nan, nan])
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: the perplexity exp(H) is the "effective number of keys" looked at:
+                    # L_k for uniform attention, 1 for one key. Mapping it linearly so that L_k keys
+                    # give 0 and one key gives 1: (L_k - exp(H)) / (L_k - 1). exp(H) grows with the
+                    # temperature and ignores the order of the keys.
+                    num_keys = weights.shape[-1]
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return (num_keys - entropy.exp()) / (num_keys - 1)
+                '''
+            )
+        },
+        {"test_attention_focus": "the score is not finite for a single key (L_k = 1) alone"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
 ]
 
 CORRECT = [
@@ -967,5 +1258,60 @@ CORRECT = [
             )
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "q04-06: attention_focus as (L_k - exp(H)) / (L_k - 1)",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: exp(H) is the effective number of keys attended to (L_k for uniform,
+                    # 1 for one key). The score (L_k - exp(H)) / (L_k - 1) maps that range to [0, 1]:
+                    # uniform 0, one key 1. H ignores the order of the keys and grows with the
+                    # temperature, so the score falls. L_k = 1: the score is 0 (any value is allowed).
+                    n = weights.shape[-1]
+                    p_log_p = torch.where(weights > 0, weights * torch.log(weights.clamp_min(1e-300)), torch.zeros_like(weights))
+                    effective = torch.exp(-p_log_p.sum(dim=-1))
+                    if n == 1:
+                        return torch.zeros_like(effective)
+                    return ((n - effective) / (n - 1)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "r04-06: attention_focus, the largest weight minus the smallest",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                # id: r04-06
+                # kind: correct
+                # grade_id: attention_focus
+                # alternative: another design: the largest weight minus the smallest weight of the row (0 for uniform, 1 for one key among >= 2, 0 for a single key); it only uses max and min, so it ignores the order, and max falls / min rises as the temperature grows.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r04-06: calibrated/monotone/permutation checks on L=2,3,9,50: True | single key: [0.0, 0.0, 0.0] | [.5,.5,0,0] -> 0.5 torch.Size([])
+                # public checks: passes every public check of the notebook
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: the spread between the most and the least attended key. Uniform rows
+                    # have max = min (score 0); one key among two or more has max 1, min 0 (score 1);
+                    # any other row lies in between. For softmax(s / T), the largest weight never
+                    # grows and the smallest never shrinks as T grows, so the score never rises.
+                    # A single key gives max = min = 1: score 0. Exact zeros are fine.
+                    return (weights.amax(dim=-1) - weights.amin(dim=-1)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
     ),
 ]

@@ -966,6 +966,326 @@ WRONG = [
         {"test_sentiment_model": "the token embeddings are scaled by √d_model twice"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
     ),
+    Mutant(
+        "q05-01: masked_mean divides 0 by 0 for a row made only of padding",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).to(hidden.dtype).unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)  # (B, d_model)
+                    count = real.sum(dim=1)  # (B, 1): real tokens per row
+                    return total / count
+                '''
+            )
+        },
+        {"test_masked_mean": "a row made only of padding divides a sum of 0 by a count of 0"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q05-02: masked_mean's weights in float32 whatever hidden's dtype",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).float().unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)  # (B, d_model)
+                    count = real.sum(dim=1).clamp_min(1.0)  # (B, 1); a row of pads counts 1
+                    return total / count
+                '''
+            )
+        },
+        {"test_masked_mean": "masked_mean computes in float32 when given half precision"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q05-04: SentimentModel hard-codes the pad id 0",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, 0)  # (B, 1, L): hides the pad keys
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, 0))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "the pad id is hard-coded to 0",
+            "test_padding_invariance": "the pad id is hard-coded to 0",
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q05-05: train_step returns the loss of a second forward pass, after the update",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    # report the loss of the updated model
+                    with torch.no_grad():
+                        loss = F.cross_entropy(model(inputs), labels)
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "train_step returns the loss of a second forward pass, run after the update"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r05-01: train_step returns the loss of a second forward pass, after the update",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                # id: r05-01
+                # kind: wrong
+                # grade_id: training_step
+                # mistake: returns the loss recomputed AFTER the update (a second forward pass), not the batch's loss before the update; the extra forward in train mode also draws new dropout masks.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r05-01: correct returned 1.8332
+                #   r05-01: r05-01 returned 0.3153
+                #   r05-01: pre-update train-mode loss with the same dropout draw 1.8332
+                # public checks: passes every public check of the notebook
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    # report the loss of the batch with the updated weights
+                    with torch.no_grad():
+                        new_loss = F.cross_entropy(model(inputs), labels)
+                    return new_loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "train_step returns the loss of a second forward pass, run after the update"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r05-02: train_step calls model.train() after the forward pass",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                # id: r05-02
+                # kind: wrong
+                # grade_id: training_step
+                # mistake: switches to train mode only AFTER the forward pass, so the forward (and the loss and gradients) runs in whatever mode the model was left in: in eval mode after an evaluation, i.e. without dropout.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r05-02: correct model handed in eval mode (dropout 0.3): returned loss 1.8332
+                #   r05-02: r05-02 model handed in eval mode (dropout 0.3): returned loss 1.8305
+                #   r05-02: max |param difference| after one step: 0.23567160964012146
+                # public checks: passes every public check of the notebook
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    model.train()  # training from here on
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_train_step": "model.train() comes after the forward pass"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r05-03: masked_mean finds the real tokens with token_ids > 0",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                # id: r05-03
+                # kind: wrong
+                # grade_id: masked_mean
+                # mistake: finds the real tokens with token_ids > 0 instead of token_ids != pad_id, i.e. assumes the pad id is 0 (the statement: "pad_id: the id to ignore (not always 0!)").
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r05-03: pad_id=5: correct [-0.7798593044281006, -0.1518249213695526, 0.22071528434753418] | wrong [-0.5083609223365784, -0.2438022792339325, 0.29389408230781555] | mean of first 2 positions [-0.7798593044281006, -0.1518249213695526, 0.22071528434753418]
+                # public checks: passes every public check of the notebook
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids > 0).to(hidden.dtype).unsqueeze(-1)  # (B, L, 1); <pad> is 0
+                    total = (hidden * real).sum(dim=1)
+                    count = real.sum(dim=1).clamp(min=1.0)
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "the pad id is hard-coded to 0",
+            "test_padding_invariance": "the pad id is hard-coded to 0",
+            "test_sentiment_model": "the pad id is hard-coded to 0",
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r05-04: make_optimizer exempts biases and LayerNorm weights from weight decay",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                # id: r05-04
+                # kind: wrong
+                # grade_id: training_step
+                # mistake: make_optimizer puts biases and LayerNorm weights in a second parameter group with weight_decay 0 (a common practice), so not every parameter gets the weight decay passed in and the optimizer has two groups instead of one.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r05-04: param groups (lr, wd, n params): [(0.004, 0.05, 1), (0.004, 0.0, 1)]
+                # public checks: FAILS public check(s): ERROR in test_make_optimizer: AssertionError: expected one parameter group with lr 0.004 and weight_decay 0.05, got [(0.004, 0.05), (0.004, 0.0)]
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    # no weight decay on biases and norm weights (1-D parameters), as in GPT-2/BERT
+                    decay = [p for p in model.parameters() if p.dim() >= 2]
+                    no_decay = [p for p in model.parameters() if p.dim() < 2]
+                    return torch.optim.AdamW(
+                        [
+                            {"params": decay, "weight_decay": weight_decay},
+                            {"params": no_decay, "weight_decay": 0.0},
+                        ],
+                        lr=lr,
+                    )
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {"test_make_optimizer": "returned an AdamW whose weight_decay is not"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
 ]
 
 CORRECT = [
@@ -1100,5 +1420,163 @@ CORRECT = [
             )
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "q05-06: SentimentModel pools the <cls> output",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)  # (B, 1, L): hides the pad keys
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask=mask)
+                        logits = self.classifier(hidden[:, 0])  # CLS pooling: the <cls> token's output
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "q05-new: token_importance, the attention a token receives from the real queries",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # Design: the attention a token RECEIVES as a key, from the real queries only,
+                    # averaged over the heads and the layers, as a share of its sentence: for each
+                    # sentence, sum over its real queries of the head- and layer-averaged weight on
+                    # key j, zero at the pads, divided by the sentence's total. The padded queries'
+                    # rows are never read (so appending pads changes nothing), pad keys score exactly
+                    # 0, and a sentence made only of padding has total 0 and gets zeros (no 0/0).
+                    # Every sentence is scored from its own rows only.
+                    real = token_ids != pad_id  # (B, L)
+                    maps = torch.stack(list(weights), dim=0)  # (layers, B, H, L, L)
+                    real_f = real.to(maps.dtype)
+                    mean_map = maps.mean(dim=(0, 2))  # (B, L_q, L_k): averaged over layers and heads
+                    received = (mean_map * real_f.unsqueeze(-1)).sum(dim=-2)  # (B, L_k), real queries only
+                    received = received * real_f  # pads exactly 0
+                    total = received.sum(dim=-1, keepdim=True)  # (B, 1)
+                    share = received / total.clamp_min(torch.finfo(maps.dtype).tiny)
+                    return torch.where(total > 0, share, torch.zeros_like(share))
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "r05-06: train_step clears the gradients first, float(loss) of nn.CrossEntropyLoss",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                # id: r05-06
+                # kind: correct
+                # grade_id: training_step
+                # alternative: gradients cleared at the START of the step (before the forward, set_to_none=False), loss through nn.CrossEntropyLoss, clipping over a list of the parameters that have a gradient, float(loss) instead of .item(); make_optimizer with a keyword-only AdamW over list(model.parameters()).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r05-06: after 6 steps (dropout, clip 0.5, warm-up): max |param diff| 0.0 | losses equal: True | train mode: True | type float
+                # public checks: passes every public check of the notebook
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    params = list(model.parameters())
+                    return torch.optim.AdamW(params=params, lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    optimizer.zero_grad(set_to_none=False)  # fresh gradients for this batch
+                    model.train(True)
+                    criterion = nn.CrossEntropyLoss()
+                    loss = criterion(model(inputs), labels)
+                    loss.backward()
+                    with_grad = [p for p in model.parameters() if p.grad is not None]
+                    torch.nn.utils.clip_grad_norm_(with_grad, max_norm=max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return float(loss.detach())
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "r05-new: token_importance, the attention a token receives, averaged over real queries",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                # kind: correct (added in phase 3: notebook 05 gained this exercise while the corpus was written)
+                # grade_id: token_importance
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # Design: the attention each token RECEIVES as a key, averaged over the heads and
+                    # the layers and over the REAL queries only (the padded queries' rows are left
+                    # out, so appending pads changes nothing), kept at the real positions only and
+                    # divided by its sum over the sentence so that the real tokens' scores sum to 1.
+                    # A sentence of pads only has no real query and no real key: its sum is 0 and the
+                    # division by a clamped denominator gives zeros, never NaN.
+                    real = (token_ids != pad_id).to(weights[0].dtype)  # (B, L)
+                    mean_map = torch.stack(list(weights)).mean(dim=(0, 2))  # (B, L_q, L_k)
+                    received = (mean_map * real.unsqueeze(-1)).sum(dim=1)  # (B, L_k), real queries only
+                    received = received * real
+                    total = received.sum(dim=-1, keepdim=True)
+                    return received / total.clamp_min(torch.finfo(received.dtype).tiny)
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
     ),
 ]

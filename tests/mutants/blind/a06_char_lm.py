@@ -832,6 +832,283 @@ WRONG = [
         {"test_penalise_repeats": "non-finite exactly in the rows whose context holds every id"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
     ),
+    Mutant(
+        "q06-01: make_blocks counts len(ids) // block_size blocks",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    n_blocks = len(ids) // block_size
+                    n = n_blocks * block_size
+                    x = ids[:n].reshape(n_blocks, block_size)
+                    y = ids[1 : n + 1].reshape(n_blocks, block_size)
+                    return x, y
+                '''
+            )
+        },
+        {"test_make_blocks": "n_blocks counts len(ids) // block_size blocks"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q06-02: the head's scores scaled by sqrt(d_model), not sqrt(head_size)",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q06-04: CharLM never applies ln_f",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(x)
+                '''
+            )
+        },
+        {"test_charlm": "self.ln_f is not applied"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q06-05: lm_loss takes the log of the softmax's probabilities",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {"test_lm_loss": "the loss takes the log of the softmax's probabilities"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r06-01: the head's scores scaled by sqrt(d_model), not sqrt(head_size)",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                # id: r06-01
+                # kind: wrong
+                # grade_id: causal_head
+                # mistake: scales the scores by 1/sqrt(d_model) (the input width) instead of 1/sqrt(head_size), misreading d_k.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r06-01: d_model=16, head_size=4, same weights: max |correct - F.sdpa(causal)| 1.1920928955078125e-07 | max |wrong - F.sdpa| 0.15844130516052246
+                # public checks: passes every public check of the notebook
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.d_model = d_model
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        length = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_model)
+                        scores = scores.masked_fill(~self.mask[:length, :length], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r06-02: CharLM never applies ln_f",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                # id: r06-02
+                # kind: wrong
+                # grade_id: charlm
+                # mistake: creates self.ln_f but never applies it in forward: the last block's unnormalised residual stream goes straight into lm_head.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r06-02: same weights: max |wrong logits - correct logits| 3.4836180210113525
+                # public checks: passes every public check of the notebook
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(x)
+                '''
+            )
+        },
+        {"test_charlm": "self.ln_f is not applied"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r06-03: lm_loss takes -log of the softmax at the targets",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                # id: r06-03
+                # kind: wrong
+                # grade_id: lm_loss
+                # mistake: computes -log(softmax(logits)) picked at the targets in two steps, so a target whose logit lies ~100 or more below its row's maximum has probability 0 in float32 and the loss becomes inf (the statement requires it finite).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r06-03: a target logit 120 below its row max: correct 60.804718017578125 | wrong inf | F.cross_entropy 60.804718017578125
+                # public checks: passes every public check of the notebook
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {"test_lm_loss": "the loss takes the log of the softmax's probabilities"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r06-04: sample never puts the model in eval mode",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                # id: r06-04
+                # kind: wrong
+                # grade_id: sample
+                # mistake: never puts the model in eval mode, so a model left in train mode (as the training loop leaves it) samples with dropout active.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r06-04: correct model left in train mode after the call: False
+                #   r06-04: r06-04 model left in train mode after the call: True
+                #   r06-04: model dropout 0.5, handed in train mode, same generator: correct == eval-mode sample: True | wrong == eval-mode sample: False
+                # public checks: passes every public check of the notebook
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    # no gradients needed: the decorator turns them off
+                    for _ in range(max_new_tokens):
+                        context = idx[:, -model.block_size :]
+                        logits = model(context)[:, -1, :] / temperature
+                        if top_k is not None:
+                            k = min(top_k, logits.shape[-1])
+                            kth = torch.topk(logits, k, dim=-1).values[:, -1:]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {"test_sample": "the model was in training mode when sample called it"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
 ]
 
 CORRECT: list[Mutant] = [
@@ -904,5 +1181,57 @@ CORRECT: list[Mutant] = [
             )
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "q06-06: penalise_repeats divides the positive seen logits, multiplies the negative ones",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Design (as in CTRL, with factor 1 + strength): a seen id's logit is divided by
+                    # 1 + strength if it is positive and multiplied by it if it is negative, so it
+                    # always moves down (dividing a negative logit would raise it). Unseen logits stay
+                    # as they are, so their odds do not change; strength 0 gives factor 1.
+                    factor = 1.0 + strength
+                    seen = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
+                    seen[torch.arange(logits.shape[0], device=logits.device).unsqueeze(1), context] = True
+                    lowered = torch.where(logits > 0, logits / factor, logits * factor)
+                    return torch.where(seen, lowered, logits)
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "r06-06: make_blocks with Tensor.unfold",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                # id: r06-06
+                # kind: correct
+                # grade_id: make_blocks
+                # alternative: Tensor.unfold: windows of block_size + 1 ids with step block_size, inputs = the window without its last id, targets = without its first.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r06-06: unfold version equals the slice version for lengths 3..100 and block sizes 1..8 (empty cases included): True
+                # public checks: passes every public check of the notebook
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    # windows of block_size + 1 ids, starting every block_size ids: there are
+                    # (len(ids) - 1) // block_size of them, and each holds a block and its targets
+                    if len(ids) < block_size + 1:  # not even one block: two empty (0, block_size)
+                        empty = ids[:0].reshape(0, block_size)
+                        return empty, empty.clone()
+                    windows = ids.unfold(0, block_size + 1, block_size)
+                    return windows[:, :-1].contiguous(), windows[:, 1:].contiguous()
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
     ),
 ]

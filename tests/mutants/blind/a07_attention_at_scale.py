@@ -1605,6 +1605,344 @@ WRONG = [
         in_notebook=True,  # a write into a partial result, seen across the kernel too
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: not caught (caught since).
     ),
+    Mutant(
+        "q07-01: online_softmax_update exponentiates the raw scores",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(running_max - new_max)  # exp(-inf) = 0 for a fresh row
+                    new_sum = running_sum * factor + torch.exp(scores).sum(dim=-1) * torch.exp(-new_max)
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {"test_online_softmax_update": "exp overflows for large scores"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q07-02: chunked_attention accepts chunk_size=True",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            key_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, -math.inf)  # (L_q, C) mask
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(q.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "chunk_size=True must raise ValueError"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q07-03: causal chunked_attention builds the whole (L, L) mask",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+                    full_mask = causal_mask(L_q).to(q.device) if causal else None
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            block_mask = full_mask[:, start : start + k_b.shape[-2]]  # (L_q, C)
+                            s = s.masked_fill(~block_mask, -math.inf)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(q.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_memory": "with causal=True, and only then, memory grows quadratically"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "q07-05: merge_partials moves b onto a's maximum, not the larger one",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, a) per query: m the largest score over these keys (..., L_q, 1),
+                    # l = sum exp(s - m) (..., L_q, 1), a = sum exp(s - m) v (..., L_q, d_v). Their size
+                    # does not depend on the number of keys. Merging moves both parts to the larger
+                    # maximum (multiplying by exp(m_part - m) <= 1, so nothing overflows) and adds:
+                    # exactly the sums over the union of the keys; max and + are associative and
+                    # commutative, so the order and grouping do not matter.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v.to(q.dtype))
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    # a is the running result: keep its maximum and bring b onto it
+                    f_b = torch.exp(m_b - m_a)
+                    return (m_a, l_a + f_b * l_b, acc_a + f_b * acc_b)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "merge_partials measures one argument's part against the other argument's reference"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r07-01: online_softmax_update measures a block against its own maximum",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                # id: r07-01
+                # kind: wrong
+                # grade_id: online_softmax_update
+                # mistake: exponentiates the new block relative to the BLOCK's own maximum instead of the new running maximum, so when a block's maximum is below the running maximum its terms are too large by exp(running_max - block_max).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r07-01: correct blocks [5,1] then [2,3]: max 5.0 sum 1.2034
+                #   r07-01: r07-01 blocks [5,1] then [2,3]: max 5.0 sum 2.3862
+                #   r07-01: direct sum exp(s - 5) = 1.2034
+                # public checks: FAILS public check(s): ERROR in test_online_softmax_update: AssertionError: the running sum must equal sum(exp(s - max)) over all scores (10 of 12 values differ; first at index (0, 2): got 3.20713, expected 1.33066)
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    block_max = scores.amax(dim=-1)
+                    new_max = torch.maximum(running_max, block_max)
+                    factor = torch.exp(running_max - new_max)
+                    block_sum = torch.exp(scores - block_max.unsqueeze(-1)).sum(dim=-1)
+                    return new_max, running_sum * factor + block_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "each block's terms are measured against the block's own max"
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r07-02: chunked_attention accepts chunk_size=True",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                # id: r07-02
+                # kind: wrong
+                # grade_id: chunked_attention
+                # mistake: validates chunk_size with isinstance(chunk_size, int) only, so a bool (True, which is an int subclass) is accepted as chunk_size 1 instead of raising ValueError as the statement requires.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r07-02: correct chunk_size=True -> ValueError: chunk_size must be a positive int, got True
+                #   r07-02: r07-02 chunk_size=True accepted (no ValueError)
+                # public checks: passes every public check of the notebook
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    len_q, len_k = q.shape[-2], k.shape[-2]
+                    if causal and len_q != len_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {len_q} and {len_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(len_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, len_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "chunk_size=True must raise ValueError"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r07-03: chunked_attention never rescales the accumulator",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                # id: r07-03
+                # kind: wrong
+                # grade_id: chunked_attention
+                # mistake: rescales the running denominator l by alpha when the maximum grows but forgets to rescale the accumulator a (a = a + P_b V_b instead of alpha * a + P_b V_b), so earlier blocks are over-weighted whenever a later block raises the maximum.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r07-03: chunk 3, float64: max |correct - F.sdpa| 1.2663481374630692e-16 | max |wrong - F.sdpa| 0.17641389067967356
+                # public checks: FAILS public check(s): ERROR in test_chunked_attention_exact: AssertionError: chunk_size=4 (L_k = 29): the output differs from the reference (1134 of 1332 values differ; first at index (0, 0, 0, 0): got 0.496269, expected 0.323205); ERROR in test_chunked_attention_causal: AssertionError: causal, chunk_size=5: the output differs from the reference (the index is (batch, head, query position, feature)) (366 of 828 values d
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    len_q, len_k = q.shape[-2], k.shape[-2]
+                    if causal and len_q != len_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {len_q} and {len_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(len_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, len_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = acc + p @ v_b
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "the accumulator is not rescaled when the running max grows",
+            "test_chunked_attention_causal": "the accumulator is not rescaled when the running max grows",
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
+    Mutant(
+        "r07-04: partial_attention transposes k with transpose(2, 3), 4-D inputs only",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                # id: r07-04
+                # kind: wrong
+                # grade_id: merge_partials
+                # mistake: partial_attention transposes the keys with k.transpose(2, 3), which only works for 4-D (B, H, L, d) inputs: with no leading dims (or one, or three) it raises or swaps the wrong axes, although the statement allows any number of leading dims, including none.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r07-04: correct no leading dims: max |out - F.sdpa| 4.440892098500626e-16
+                #   r07-04: correct one leading dim: ok, max err 4.440892098500626e-16
+                #   r07-04: r07-04 no leading dims (q (5, 4)) raised IndexError Dimension out of range (expected to be in range of [-2, 1], but got 2)
+                #   r07-04: r07-04 one leading dim (q (1, 5, 4)) raised IndexError Dimension out of range (expected to be in range of [-3, 2], but got 3)
+                # public checks: passes every public check of the notebook
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, a) per query: m the largest score over this part's keys,
+                    # l = sum exp(s - m) and a = sum exp(s - m) v. Moving l and a to another maximum
+                    # M only needs the factor exp(m - M), so two parts merge exactly, in any order,
+                    # and the size does not depend on the number of keys.
+                    s = q @ k.transpose(2, 3) / math.sqrt(q.shape[-1])  # (B, H, L_q, L_k)
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    return (m, l_a * f_a + l_b * f_b, acc_a * f_a + acc_b * f_b)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {"test_merge_partials": "the tensor has fewer axes than the code expects"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+    ),
 ]
 
 CORRECT = [
@@ -1774,5 +2112,87 @@ CORRECT = [
             )
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: correct-full.
+    ),
+    Mutant(
+        "q07-06: partial results as the normalised output and its log-sum-exp",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: {"out": attention output over these keys (..., L_q, d_v),
+                    #          "lse": log sum_j exp(s_j) over these keys (..., L_q, 1)}.
+                    # The attention over the union of two key sets is the average of the two outputs
+                    # weighted by each part's share of the total exp-sum, exp(lse_part - lse_total),
+                    # with lse_total = logaddexp(lse_a, lse_b); everything stays in log space, so
+                    # nothing overflows, and logaddexp and the weighted average are symmetric and
+                    # associative (up to rounding).
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    return {"out": torch.exp(s - lse) @ v.to(q.dtype), "lse": lse}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    out = torch.exp(a["lse"] - lse) * a["out"] + torch.exp(b["lse"] - lse) * b["out"]
+                    return {"out": out, "lse": lse}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "r07-06: partial results as the normalised output and its log-sum-exp, a dict",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                # id: r07-06
+                # kind: correct
+                # grade_id: merge_partials
+                # alternative: another design (FlashAttention-2 / Flash-Decoding style): a partial result is a dict with the NORMALISED output o over its keys and the log-sum-exp lse of its scores; merging uses logaddexp and the weights exp(lse_part - lse_total).
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r07-06: 4 parts, two groupings, float64/float32 errors vs softmax attention: [(torch.float64, 4.440892098500626e-16, 5.551115123125783e-16, torch.float64), (torch.float32, 3.5762786865234375e-07, 3.5762786865234375e-07, torch.float32)] | scores ~1e4: 0.0 | low part ~-1e4 merged first: 8.881784197001252e-16 | numbers for 1 vs 29 keys: 84 84 | no leading dims, one key: (7, 5)
+                # public checks: passes every public check of the notebook
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: {"out": softmax attention over this part's keys, (..., L_q, d_v),
+                    # "lse": log sum_j exp(s_j) over this part, (..., L_q, 1)}. The share of a part
+                    # in the attention over a union of parts is exp(lse_part - lse_union), and
+                    # lse_union = logaddexp of the parts' lse: exact, symmetric, associative, and
+                    # stable because logsumexp and logaddexp never exponentiate a raw score.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    out = torch.exp(s - lse) @ v
+                    return {"out": out, "lse": lse}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    out = torch.exp(a["lse"] - lse) * a["out"] + torch.exp(b["lse"] - lse) * b["out"]
+                    return {"out": out, "lse": lse}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
     ),
 ]
