@@ -1165,6 +1165,58 @@ WRONG = [
         {"test_attention_focus": "the score is not finite for a single key (L_k = 1) alone"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
     ),
+    Mutant(
+        "r04-05: DepthStack reseeds torch before building each layer",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                # id: r04-05
+                # kind: wrong
+                # grade_id: depth_stack
+                # mistake: reseeds the global RNG (torch.manual_seed(i)) before building layer i "for reproducibility", so every DepthStack starts from the same weights whatever seed the caller set (the 20 seeds of Section 5 all get identical stacks) and the caller's RNG stream is reset.
+                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
+                #   r04-05: correct stacks built after seeds 1 and 2 identical: False | caller RNG after building one layer same as after building an EncoderBlock: True
+                #   r04-05: r04-05 stacks built after seeds 1 and 2 identical: True | caller RNG after building one layer same as after building an EncoderBlock: False
+                # public checks: passes every public check of the notebook
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        layers = []
+                        for i in range(num_layers):
+                            # a different, reproducible seed per layer, so that no two layers start
+                            # from the same weights
+                            torch.manual_seed(i)
+                            layers.append(EncoderBlock(d_model, num_heads, d_ff, dropout))
+                        self.layers = nn.ModuleList(layers)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+
+                '''
+            )
+        },
+        {"test_depth_stack_layers": "the stack's weights do not follow the seed set before"},
+        # Issue 40's eighth blind corpus, graded blind on 47d54b0: not caught (caught since).
+    ),
 ]
 
 CORRECT = [
