@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass
@@ -44,6 +45,15 @@ from autograder.authoring.student_errors import explain
 ASSIGNMENT = "04_depth"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
+# The clauses behind that charge, one per exercise: every check that calls the answer inside
+# inputs_kept keeps its exercise's.
+STACK_KEEPS_ITS_INPUTS = (
+    "`forward` writes nothing into `x` or `mask`: the caller's tensors keep their values."
+)
+METRICS_KEEP_THEIR_INPUTS = (
+    "Neither writes into the tensors it is given: the caller's tensors keep their values."
+)
+FOCUS_KEEPS_ITS_INPUT = "It writes nothing into `weights`: the caller's tensors keep their values."
 BANNED = {
     "attention_lab's TransformerEncoder": reference.TransformerEncoder,
     "nn.TransformerEncoder": nn.TransformerEncoder,
@@ -475,6 +485,7 @@ def judge_stack(cls: type, g: torch.Generator, cases: list[StackCase]) -> None:
         "previous layer's output, and give every layer the same `mask`",
         "collect every layer's weights, as they are, in a list. Return `(output of the "
         "last layer, list of num_layers maps)`.",
+        STACK_KEEPS_ITS_INPUTS,
     ),
 )
 def depth_stack_matches_the_reference(ns: Namespace) -> None:
@@ -491,6 +502,7 @@ def depth_stack_matches_the_reference(ns: Namespace) -> None:
         "previous layer's output, and give every layer the same `mask`",
         "Keep every axis: with one head, a batch of one or a single token, some axes "
         "have size 1, and the hidden checks try those sizes too",
+        STACK_KEEPS_ITS_INPUTS,
     ),
 )
 def depth_stack_matches_the_reference_at_size_one(ns: Namespace) -> None:
@@ -622,6 +634,7 @@ def depth_stack_passes_dropout_on(ns: Namespace) -> None:
         "previous layer's output, and give every layer the same `mask`",
         "collect every layer's weights, as they are, in a list. Return `(output of the "
         "last layer, list of num_layers maps)`.",
+        STACK_KEEPS_ITS_INPUTS,
     ),
 )
 def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
@@ -658,7 +671,10 @@ def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
 @check(
     ASSIGNMENT,
     "test_depth_stack_layers",
-    keeps=("layers are independent and all of them are trained",),
+    keeps=(
+        "layers are independent and all of them are trained",
+        STACK_KEEPS_ITS_INPUTS,
+    ),
 )
 def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
@@ -712,6 +728,7 @@ def detached_between_layers(stack: nn.Module, layers: list[nn.Module], x: Tensor
     keeps=(
         "feed `x` (B, L, d_model) through the layers in order, each layer taking the "
         "previous layer's output, and give every layer the same `mask`",
+        STACK_KEEPS_ITS_INPUTS,
     ),
 )
 def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
@@ -971,6 +988,7 @@ def tv_oracle(p: Tensor, q: Tensor) -> Tensor:
         r"entropy $H(p) = -\sum_j p_j \log p_j$ (in nats, with $0 \log 0 = 0$)",
         "Both reduce over the last dimension and keep all leading dimensions: `(..., "
         "L_k) -> (...)`.",
+        METRICS_KEEP_THEIR_INPUTS,
     ),
 )
 def attention_entropy_matches_categorical(ns: Namespace) -> None:
@@ -1057,6 +1075,7 @@ def tv_mistakes_with(axis: int | None, p: Tensor, q: Tensor) -> dict[Mistake, Te
         r"$\mathrm{TV}(p, q) = \tfrac12 \sum_j |p_j - q_j|$",
         "Both reduce over the last dimension and keep all leading dimensions: `(..., "
         "L_k) -> (...)`.",
+        METRICS_KEEP_THEIR_INPUTS,
     ),
 )
 def total_variation_matches_the_definition(ns: Namespace) -> None:
@@ -1270,14 +1289,18 @@ def first_axis_of_the_keys_size(focus: Any) -> Any:
 TEMPERATURES = torch.logspace(-1.5, 1.5, 13, dtype=torch.float64)  # sharp to nearly uniform
 
 
-def run_focus(focus: Any, weights: Tensor, what: str) -> Tensor:
-    """The answer's scores for ``weights`` (..., L_k): a float tensor of shape (...)."""
-    try:
-        scores = focus(weights.clone())
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(explain(error, "your attention_focus", f" on {what}"))
+def run_focus(focus: Any, weights: Tensor, what: str, kept: bool = False) -> Tensor:
+    """The answer's scores for ``weights`` (..., L_k): a float tensor of shape (...). The answer
+    gets a copy of ``weights``, or with ``kept`` the tensor itself, inside inputs_kept (a failure
+    naming the write where the call changed it)."""
+    given = weights if kept else weights.clone()
+    with inputs_kept("attention_focus", weights=weights) if kept else contextlib.nullcontext():
+        try:
+            scores = focus(given)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(explain(error, "your attention_focus", f" on {what}"))
     expected_shape = tuple(weights.shape[:-1])
     if not (isinstance(scores, Tensor) and tuple(scores.shape) == expected_shape):
         got = f"{type(scores).__name__} {tuple(getattr(scores, 'shape', ()))}"
@@ -1438,6 +1461,7 @@ def attention_focus_ignores_order_and_falls_with_temperature(ns: Namespace) -> N
         "defined everywhere: every score is finite, with exact zeros in a row, with a "
         "single key ($L_k = 1$",
         "with no leading dimension (one `(L_k,)` row gives a 0-dim tensor)",
+        FOCUS_KEEPS_ITS_INPUT,
     ),
 )
 def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
@@ -1456,7 +1480,7 @@ def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
         (sparse[:, None, :], f"rows of shape {tuple(sparse[:, None].shape)}, an axis of size 1"),
     ]
     for weights, what in cases:
-        got = run_focus(focus, weights, what)
+        got = run_focus(focus, weights.clone(), what, kept=True)
         if not torch.isfinite(got).all():
             seen = f"{what}: non-finite scores {got.flatten().tolist()[:6]}"
             if normalised_by_keys_used(focus):

@@ -289,6 +289,40 @@ WRONG = [
         {"attention_focus": Replace(FOCUS_SINGLE_KEY, "")},
         {"test_attention_focus": "the score is 1 - H / log(L_k), right for two keys or more"},
     ),
+    # Writes into what the answer is given (the statement's "writes nothing into ..." clauses):
+    # blind answer t04-04 clamps attention_focus's weights in place; the same family in the other
+    # exercises that take tensors.
+    Mutant(
+        "total_variation subtracts q from p in place",
+        A,
+        {"attention_metrics": Replace(TOTAL_VARIATION, "0.5 * p.sub_(q).abs().sum(dim=-1)")},
+        {
+            "test_attention_metrics": (
+                "`total_variation` changed a tensor it was given, in place: its argument `p`"
+            )
+        },
+        makes=("inputs.written_in_place",),
+    ),
+    Mutant(
+        "DepthStack writes each layer's output into x in place",
+        A,
+        {
+            "depth_stack": Replace(
+                LAYER_CALL,
+                "out, weights = layer(x, mask)  # the same mask in every layer\n"
+                "            x = x.copy_(out)  # one buffer for every layer's output",
+            )
+        },
+        {
+            "test_depth_stack": (
+                "`DepthStack` changed a tensor it was given, in place: its argument `x`"
+            ),
+            "test_depth_stack_layers": (
+                "`DepthStack` changed a tensor it was given, in place: its argument `x`"
+            ),
+        },
+        makes=("inputs.written_in_place",),
+    ),
 ]
 
 CORRECT = [

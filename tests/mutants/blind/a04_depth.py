@@ -874,6 +874,38 @@ WRONG = [
         {"test_attention_metrics": "the weights are clamped at, or shifted by, an epsilon inside"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
     ),
+    Mutant(
+        "t04-04: attention_focus clamps the caller's weights in place",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: 1 - H(p) / log(L_k), the entropy relative to its maximum (uniform
+                    # attention). 0 for uniform, 1 for one key; entropy ignores the order of the keys
+                    # and grows with the temperature. A single key counts as fully focused (1).
+                    n = weights.shape[-1]
+                    if n == 1:
+                        return torch.ones(weights.shape[:-1], dtype=weights.dtype)
+                    p = weights.clamp_(min=1e-12)  # no log(0)
+                    entropy = -(p * p.log()).sum(dim=-1)
+                    return (1 - entropy / math.log(n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": (
+                "`attention_focus` changed a tensor it was given, in place: its argument "
+                "`weights` changed during the call"
+            )
+        },
+        makes=("inputs.written_in_place",),
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: not caught (caught since).
+    ),
 ]
 
 CORRECT = [
