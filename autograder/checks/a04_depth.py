@@ -50,6 +50,9 @@ written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
 STACK_KEEPS_ITS_INPUTS = (
     "`forward` writes nothing into `x` or `mask`: the caller's tensors keep their values."
 )
+STACK_RETURNS_A_NEW_LIST = (
+    "`forward` returns a new list at each call: a list returned earlier never changes."
+)
 METRICS_KEEP_THEIR_INPUTS = (
     "Neither writes into the tensors it is given: the caller's tensors keep their values."
 )
@@ -127,6 +130,11 @@ STACK = catalogue(
             "from one call to the next",
             "layer_mode_switched": "a layer runs in another mode than the stack: leave the "
             "layers' mode to the stack's train()/eval(); do not switch it in forward",
+        },
+        "returned list": {
+            "one_list_for_every_call": "every call returns one and the same list object, so "
+            "the next call changes the list of maps an earlier call returned: build a new list "
+            "in each call (maps = [] inside forward)",
         },
         "maps": {
             "only_last_map": "only the last layer's attention map is returned: append the "
@@ -293,6 +301,12 @@ def run_stack(
             raise
         except Exception as error:
             fail(explain(error, "your DepthStack", f" on {what}"))
+    return returned_pair(result, what)
+
+
+def returned_pair(result: Any, what: str) -> tuple[Tensor, list[Tensor]]:
+    """``result``, what the stack returned on ``what``, as (output, maps); a failure where it is
+    no tuple of a tensor and a list of tensors."""
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("forward must return a tuple (output, maps)")
     out, maps = result
@@ -509,6 +523,58 @@ def depth_stack_matches_the_reference_at_size_one(ns: Namespace) -> None:
     # The degenerate stacks: one head, one layer, a batch of one, a single token.
     g = hidden_generator("a04 stack degenerate")
     judge_stack(require(ns, "DepthStack", type), g, stack_cases(g)[MAIN_CASES:])
+
+
+@check(
+    ASSIGNMENT,
+    "test_depth_stack",
+    weight=EDGE_CASES,
+    keeps=(
+        STACK_RETURNS_A_NEW_LIST,
+        STACK_KEEPS_ITS_INPUTS,
+        "collect every layer's weights, as they are, in a list. Return `(output of the "
+        "last layer, list of num_layers maps)`.",
+    ),
+)
+def depth_stack_returns_a_new_list_at_each_call(ns: Namespace) -> None:
+    """The list of maps a first call returned holds, after a second call on other sizes, the maps
+    of the shapes that call alone returns; where it does not, and both calls returned one list
+    object, that is said."""
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 new list")
+    b, length, d_model, num_heads, d_ff = layer_sizes(g)
+    num_layers = 2
+    stack = build_stack(cls, num_layers, d_model, num_heads, d_ff, draw_seed(g))
+    check_structure(stack, num_layers, num_heads)
+    stack.eval()
+    first = torch.randn(b, length, d_model, generator=g)
+    second = torch.randn(b + 1, length + 1, d_model, generator=g)
+    what = f"num_layers={num_layers}, num_heads={num_heads}, B={b}, L={length}"
+    with torch.no_grad():
+        # The shapes of the first call's maps, read before any other call.
+        alone = [tuple(m.shape) for m in run_stack(stack, first, None, what)[1]]
+        try:
+            # The two calls where they run, their results held together.
+            results, shared = observe_call("calls_held", stack, first, second)
+        except (CheckFailed, StopChecks, NotImplementedError):
+            raise
+        except Exception as error:
+            fail(explain(error, "your DepthStack", f" on two calls ({what})"))
+    if not (isinstance(results, list) and len(results) == 2):
+        fail(f"two calls of your DepthStack did not give two results ({what})")
+    maps = [returned_pair(result, what)[1] for result in results]
+    shapes = [tuple(m.shape) for m in maps[0]]
+    if shapes == alone:
+        return
+    seen = (
+        f"the list of maps that a call on B={b}, L={length} returned holds, after a second call "
+        f"on B={b + 1}, L={length + 1}, {len(shapes)} maps of shapes {shapes[:4]}, where that "
+        f"call alone returns {len(alone)} of shape {alone[0] if alone else ()}: a "
+        "list returned earlier changed"
+    )
+    if isinstance(shared, list) and [0, 1, 1] in shared:
+        fail(f"{STACK['one_list_for_every_call']} ({seen})")
+    fail(seen)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -323,9 +323,31 @@ WRONG = [
         },
         makes=("inputs.written_in_place",),
     ),
+    # The list of maps returned (the statement's "returns a new list at each call"): blind answer
+    # t04-02 clears and refills one list kept on the module; this one only appends to it.
+    Mutant(
+        "DepthStack appends every call's maps to one list kept on the module",
+        A,
+        {
+            "depth_stack": (
+                Replace(LAYERS, LAYERS + "\n        self.maps: list[torch.Tensor] = []"),
+                Replace("maps = []", "maps = self.maps  # every layer's map, kept for plots"),
+            )
+        },
+        {"test_depth_stack": "every call returns one and the same list object, so the next call"},
+    ),
 ]
 
 CORRECT = [
+    Mutant(
+        "DepthStack keeps the last call's maps on the module, a new list at each call",
+        A,
+        {
+            "depth_stack": Replace(
+                "maps = []", "self.attention_maps = maps = []  # the last call's maps, for plots"
+            )
+        },
+    ),
     Mutant(
         "attention_focus: the largest weight, rescaled from 1 / L_k to 1",
         A,

@@ -906,6 +906,47 @@ WRONG = [
         makes=("inputs.written_in_place",),
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: not caught (caught since).
     ),
+    Mutant(
+        "t04-02: one list of maps kept on the module, cleared and refilled by every call",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+                        self.attention_maps: list[torch.Tensor] = []  # the last forward's maps, for plots
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        self.attention_maps.clear()
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            self.attention_maps.append(weights)
+                        return x, self.attention_maps
+                '''
+            )
+        },
+        {"test_depth_stack": "every call returns one and the same list object, so the next call"},
+        in_notebook=True,
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: not caught (caught since).
+    ),
 ]
 
 CORRECT = [
