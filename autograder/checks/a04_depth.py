@@ -156,6 +156,10 @@ ENTROPY = catalogue(
         "zero probabilities": {
             "nan_at_zero": "0 * log(0) gives NaN: use torch.special.xlogy(p, p), which is 0 "
             "where p == 0",
+            "nan_replaced_after_sum": "0 * log(0) is NaN, and replacing the NaN after the sum "
+            "(nan_to_num, torch.where) zeroes the whole row's entropy: every row with an exact "
+            "zero gets entropy 0, its other weights ignored; give each term 0 where p == 0 "
+            "before summing, torch.special.xlogy(p, p)",
             "eps_in_log": "the weights are clamped at, or shifted by, an epsilon inside the "
             "log (p * log(max(p, eps)) or p * log(p + eps)), which changes every term whose "
             "weight lies below or near eps: use torch.special.xlogy(p, p) instead, 0 where "
@@ -885,6 +889,24 @@ def entropy_mistakes(p: Tensor) -> dict[Mistake, Tensor]:
     }
 
 
+def nan_replaced_after_the_sum(answer: Any) -> bool:
+    """The experiment behind nan_replaced_after_sum: on rows of 5 keys, three without an exact
+    zero and three with one or two (none with all its weight on one key), ``answer`` gives
+    -sum p log p on the first three and exactly 0 on the others. A correct entropy is positive
+    on every such row, and an answer that is 0 everywhere is not -sum p log p on the first."""
+    rows = softmax_rows(torch.Generator().manual_seed(9), 6, 5, 1.0)
+    rows[3, 0] = 0.0
+    rows[4, 1:3] = 0.0
+    rows[5, 4] = 0.0
+    rows /= rows.sum(-1, keepdim=True)
+    expected = -(rows * rows.log()).sum(-1).nan_to_num(nan=0.0)
+    try:
+        got = answer(rows.clone())
+    except Exception:  # noqa: BLE001 - an answer that raises here does not make this mistake
+        return False
+    return is_close(got, expected, atol=1e-9)
+
+
 def entropy_with_epsilon(p: Tensor, epsilon: float, clamped: bool) -> Tensor:
     """-sum p log(max(p, epsilon)) (``clamped``) or -sum p log(p + epsilon) over the last dim."""
     inside = p.clamp_min(epsilon) if clamped else p + epsilon
@@ -1062,6 +1084,7 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
     g = hidden_generator("a04 entropy")
     axis = fixed_axis_of(attention_entropy, entropy_over, 1)
     epsilons = epsilon_read_off(attention_entropy)
+    nan_replaced = nan_replaced_after_the_sum(attention_entropy)
     for shape in metric_shapes(g):
         p = random_distributions(g, shape)
         with inputs_kept("attention_entropy", weights=p):  # the reference is computed from p
@@ -1074,6 +1097,11 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
             {
                 **entropy_mistakes(p),
                 **epsilon_mistake(epsilons, p, got),
+                **(
+                    {ENTROPY["nan_replaced_after_sum"]: -(p * p.log()).sum(-1).nan_to_num(nan=0.0)}
+                    if nan_replaced
+                    else {}
+                ),
                 **(
                     {ENTROPY["fixed_axis"]: entropy_over(axis, p)}
                     if axis is not None and p.dim() >= axis + 2

@@ -336,6 +336,22 @@ WRONG = [
         },
         {"test_depth_stack": "every call returns one and the same list object, so the next call"},
     ),
+    # Blind answer t04-05 replaces the summed entropy's NaN with nan_to_num; the same mistake
+    # written with torch.where.
+    Mutant(
+        "entropy: a NaN sum set to 0 with torch.where",
+        A,
+        {
+            "attention_metrics": Body(
+                "attention_entropy",
+                """
+                entropy = -(weights * weights.log()).sum(dim=-1)
+                return torch.where(entropy.isnan(), torch.zeros_like(entropy), entropy)
+                """,
+            )
+        },
+        {"test_attention_metrics": "0 * log(0) is NaN, and replacing the NaN after the sum"},
+    ),
 ]
 
 CORRECT = [

@@ -947,6 +947,33 @@ WRONG = [
         in_notebook=True,
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: not caught (caught since).
     ),
+    Mutant(
+        "t04-05: entropy's NaN replaced by 0 after the sum",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    entropy = -(weights * torch.log(weights)).sum(dim=-1)
+                    return torch.nan_to_num(entropy, nan=0.0)  # 0 * log 0 = nan, counts as 0
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {"test_attention_metrics": "0 * log(0) is NaN, and replacing the NaN after the sum"},
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
 ]
 
 CORRECT = [
