@@ -1250,6 +1250,8 @@ FOCUS = catalogue(
             "not of the number of keys L_k: where weights underflow to exactly 0 as T falls, "
             "that number drops and the score jumps down, so it rises as T grows past that "
             "point",
+            "rescaled_from_uniform": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two "
+            "keys or more: with a single key x = 1 and 1/L_k = 1, so the score is 0 / 0, NaN",
             "single_key": "the score is not finite for a single key (L_k = 1) alone: on rows of "
             "2 or more keys it is finite and calibrated (0 for uniform rows, 1 for all the "
             "weight on one key, in [0, 1] otherwise); the statement asks for a finite score with "
@@ -1340,6 +1342,36 @@ def normalised_by_log_keys(focus: Any) -> bool:
     except Exception:  # noqa: BLE001 - an answer that raises here is not that formula
         return False
     return is_close(got, expected, atol=FOCUS_ATOL) and bool(torch.isnan(single).all())
+
+
+def rescaled_from_uniform(focus: Any) -> str | None:
+    """The x, the largest weight or sum p², for which ``focus`` gives (x - 1/L_k) / (1 - 1/L_k)
+    on rows of 2, 3, 5 and 9 keys (softmax rows, rows with exact zeros, a row with all its weight
+    on one key, a uniform row) and NaN on rows of a single key, as words; else None. A correct
+    score is finite for a single key, so it never passes this."""
+    g = torch.Generator().manual_seed(10)
+    formulas = {
+        "the largest weight": lambda p: p.amax(-1),
+        "sum p²": lambda p: p.square().sum(-1),
+    }
+    matched = set(formulas)
+    try:
+        for num_keys in (2, 3, 5, 9):
+            rows = calibration_rows(g, 5, num_keys)
+            got = focus(rows.clone())
+            matched = {
+                name
+                for name in matched
+                if is_close(
+                    got, (formulas[name](rows) - 1 / num_keys) / (1 - 1 / num_keys), atol=FOCUS_ATOL
+                )
+            }
+        single = focus(torch.ones(3, 1, dtype=torch.float64))
+    except Exception:  # noqa: BLE001 - an answer that raises here is no such formula
+        return None
+    if not (isinstance(single, Tensor) and single.shape == (3,) and bool(single.isnan().all())):
+        return None
+    return next(iter(matched)) if len(matched) == 1 else None
 
 
 def calibrated_beyond_one_key(focus: Any) -> bool:
@@ -1581,6 +1613,12 @@ def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
                 fail(f"{FOCUS['keys_used']} ({seen})")
             if normalised_by_log_keys(focus):
                 fail(f"{FOCUS['log_num_keys']} ({seen})")
+            rescaled = rescaled_from_uniform(focus) if weights.shape[-1] == 1 else None
+            if rescaled is not None:
+                fail(
+                    f"{FOCUS['rescaled_from_uniform']} ({seen}; on rows of 2, 3, 5 and 9 keys "
+                    f"your score is that with x = {rescaled})"
+                )
             if weights.shape[-1] == 1 and calibrated_beyond_one_key(focus):
                 fail(f"{FOCUS['single_key']} ({seen})")
             fail(seen)

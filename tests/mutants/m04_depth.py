@@ -352,6 +352,23 @@ WRONG = [
         },
         {"test_attention_metrics": "0 * log(0) is NaN, and replacing the NaN after the sum"},
     ),
+    # Blind answer s04-04 rescales the largest weight from 1/L_k to 1 with no case for one key;
+    # the same rescaling of sum p².
+    Mutant(
+        "attention_focus: sum p² rescaled from 1/L_k to 1, no case for one key",
+        A,
+        {
+            "attention_focus": Body(
+                "attention_focus",
+                """
+                num_keys = weights.shape[-1]
+                same_key = weights.pow(2).sum(dim=-1)  # 1 / L_k uniform, 1 on one key
+                return (num_keys * same_key - 1) / (num_keys - 1)
+                """,
+            )
+        },
+        {"test_attention_focus": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two keys"},
+    ),
 ]
 
 CORRECT = [

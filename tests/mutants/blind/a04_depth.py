@@ -509,8 +509,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_attention_focus": "the score is not finite for a single key (L_k = 1) alone"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
+        {"test_attention_focus": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two keys"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since
+        # (the formula itself since the ninth corpus's s04-04, the same code).
     ),
     Mutant(
         "k04-05: the layers are built as EncoderBlock(d_model",
@@ -684,8 +685,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_attention_focus": "the score is not finite for a single key (L_k = 1) alone"},
-        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+        {"test_attention_focus": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two keys"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named (the formula itself
+        # since the ninth corpus's s04-04, the same code).
     ),
     Mutant(
         "n04-05: a perplexity score, 1 - exp(H)/L_k, not 1 on one key",
