@@ -21,3 +21,19 @@ def test_a_local_call_that_reaches_a_kernel_is_not_observed(monkeypatch: pytest.
 
     with pytest.raises(ObservedElsewhere):
         observe_call("peak_bytes", wrapper)
+
+
+def test_calls_held_keep_every_result_until_the_last_call_returns():
+    """04's DepthStack check (blind answer t04-02): a list that every call returns and refills is
+    seen, as one object and by what it holds after the later call."""
+    kept: list[int] = []
+
+    def refills(n: int) -> tuple[int, list[int]]:
+        kept.clear()
+        kept.extend(range(n))
+        return n, kept
+
+    results, shared = observe_call("calls_held", refills, 2, 3)
+    assert results == [(2, [0, 1, 2]), (3, [0, 1, 2])] and shared == [[0, 1, 1]]
+    results, shared = observe_call("calls_held", lambda n: (n, list(range(n))), 2, 3)
+    assert results == [(2, [0, 1]), (3, [0, 1, 2])] and shared == []

@@ -21,7 +21,11 @@ def observe_call(kind: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
     """Call ``fn`` and observe it in the process that runs it.
 
     kind: "torch_functions" (sorted ``module.qualname`` of every torch function called),
-    "aten_ops" (sorted aten op names) or "peak_bytes" (peak tensor memory on the CPU; result None).
+    "aten_ops" (sorted aten op names), "peak_bytes" (peak tensor memory on the CPU; result None)
+    or "calls_held" (``fn`` called once per positional argument, every result held until the last
+    call returns, so that a result a later call changed arrives as that call left it; the result
+    is the list of results, the observation [i, j, position] wherever results i and j are tuples
+    holding one list object at ``position``).
     A kernel's observations are its own report: numbers are judged here, these only add bans.
     """
     if is_remote(fn):

@@ -98,7 +98,14 @@ def changed_stages(before: Run, after: Run) -> list[tuple[str, Any, Any]]:
     if names != [name for name, _ in after.values]:
         counts = {name: len(modes) for name, modes in before.modes.items()}
         others = {name: len(modes) for name, modes in after.modes.items()}
-        changed = next(n for n in counts if counts[n] != others[n])
+        changed = next((n for n in counts if counts[n] != others[n]), None)
+        if changed is None:  # every recorder called as often: the values returned differ
+            later = [name for name, _ in after.values]
+            fail(
+                f"two calls on one input returned {len(names)} values ({names[-1]} the last) "
+                f"and then {len(later)} ({later[-1]} the last): every call on the same input "
+                "must return as many"
+            )
         fail(
             f"{changed} is called {others[changed]} time(s) in train mode but {counts[changed]} "
             "in eval mode: train mode must change only what dropout drops, not what runs"

@@ -63,6 +63,8 @@ from autograder.authoring.student_errors import explain
 ASSIGNMENT = "01_attention"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 WRITTEN_IN_PLACE = written_in_place_mistake(ASSIGNMENT)  # call_attention names it
+# The clause behind that charge: every check that calls `attention` through call_attention keeps it.
+KEEPS_ITS_ARGUMENTS = "`attention` writes nothing into `q`, `k`, `v` or `mask`: the caller's tensors keep their values"
 BANNED = {
     **TORCH_SCALED_DOT_PRODUCT,
     **TORCH_MULTI_HEAD,
@@ -483,6 +485,7 @@ def judge_rows(attention, g: torch.Generator, cases: list[tuple]) -> None:
         "`output` `(..., L_q, d_v)` = `weights @ v`",
         "where `...` is any number of batch dimensions (none, `(B,)`, `(B, H)`, ...)",
         "nothing ties $L_q$ to $L_k$",
+        KEEPS_ITS_ARGUMENTS,
     ),
 )
 def rows_sum_to_one_over_keys(ns: Namespace) -> None:
@@ -498,6 +501,7 @@ def rows_sum_to_one_over_keys(ns: Namespace) -> None:
     keeps=(
         "`weights` `(..., L_q, L_k)`: softmax over the keys (last dim)",
         "where `...` is any number of batch dimensions (none, `(B,)`, `(B, H)`, ...)",
+        KEEPS_ITS_ARGUMENTS,
     ),
 )
 def rows_sum_to_one_at_degenerate_sizes(ns: Namespace) -> None:
@@ -523,7 +527,10 @@ def scaling_inputs(g: torch.Generator) -> list[tuple[Tensor, Tensor, Tensor]]:
 @check(
     ASSIGNMENT,
     "test_attention_scaling",
-    keeps=(r"divided by $\sqrt{d_k}$ with $d_k$ = `q.shape[-1]` when `scale` is True",),
+    keeps=(
+        r"divided by $\sqrt{d_k}$ with $d_k$ = `q.shape[-1]` when `scale` is True",
+        KEEPS_ITS_ARGUMENTS,
+    ),
 )
 def scaled_by_sqrt_d_k(ns: Namespace) -> None:
     attention = require(ns, "attention")
@@ -542,7 +549,10 @@ def scaled_by_sqrt_d_k(ns: Namespace) -> None:
     ASSIGNMENT,
     "test_attention_scaling",
     weight=EDGE_CASES,
-    keeps=("and not scaled at all when `scale` is False",),
+    keeps=(
+        "and not scaled at all when `scale` is False",
+        KEEPS_ITS_ARGUMENTS,
+    ),
 )
 def scale_false_leaves_the_scores_unscaled(ns: Namespace) -> None:
     attention = require(ns, "attention")
@@ -679,6 +689,7 @@ def judge_masked_rows(
         "before the softmax",
         "`mask`: None, or a bool / 0-1 tensor broadcastable to `(..., L_q, L_k)`, "
         "True/1 = may attend",
+        KEEPS_ITS_ARGUMENTS,
     ),
 )
 def fully_masked_row_is_finite(ns: Namespace) -> None:
@@ -726,6 +737,7 @@ def fully_masked_row_is_finite(ns: Namespace) -> None:
     weight=EDGE_CASES,
     keeps=(
         "a fully masked row gives zero weights and a finite (zero) output, with finite gradients",
+        KEEPS_ITS_ARGUMENTS,
     ),
 )
 def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
@@ -771,6 +783,7 @@ def fully_masked_row_has_finite_gradients(ns: Namespace) -> None:
         'Hidden keys must get weight exactly 0: set their scores to `float("-inf")` '
         "before the softmax",
         "nothing stops them from reaching the hundreds in either direction",
+        KEEPS_ITS_ARGUMENTS,
     ),
 )
 def matches_torch_sdpa(ns: Namespace) -> None:
@@ -925,7 +938,10 @@ def judge_scores_below_a_finite_fill(attention, g: torch.Generator) -> None:
 @check(
     ASSIGNMENT,
     "test_attention_parity",
-    keeps=("Your `attention` inherits this stability from `torch.softmax`",),
+    keeps=(
+        "Your `attention` inherits this stability from `torch.softmax`",
+        KEEPS_ITS_ARGUMENTS,
+    ),
 )
 def scores_in_the_hundreds_give_the_softmax(ns: Namespace) -> None:
     # Named for what it compares, not for overflow: a wrong scale fails it with finite weights.
@@ -1065,7 +1081,10 @@ def judge_causal_weights(
 @check(
     ASSIGNMENT,
     "test_causal_weights",
-    keeps=("causal: query $i$ sees keys $0..i$, itself included, never the future",),
+    keeps=(
+        "causal: query $i$ sees keys $0..i$, itself included, never the future",
+        KEEPS_ITS_ARGUMENTS,
+    ),
 )
 def causal_weights_ignore_the_future(ns: Namespace) -> None:
     attention, causal_mask = require(ns, "attention"), require(ns, "causal_mask")
@@ -1079,6 +1098,7 @@ def causal_weights_ignore_the_future(ns: Namespace) -> None:
     keeps=(
         "causal: query $i$ sees keys $0..i$, itself included, never the future",
         "With the causal mask the first token has only itself to look at (weight 1)",
+        KEEPS_ITS_ARGUMENTS,
     ),
 )
 def causal_weights_of_one_position(ns: Namespace) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass
@@ -44,6 +45,18 @@ from autograder.authoring.student_errors import explain
 ASSIGNMENT = "04_depth"
 squeezed_mistake(ASSIGNMENT)  # diagnose names it in every exercise
 written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
+# The clauses behind that charge, one per exercise: every check that calls the answer inside
+# inputs_kept keeps its exercise's.
+STACK_KEEPS_ITS_INPUTS = (
+    "`forward` writes nothing into `x` or `mask`: the caller's tensors keep their values."
+)
+STACK_RETURNS_A_NEW_LIST = (
+    "`forward` returns a new list at each call: a list returned earlier never changes."
+)
+METRICS_KEEP_THEIR_INPUTS = (
+    "Neither writes into the tensors it is given: the caller's tensors keep their values."
+)
+FOCUS_KEEPS_ITS_INPUT = "It writes nothing into `weights`: the caller's tensors keep their values."
 BANNED = {
     "attention_lab's TransformerEncoder": reference.TransformerEncoder,
     "nn.TransformerEncoder": nn.TransformerEncoder,
@@ -118,6 +131,11 @@ STACK = catalogue(
             "layer_mode_switched": "a layer runs in another mode than the stack: leave the "
             "layers' mode to the stack's train()/eval(); do not switch it in forward",
         },
+        "returned list": {
+            "one_list_for_every_call": "every call returns one and the same list object, so "
+            "the next call changes the list of maps an earlier call returned: build a new list "
+            "in each call (maps = [] inside forward)",
+        },
         "maps": {
             "only_last_map": "only the last layer's attention map is returned: append the "
             "weights of EVERY layer to the list inside the loop",
@@ -138,6 +156,10 @@ ENTROPY = catalogue(
         "zero probabilities": {
             "nan_at_zero": "0 * log(0) gives NaN: use torch.special.xlogy(p, p), which is 0 "
             "where p == 0",
+            "nan_replaced_after_sum": "0 * log(0) is NaN, and replacing the NaN after the sum "
+            "(nan_to_num, torch.where) zeroes the whole row's entropy: every row with an exact "
+            "zero gets entropy 0, its other weights ignored; give each term 0 where p == 0 "
+            "before summing, torch.special.xlogy(p, p)",
             "eps_in_log": "the weights are clamped at, or shifted by, an epsilon inside the "
             "log (p * log(max(p, eps)) or p * log(p + eps)), which changes every term whose "
             "weight lies below or near eps: use torch.special.xlogy(p, p) instead, 0 where "
@@ -283,6 +305,12 @@ def run_stack(
             raise
         except Exception as error:
             fail(explain(error, "your DepthStack", f" on {what}"))
+    return returned_pair(result, what)
+
+
+def returned_pair(result: Any, what: str) -> tuple[Tensor, list[Tensor]]:
+    """``result``, what the stack returned on ``what``, as (output, maps); a failure where it is
+    no tuple of a tensor and a list of tensors."""
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("forward must return a tuple (output, maps)")
     out, maps = result
@@ -475,6 +503,7 @@ def judge_stack(cls: type, g: torch.Generator, cases: list[StackCase]) -> None:
         "previous layer's output, and give every layer the same `mask`",
         "collect every layer's weights, as they are, in a list. Return `(output of the "
         "last layer, list of num_layers maps)`.",
+        STACK_KEEPS_ITS_INPUTS,
     ),
 )
 def depth_stack_matches_the_reference(ns: Namespace) -> None:
@@ -491,12 +520,65 @@ def depth_stack_matches_the_reference(ns: Namespace) -> None:
         "previous layer's output, and give every layer the same `mask`",
         "Keep every axis: with one head, a batch of one or a single token, some axes "
         "have size 1, and the hidden checks try those sizes too",
+        STACK_KEEPS_ITS_INPUTS,
     ),
 )
 def depth_stack_matches_the_reference_at_size_one(ns: Namespace) -> None:
     # The degenerate stacks: one head, one layer, a batch of one, a single token.
     g = hidden_generator("a04 stack degenerate")
     judge_stack(require(ns, "DepthStack", type), g, stack_cases(g)[MAIN_CASES:])
+
+
+@check(
+    ASSIGNMENT,
+    "test_depth_stack",
+    weight=EDGE_CASES,
+    keeps=(
+        STACK_RETURNS_A_NEW_LIST,
+        STACK_KEEPS_ITS_INPUTS,
+        "collect every layer's weights, as they are, in a list. Return `(output of the "
+        "last layer, list of num_layers maps)`.",
+    ),
+)
+def depth_stack_returns_a_new_list_at_each_call(ns: Namespace) -> None:
+    """The list of maps a first call returned holds, after a second call on other sizes, the maps
+    of the shapes that call alone returns; where it does not, and both calls returned one list
+    object, that is said."""
+    cls = require(ns, "DepthStack", type)
+    g = hidden_generator("a04 new list")
+    b, length, d_model, num_heads, d_ff = layer_sizes(g)
+    num_layers = 2
+    stack = build_stack(cls, num_layers, d_model, num_heads, d_ff, draw_seed(g))
+    check_structure(stack, num_layers, num_heads)
+    stack.eval()
+    first = torch.randn(b, length, d_model, generator=g)
+    second = torch.randn(b + 1, length + 1, d_model, generator=g)
+    what = f"num_layers={num_layers}, num_heads={num_heads}, B={b}, L={length}"
+    with torch.no_grad():
+        # The shapes of the first call's maps, read before any other call.
+        alone = [tuple(m.shape) for m in run_stack(stack, first, None, what)[1]]
+        try:
+            # The two calls where they run, their results held together.
+            results, shared = observe_call("calls_held", stack, first, second)
+        except (CheckFailed, StopChecks, NotImplementedError):
+            raise
+        except Exception as error:
+            fail(explain(error, "your DepthStack", f" on two calls ({what})"))
+    if not (isinstance(results, list) and len(results) == 2):
+        fail(f"two calls of your DepthStack did not give two results ({what})")
+    maps = [returned_pair(result, what)[1] for result in results]
+    shapes = [tuple(m.shape) for m in maps[0]]
+    if shapes == alone:
+        return
+    seen = (
+        f"the list of maps that a call on B={b}, L={length} returned holds, after a second call "
+        f"on B={b + 1}, L={length + 1}, {len(shapes)} maps of shapes {shapes[:4]}, where that "
+        f"call alone returns {len(alone)} of shape {alone[0] if alone else ()}: a "
+        "list returned earlier changed"
+    )
+    if isinstance(shared, list) and [0, 1, 1] in shared:
+        fail(f"{STACK['one_list_for_every_call']} ({seen})")
+    fail(seen)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -622,6 +704,7 @@ def depth_stack_passes_dropout_on(ns: Namespace) -> None:
         "previous layer's output, and give every layer the same `mask`",
         "collect every layer's weights, as they are, in a list. Return `(output of the "
         "last layer, list of num_layers maps)`.",
+        STACK_KEEPS_ITS_INPUTS,
     ),
 )
 def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
@@ -658,7 +741,10 @@ def depth_stack_returns_one_distinct_map_per_layer(ns: Namespace) -> None:
 @check(
     ASSIGNMENT,
     "test_depth_stack_layers",
-    keeps=("layers are independent and all of them are trained",),
+    keeps=(
+        "layers are independent and all of them are trained",
+        STACK_KEEPS_ITS_INPUTS,
+    ),
 )
 def depth_stack_gradients_reach_every_layer(ns: Namespace) -> None:
     cls = require(ns, "DepthStack", type)
@@ -712,6 +798,7 @@ def detached_between_layers(stack: nn.Module, layers: list[nn.Module], x: Tensor
     keeps=(
         "feed `x` (B, L, d_model) through the layers in order, each layer taking the "
         "previous layer's output, and give every layer the same `mask`",
+        STACK_KEEPS_ITS_INPUTS,
     ),
 )
 def depth_stack_changes_nothing_in_train_mode(ns: Namespace) -> None:
@@ -800,6 +887,24 @@ def entropy_mistakes(p: Tensor) -> dict[Mistake, Tensor]:
         ENTROPY["keepdim"]: -safe.sum(-1, keepdim=True),
         ENTROPY["eps_in_log"]: -(p * torch.log(p + 1e-3)).sum(-1),
     }
+
+
+def nan_replaced_after_the_sum(answer: Any) -> bool:
+    """The experiment behind nan_replaced_after_sum: on rows of 5 keys, three without an exact
+    zero and three with one or two (none with all its weight on one key), ``answer`` gives
+    -sum p log p on the first three and exactly 0 on the others. A correct entropy is positive
+    on every such row, and an answer that is 0 everywhere is not -sum p log p on the first."""
+    rows = softmax_rows(torch.Generator().manual_seed(9), 6, 5, 1.0)
+    rows[3, 0] = 0.0
+    rows[4, 1:3] = 0.0
+    rows[5, 4] = 0.0
+    rows /= rows.sum(-1, keepdim=True)
+    expected = -(rows * rows.log()).sum(-1).nan_to_num(nan=0.0)
+    try:
+        got = answer(rows.clone())
+    except Exception:  # noqa: BLE001 - an answer that raises here does not make this mistake
+        return False
+    return is_close(got, expected, atol=1e-9)
 
 
 def entropy_with_epsilon(p: Tensor, epsilon: float, clamped: bool) -> Tensor:
@@ -971,6 +1076,7 @@ def tv_oracle(p: Tensor, q: Tensor) -> Tensor:
         r"entropy $H(p) = -\sum_j p_j \log p_j$ (in nats, with $0 \log 0 = 0$)",
         "Both reduce over the last dimension and keep all leading dimensions: `(..., "
         "L_k) -> (...)`.",
+        METRICS_KEEP_THEIR_INPUTS,
     ),
 )
 def attention_entropy_matches_categorical(ns: Namespace) -> None:
@@ -978,6 +1084,7 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
     g = hidden_generator("a04 entropy")
     axis = fixed_axis_of(attention_entropy, entropy_over, 1)
     epsilons = epsilon_read_off(attention_entropy)
+    nan_replaced = nan_replaced_after_the_sum(attention_entropy)
     for shape in metric_shapes(g):
         p = random_distributions(g, shape)
         with inputs_kept("attention_entropy", weights=p):  # the reference is computed from p
@@ -990,6 +1097,11 @@ def attention_entropy_matches_categorical(ns: Namespace) -> None:
             {
                 **entropy_mistakes(p),
                 **epsilon_mistake(epsilons, p, got),
+                **(
+                    {ENTROPY["nan_replaced_after_sum"]: -(p * p.log()).sum(-1).nan_to_num(nan=0.0)}
+                    if nan_replaced
+                    else {}
+                ),
                 **(
                     {ENTROPY["fixed_axis"]: entropy_over(axis, p)}
                     if axis is not None and p.dim() >= axis + 2
@@ -1057,6 +1169,7 @@ def tv_mistakes_with(axis: int | None, p: Tensor, q: Tensor) -> dict[Mistake, Te
         r"$\mathrm{TV}(p, q) = \tfrac12 \sum_j |p_j - q_j|$",
         "Both reduce over the last dimension and keep all leading dimensions: `(..., "
         "L_k) -> (...)`.",
+        METRICS_KEEP_THEIR_INPUTS,
     ),
 )
 def total_variation_matches_the_definition(ns: Namespace) -> None:
@@ -1137,6 +1250,8 @@ FOCUS = catalogue(
             "not of the number of keys L_k: where weights underflow to exactly 0 as T falls, "
             "that number drops and the score jumps down, so it rises as T grows past that "
             "point",
+            "rescaled_from_uniform": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two "
+            "keys or more: with a single key x = 1 and 1/L_k = 1, so the score is 0 / 0, NaN",
             "single_key": "the score is not finite for a single key (L_k = 1) alone: on rows of "
             "2 or more keys it is finite and calibrated (0 for uniform rows, 1 for all the "
             "weight on one key, in [0, 1] otherwise); the statement asks for a finite score with "
@@ -1229,6 +1344,36 @@ def normalised_by_log_keys(focus: Any) -> bool:
     return is_close(got, expected, atol=FOCUS_ATOL) and bool(torch.isnan(single).all())
 
 
+def rescaled_from_uniform(focus: Any) -> str | None:
+    """The x, the largest weight or sum p², for which ``focus`` gives (x - 1/L_k) / (1 - 1/L_k)
+    on rows of 2, 3, 5 and 9 keys (softmax rows, rows with exact zeros, a row with all its weight
+    on one key, a uniform row) and NaN on rows of a single key, as words; else None. A correct
+    score is finite for a single key, so it never passes this."""
+    g = torch.Generator().manual_seed(10)
+    formulas = {
+        "the largest weight": lambda p: p.amax(-1),
+        "sum p²": lambda p: p.square().sum(-1),
+    }
+    matched = set(formulas)
+    try:
+        for num_keys in (2, 3, 5, 9):
+            rows = calibration_rows(g, 5, num_keys)
+            got = focus(rows.clone())
+            matched = {
+                name
+                for name in matched
+                if is_close(
+                    got, (formulas[name](rows) - 1 / num_keys) / (1 - 1 / num_keys), atol=FOCUS_ATOL
+                )
+            }
+        single = focus(torch.ones(3, 1, dtype=torch.float64))
+    except Exception:  # noqa: BLE001 - an answer that raises here is no such formula
+        return None
+    if not (isinstance(single, Tensor) and single.shape == (3,) and bool(single.isnan().all())):
+        return None
+    return next(iter(matched)) if len(matched) == 1 else None
+
+
 def calibrated_beyond_one_key(focus: Any) -> bool:
     """True when ``focus`` gives finite scores of the statement's calibration on rows of 2, 3, 5
     and 8 keys: 0 for uniform rows, 1 for rows with all the weight on one key, in [0, 1] for
@@ -1270,14 +1415,18 @@ def first_axis_of_the_keys_size(focus: Any) -> Any:
 TEMPERATURES = torch.logspace(-1.5, 1.5, 13, dtype=torch.float64)  # sharp to nearly uniform
 
 
-def run_focus(focus: Any, weights: Tensor, what: str) -> Tensor:
-    """The answer's scores for ``weights`` (..., L_k): a float tensor of shape (...)."""
-    try:
-        scores = focus(weights.clone())
-    except NotImplementedError:
-        raise
-    except Exception as error:
-        fail(explain(error, "your attention_focus", f" on {what}"))
+def run_focus(focus: Any, weights: Tensor, what: str, kept: bool = False) -> Tensor:
+    """The answer's scores for ``weights`` (..., L_k): a float tensor of shape (...). The answer
+    gets a copy of ``weights``, or with ``kept`` the tensor itself, inside inputs_kept (a failure
+    naming the write where the call changed it)."""
+    given = weights if kept else weights.clone()
+    with inputs_kept("attention_focus", weights=weights) if kept else contextlib.nullcontext():
+        try:
+            scores = focus(given)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            fail(explain(error, "your attention_focus", f" on {what}"))
     expected_shape = tuple(weights.shape[:-1])
     if not (isinstance(scores, Tensor) and tuple(scores.shape) == expected_shape):
         got = f"{type(scores).__name__} {tuple(getattr(scores, 'shape', ()))}"
@@ -1438,6 +1587,7 @@ def attention_focus_ignores_order_and_falls_with_temperature(ns: Namespace) -> N
         "defined everywhere: every score is finite, with exact zeros in a row, with a "
         "single key ($L_k = 1$",
         "with no leading dimension (one `(L_k,)` row gives a 0-dim tensor)",
+        FOCUS_KEEPS_ITS_INPUT,
     ),
 )
 def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
@@ -1456,13 +1606,19 @@ def attention_focus_is_defined_everywhere(ns: Namespace) -> None:
         (sparse[:, None, :], f"rows of shape {tuple(sparse[:, None].shape)}, an axis of size 1"),
     ]
     for weights, what in cases:
-        got = run_focus(focus, weights, what)
+        got = run_focus(focus, weights.clone(), what, kept=True)
         if not torch.isfinite(got).all():
             seen = f"{what}: non-finite scores {got.flatten().tolist()[:6]}"
             if normalised_by_keys_used(focus):
                 fail(f"{FOCUS['keys_used']} ({seen})")
             if normalised_by_log_keys(focus):
                 fail(f"{FOCUS['log_num_keys']} ({seen})")
+            rescaled = rescaled_from_uniform(focus) if weights.shape[-1] == 1 else None
+            if rescaled is not None:
+                fail(
+                    f"{FOCUS['rescaled_from_uniform']} ({seen}; on rows of 2, 3, 5 and 9 keys "
+                    f"your score is that with x = {rescaled})"
+                )
             if weights.shape[-1] == 1 and calibrated_beyond_one_key(focus):
                 fail(f"{FOCUS['single_key']} ({seen})")
             fail(seen)

@@ -86,6 +86,12 @@ def observe(kind: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tup
         with _AtenOpNames() as recorder:
             result = fn(*args, **kwargs)
         return result, sorted(recorder.names)
+    if kind == "calls_held":
+        # One call per positional argument, every result held until the last call returns (so
+        # a result that a later call changed is sent as that call left it); the observation:
+        # where two results are tuples holding one list object, [first, later, position].
+        results = [fn(argument, **kwargs) for argument in args]
+        return results, _one_list_in_two_results(results)
     if kind == "peak_bytes":
         from attention_lab.profiling import peak_memory
 
@@ -96,6 +102,21 @@ def observe(kind: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tup
         finally:
             torch.set_num_threads(threads)
     raise ValueError(f"unknown observation {kind!r}")
+
+
+def _one_list_in_two_results(results: list[Any]) -> list[list[int]]:
+    """[i, j, position] for every two tuples results[i], results[j] (i < j) whose items at
+    ``position`` are one list object."""
+    shared = []
+    for j, later in enumerate(results):
+        for i, first in enumerate(results[:j]):
+            if isinstance(first, tuple) and isinstance(later, tuple):
+                shared += [
+                    [i, j, position]
+                    for position, (a, b) in enumerate(zip(first, later, strict=False))
+                    if isinstance(a, list) and a is b
+                ]
+    return shared
 
 
 # ---------------------------------------------------------------------------------------------

@@ -289,9 +289,98 @@ WRONG = [
         {"attention_focus": Replace(FOCUS_SINGLE_KEY, "")},
         {"test_attention_focus": "the score is 1 - H / log(L_k), right for two keys or more"},
     ),
+    # Writes into what the answer is given (the statement's "writes nothing into ..." clauses):
+    # blind answer t04-04 clamps attention_focus's weights in place; the same family in the other
+    # exercises that take tensors.
+    Mutant(
+        "total_variation subtracts q from p in place",
+        A,
+        {"attention_metrics": Replace(TOTAL_VARIATION, "0.5 * p.sub_(q).abs().sum(dim=-1)")},
+        {
+            "test_attention_metrics": (
+                "`total_variation` changed a tensor it was given, in place: its argument `p`"
+            )
+        },
+        makes=("inputs.written_in_place",),
+    ),
+    Mutant(
+        "DepthStack writes each layer's output into x in place",
+        A,
+        {
+            "depth_stack": Replace(
+                LAYER_CALL,
+                "out, weights = layer(x, mask)  # the same mask in every layer\n"
+                "            x = x.copy_(out)  # one buffer for every layer's output",
+            )
+        },
+        {
+            "test_depth_stack": (
+                "`DepthStack` changed a tensor it was given, in place: its argument `x`"
+            ),
+            "test_depth_stack_layers": (
+                "`DepthStack` changed a tensor it was given, in place: its argument `x`"
+            ),
+        },
+        makes=("inputs.written_in_place",),
+    ),
+    # The list of maps returned (the statement's "returns a new list at each call"): blind answer
+    # t04-02 clears and refills one list kept on the module; this one only appends to it.
+    Mutant(
+        "DepthStack appends every call's maps to one list kept on the module",
+        A,
+        {
+            "depth_stack": (
+                Replace(LAYERS, LAYERS + "\n        self.maps: list[torch.Tensor] = []"),
+                Replace("maps = []", "maps = self.maps  # every layer's map, kept for plots"),
+            )
+        },
+        {"test_depth_stack": "every call returns one and the same list object, so the next call"},
+    ),
+    # Blind answer t04-05 replaces the summed entropy's NaN with nan_to_num; the same mistake
+    # written with torch.where.
+    Mutant(
+        "entropy: a NaN sum set to 0 with torch.where",
+        A,
+        {
+            "attention_metrics": Body(
+                "attention_entropy",
+                """
+                entropy = -(weights * weights.log()).sum(dim=-1)
+                return torch.where(entropy.isnan(), torch.zeros_like(entropy), entropy)
+                """,
+            )
+        },
+        {"test_attention_metrics": "0 * log(0) is NaN, and replacing the NaN after the sum"},
+    ),
+    # Blind answer s04-04 rescales the largest weight from 1/L_k to 1 with no case for one key;
+    # the same rescaling of sum p².
+    Mutant(
+        "attention_focus: sum p² rescaled from 1/L_k to 1, no case for one key",
+        A,
+        {
+            "attention_focus": Body(
+                "attention_focus",
+                """
+                num_keys = weights.shape[-1]
+                same_key = weights.pow(2).sum(dim=-1)  # 1 / L_k uniform, 1 on one key
+                return (num_keys * same_key - 1) / (num_keys - 1)
+                """,
+            )
+        },
+        {"test_attention_focus": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two keys"},
+    ),
 ]
 
 CORRECT = [
+    Mutant(
+        "DepthStack keeps the last call's maps on the module, a new list at each call",
+        A,
+        {
+            "depth_stack": Replace(
+                "maps = []", "self.attention_maps = maps = []  # the last call's maps, for plots"
+            )
+        },
+    ),
     Mutant(
         "attention_focus: the largest weight, rescaled from 1 / L_k to 1",
         A,

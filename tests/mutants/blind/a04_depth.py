@@ -509,8 +509,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_attention_focus": "the score is not finite for a single key (L_k = 1) alone"},
-        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since.
+        {"test_attention_focus": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two keys"},
+        # Issue 40's sixth blind corpus, graded blind on bdfa422: counterexample; named since
+        # (the formula itself since the ninth corpus's s04-04, the same code).
     ),
     Mutant(
         "k04-05: the layers are built as EncoderBlock(d_model",
@@ -684,8 +685,9 @@ WRONG = [
                 '''
             )
         },
-        {"test_attention_focus": "the score is not finite for a single key (L_k = 1) alone"},
-        # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+        {"test_attention_focus": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two keys"},
+        # Issue 40's seventh blind corpus, graded blind on 451e037: named (the formula itself
+        # since the ninth corpus's s04-04, the same code).
     ),
     Mutant(
         "n04-05: a perplexity score, 1 - exp(H)/L_k, not 1 on one key",
@@ -1216,6 +1218,106 @@ WRONG = [
         },
         {"test_depth_stack_layers": "the stack's weights do not follow the seed set before"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: not caught (caught since).
+    ),
+    Mutant(
+        "t04-04: attention_focus clamps the caller's weights in place",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: 1 - H(p) / log(L_k), the entropy relative to its maximum (uniform
+                    # attention). 0 for uniform, 1 for one key; entropy ignores the order of the keys
+                    # and grows with the temperature. A single key counts as fully focused (1).
+                    n = weights.shape[-1]
+                    if n == 1:
+                        return torch.ones(weights.shape[:-1], dtype=weights.dtype)
+                    p = weights.clamp_(min=1e-12)  # no log(0)
+                    entropy = -(p * p.log()).sum(dim=-1)
+                    return (1 - entropy / math.log(n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": (
+                "`attention_focus` changed a tensor it was given, in place: its argument "
+                "`weights` changed during the call"
+            )
+        },
+        makes=("inputs.written_in_place",),
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: not caught (caught since).
+    ),
+    Mutant(
+        "t04-02: one list of maps kept on the module, cleared and refilled by every call",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+                        self.attention_maps: list[torch.Tensor] = []  # the last forward's maps, for plots
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        self.attention_maps.clear()
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            self.attention_maps.append(weights)
+                        return x, self.attention_maps
+                '''
+            )
+        },
+        {"test_depth_stack": "every call returns one and the same list object, so the next call"},
+        in_notebook=True,
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: not caught (caught since).
+    ),
+    Mutant(
+        "t04-05: entropy's NaN replaced by 0 after the sum",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    entropy = -(weights * torch.log(weights)).sum(dim=-1)
+                    return torch.nan_to_num(entropy, nan=0.0)  # 0 * log 0 = nan, counts as 0
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {"test_attention_metrics": "0 * log(0) is NaN, and replacing the NaN after the sum"},
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
     ),
 ]
 
