@@ -760,6 +760,28 @@ WRONG += [
     ),
 ]
 
+# Issue 40's ninth blind corpus (t05-01 returned an eval-mode loss before the update): the same
+# family after the update, a second forward pass in eval mode, which draws no dropout masks, so
+# the update is the reference's and only the returned loss differs.
+WRONG += [
+    Mutant(
+        "train_step returns the loss of a second forward pass in eval mode after the update",
+        A,
+        {
+            "training_step": Replace(
+                "    return loss.item()\n",
+                "    model.eval()\n"
+                "    with torch.no_grad():\n"
+                "        return F.cross_entropy(model(inputs), labels).item()\n",
+            )
+        },
+        {
+            "test_train_step": "comes from another forward pass, in eval mode (without dropout), "
+            "after the update"
+        },
+    ),
+]
+
 # Last in the list, so that judge parity grades it through the command (tests/judge_parity.py
 # picks the first and last wrong ones): its trained model is far from the held-out thresholds,
 # where one model near them (0.793 against a bar of 0.796) passed in-process and failed in the

@@ -966,6 +966,49 @@ WRONG = [
         {"test_sentiment_model": "the token embeddings are scaled by √d_model twice"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
     ),
+    Mutant(
+        "t05-01: train_step returns the loss of a separate forward pass in eval mode before the update",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    # the loss before the update, measured cleanly (no dropout, no graph)
+                    model.eval()
+                    with torch.no_grad():
+                        loss_before = F.cross_entropy(model(inputs), labels).item()
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss_before
+                '''
+            )
+        },
+        {
+            "test_train_step": "comes from another forward pass, in eval mode (without dropout), before the update"
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
 ]
 
 CORRECT = [
