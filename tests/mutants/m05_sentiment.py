@@ -576,7 +576,7 @@ WRONG += [
                 """,
             )
         },
-        {"test_token_importance": "the statement asks that padding changes nothing"},
+        {"test_token_importance": "your score reads the padded queries' rows"},
     ),
     Mutant(
         "token_importance: the maximum over the heads, not renormalised",

@@ -1009,6 +1009,34 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
     ),
+    Mutant(
+        "t05-05: token_importance averages over the padded queries' rows too",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # My score: the attention each token receives as a key, averaged over the
+                    # queries, the heads and the layers (every row is a distribution, so the column
+                    # means sum to 1); pads are then set to 0 and each sentence renormalised.
+                    real = (token_ids != pad_id).to(weights[0].dtype)
+                    received = torch.stack([w.mean(dim=(1, 2)) for w in weights]).mean(dim=0)  # (B, L)
+                    received = received * real
+                    total = received.sum(dim=-1, keepdim=True)
+                    return torch.where(total > 0, received / torch.where(total > 0, total, 1), 0.0)
+                '''
+            )
+        },
+        {
+            "test_token_importance": "your score reads the padded queries' rows: changing only what they hold"
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
 ]
 
 CORRECT = [
