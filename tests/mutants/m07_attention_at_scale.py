@@ -658,3 +658,23 @@ CORRECT += [
         {"online_softmax_update": Replace("new_max.unsqueeze(-1)", "new_max[..., None]")},
     ),
 ]
+# Issue 40's ninth blind corpus (t07-05 computed its partial results in float64 and returned
+# them so): the same family in chunked_attention, whose float32 and half-precision inputs then
+# give a float64 output.
+WRONG += [
+    Mutant(
+        "chunked_attention computes in float64 and returns the output without casting back",
+        A,
+        {
+            "chunked_attention": Replace(
+                "    q = q * (1.0 / math.sqrt(q.shape[-1]))",
+                "    q, k, v = q.double(), k.double(), v.double()  # float64 inside\n"
+                "    q = q * (1.0 / math.sqrt(q.shape[-1]))",
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunked_attention computes in float64 and returns "
+            "the output without casting back to q's dtype"
+        },
+    ),
+]
