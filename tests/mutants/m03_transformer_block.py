@@ -1092,3 +1092,20 @@ WRONG += [
         makes=("inputs.written_in_place",),
     ),
 ]
+# Issue 40's ninth blind corpus (s03-01's word \w+'?\w* keeps a trailing apostrophe and at most
+# one): the family of apostrophe rules, each named where the answer's tokens are that rule's on
+# every text tried.
+WRONG += [
+    Mutant(
+        "clean: a run of apostrophes kept inside a word",
+        A,
+        {"clean": Replace(r"\w+(?:'\w+)*", r"\w+(?:'+\w+)*")},
+        {"test_clean": "a run of apostrophes between two word characters is kept in the word"},
+    ),
+    Mutant(
+        "clean: a leading apostrophe kept on a word",
+        A,
+        {"clean": Replace(r"\w+(?:'\w+)*", r"'?\w+(?:'\w+)*")},
+        {"test_clean": "an apostrophe that is not between two word characters is kept in a word"},
+    ),
+]

@@ -576,7 +576,7 @@ WRONG += [
                 """,
             )
         },
-        {"test_token_importance": "the statement asks that padding changes nothing"},
+        {"test_token_importance": "your score reads the padded queries' rows"},
     ),
     Mutant(
         "token_importance: the maximum over the heads, not renormalised",
@@ -757,6 +757,28 @@ WRONG += [
             )
         },
         {"test_sentiment_model": "the token embeddings are scaled by √d_model twice"},
+    ),
+]
+
+# Issue 40's ninth blind corpus (t05-01 returned an eval-mode loss before the update): the same
+# family after the update, a second forward pass in eval mode, which draws no dropout masks, so
+# the update is the reference's and only the returned loss differs.
+WRONG += [
+    Mutant(
+        "train_step returns the loss of a second forward pass in eval mode after the update",
+        A,
+        {
+            "training_step": Replace(
+                "    return loss.item()\n",
+                "    model.eval()\n"
+                "    with torch.no_grad():\n"
+                "        return F.cross_entropy(model(inputs), labels).item()\n",
+            )
+        },
+        {
+            "test_train_step": "comes from another forward pass, in eval mode (without dropout), "
+            "after the update"
+        },
     ),
 ]
 

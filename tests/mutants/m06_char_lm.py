@@ -209,7 +209,7 @@ WRONG = [
                 "    seen = seen.index_fill(0, context.flatten(), True).expand_as(logits)",
             )
         },
-        {"test_penalise_repeats": "absent from its context, had odds"},
+        {"test_penalise_repeats": "the ids seen are pooled over the batch"},
     ),
     Mutant(
         "penalise_repeats: a penalty of 1 + strength, so strength 0 still penalises",
@@ -733,5 +733,22 @@ WRONG += [
             )
         },
         {"test_penalise_repeats": "non-finite exactly in the rows whose context holds every id"},
+    ),
+]
+
+# Issue 40's ninth blind corpus (t06-05 pooled the seen ids over the batch): the same family as a
+# count penalty, each id's count taken over every row's context.
+WRONG += [
+    Mutant(
+        "penalise_repeats: a count penalty whose counts are taken over the whole batch",
+        A,
+        {
+            "penalise_repeats": Replace(
+                PENALTY_RETURN,
+                "counts = torch.bincount(context.flatten(), minlength=logits.shape[-1])\n"
+                "    return logits - strength * counts.to(logits.dtype)",
+            )
+        },
+        {"test_penalise_repeats": "the ids seen are pooled over the batch"},
     ),
 ]

@@ -523,7 +523,10 @@ WRONG += [
                 "    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n",
             )
         },
-        {"test_merge_partials": "the output's dtype is torch.float64"},
+        {
+            "test_merge_partials": "the partial results are computed in float64 and "
+            "finish_attention returns the output without casting back to q's dtype"
+        },
     ),
     Mutant(  # right for two parts (finish ignores it), wrong from the third on
         "merge_partials: the merged log-sum-exp is b's, not that of both parts",
@@ -656,5 +659,25 @@ CORRECT += [
         "online_softmax_update: the new maximum's trailing axis by indexing, new_max[..., None]",
         A,
         {"online_softmax_update": Replace("new_max.unsqueeze(-1)", "new_max[..., None]")},
+    ),
+]
+# Issue 40's ninth blind corpus (t07-05 computed its partial results in float64 and returned
+# them so): the same family in chunked_attention, whose float32 and half-precision inputs then
+# give a float64 output.
+WRONG += [
+    Mutant(
+        "chunked_attention computes in float64 and returns the output without casting back",
+        A,
+        {
+            "chunked_attention": Replace(
+                "    q = q * (1.0 / math.sqrt(q.shape[-1]))",
+                "    q, k, v = q.double(), k.double(), v.double()  # float64 inside\n"
+                "    q = q * (1.0 / math.sqrt(q.shape[-1]))",
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunked_attention computes in float64 and returns "
+            "the output without casting back to q's dtype"
+        },
     ),
 ]

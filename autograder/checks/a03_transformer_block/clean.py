@@ -55,6 +55,13 @@ CLEAN = catalogue(
             "edge_apostrophes": "an apostrophe that is not between two word characters is "
             "kept in a word: only an apostrophe between two word characters belongs to the word "
             "(dogs' gives dogs, ' and 'tis gives ', tis)",
+            "one_apostrophe_kept_at_the_end": "a word holds at most one apostrophe and keeps it "
+            "at its end too (dogs' stays dogs', and rock'n'roll gives rock'n, ', roll): an "
+            "apostrophe belongs to a word only between two word characters, and a word continues "
+            "through every such one (\\w+(?:'\\w+)*)",
+            "apostrophe_runs_kept": "a run of apostrophes between two word characters is kept in "
+            "the word (don''t stays one token): a word continues through single apostrophes "
+            "only, so don''t gives don, ', ', t",
         },
         "punctuation": {
             "whitespace_split": "split on whitespace only: every punctuation mark must be a "
@@ -78,10 +85,27 @@ CLEAN_MISTAKES: dict[Mistake, Callable[[str], list] | tuple[Callable[[str], list
     CLEAN["typographic_apostrophe"]: regex_clean(f"{WORD}|{MARK}", apostrophe=False),
     CLEAN["inner_apostrophe_splits"]: regex_clean(rf"\w+|{MARK}"),
     CLEAN["one_inner_apostrophe"]: regex_clean(rf"\w+(?:'\w+)?|{MARK}"),
-    # apostrophes taken into words at both edges, at the end only, or at the start only
+    # apostrophes taken into words at both edges, at the end only, or at the start only; or
+    # the statement's word with apostrophes allowed before it, after it, or both
     CLEAN["edge_apostrophes"]: tuple(
-        regex_clean(f"{word}|{MARK}") for word in (r"[\w']+", r"\w[\w']*", r"[\w']*\w")
+        regex_clean(f"{word}|{MARK}")
+        for word in (
+            r"[\w']+",
+            r"\w[\w']*",
+            r"[\w']*\w",
+            rf"'?{WORD}",
+            rf"{WORD}'?",
+            rf"'?{WORD}'?",
+            rf"'*{WORD}",
+            rf"{WORD}'*",
+            rf"'*{WORD}'*",
+        )
     ),
+    # one apostrophe at most, after the word's first characters, at its end as well
+    CLEAN["one_apostrophe_kept_at_the_end"]: tuple(
+        regex_clean(f"{word}|{MARK}") for word in (r"\w+'?\w*", r"\w+(?:'\w*)?")
+    ),
+    CLEAN["apostrophe_runs_kept"]: regex_clean(rf"\w+(?:'+\w+)*|{MARK}"),
     CLEAN["whitespace_split"]: lambda text: text.lower().replace("\u2019", "'").split(),
     CLEAN["punctuation_runs"]: regex_clean(rf"{WORD}|[^\w\s]+"),
     CLEAN["punctuation_dropped"]: regex_clean(WORD),

@@ -245,6 +245,43 @@ def padding_changes_nothing(answer: Any, case: Case, g: torch.Generator) -> str 
     return None
 
 
+def padded_queries_read(answer: Any, case: Case) -> str | None:
+    """Where the answer's real tokens' scores move when only the padded queries' rows change
+    (on ``case``, or, where it has no pads, on it with pads appended): the experiment that shows
+    the score reads those rows, which the statement says may hold anything."""
+    g = torch.Generator().manual_seed(13)
+    where = ""
+    if not (~case.real).any():
+        b, length = case.token_ids.shape
+        ids = torch.cat([case.token_ids, torch.full((b, 2), case.pad_id)], dim=1)
+        longer = []
+        for w in case.weights:
+            fresh = hidden_rows(g, ids != case.pad_id, w.shape[1], w.dtype)
+            fresh[..., :length, :length] = w
+            longer.append(fresh)
+        case = replace(case, weights=tuple(longer), token_ids=ids)
+        where = " with 2 pads appended to every sentence"
+    real = case.real
+    redrawn = tuple(
+        torch.where((~real)[:, None, :, None], hidden_rows(g, real, w.shape[1], w.dtype), w)
+        for w in case.weights
+    )
+    try:
+        scores = run_answer(answer, case).to(torch.float64)
+        other = run_answer(answer, replace(case, weights=redrawn)).to(torch.float64)
+    except CheckFailed:
+        return None
+    if torch.allclose(other[real], scores[real], atol=SAME_ATOL, rtol=SAME_RTOL):
+        return None
+    gap = (other[real] - scores[real]).abs().max().item()
+    return (
+        "your score reads the padded queries' rows: changing only what they hold changes the "
+        f"real tokens' scores (on a hidden input of {case.sizes}{where}, other rows for the "
+        f"padded queries alone, the real queries' rows kept, move a real token's score by "
+        f"{gap:.3g})"
+    )
+
+
 def sentences_are_apart(answer: Any, case: Case, g: torch.Generator) -> str | None:
     """Each sentence alone, as a batch of one, scores as it does in the batch."""
     scores = run_answer(answer, case).to(torch.float64)
@@ -450,7 +487,7 @@ def token_importance_ignores_padding(ns: Namespace) -> None:
     answer = require(ns, "token_importance")
     g = hidden_generator("a05 token importance padding derived")
     for case in hidden_cases("a05 token importance padding"):
-        judged(answer, padding_changes_nothing, case, g, STATEMENT["padding"])
+        judged(answer, padding_changes_nothing, case, g, STATEMENT["padding"], padded_queries_read)
 
 
 @check(

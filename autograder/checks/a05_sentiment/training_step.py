@@ -83,6 +83,12 @@ TRAIN_STEP = catalogue(
             "after the update, in train mode: return loss.item() of the loss the update was "
             "computed from (the second pass also draws dropout masks, so every later step "
             "drops other values than the reference's)",
+            "loss_in_eval_mode": "the loss returned comes from another forward pass, in eval "
+            "mode (without dropout), before the update, not from the one the step "
+            "back-propagated: return loss.item() of the loss the update was computed from",
+            "loss_after_update_in_eval_mode": "the loss returned comes from another forward "
+            "pass, in eval mode (without dropout), after the update, not from the one the step "
+            "back-propagated: return loss.item() of the loss the update was computed from",
         },
     },
 )
@@ -114,6 +120,8 @@ TRAIN_AFTER_FORWARD = TRAIN_STEP["train_after_forward"]
 SCHEDULER_FIRST = TRAIN_STEP["scheduler_first"]
 SCHEDULER_IGNORED = TRAIN_STEP["scheduler_ignored"]
 LOSS_AFTER_UPDATE = TRAIN_STEP["loss_after_update"]
+LOSS_IN_EVAL_MODE = TRAIN_STEP["loss_in_eval_mode"]
+LOSS_AFTER_UPDATE_IN_EVAL_MODE = TRAIN_STEP["loss_after_update_in_eval_mode"]
 SOFTMAX_BEFORE_LOSS = TRAIN_STEP["softmax_before_cross_entropy"]
 STEP_MISTAKES = tuple(TRAIN_STEP.values())
 SOFTMAX_BEFORE_CROSS_ENTROPY = softmax_before_cross_entropy()
@@ -458,11 +466,57 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
                 f"{type(losses[0]).__name__}"
             )
         if not is_close(torch.tensor(losses), torch.tensor(expected_losses)):
-            fail(
+            seen = (
                 f"train_step returned the losses {[round(x, 4) for x in losses]}, expected "
                 f"{[round(x, 4) for x in expected_losses]}, the cross-entropy of each batch "
                 "before its update, as the statement asks"
             )
+            if found := eval_mode_loss_returned(trial, losses, expected_losses):
+                fail(f"{found}; {seen}")
+            fail(seen)
+
+
+def eval_mode_losses(trial: StepTrial) -> dict[Mistake, list[float]]:
+    """The cross-entropy of each batch in eval mode (dropout off) with the reference's
+    parameters before its update and after it: what a second forward pass in eval mode gives."""
+    record: list[dict[str, Tensor]] = []
+    simulate(trial, record=record)
+    model = step_model(nn, *trial.sizes)
+    model.eval()
+    states = {
+        LOSS_IN_EVAL_MODE: [trial.start, *record[:-1]],
+        LOSS_AFTER_UPDATE_IN_EVAL_MODE: record,
+    }
+    losses: dict[Mistake, list[float]] = {}
+    for mistake, parameters in states.items():
+        losses[mistake] = []
+        for state, (inputs, labels) in zip(parameters, trial.batches, strict=True):
+            model.load_state_dict({name: value.float() for name, value in state.items()})
+            with torch.no_grad():
+                losses[mistake].append(F.cross_entropy(model(inputs), labels).item())
+    return losses
+
+
+def eval_mode_loss_returned(
+    trial: StepTrial, losses: list[float], expected_losses: list[float]
+) -> str | None:
+    """The mistake of the returned loss, with the losses that confirm it, where the answer's
+    update is the reference's and the losses it returned are those of one second forward pass in
+    eval mode (before or after the update) and not the train-mode ones; otherwise None."""
+    returned = torch.tensor(losses)
+    matched = [
+        (mistake, values)
+        for mistake, values in eval_mode_losses(trial).items()
+        if is_close(returned, torch.tensor(values))
+        and not is_close(torch.tensor(values), torch.tensor(expected_losses))
+    ]
+    if len(matched) != 1:
+        return None
+    mistake, values = matched[0]
+    return (
+        f"{mistake} (the cross-entropy of each batch in eval mode is "
+        f"{[round(x, 4) for x in values]}, what yours returned)"
+    )
 
 
 @check(

@@ -47,6 +47,11 @@ PENALTY = catalogue(
             "does so): it raises on a context whose largest id is below V - 1 and runs on one "
             "that holds V - 1",
         },
+        "rows": {
+            "seen_ids_pooled_over_the_batch": "the ids seen are pooled over the batch: every row "
+            "is penalised for the ids of every row's context, where each row must penalise the "
+            "ids of its own context",
+        },
         "nothing unseen": {
             "every_id_seen_non_finite": "the output is non-finite exactly in the rows whose "
             "context holds every id of the vocabulary, where no id is left unseen (their count "
@@ -102,6 +107,51 @@ def width_follows_context(
         f"{PENALTY['width_follows_context']} (here V = {vocab_size} and the largest id of each "
         f"row's context is {largest.tolist()}: with id {vocab_size - 1} appended to every row's "
         "context it runs, with each row's largest id appended it raises again)"
+    )
+
+
+def pooled_over_the_batch(
+    penalise: Callable | None, logits: Tensor, context: Tensor, strength: float
+) -> str | None:
+    """PENALTY's seen_ids_pooled_over_the_batch with what confirms it, or None: each row of the
+    answer's output for the batch is what the answer gives that row alone with the ids of the
+    whole batch's context as its context, and some row alone with its own context gives other
+    probabilities than in the batch."""
+    if penalise is None or len(logits) < 2:
+        return None
+    pooled = context.flatten()[None]  # (1, B * L): every row's ids
+    try:
+        together = torch.softmax(penalise(logits.clone(), context.clone(), strength), -1)
+        rows = [
+            (
+                torch.softmax(penalise(logits[r : r + 1].clone(), pooled.clone(), strength), -1),
+                torch.softmax(
+                    penalise(logits[r : r + 1].clone(), context[r : r + 1].clone(), strength), -1
+                ),
+            )
+            for r in range(len(logits))
+        ]
+    except NotImplementedError:
+        raise
+    except Exception:  # noqa: BLE001 - an answer that raises here confirms nothing
+        return None
+    if not isinstance(together, Tensor) or together.shape != logits.shape:
+        return None
+    if not all(
+        isinstance(p, Tensor) and p.shape == (1, logits.shape[-1]) for row in rows for p in row
+    ):
+        return None
+    if not all(
+        is_close(with_all[0], together[r], atol=ATOL) for r, (with_all, _) in enumerate(rows)
+    ):
+        return None
+    apart = [r for r, (_, own) in enumerate(rows) if not is_close(own[0], together[r], atol=ATOL)]
+    if not apart:
+        return None
+    return (
+        f"{PENALTY['seen_ids_pooled_over_the_batch']} (here each row alone, given as its context "
+        f"every id of the batch's contexts, gives the probabilities it gets in the batch; row "
+        f"{apart[0]} alone with its own context gives others)\n"
     )
 
 
@@ -192,8 +242,16 @@ def common_divisor(logits: Tensor, out: Tensor, seen: Tensor) -> float | None:
     return factor
 
 
-def judge_shift(logits: Tensor, out: Tensor, context: Tensor, strength: float, what: str) -> None:
-    """Fail unless the seen ids' total probability did not rise and the unseen ids' odds held."""
+def judge_shift(
+    logits: Tensor,
+    out: Tensor,
+    context: Tensor,
+    strength: float,
+    what: str,
+    penalise: Callable | None = None,
+) -> None:
+    """Fail unless the seen ids' total probability did not rise and the unseen ids' odds held;
+    with ``penalise``, naming the pooled seen ids where an experiment on it confirms them."""
     seen = seen_ids(context, logits.shape[-1])
     before, after = seen_mass(logits, seen), seen_mass(out, seen)
     risen = after > before + ATOL
@@ -206,6 +264,8 @@ def judge_shift(logits: Tensor, out: Tensor, context: Tensor, strength: float, w
             else f"{PENALTY['negative_logits_divided']} (here every seen logit is divided by "
             f"{factor:.4g})\n"
         )
+        if not named:
+            named = pooled_over_the_batch(penalise, logits, context, strength) or ""
         fail(
             f"{named}row {row} ({what}, strength {strength:.3g}): the seen ids "
             f"{seen[row].nonzero().flatten().tolist()}, with logits {rounded(logits[row][seen[row]])}, "
@@ -219,8 +279,9 @@ def judge_shift(logits: Tensor, out: Tensor, context: Tensor, strength: float, w
         if not is_close(shift, shift.mean().expand_as(shift), atol=1e-7):
             ids = unseen.nonzero().flatten()
             first, last = int(shift.argmin()), int(shift.argmax())
+            named = pooled_over_the_batch(penalise, logits, context, strength) or ""
             fail(
-                f"row {row} ({what}, strength {strength:.3g}): the ids {int(ids[first])} and "
+                f"{named}row {row} ({what}, strength {strength:.3g}): the ids {int(ids[first])} and "
                 f"{int(ids[last])}, absent from its context, had odds "
                 f"{float(torch.exp(logits[row, ids[first]] - logits[row, ids[last]])):.4g} "
                 f"before and {float(torch.exp(out[row, ids[first]] - out[row, ids[last]])):.4g} after"
@@ -245,7 +306,7 @@ def penalty_moves_probability_from_seen_ids_to_the_others(ns: Namespace) -> None
         logits, context, sizes = penalty_batch(g)
         strength = round(0.3 + 2.5 * float(torch.rand((), generator=g)), 3)
         out = run_penalty(penalise, logits, context, strength, sizes)
-        judge_shift(logits, out, context, strength, sizes)
+        judge_shift(logits, out, context, strength, sizes, penalise)
 
 
 @check(
@@ -308,8 +369,9 @@ def penalty_keeps_rows_apart(ns: Namespace) -> None:
             penalise, logits[row : row + 1], context[row : row + 1], strength, f"row {row} alone"
         )
         if not is_close(torch.softmax(alone[0], -1), torch.softmax(together[row], -1), atol=ATOL):
+            named = pooled_over_the_batch(penalise, logits, context, strength) or ""
             fail(
-                f"row {row} ({sizes}) gives the probabilities {rounded(torch.softmax(together[row], -1))} "
+                f"{named}row {row} ({sizes}) gives the probabilities {rounded(torch.softmax(together[row], -1))} "
                 f"in the batch and {rounded(torch.softmax(alone[0], -1))} alone"
             )
     vocab_size = logits.shape[-1]
@@ -320,7 +382,7 @@ def penalty_keeps_rows_apart(ns: Namespace) -> None:
     ]
     for case_logits, case_context, what in cases:
         out = run_penalty(penalise, case_logits, case_context, strength, what)
-        judge_shift(case_logits, out, case_context, strength, what)
+        judge_shift(case_logits, out, case_context, strength, what, penalise)
     # Finite logits far apart within a row (issue 40's blind answer j06-14 renormalised
     # probabilities, of which such rows round some to 0 or 1): the output stays finite.
     for dtype, spread in ((torch.float32, 100.0), (torch.float64, 800.0)):

@@ -1581,6 +1581,25 @@ WRONG = [
         {"test_padded_block": "the key mask is built from each sentence's number of real tokens"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
     ),
+    Mutant(
+        "s03-01: clean's word \\w+'?\\w* keeps a trailing apostrophe, and one at most",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"\w+'?\w*|[^\w\s]", text)
+                '''
+            )
+        },
+        {"test_clean": "a word holds at most one apostrophe and keeps it at its end too"},
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
 ]
 
 CORRECT = [

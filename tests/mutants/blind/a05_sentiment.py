@@ -1286,6 +1286,77 @@ WRONG = [
         {"test_make_optimizer": "returned an AdamW whose weight_decay is not"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
     ),
+    Mutant(
+        "t05-01: train_step returns the loss of a separate forward pass in eval mode before the update",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    # the loss before the update, measured cleanly (no dropout, no graph)
+                    model.eval()
+                    with torch.no_grad():
+                        loss_before = F.cross_entropy(model(inputs), labels).item()
+                    model.train()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss_before
+                '''
+            )
+        },
+        {
+            "test_train_step": "comes from another forward pass, in eval mode (without dropout), before the update"
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
+    Mutant(
+        "t05-05: token_importance averages over the padded queries' rows too",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # My score: the attention each token receives as a key, averaged over the
+                    # queries, the heads and the layers (every row is a distribution, so the column
+                    # means sum to 1); pads are then set to 0 and each sentence renormalised.
+                    real = (token_ids != pad_id).to(weights[0].dtype)
+                    received = torch.stack([w.mean(dim=(1, 2)) for w in weights]).mean(dim=0)  # (B, L)
+                    received = received * real
+                    total = received.sum(dim=-1, keepdim=True)
+                    return torch.where(total > 0, received / torch.where(total > 0, total, 1), 0.0)
+                '''
+            )
+        },
+        {
+            "test_token_importance": "your score reads the padded queries' rows: changing only what they hold"
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
 ]
 
 CORRECT = [

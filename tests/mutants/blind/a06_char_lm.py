@@ -1109,6 +1109,26 @@ WRONG = [
         {"test_sample": "the model was in training mode when sample called it"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
     ),
+    Mutant(
+        "t06-05: penalise_repeats pools the seen ids over the batch",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # My rule: subtract `strength` from the logit of every recently seen id. A
+                    # subtraction lowers a seen id's probability whatever the sign of its logit, the
+                    # other ids keep their logits (so their odds), and 0 changes nothing.
+                    seen = torch.zeros(logits.shape[-1], dtype=logits.dtype, device=logits.device)
+                    seen[context.flatten()] = 1.0  # the ids that appear in the recent context
+                    return logits - strength * seen
+                '''
+            )
+        },
+        {"test_penalise_repeats": "the ids seen are pooled over the batch: every row is penalised"},
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
 ]
 
 CORRECT: list[Mutant] = [

@@ -1944,6 +1944,50 @@ WRONG = [
         {"test_merge_partials": "the tensor has fewer axes than the code expects"},
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
     ),
+    Mutant(
+        "t07-05: partial results computed in float64, the output returned so",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # A partial result is (m, l, acc): per query the largest score m over this part's
+                    # keys, l = sum exp(s - m), and acc = sum exp(s - m) v (shape (..., L_q, d_v)).
+                    # Its size does not depend on the number of keys. Merging moves both parts to the
+                    # larger maximum (multiply by exp(m_part - m_new) <= 1, never overflows) and adds:
+                    # exact, commutative and associative up to rounding.
+                    q, k, v = q.double(), k.double(), v.double()  # float64 inside, for accuracy
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    fa, fb = torch.exp(m_a - m), torch.exp(m_b - m)
+                    return (m, l_a * fa + l_b * fb, acc_a * fa + acc_b * fb)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    _, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "the partial results are computed in float64 and finish_attention returns the output without casting back"
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
 ]
 
 CORRECT = [
