@@ -2196,48 +2196,4 @@ CORRECT = [
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
     ),
-    Mutant(
-        "r07-06: partial results as the normalised output and its log-sum-exp, a dict",
-        A,
-        {
-            "merge_partials": Rewrite(
-                r'''
-                # id: r07-06
-                # kind: correct
-                # grade_id: merge_partials
-                # alternative: another design (FlashAttention-2 / Flash-Decoding style): a partial result is a dict with the NORMALISED output o over its keys and the log-sum-exp lse of its scores; merging uses logaddexp and the weights exp(lse_part - lse_total).
-                # evidence: my experiment (scripts ev0N.py, output ev0N.txt in /work/fresh-corpus8b):
-                #   r07-06: 4 parts, two groupings, float64/float32 errors vs softmax attention: [(torch.float64, 4.440892098500626e-16, 5.551115123125783e-16, torch.float64), (torch.float32, 3.5762786865234375e-07, 3.5762786865234375e-07, torch.float32)] | scores ~1e4: 0.0 | low part ~-1e4 merged first: 8.881784197001252e-16 | numbers for 1 vs 29 keys: 84 84 | no leading dims, one key: (7, 5)
-                # public checks: passes every public check of the notebook
-                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
-                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
-
-                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
-                    """
-                    # Design: {"out": softmax attention over this part's keys, (..., L_q, d_v),
-                    # "lse": log sum_j exp(s_j) over this part, (..., L_q, 1)}. The share of a part
-                    # in the attention over a union of parts is exp(lse_part - lse_union), and
-                    # lse_union = logaddexp of the parts' lse: exact, symmetric, associative, and
-                    # stable because logsumexp and logaddexp never exponentiate a raw score.
-                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
-                    out = torch.exp(s - lse) @ v
-                    return {"out": out, "lse": lse}
-
-
-                def merge_partials(a, b):
-                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
-                    lse = torch.logaddexp(a["lse"], b["lse"])
-                    out = torch.exp(a["lse"] - lse) * a["out"] + torch.exp(b["lse"] - lse) * b["out"]
-                    return {"out": out, "lse": lse}
-
-
-                def finish_attention(p) -> Tensor:
-                    """The attention output (..., L_q, d_v) over every key merged into p."""
-                    return p["out"]
-                '''
-            )
-        },
-        # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
-    ),
 ]
