@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -1303,16 +1304,15 @@ def normalised_by_keys_used_where_defined(focus: Any) -> bool:
     return is_close(got, expected, atol=FOCUS_ATOL)
 
 
-def effective_number_of_keys(focus: Any) -> str | None:
-    """The effective number of keys N, exp(H) or 1 / sum p², for which ``focus`` gives
-    1 - N / L_k on rows of 2, 3, 5 and 9 keys (softmax rows, rows with exact zeros, a row with
-    all its weight on one key, a uniform row), as a formula in words; else None. Both are 1 for
-    all the weight on one key, so such a score is 1 - 1 / L_k there, never 1."""
-    g = torch.Generator().manual_seed(8)
-    formulas = {
-        "exp(H), the perplexity": lambda p: torch.exp(-torch.special.xlogy(p, p).sum(-1)),
-        "1 / sum p²": lambda p: 1 / p.square().sum(-1),
-    }
+def formula_fitted(
+    focus: Any,
+    seed: int,
+    formulas: dict[str, Callable[[Tensor], Tensor]],
+    score: Callable[[Tensor, int], Tensor],
+) -> str | None:
+    """The one name of ``formulas`` (name -> x(p), one value per row) for which ``focus`` gives
+    score(x, L_k) on calibration rows of 2, 3, 5 and 9 keys drawn from ``seed``; else None."""
+    g = torch.Generator().manual_seed(seed)
     matched = set(formulas)
     for num_keys in (2, 3, 5, 9):
         rows = calibration_rows(g, 5, num_keys)
@@ -1323,9 +1323,21 @@ def effective_number_of_keys(focus: Any) -> str | None:
         matched = {
             name
             for name in matched
-            if is_close(got, 1 - formulas[name](rows) / num_keys, atol=FOCUS_ATOL)
+            if is_close(got, score(formulas[name](rows), num_keys), atol=FOCUS_ATOL)
         }
     return next(iter(matched)) if len(matched) == 1 else None
+
+
+def effective_number_of_keys(focus: Any) -> str | None:
+    """The effective number of keys N, exp(H) or 1 / sum p², for which ``focus`` gives
+    1 - N / L_k on rows of 2, 3, 5 and 9 keys (softmax rows, rows with exact zeros, a row with
+    all its weight on one key, a uniform row), as a formula in words; else None. Both are 1 for
+    all the weight on one key, so such a score is 1 - 1 / L_k there, never 1."""
+    formulas = {
+        "exp(H), the perplexity": lambda p: torch.exp(-torch.special.xlogy(p, p).sum(-1)),
+        "1 / sum p²": lambda p: 1 / p.square().sum(-1),
+    }
+    return formula_fitted(focus, 8, formulas, lambda n, num_keys: 1 - n / num_keys)
 
 
 def normalised_by_log_keys(focus: Any) -> bool:
@@ -1349,29 +1361,20 @@ def rescaled_from_uniform(focus: Any) -> str | None:
     on rows of 2, 3, 5 and 9 keys (softmax rows, rows with exact zeros, a row with all its weight
     on one key, a uniform row) and NaN on rows of a single key, as words; else None. A correct
     score is finite for a single key, so it never passes this."""
-    g = torch.Generator().manual_seed(10)
     formulas = {
         "the largest weight": lambda p: p.amax(-1),
         "sum p²": lambda p: p.square().sum(-1),
     }
-    matched = set(formulas)
+    name = formula_fitted(
+        focus, 10, formulas, lambda x, num_keys: (x - 1 / num_keys) / (1 - 1 / num_keys)
+    )
     try:
-        for num_keys in (2, 3, 5, 9):
-            rows = calibration_rows(g, 5, num_keys)
-            got = focus(rows.clone())
-            matched = {
-                name
-                for name in matched
-                if is_close(
-                    got, (formulas[name](rows) - 1 / num_keys) / (1 - 1 / num_keys), atol=FOCUS_ATOL
-                )
-            }
         single = focus(torch.ones(3, 1, dtype=torch.float64))
     except Exception:  # noqa: BLE001 - an answer that raises here is no such formula
         return None
     if not (isinstance(single, Tensor) and single.shape == (3,) and bool(single.isnan().all())):
         return None
-    return next(iter(matched)) if len(matched) == 1 else None
+    return name
 
 
 def calibrated_beyond_one_key(focus: Any) -> bool:

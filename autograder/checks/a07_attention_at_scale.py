@@ -577,15 +577,7 @@ def computed_in_float64(out: Tensor, q: Tensor, k: Tensor, v: Tensor) -> bool:
     reference computed in float64 on q, k and v converted to it, to float64 rounding (a
     computation in q's dtype, converted afterwards, differs from it by that dtype's rounding,
     1e-7 and more)."""
-    if (
-        out.dtype != torch.float64
-        or q.dtype == torch.float64
-        or out.shape[-2:]
-        != (
-            q.shape[-2],
-            v.shape[-1],
-        )
-    ):
+    if out.dtype != torch.float64 or q.dtype == torch.float64:
         return False
     wide = reference_out(q.double(), k.double(), v.double())
     return out.shape == wide.shape and is_close(out, wide, atol=1e-10, rtol=1e-9)
