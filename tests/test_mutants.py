@@ -606,6 +606,9 @@ def test_a_dropout_active_in_eval_mode_costs_its_checks_not_its_cell(answer: str
     assert 0 < grades.fraction < 1
 
 
+@cache  # every mutant's grading asks for it first (graded): without the cache, each graded the
+# solution again, and 05's and 06's trained their model again (the complete tier went from 19 to
+# 35 minutes)
 def solution_graded(assignment: str) -> tuple[dict[str, CellGrade], dict[str, str]]:
     """The solution's grades and the errors of its visible asserts (none, if it is right)."""
     path = ROOT / "solutions" / assignment / f"{assignment}.ipynb"
@@ -616,6 +619,12 @@ def solution_graded(assignment: str) -> tuple[dict[str, CellGrade], dict[str, st
         _GRADED_UNDER_OTHER[f"{assignment}: the solution"] = grade_submission(submission)
     with tempfile.TemporaryDirectory() as folder:  # so a mutant's visible failure is its own
         return grades, run_visible_checks(assignment, submission.namespace, folder)
+
+
+@pytest.mark.slow
+def test_the_solution_is_graded_once_for_all_its_mutants():
+    """graded() starts every mutant from the solution's grading; it must be the same one."""
+    assert solution_graded("01_attention") is solution_graded("01_attention")
 
 
 @pytest.mark.slow
