@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import torch
 
@@ -51,3 +51,17 @@ def under_seeds(call: Callable[[], T], seeds: Sequence[int]) -> list[T]:
         with under_seed(seed):
             outputs.append(call())
     return outputs
+
+
+def eval_randomness(
+    call: Callable[[], torch.Tensor], seed: int
+) -> tuple[Literal["", "seeded", "unseeded"], torch.Tensor]:
+    """How ``call()``, a model in eval mode, uses torch's global random numbers, and its output
+    under ``seed``: "" where ``seed`` and ``seed + 1`` give the same output (it uses none),
+    "seeded" where they differ but a second call under ``seed`` repeats the first (it draws from
+    the global generator: dropout left on), "unseeded" where even that differs."""
+    outputs = under_seeds(call, [seed, seed + 1])
+    if torch.equal(outputs[0], outputs[1]):
+        return "", outputs[0]
+    seeded = torch.equal(under_seeds(call, [seed])[0], outputs[0])
+    return ("seeded" if seeded else "unseeded"), outputs[0]

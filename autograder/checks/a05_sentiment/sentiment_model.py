@@ -12,7 +12,12 @@ from attention_lab.reference.a03_transformer_block import SinusoidalPositionalEn
 from autograder.authoring.closeness import first_difference, is_close
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import diagnose
-from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seeds
+from autograder.authoring.hidden_draws import (
+    draw_seed,
+    eval_randomness,
+    hidden_generator,
+    random_sizes,
+)
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
 from autograder.authoring.requiring import require
@@ -60,19 +65,14 @@ def judge_eval_mode(cls: type, g: torch.Generator, dropout: float) -> None:
     config = {**model_config(g), "dropout": dropout}
     model = build_model(cls, config, seed=draw_seed(g))
     ids = draw_ids(g, 3, 9, config["pad_id"], config["vocab_size"])
-    first = draw_seed(g)
-    logits = partial(run_model, model, ids)
-    # Different random numbers: only dropout would use them.
-    outputs = under_seeds(logits, [first, first + 1])
-    if torch.equal(outputs[0], outputs[1]):
-        return
-    # Named where the logits follow the seed: a third call under the first seed agrees.
-    if torch.equal(under_seeds(logits, [first])[0], outputs[0]):
+    randomness, _ = eval_randomness(partial(run_model, model, ids), draw_seed(g))
+    if randomness == "seeded":
         fail(f"{MODEL['random_in_eval']} (dropout={dropout})")
-    fail(
-        "in eval mode the model gives different logits at every call, even under the same "
-        f"random seed (dropout={dropout}): in eval mode the logits must depend on the ids alone"
-    )
+    if randomness:
+        fail(
+            "in eval mode the model gives different logits at every call, even under the same "
+            f"random seed (dropout={dropout}): in eval mode the logits must depend on the ids alone"
+        )
 
 
 # A gate, and first: the other checks build the model with dropout 0, and a model that draws at

@@ -15,7 +15,12 @@ from attention_lab.embedding import LearnedPositionalEmbedding
 from autograder.authoring.closeness import is_close, not_finite
 from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, diagnose, squeezed
-from autograder.authoring.hidden_draws import draw_seed, hidden_generator, random_sizes, under_seeds
+from autograder.authoring.hidden_draws import (
+    draw_seed,
+    eval_randomness,
+    hidden_generator,
+    random_sizes,
+)
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.operation_mistakes import mistaken_outputs, probabilities
 from autograder.authoring.reference_bans import ban
@@ -220,16 +225,12 @@ def judge_eval_mode(cls: type, g: torch.Generator, dropout: float) -> None:
     config = lm_config(g)
     lm = build_lm(cls, config, seed=draw_seed(g), dropout=dropout)
     idx = torch.randint(0, config["vocab_size"], (3, config["block_size"]), generator=g)
-    first = draw_seed(g)
-    logits = partial(run_lm, lm, idx)
-    # Different random numbers: only dropout would use them.
-    outputs = under_seeds(logits, [first, first + 1])
-    if torch.equal(outputs[0], outputs[1]):
+    randomness, _ = eval_randomness(partial(run_lm, lm, idx), draw_seed(g))
+    if not randomness:
         return
     if (unregistered := unregistered_blocks(lm)) is not None:
         fail(unregistered)
-    # Named where the logits follow the seed: a second run under the first seed repeats them.
-    if torch.equal(under_seeds(logits, [first])[0], outputs[0]):
+    if randomness == "seeded":
         fail(f"{CHARLM['random_in_eval']} (dropout={dropout})")
     fail(
         f"in eval mode the model gives different logits at every call, even under the same "
