@@ -431,8 +431,8 @@ def rounded(values: Tensor) -> list[Any]:
     "test_train_step",
     keeps=(
         "`train_step(model, inputs, labels, optimizer, max_grad_norm, scheduler=None)` "
-        "does steps 1 to 8 on one batch and returns the loss before the update as a "
-        "float",
+        "does steps 1 to 8 on one batch and returns the loss of its own forward pass (step 2, "
+        "in train mode, before the update) as a float",
         "It must come between the backward pass and the update",
         "The schedule, when one is given, moves on by one step after the update.",
     ),
