@@ -1247,6 +1247,65 @@ def one_sequence_at_a_time(attention):
     return repaired
 
 
+def _raises_as_without_keepdim(attention) -> bool:
+    """Whether the answer, given 3 queries, 5 keys and a mask with a row that sees no key, raises
+    the very error that the reference raises with its mask.any(dim=-1, keepdim=True) run without
+    keepdim: that mistake's own sign, on public inputs (torch's broadcast errors quote the sizes)."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, n, 4, generator=g, dtype=torch.float64) for n in (3, 5, 5))
+    mask = torch.rand(2, 3, 5, generator=g) < 0.6
+    mask[0, 1] = False
+    try:
+        call_attention(attention, q, k, v, mask)
+    except StopChecks:  # no kernel or no time left: the experiment cannot run at all
+        raise
+    except CheckFailed:  # it changed its inputs or returned no pair: another mistake's sign
+        return False
+    except Exception as error:  # noqa: BLE001 - compared with the reference's, never re-raised
+        arguments = {"q": q, "k": k, "v": v, "mask": mask}
+        return bool(
+            raising_alike(
+                reference.scaled_dot_product_attention, arguments, [KEEPDIM_DROPPED], error
+            )
+        )
+    return False
+
+
+@repairs(ASSIGNMENT, ATTENTION["keepdim_dropped"], "attention")
+def one_query_at_a_time(attention):
+    """``attention`` called on one query of one sequence at a time, with that query's row of the
+    mask, where the flags of the rows that see a key broadcast alike with or without their
+    trailing axis; the results are stacked back.  An answer that does not raise as the reference
+    does with its keepdim dropped is left as it is."""
+    if not _raises_as_without_keepdim(attention):
+        return attention
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, **options):
+        if mask is None:
+            return call_attention(attention, q, k, v, **options)
+        lead = np.broadcast_shapes(*(t.shape[:-2] for t in (q, k, v, mask)))  # no sympy
+        mask = mask.expand(*lead, q.shape[-2], k.shape[-2])
+        q, k, v, mask = (
+            t.expand(*lead, *t.shape[-2:]).reshape(-1, *t.shape[-2:]) for t in (q, k, v, mask)
+        )
+        rows = [
+            [
+                call_attention(
+                    attention, q[i, j : j + 1], k[i], v[i], mask[i, j : j + 1], **options
+                )
+                for j in range(q.shape[1])
+            ]
+            for i in range(q.shape[0])
+        ]
+        out, weights = (
+            torch.stack([torch.cat([pair[part] for pair in row]) for row in rows])
+            for part in (0, 1)
+        )
+        return out.reshape(*lead, *out.shape[-2:]), weights.reshape(*lead, *weights.shape[-2:])
+
+    return repaired
+
+
 @repairs(ASSIGNMENT, ATTENTION["scaled_by_sqrt_l_k"], "attention")
 def queries_rescaled_for_sqrt_l_k(attention):
     """``attention`` given queries multiplied by √(L_k / d_k) when it scales: an answer that

@@ -24,6 +24,7 @@ WRONG = [
             "test_attention_fully_masked_row": "the flags of the rows that see a key are a "
             "reduction over the keys without keepdim=True"
         },
+        charged_once=True,  # the parity cell raises where L_q != L_k: the same mistake (q01-02)
     ),
     Mutant(
         "softmax over queries",

@@ -1237,6 +1237,7 @@ WRONG = [
             "test_attention_fully_masked_row": "the flags of the rows that see a key are a "
             "reduction over the keys without keepdim=True"
         },
+        charged_once=True,
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: counterexample (named since).
     ),
     Mutant(
