@@ -172,8 +172,9 @@ class GradingSetup(WorkerPlugin):
         """As many spawned, warmed-up grading processes as the worker runs jobs at once."""
         context = multiprocessing.get_context("spawn")
         reader, writer = context.Pipe(duplex=False)
+        processes = max(1, getattr(state, "nthreads", 1))
         graders = ProcessPoolExecutor(
-            max(1, getattr(state, "nthreads", 1)),
+            processes,
             mp_context=context,
             initializer=_start_grader,
             initargs=(
@@ -187,8 +188,10 @@ class GradingSetup(WorkerPlugin):
         )
         try:
             # They start at this first call: OpenBLAS (numpy's) reads the variable as each loads.
-            with one_blas_thread(), children_allowed():
-                failed = graders.submit(_set_up_failure).result()  # warmed up now, not at a job
+            # A submit spawns a process while none is idle: one each, all of them here.
+            with one_blas_thread(), children_allowed(), ctrl_c_ignored():
+                warmed_up = [graders.submit(_set_up_failure) for _ in range(processes)]
+            failed = next(filter(None, (future.result() for future in warmed_up)), None)
         except BaseException:
             _end_graders_of(graders, (reader, writer))
             raise
@@ -209,12 +212,36 @@ def _start_grader(
     secret: bytes,
     answers: dict[str, str],
 ) -> None:
-    """A grading process's set-up: it ends with its Dask worker, and warms up."""
+    """A grading process's set-up: it ignores Ctrl-C, ends with its Dask worker, and warms up."""
+    ignore_ctrl_c()
     end_with(grader)
     try:
         warm_up(assignment, release, sources, secret, answers)
     except Exception as error:  # noqa: BLE001 - the worker's set-up reports it
         _SET_UP_FAILURE.append(f"{type(error).__name__}: {_first_line(error)}")
+
+
+@contextlib.contextmanager
+def ctrl_c_ignored() -> Iterator[None]:
+    """Ctrl-C ignored in this process (a Dask worker, which ignores it anyway) while the block
+    spawns grading processes.  They are fresh interpreters, not forks of the pool's shielded
+    forkserver (workers_ignore_ctrl_c.py): each keeps an ignored signal through exec, so a Ctrl-C
+    that reaches one before its set-up (ignore_ctrl_c) is not a KeyboardInterrupt in its start-up.
+    A blocked mask would not do: the spawn clears it.  Only the main thread may set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def ignore_ctrl_c() -> None:
+    """In a grading process, first: Ctrl-C ignored (the command ends its workers itself) by a
+    Python handler, not SIG_IGN, which the sandboxed kernel would inherit through exec."""
+    signal.signal(signal.SIGINT, lambda signum, frame: None)
 
 
 def _set_up_failure() -> str | None:
