@@ -129,6 +129,19 @@ def test_the_cause_rule_reads_no_quote_of_the_statement():
     assert [text.text for text in module_texts(source, "a09_tiny.py")] == ["make sure it halves"]
 
 
+def test_a_quote_named_once_for_several_checks_is_the_statement_s_words_too():
+    # A clause several checks keep lives in one constant; one that a message also uses is read.
+    source = (
+        'TENSOR = "make sure x is a tensor, try torch.as_tensor"\n'
+        'HINT = "make sure it halves"\n'
+        '@check(A, "test_halve", keeps=(TENSOR,))\n'
+        '@check(A, "test_double", keeps=(TENSOR, HINT))\n'
+        "def halves(ns):\n"
+        "    fail(HINT)\n"
+    )
+    assert [text.text for text in module_texts(source, "a09_tiny.py")] == ["make sure it halves"]
+
+
 def _table(*checks: Check) -> str:
     return clause_table([(TINY, _statement(), list(checks))])
 

@@ -126,15 +126,30 @@ def module_texts(source: str, where: str) -> Iterator[Text]:
     words and labels the module compares with are left out."""
     nodes = list(ast.walk(ast.parse(source)))
     skipped, labels = _docstrings(nodes), _labels(nodes)
+    kept_names: set[str] = set()  # a clause several checks keep, named once in the module
     for node in nodes:
         if isinstance(node, ast.Call) and _called(node) == "catalogue":
             skipped |= {id(inner) for inner in ast.walk(node)}
         elif isinstance(node, ast.Call) and _called(node) == "check":
             kept = [keyword.value for keyword in node.keywords if keyword.arg == "keeps"]
-            skipped |= {id(inner) for value in kept for inner in ast.walk(value)}
+            inner_nodes = [inner for value in kept for inner in ast.walk(value)]
+            skipped |= {id(inner) for inner in inner_nodes}
+            kept_names |= {inner.id for inner in inner_nodes if isinstance(inner, ast.Name)}
         elif isinstance(node, ast.JoinedStr):
             # Its constant parts (and a format spec's) are read once, as the whole f-string.
             skipped |= {id(inner) for inner in ast.walk(node) if inner is not node}
+    # a name used only in keeps: its module-level string is the statement's words too
+    used_elsewhere = {
+        node.id
+        for node in nodes
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in skipped
+    }
+    for node in nodes:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id in kept_names - used_elsewhere
+            for target in node.targets
+        ):
+            skipped |= {id(inner) for inner in ast.walk(node.value)}
     for node in nodes:
         if id(node) in skipped:
             continue

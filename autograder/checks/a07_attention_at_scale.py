@@ -887,6 +887,22 @@ def judge_fold(
 ban(ASSIGNMENT, "chunked_attention", BANNED)
 
 
+# The statement's clauses that several checks keep (clause_table.py)
+MATCHES_SDPA = (
+    "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
+    r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$"
+)
+DTYPE_OF_Q = (
+    "with the same leading dims (any number of them, including none); return the "
+    r"output $(\dots, L_q, d_v)$ in the dtype of `q`"
+)
+NO_FUSED_ATTENTION = (
+    "do not call `F.scaled_dot_product_attention` or the reference inside it: they "
+    "are what it is checked against"
+)
+CAUSAL = "`causal=True`: query $i$ attends to keys $0..i$ only; this needs $L_q = L_k$."
+
+
 # A gate: a fused kernel reached at run time would pass the other checks, which must then
 # earn nothing. Decorators register bottom-up: the cells are graded in the notebook's order,
 # exact, causal, memory, so that a mistake is charged in the first cell it fails there.
@@ -894,28 +910,19 @@ ban(ASSIGNMENT, "chunked_attention", BANNED)
     ASSIGNMENT,
     "test_chunked_attention_memory",
     gate=True,
-    keeps=(
-        "do not call `F.scaled_dot_product_attention` or the reference inside it: they "
-        "are what it is checked against",
-    ),
+    keeps=(NO_FUSED_ATTENTION,),
 )
 @check(
     ASSIGNMENT,
     "test_chunked_attention_causal",
     gate=True,
-    keeps=(
-        "do not call `F.scaled_dot_product_attention` or the reference inside it: they "
-        "are what it is checked against",
-    ),
+    keeps=(NO_FUSED_ATTENTION,),
 )
 @check(
     ASSIGNMENT,
     "test_chunked_attention_exact",
     gate=True,
-    keeps=(
-        "do not call `F.scaled_dot_product_attention` or the reference inside it: they "
-        "are what it is checked against",
-    ),
+    keeps=(NO_FUSED_ATTENTION,),
 )
 def chunked_runs_no_fused_attention(ns: Namespace) -> None:
     chunked = require(ns, "chunked_attention")
@@ -937,10 +944,8 @@ def chunked_runs_no_fused_attention(ns: Namespace) -> None:
     ASSIGNMENT,
     "test_chunked_attention_exact",
     keeps=(
-        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
-        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
-        "with the same leading dims (any number of them, including none); return the "
-        r"output $(\dots, L_q, d_v)$ in the dtype of `q`",
+        MATCHES_SDPA,
+        DTYPE_OF_Q,
     ),
 )
 def chunked_matches_the_reference(ns: Namespace) -> None:
@@ -1001,10 +1006,7 @@ HALF_IN_ERROR = {
     ASSIGNMENT,
     "test_chunked_attention_exact",
     weight=EDGE_CASES,
-    keeps=(
-        "with the same leading dims (any number of them, including none); return the "
-        r"output $(\dots, L_q, d_v)$ in the dtype of `q`",
-    ),
+    keeps=(DTYPE_OF_Q,),
 )
 def chunked_keeps_a_half_precision_dtype(ns: Namespace) -> None:
     """The statement: the output in the dtype of q, bfloat16 and float16 included (issue 40's
@@ -1050,8 +1052,7 @@ def chunked_keeps_a_half_precision_dtype(ns: Namespace) -> None:
     keeps=(
         "also when $L_k$ is not a multiple of `chunk_size` (the last block is shorter), "
         r"when `chunk_size` is 1, and when it is $\ge L_k$ (one block)",
-        "with the same leading dims (any number of them, including none); return the "
-        r"output $(\dots, L_q, d_v)$ in the dtype of `q`",
+        DTYPE_OF_Q,
     ),
 )
 def chunked_handles_every_block_layout(ns: Namespace) -> None:
@@ -1095,8 +1096,7 @@ def chunked_handles_every_block_layout(ns: Namespace) -> None:
     keeps=(
         "Subtracting the maximum $m$ changes nothing mathematically but keeps every "
         r"exponent $\le 0$, so nothing overflows.",
-        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
-        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+        MATCHES_SDPA,
     ),
 )
 def chunked_is_stable_for_large_scores(ns: Namespace) -> None:
@@ -1152,8 +1152,7 @@ def shifted_scores(
     "test_chunked_attention_exact",
     keeps=(
         r"a running maximum $m$ of the scores seen so far (start: $-\infty$)",
-        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
-        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+        MATCHES_SDPA,
     ),
 )
 def chunked_is_stable_for_very_negative_scores(ns: Namespace) -> None:
@@ -1247,9 +1246,8 @@ def taken_as_an_int(chunked: Callable[..., Any], bad: Any) -> str | None:
     ASSIGNMENT,
     "test_chunked_attention_causal",
     keeps=(
-        "`causal=True`: query $i$ attends to keys $0..i$ only; this needs $L_q = L_k$.",
-        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
-        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+        CAUSAL,
+        MATCHES_SDPA,
     ),
 )
 def causal_matches_the_reference(ns: Namespace) -> None:
@@ -1294,7 +1292,7 @@ def causal_matches_the_reference(ns: Namespace) -> None:
     ASSIGNMENT,
     "test_chunked_attention_causal",
     keeps=(
-        "`causal=True`: query $i$ attends to keys $0..i$ only; this needs $L_q = L_k$.",
+        CAUSAL,
         "because key 0 is visible to every query",
     ),
 )
@@ -1363,9 +1361,8 @@ def future_scoring_high(
     "test_chunked_attention_causal",
     weight=EDGE_CASES,
     keeps=(
-        "`causal=True`: query $i$ attends to keys $0..i$ only; this needs $L_q = L_k$.",
-        "It must equal `scaled_dot_product_attention(q, k, v)[0]` (scale "
-        r"$1/\sqrt{d_k}$) to rounding error, for every `chunk_size` $\ge 1$",
+        CAUSAL,
+        MATCHES_SDPA,
     ),
 )
 def causal_future_scoring_high(ns: Namespace) -> None:
