@@ -59,6 +59,18 @@ def identity(value: Any) -> int:
     return getattr(value, "origin_id", None) or id(value)
 
 
+def sharing(owner: Any, names: tuple[str, ...]) -> list[str]:
+    """The first group of ``owner``'s submodules ``names`` whose first parameters are one tensor
+    (one object, in a kernel too): parts built once and stored under several names; else []."""
+    holders: dict[int, list[str]] = {}
+    for name in names:
+        part = getattr(owner, name, None)
+        first = next(iter(part.parameters()), None) if hasattr(part, "parameters") else None
+        if isinstance(first, torch.Tensor):
+            holders.setdefault(identity(first), []).append(name)
+    return next((group for group in holders.values() if len(group) > 1), [])
+
+
 def copy_into(owner: Any, name: str, value: torch.Tensor) -> None:
     """``owner.<name>.copy_(value)`` without autograd, also when ``owner`` lives in a kernel."""
     if is_remote(owner):

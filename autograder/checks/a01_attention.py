@@ -93,6 +93,9 @@ ATTENTION = catalogue(
             "√d_k (q.shape[-1])",
             "scaled_by_sqrt_axis_1": "scaled by the square root of q.shape[1] instead of √d_k "
             "(q.shape[-1]): q.shape[1] is d_k for 2-D q, but L_q for q of shape (B, L_q, d_k)",
+            "scaled_whatever_scale_with_a_mask": "with a mask, scale=False still divides the "
+            "scores by √d_k: your weights with a mask and scale=False are the scaled ones; the "
+            "masked path must read `scale` too",
         },
         "mask": {
             "mask_reversed": "mask polarity reversed: True/1 means 'may attend', so hide keys "
@@ -178,6 +181,11 @@ CAUSAL_MASK = catalogue(
         "return type": {
             "not_a_tensor": "causal_mask returns the right values, but not as a torch tensor "
             "(torch.as_tensor of its result is the mask asked for)",
+        },
+        "size": {
+            "fixed_table": "causal_mask cuts its mask from a table of a fixed size M: below M "
+            "it returns the right mask, and past M the table's own (M, M) mask, whatever n is; "
+            "build the (n, n) mask for the n it is given",
         },
     },
 )
@@ -938,6 +946,39 @@ def judge_scores_below_a_finite_fill(attention, g: torch.Generator) -> None:
 @check(
     ASSIGNMENT,
     "test_attention_parity",
+    weight=EDGE_CASES,
+    keeps=(
+        "and not scaled at all when `scale` is False",
+        "`mask`: None, or a bool / 0-1 tensor broadcastable to `(..., L_q, L_k)`, "
+        "True/1 = may attend",
+        KEEPS_ITS_ARGUMENTS,
+    ),
+)
+def matches_torch_sdpa_unscaled_with_a_mask(ns: Namespace) -> None:
+    """scale=False with a mask: torch's scaled_dot_product_attention with scale=1 (blind answer
+    u01-02 read `scale` only where there was no mask). In the parity cell, where masks are
+    judged: a mask mistake fails this cell already, and is charged once."""
+    attention = require(ns, "attention")
+    g = hidden_generator("a01 parity unscaled")
+    for q, k, v in scaling_inputs(g):
+        mask = torch.rand(q.shape[-2], k.shape[-2], generator=g) < 0.7
+        mask[:, 0] = True  # every query sees a key
+        _, free = call_attention(attention, q, k, v, scale=False)
+        if not is_close(free, reference_weights(q, k, scale=False)):
+            return  # scale=False wrong without a mask too: the scaling cell charges it
+        _, weights = call_attention(attention, q, k, v, mask, scale=False)
+        diagnose(
+            weights,
+            reference_weights(q, k, mask, scale=False),
+            {ATTENTION["scaled_whatever_scale_with_a_mask"]: reference_weights(q, k, mask)},
+            f"with a mask {tuple(mask.shape)} and scale=False the weights differ from torch's "
+            "scaled_dot_product_attention with scale=1",
+        )
+
+
+@check(
+    ASSIGNMENT,
+    "test_attention_parity",
     keeps=(
         "Your `attention` inherits this stability from `torch.softmax`",
         KEEPS_ITS_ARGUMENTS,
@@ -979,12 +1020,37 @@ def as_float(mask: Tensor) -> Tensor:
     return mask.to(torch.float64)
 
 
+def cut_from_a_table(causal_mask, n: int, size: int) -> bool:
+    """Whether ``causal_mask`` gives a (size, size) mask for n + 5 as for n, and the right mask
+    for size - 1: a table of ``size`` positions, cut to n where it can be."""
+    longer, shorter = causal_mask(n + 5), causal_mask(size - 1)
+    i = torch.arange(size - 1)
+    return (
+        isinstance(longer, Tensor)
+        and longer.shape == (size, size)
+        and isinstance(shorter, Tensor)
+        and shorter.shape == (size - 1, size - 1)
+        and torch.equal(shorter.bool(), i[None, :] <= i[:, None])
+    )
+
+
 def judge_causal_mask(causal_mask, sizes: tuple[int, ...]) -> None:
     """Fail unless ``causal_mask(n)`` is the bool (n, n) mask j <= i for each n of ``sizes``."""
     for n in sizes:
         mask = causal_mask(n)
         if not isinstance(mask, Tensor) or mask.shape != (n, n):
-            fail(f"causal_mask({n}) must be an ({n}, {n}) tensor")
+            seen = f"causal_mask({n}) must be an ({n}, {n}) tensor"
+            if isinstance(mask, Tensor):
+                seen += f"; it returned one of shape {tuple(mask.shape)}"
+                # The same (M, M) again for a larger n, and the right mask below M: a table cut
+                # to n, never grown.
+                size = mask.shape[0] if mask.dim() == 2 and mask.shape[0] == mask.shape[1] else n
+                if 2 <= size < n and cut_from_a_table(causal_mask, n, size):
+                    fail(
+                        f"{CAUSAL_MASK['fixed_table']} ({seen}, causal_mask({n + 5}) the same, "
+                        f"and causal_mask({size - 1}) the right mask)"
+                    )
+            fail(seen)
         i = torch.arange(n)
         expected = i[None, :] <= i[:, None]
         # torch.equal compares values across dtypes: a float 0/1 mask equals the bool one.
@@ -1021,6 +1087,19 @@ def causal_mask_includes_the_diagonal(ns: Namespace) -> None:
 def causal_mask_of_one_position(ns: Namespace) -> None:
     # The degenerate sequence of one token: it sees itself.
     judge_causal_mask(require(ns, "causal_mask"), (1,))
+
+
+@check(
+    ASSIGNMENT,
+    "test_causal_mask",
+    weight=EDGE_CASES,
+    keeps=("returning an `(n, n)` bool tensor", r"i.e. where $j \le i$ (the diagonal is included)"),
+)
+def causal_mask_of_a_long_sequence(ns: Namespace) -> None:
+    # Any n: a mask cut from a table built for some longest sequence fails past it (blind
+    # answers u01-04 and v01-04, tables of 256 and 64).
+    n = int(torch.randint(1100, 1400, (), generator=hidden_generator("a01 long causal mask")))
+    judge_causal_mask(require(ns, "causal_mask"), (n,))
 
 
 # The causal weights cell judges causal_mask (it follows that answer) through the student's
@@ -1487,6 +1566,15 @@ def _next_to_last_key_to_first_query(mask: Tensor) -> Tensor:
     return shown
 
 
+def _last_key_to_next_to_last_query(mask: Tensor) -> Tensor:
+    # Late in the sequence: an answer that cuts once in the middle compares no row there.
+    shown = mask.clone()
+    if len(shown) > 1:  # one position has no earlier query
+        shown[-2, -1] = True
+    return shown
+
+
+_LATE_QUERY = "causal attention whose mask also shows the last key to the next-to-last query"
 _NEXT_TO_LAST = (
     "causal attention whose mask also shows the next-to-last key (and not the last) to the "
     "first query"
@@ -1525,6 +1613,7 @@ SUBTLE_LEAKS = {
         _last_key_to_first_query
     ),
     _NEXT_TO_LAST: _with_mask(_next_to_last_key_to_first_query),
+    _LATE_QUERY: _with_mask(_last_key_to_next_to_last_query),
     "causal attention mixed with 2% of the unmasked weights": _mixed_by(0.02),
     _OUTPUT_ONLY: _output_unmasked,
     # 0.3% of the weight leaks: for some cut, earlier rows move by more than 1e-3 on most
@@ -1549,6 +1638,10 @@ SEES_THE_FUTURE = catalogue(
             "leaves_earlier_positions": "your test sees the first query reading the last key, "
             "and misses it reading the next-to-last key: what it changes leaves that position "
             "alone. Change every position after a cut, for every cut",
+            "leaves_later_rows": "your test sees the last key leak into the first query, and "
+            "misses the same key leaking into the next-to-last query: what it compares leaves "
+            "that later row out. Change every position after a cut, for every cut up to the "
+            "next-to-last, and compare every output row up to the cut",
         },
         "what it compares": {
             "reads_the_weights": "your test judges the weights attend returns, not its output: "
@@ -1587,6 +1680,9 @@ def what_the_test_misses(sees_the_future, what: str, g: torch.Generator) -> str 
     if what == _NEXT_TO_LAST:
         if verdict(sees_the_future, _with_mask(_last_key_to_first_query), "the last key", g):
             return str(SEES_THE_FUTURE["leaves_earlier_positions"])
+    elif what == _LATE_QUERY:
+        if verdict(sees_the_future, _with_mask(_last_key_to_first_query), "the first query", g):
+            return str(SEES_THE_FUTURE["leaves_later_rows"])
     elif what == _OUTPUT_ONLY:
         if verdict(sees_the_future, _weights_unmasked, "leaky weights, causal output", g):
             return str(SEES_THE_FUTURE["reads_the_weights"])
@@ -1725,7 +1821,7 @@ def sees_the_future_passes_other_causal_attention(ns: Namespace) -> None:
 
 @check(ASSIGNMENT, "test_sees_the_future", weight=EDGE_CASES, keeps=("small leaks are leaks",))
 def sees_the_future_catches_subtle_leaks(ns: Namespace) -> None:
-    """True for two leaking pairs, a 2% and a 0.3% leak, and a leak in the output only; the
+    """True for three leaking pairs, a 2% and a 0.3% leak, and a leak in the output only; the
     reference still False, so that an answer that flags everything earns nothing here."""
     judge_verdicts(
         require(ns, "sees_the_future"),

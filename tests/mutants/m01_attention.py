@@ -590,6 +590,41 @@ WRONG += [
         {"test_sees_the_future": "your sees_the_future raised RuntimeError"},
         in_notebook=True,
     ),
+    Mutant(  # issue 40's tenth blind corpus (u01-02): one path per case, and one forgets `scale`
+        "attention: the masked path divides by √d_k whatever scale says",
+        A,
+        {
+            "attention": Replace(
+                "    mask = mask.bool()\n",
+                "    mask = mask.bool()\n"
+                "    if not scale:\n"
+                "        scores = scores / math.sqrt(q.shape[-1])\n",
+            )
+        },
+        {"test_attention_parity": "with a mask, scale=False still divides the scores by √d_k"},
+    ),
+    Mutant(  # the tenth blind corpus (u01-04, v01-04): a table built for a longest sequence
+        "causal_mask: cut from a table of 512 positions",
+        A,
+        {
+            "causal_mask": Replace(
+                "    return torch.ones(n, n, dtype=torch.bool).tril()\n",
+                "    table = torch.ones(512, 512, dtype=torch.bool).tril()\n"
+                "    return table[:n, :n]\n",
+            )
+        },
+        {"test_causal_mask": "causal_mask cuts its mask from a table of a fixed size"},
+    ),
+    Mutant(  # the tenth blind corpus (v01-05): one cut, in the middle, compares no later row
+        "sees_the_future: one cut in the middle of the sequence",
+        A,
+        {
+            SEES_THE_FUTURE: Replace(
+                "    for i in range(length - 1):\n", "    for i in [length // 2]:\n"
+            )
+        },
+        {"test_sees_the_future": "misses the same key leaking into the next-to-last query"},
+    ),
 ]
 
 CORRECT += [

@@ -168,6 +168,33 @@ class MultiHeadAttention(_Reference):
         # Where B == H the mask broadcasts as (1, B, L_q, L_k), without an error.
         makes=("MultiHeadAttention.mask_head_axis_in_front",),
     ),
+    Mutant(  # issue 40's tenth blind corpus (u02-03): told it broadcast, where it tiled
+        "3-D mask repeated H times and viewed as (B, H, L_q, L_k)",
+        A,
+        {
+            "multi_head_attention": Replace(
+                "            mask = mask.unsqueeze(1)",
+                "            mask = mask.repeat(self.num_heads, 1, 1).view(\n"
+                "                mask.shape[0], self.num_heads, *mask.shape[1:]\n"
+                "            )",
+            )
+        },
+        {"test_mha_mask": "the sentence masks were repeated H times one after the other"},
+        not_told=("broadcast as (1, B, L_q, L_k)",),
+    ),
+    Mutant(  # issue 40's tenth blind corpus (u02-04): once told only the parameter count
+        "q, k and v projections one shared nn.Linear",
+        A,
+        {
+            "multi_head_attention": Replace(
+                "        self.k_proj = nn.Linear(d_model, d_model)\n"
+                "        self.v_proj = nn.Linear(d_model, d_model)\n",
+                "        self.k_proj = self.v_proj = self.q_proj\n",
+            )
+        },
+        {"test_mha_shapes": "are one layer: their weights are one tensor"},
+        in_notebook=True,  # judge parity: the identity of a kernel's tensors
+    ),
     Mutant(
         "mask inverted for torch's convention",
         A,

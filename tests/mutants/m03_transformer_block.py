@@ -13,6 +13,16 @@ HIDDEN = "self.dropout(torch.relu(self.linear1(x)))"
 NO_CAUSE = (" use ", "instead of", "should", "check the", "make sure", "did you", "forgot")
 
 WRONG = [
+    Mutant(  # issue 40's tenth blind corpus (u03-03): once told a counterexample only
+        "block: norm1 and norm2 one shared LayerNorm",
+        A,
+        {
+            "encoder_block": Replace(
+                "        self.norm2 = nn.LayerNorm(d_model)\n", "        self.norm2 = self.norm1\n"
+            )
+        },
+        {"test_encoder_block": "`self.norm1` and `self.norm2` are one module"},
+    ),
     # clean
     Mutant(
         "clean: apostrophes kept at word edges",

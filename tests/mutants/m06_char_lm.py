@@ -514,6 +514,32 @@ WRONG += [
         },
         {"test_causal_head": "is saved in state_dict()"},
     ),
+    Mutant(  # issue 40's tenth blind corpus (u06-01): the clause was stated, not checked
+        "causal mask kept as a plain tensor attribute, not a registered buffer",
+        A,
+        {
+            "causal_head": Replace(
+                'self.register_buffer("mask", causal_mask(block_size), persistent=False)',
+                "self.mask = causal_mask(block_size)",
+            )
+        },
+        {"test_causal_head": "`self.mask` is a plain Tensor attribute"},
+        in_notebook=True,  # judge parity: named_buffers() and the attribute through the kernel
+    ),
+    Mutant(  # issue 40's tenth blind corpus (v06-04): no hidden logits tied at the k-th
+        "sample: top_k keeps exactly torch.topk's k indices, dropping ties",
+        A,
+        {
+            "sample": Replace(
+                '            logits = logits.masked_fill(logits < kth_largest, float("-inf"))',
+                "            kept = torch.topk(logits, top_k, dim=-1).indices\n"
+                '            logits = torch.full_like(logits, float("-inf")).scatter(\n'
+                "                -1, kept, logits.gather(-1, kept)\n"
+                "            )",
+            )
+        },
+        {"test_sample": "top_k keeps exactly k ids"},
+    ),
 ]
 # Issue 40's blind corpus (/work/fresh-corpus: f06-02, f06-06, f06-09, f06-12, f06-14): answers
 # written without the checks, each once told only a bare exception, a NaN count or a stock line.

@@ -40,6 +40,19 @@ def loop(new: str) -> Replace:
 
 
 WRONG = [
+    Mutant(  # issue 40's tenth blind corpus (u07-02): once told of the float's TypeError only
+        "chunked: chunk_size checked only for being below 1",
+        A,
+        {
+            "chunked_attention": Replace(
+                "        not isinstance(chunk_size, int)\n"
+                "        or isinstance(chunk_size, bool)\n"
+                "        or chunk_size < 1\n",
+                "        chunk_size < 1\n",
+            )
+        },
+        {"test_chunked_attention_exact": "your function took it as the int 1"},
+    ),
     Mutant(
         "online update: old sum not rescaled",
         A,

@@ -14,8 +14,9 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.in_place_writes import inputs_kept
+from autograder.authoring.kernel_objects import sharing
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, ban
-from autograder.authoring.registry import Namespace, check, fail
+from autograder.authoring.registry import Namespace, StopChecks, check, fail
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.checks.a02_multi_head.shared import (
@@ -106,10 +107,18 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
             )
         count = sum(p.numel() for p in mha.parameters())
         if count != 4 * (d_model * d_model + d_model):
-            fail(
+            seen = (
                 f"the module holds {count} parameters for d_model={d_model}; the statement's four "
                 f"projections q_proj, k_proj, v_proj, out_proj hold {4 * (d_model * d_model + d_model)}"
             )
+            shared = sharing(mha, ("q_proj", "k_proj", "v_proj", "out_proj"))
+            if shared:
+                fail(
+                    f"{' and '.join(shared)} are one layer: their weights are one tensor, so they "
+                    f"are trained as one; the statement's four projections are four nn.Linear "
+                    f"layers, each with its own weights ({seen})"
+                )
+            fail(seen)
         query = torch.randn(b, l_q, d_model, generator=g)
         memory = torch.randn(b, l_k, d_model, generator=g)
         sizes = f"d_model={d_model}, H={h}, B={b}, L_q={l_q}, L_k={l_k}"
@@ -371,7 +380,18 @@ def masks_apply_to_every_head(
                 if right:
                     fail(f"{MHA['mask_not_unsqueezed']} ({raised})")
                 fail(f"{raised}: a (B, L_q, L_k) mask applies to every head of its sentence")
+        right = renormalised(free, m3.unsqueeze(1))
+        if weights.shape == free.shape and not is_close(weights, right):
+            if is_close(weights, renormalised(free, tiled(m3, h))):
+                fail(f"{MHA['sentence_masks_tiled']} (with {what3} and H = {h} heads)")
         check_masked_weights(weights, free, m3.unsqueeze(1), what3)
+
+
+def tiled(mask: Tensor, h: int) -> Tensor:
+    """A (B, L_q, L_k) mask repeated ``h`` times one after the other and viewed as (B, H, L_q,
+    L_k): head h of sentence b holds sentence (b·H + h) mod B's mask."""
+    b = mask.shape[0]
+    return mask[(torch.arange(b)[:, None] * h + torch.arange(h)) % b]
 
 
 @check(
@@ -411,8 +431,50 @@ def sentence_mask_reaches_every_head(
         and (weights.masked_select(~m3.unsqueeze(0).expand_as(free)) == 0).all()
         and not (weights.masked_select(~m3.unsqueeze(1).expand_as(free)) == 0).all()
     ):
-        fail(MHA["mask_head_axis_in_front"])
+        # Seen at B == H; which layout did it is told apart with another number of sentences.
+        fail(
+            sentence_mask_layout(cls, g, h, l_q, l_k, d_k)
+            or f"with as many sentences as heads (B = H = {h}), sentence b's (B, L_q, L_k) mask "
+            "hid keys in head b of every sentence, not in every head of sentence b"
+        )
     check_masked_weights(weights, free, m3.unsqueeze(1), "a (B, L_q, L_k) mask")
+
+
+def sentence_mask_layout(
+    cls: type, g: torch.Generator, h: int, l_q: int, l_k: int, d_k: int
+) -> str | None:
+    """Where a (B, L_q, L_k) mask landed on heads at B == H, the layout that put it there, if an
+    experiment with B = H + 1 sentences confirms one: broadcast with its head axis in front (the
+    call raises, and runs once the mask has its head axis), or repeated H times and viewed as
+    (B, H, L_q, L_k) (head h of sentence b holds sentence (b·H + h) mod B's mask)."""
+    b = h + 1
+    mha = build(cls, h * d_k, h, g)
+    query = torch.randn(b, l_q, h * d_k, generator=g)
+    key, value = torch.randn(2, b, l_k, h * d_k, generator=g).unbind(0)
+    m3 = random_mask(g, b, l_q, l_k)
+    sizes = f"B = {b} sentences and H = {h} heads"
+    with torch.no_grad():
+        try:
+            _, free = mha(query, key, value)
+            try:
+                _, weights = mha(query, key, value, mask=m3.clone())
+            except (StopChecks, NotImplementedError):
+                raise
+            except Exception:  # noqa: BLE001 - the experiment: does the head axis make it run?
+                _, with_axis = mha(query, key, value, mask=m3.unsqueeze(1).clone())
+                if is_close(with_axis, renormalised(free, m3.unsqueeze(1))):
+                    return (
+                        f"{MHA['mask_head_axis_in_front']} (with {sizes} the call raises, and "
+                        "runs with mask.unsqueeze(1))"
+                    )
+                return None
+        except (StopChecks, NotImplementedError):
+            raise
+        except Exception:  # noqa: BLE001 - an answer that cannot run here confirms nothing
+            return None
+    if weights.shape == free.shape and is_close(weights, renormalised(free, tiled(m3, h))):
+        return f"{MHA['sentence_masks_tiled']} (seen with {sizes})"
+    return None
 
 
 @check(

@@ -76,6 +76,10 @@ MHA = catalogue(
             "mask_head_axis_in_front": "sentence b's (B, L_q, L_k) mask hid keys in head b of "
             "every sentence: the mask was broadcast as (1, B, L_q, L_k), its head axis in front; "
             "mask.unsqueeze(1) gives (B, 1, L_q, L_k), one mask per sentence for every head",
+            "sentence_masks_tiled": "the sentence masks were repeated H times one after the "
+            "other (as mask.repeat(H, 1, 1) or torch.cat([mask] * H) does) and the result viewed "
+            "as (B, H, L_q, L_k), so head h of sentence b got the mask of sentence (b·H + h) mod "
+            "B; mask.unsqueeze(1) gives every head of a sentence that sentence's mask",
             "head_axis_added_to_4d": "a (B, H, L_q, L_k) mask is given a head axis too: the "
             "error shows it as (B, 1, H, L_q, L_k), and the same call with a (B, L_q, L_k) mask "
             "runs; only a 3-D mask needs the axis of size 1 in position 1",

@@ -32,6 +32,7 @@ from autograder.authoring.hidden_draws import (
     under_seeds,
 )
 from autograder.authoring.in_place_writes import inputs_kept
+from autograder.authoring.kernel_objects import sharing
 from autograder.authoring.mistakes import catalogue
 from autograder.authoring.reference_bans import ban
 from autograder.authoring.registry import Namespace, check, fail
@@ -329,6 +330,14 @@ def encoder_block_matches_the_reference(ns: Namespace) -> None:
         d_model = h * d_k
         ref = reference_block(d_model, h, d_ff, g).double().eval()
         mine = build_block(cls, ref, d_model, h, d_ff).eval()
+        # One part stored under two names loads the second's weights into both (u03-03).
+        shared = sharing(mine, ("self_attn", "feed_forward", "norm1", "norm2"))
+        if shared:
+            fail(
+                f"`self.{shared[0]}` and `self.{shared[1]}` are one module (one object, its "
+                "parameters shared), so the block cannot hold a set of weights for each: the "
+                "exercise's table builds each part on its own"
+            )
         x = torch.randn(b, length, d_model, generator=g, dtype=torch.float64) * 2
         padding = torch.ones(b, 1, length, dtype=torch.bool)
         padding[0, 0, length // 2 + 1 :] = False  # the first sentence ends in padding

@@ -126,15 +126,29 @@ def causal_head_ignores_the_future(ns: Namespace) -> None:
     weight=0.5,
     keeps=('stored with `self.register_buffer("mask", ..., persistent=False)`',),
 )
-def causal_head_keeps_its_mask_out_of_the_state_dict(ns: Namespace) -> None:
-    """The statement: register_buffer("mask", ..., persistent=False), so that a checkpoint holds
-    the weights only. A persistent mask gives the same outputs: only state_dict() tells."""
+def causal_head_keeps_its_mask_in_a_buffer_out_of_the_state_dict(ns: Namespace) -> None:
+    """The statement: register_buffer("mask", ..., persistent=False), so that the mask moves with
+    the module and a checkpoint holds the weights only. A plain attribute or a persistent buffer
+    gives the same outputs: only named_buffers() and state_dict() tell."""
     cls = require(ns, "CausalSelfAttentionHead", type)
     g = hidden_generator("a06 head state dict")
     d_model, head_size, block_size = random_sizes(g, 3, low=2, high=9)
     head = build(
         cls, d_model, head_size, block_size, seed=draw_seed(g), what="CausalSelfAttentionHead"
     )
+    if "mask" not in dict(head.named_buffers()):
+        # A plain attribute holds it, or nothing does: which one is seen, not guessed.
+        kept = getattr(head, "mask", None)
+        held = (
+            f"`self.mask` is a plain {type(kept).__name__} attribute, which .to(device) and "
+            ".double() leave behind"
+            if isinstance(kept, torch.Tensor)
+            else "the head has no buffer named `mask`"
+        )
+        fail(
+            f"{held}: named_buffers() lists {sorted(dict(head.named_buffers()))}; the statement "
+            'stores the mask with self.register_buffer("mask", ..., persistent=False)'
+        )
     parameters = {name for name, _ in head.named_parameters()}
     saved = [name for name in head.state_dict() if name not in parameters]
     if saved:

@@ -21,7 +21,7 @@ from autograder.authoring.operation_mistakes import (
     top_k_slips,
 )
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import CheckFailed, Namespace, check, fail
+from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a06_char_lm.shared import ASSIGNMENT
@@ -66,6 +66,9 @@ SAMPLE = catalogue(
             "axis, shape (B,) (values[:, -1]): compared with the logits (B, V) it lines up with "
             "the vocabulary axis, not with each row, so the cut is right only for one prompt; "
             "keep the axis, values[:, -1:]",
+            "top_k_drops_ties": "top_k keeps exactly k ids, so where logits tie at the k-th "
+            "largest some of the tied ids are never drawn; the statement sets to -inf only the "
+            "logits below the k-th largest, and keeps every id tied with it",
         },
         "softmax axis": {
             "softmax_over_batch": "the softmax runs over the batch (dim 0 of the (B, V) logits), "
@@ -349,6 +352,49 @@ def top_k_per_row(sample: Callable[..., Any], row: Tensor, g: torch.Generator) -
                 )
             other = "minus" if prompt == 0 else "plus"
             fail(f"{seen}; the rows with the other prompt have these logits {other} 10")
+
+
+@check(
+    ASSIGNMENT,
+    "test_sample",
+    weight=EDGE_CASES,
+    keeps=("every logit below the $k$-th largest becomes `-inf`",),
+)
+def sample_keeps_the_ids_tied_with_the_kth_logit(ns: Namespace) -> None:
+    """Logits that tie at the k-th largest are all kept (blind answer v06-04 scattered
+    torch.topk's k indices, and one tied id was never drawn)."""
+    sample = require(ns, "sample")
+    g = hidden_generator("a06 sample ties")
+    vocab, top_k, n = 7, 2, 20000
+    values = torch.tensor([2.0, 1.0, 1.0, 0.0, -0.5, -1.0, -1.5])  # the 2nd and 3rd tie
+    row = values[torch.randperm(vocab, generator=g)]
+    seed = int(torch.randint(0, 2**31 - 1, (1,), generator=g))
+    out = call_sample(
+        sample,
+        FixedLogits(row, block_size=3),
+        torch.zeros(n, 1, dtype=torch.long),
+        1,
+        draw_seed(g),
+        top_k=top_k,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    freq = torch.bincount(out[:, 1], minlength=vocab).double()[:vocab] / n
+    expected = distribution(row, 1.0, top_k)  # every id tied with the k-th largest kept
+    if total_variation(freq, expected) < TOLERANCE and not ((freq > 0) & (expected == 0)).any():
+        return
+    tied = (row == 1.0).nonzero().flatten().tolist()
+    never = [i for i in tied if freq[i] == 0]
+    seen = (
+        f"for the logits {[round(x, 2) for x in row.tolist()]} and top_k {top_k}, ids {tied} tie "
+        f"at the {top_k}nd largest logit: the draw frequencies of ids 0 to {vocab - 1} are "
+        f"{[round(f, 3) for f in freq.tolist()]}, where keeping every id tied with it gives "
+        f"{[round(p, 3) for p in expected.tolist()]}"
+    )
+    # Never drawn in n draws at a probability near 0.2: cut, not unlucky.
+    drawn_elsewhere = ((freq > 0) & (expected == 0)).any()
+    if len(never) == 1 and not drawn_elsewhere:
+        fail(f"{SAMPLE['top_k_drops_ties']} ({seen}; id {never[0]} is never drawn)")
+    fail(seen)
 
 
 @check(
