@@ -67,7 +67,7 @@ def test_a_judge_killed_mid_check_fails_that_cell_with_a_note(monkeypatch):
 
 @pytest.mark.slow  # seconds: kept out of the fast tier
 def test_a_judge_killed_mid_cell_keeps_the_checks_that_had_passed(monkeypatch):
-    """test_attention_parity has two checks: the judge dies during the second."""
+    """test_attention_parity has three checks: the judge dies during the second."""
     answer = solution_answers(ASSIGNMENT)["attention"]
     namespace: dict = {"math": math, "torch": torch, "Tensor": torch.Tensor}
     exec(answer, namespace)
@@ -91,8 +91,9 @@ def test_a_judge_killed_mid_cell_keeps_the_checks_that_had_passed(monkeypatch):
         os.kill(judge.pid, signal.SIGKILL)
         thread.join(60)
     grade = judge.grades[cell]
-    first, second = grade.checks
+    first, second, third = grade.checks
     assert first.passed and not second.passed and "[judge]" in second.diagnosis, grade
+    assert not third.passed, grade  # never run: the judge was gone
     assert 0 < grade.points(2) < 2
 
 
