@@ -61,7 +61,7 @@ def identity(value: Any) -> int:
 
 def sharing(owner: Any, names: tuple[str, ...]) -> list[str]:
     """The first group of ``owner``'s submodules ``names`` whose first parameters are one tensor
-    (one object, in a kernel too): parts built once and stored under several names; else []."""
+    (one object, in a kernel too), as where one part is stored under several names; else []."""
     holders: dict[int, list[str]] = {}
     for name in names:
         part = getattr(owner, name, None)

@@ -192,7 +192,7 @@ class MultiHeadAttention(_Reference):
                 "        self.k_proj = self.v_proj = self.q_proj\n",
             )
         },
-        {"test_mha_shapes": "are one layer: their weights are one tensor"},
+        {"test_mha_shapes": "hold one weight tensor (one object)"},
         in_notebook=True,  # judge parity: the identity of a kernel's tensors
     ),
     Mutant(

@@ -21,7 +21,7 @@ WRONG = [
                 "        self.norm2 = nn.LayerNorm(d_model)\n", "        self.norm2 = self.norm1\n"
             )
         },
-        {"test_encoder_block": "`self.norm1` and `self.norm2` are one module"},
+        {"test_encoder_block": "`self.norm1` and `self.norm2` hold one parameter tensor"},
     ),
     # clean
     Mutant(

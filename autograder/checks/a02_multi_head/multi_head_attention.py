@@ -114,9 +114,9 @@ def mha_attributes_and_shapes(ns: Namespace) -> None:
             shared = sharing(mha, ("q_proj", "k_proj", "v_proj", "out_proj"))
             if shared:
                 fail(
-                    f"{' and '.join(shared)} are one layer: their weights are one tensor, so they "
-                    f"are trained as one; the statement's four projections are four nn.Linear "
-                    f"layers, each with its own weights ({seen})"
+                    f"{', '.join(shared)} hold one weight tensor (one object), so they are trained "
+                    f"as one: the statement's four projections are four nn.Linear layers, each with "
+                    f"its own weights ({seen})"
                 )
             fail(seen)
         query = torch.randn(b, l_q, d_model, generator=g)

@@ -334,9 +334,9 @@ def encoder_block_matches_the_reference(ns: Namespace) -> None:
         shared = sharing(mine, ("self_attn", "feed_forward", "norm1", "norm2"))
         if shared:
             fail(
-                f"`self.{shared[0]}` and `self.{shared[1]}` are one module (one object, its "
-                "parameters shared), so the block cannot hold a set of weights for each: the "
-                "exercise's table builds each part on its own"
+                f"`self.{shared[0]}` and `self.{shared[1]}` hold one parameter tensor (one "
+                "object), so the block cannot hold a set of weights for each: the exercise's "
+                "table builds each part on its own"
             )
         x = torch.randn(b, length, d_model, generator=g, dtype=torch.float64) * 2
         padding = torch.ones(b, 1, length, dtype=torch.bool)
