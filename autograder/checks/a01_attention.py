@@ -311,6 +311,17 @@ def call_attention(attention, *args, **kwargs) -> tuple[Tensor, Tensor]:
     return result
 
 
+def raised_as_without_keepdim(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor, error: Exception
+) -> bool:
+    """Whether the reference, with its mask.any(dim=-1, keepdim=True) run without keepdim, raises
+    ``error`` itself on these inputs (torch's broadcast errors quote the sizes)."""
+    arguments = {"q": q, "k": k, "v": v, "mask": mask}
+    return bool(
+        raising_alike(reference.scaled_dot_product_attention, arguments, [KEEPDIM_DROPPED], error)
+    )
+
+
 def call_masked(attention, q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
     """``call_attention`` with ``mask``; where a mask that is not bool makes the answer raise,
     the same call with the mask as bool is the experiment: if that runs, the dtype is the cause."""
@@ -321,10 +332,7 @@ def call_masked(attention, q: Tensor, k: Tensor, v: Tensor, mask: Tensor) -> tup
     except Exception as error:  # noqa: BLE001 - re-raised unless the experiment explains it
         # The reference with its reductions run without keepdim raising this very error (torch's
         # broadcast errors quote the sizes) confirms a reduction that dropped its trailing axis.
-        arguments = {"q": q, "k": k, "v": v, "mask": mask}
-        if raising_alike(
-            reference.scaled_dot_product_attention, arguments, [KEEPDIM_DROPPED], error
-        ):
+        if raised_as_without_keepdim(q, k, v, mask, error):
             fail(
                 f"{ATTENTION['keepdim_dropped']} (the reference, with its mask.any(dim=-1, "
                 "keepdim=True) run without keepdim, raises the very error yours raised with a "
@@ -1341,12 +1349,7 @@ def _raises_as_without_keepdim(attention) -> bool:
     except CheckFailed:  # it changed its inputs or returned no pair: another mistake's sign
         return False
     except Exception as error:  # noqa: BLE001 - compared with the reference's, never re-raised
-        arguments = {"q": q, "k": k, "v": v, "mask": mask}
-        return bool(
-            raising_alike(
-                reference.scaled_dot_product_attention, arguments, [KEEPDIM_DROPPED], error
-            )
-        )
+        return raised_as_without_keepdim(q, k, v, mask, error)
     return False
 
 
