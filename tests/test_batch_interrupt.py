@@ -150,29 +150,3 @@ def test_a_stopped_batch_leaves_no_process_behind(
     if how == signal.SIGINT:  # it says what it kept, and neither it nor a worker a traceback
         assert ended["status"] == 130 and "interrupted: the grades recorded so far" in output
         assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
-
-
-@pytest.mark.slow
-def test_a_dask_grading_process_ignores_ctrl_c_from_birth():
-    """The Dask engine's grading processes are spawned, fresh interpreters rather than forks of
-    the shielded forkserver: a Ctrl-C that reaches one while it starts must wait for its set-up's
-    handler, not raise KeyboardInterrupt in its start-up (a loaded CI run printed one, and
-    test_a_stopped_batch_leaves_no_process_behind[dask-ctrl-c] failed on it)."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    from autograder.pipeline.engines import dask_engine
-    from autograder.private_apis import pool_processes
-
-    with dask_engine.ctrl_c_ignored():
-        pool = ProcessPoolExecutor(
-            1, mp_context=get_context("spawn"), initializer=dask_engine.ignore_ctrl_c
-        )
-        started = pool.submit(os.getpid)
-    try:
-        (process,) = pool_processes(pool)
-        os.kill(process.pid, signal.SIGINT)  # while it starts: it imports torch for seconds
-        assert started.result(timeout=120) == process.pid
-        assert pool.submit(os.getpid).result(timeout=60) == process.pid  # it lives on
-    finally:
-        pool.shutdown(cancel_futures=True)

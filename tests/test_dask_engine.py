@@ -7,6 +7,7 @@ Every cluster here is a LocalCluster on 127.0.0.1 with single-threaded worker pr
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import json
 import os
@@ -17,6 +18,8 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 import pytest
@@ -278,3 +281,25 @@ def test_a_dask_job_forks_its_judge_from_a_process_with_one_thread(demo_course: 
         forking, worker = client.submit(_threads_where_jobs_fork_judges, setup.name).result()
     assert worker > 1, f"the Dask worker was expected to run threads: {worker}"
     assert forking == 1, f"threads where a job forks its judge: {forking}"
+
+
+class _SpawningSetup(GradingSetup):
+    """A set-up whose thread spawns a process, as the real one spawns its grading processes, and
+    keeps what SIGINT's handler was in that process at birth."""
+
+    born_with: list[object] = []
+
+    def _prepare(self, worker: object) -> None:
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as spawned:
+            self.born_with.append(spawned.submit(signal.getsignal, signal.SIGINT).result(60))
+
+
+def test_what_a_dask_set_up_spawns_ignores_ctrl_c_from_birth():
+    """A Dask worker runs a set-up in a thread (its event loop must keep answering meanwhile), and
+    the grading processes that thread spawns are fresh interpreters: each must be born ignoring
+    Ctrl-C, or one that the signal reaches in its start-up dies of a KeyboardInterrupt there (two
+    clean CI runs printed one: test_a_stopped_batch_leaves_no_process_behind[dask-ctrl-c])."""
+    before = signal.getsignal(signal.SIGINT)
+    asyncio.run(_SpawningSetup(ASSIGNMENT, {}, {}, False, DEVELOPMENT_SECRET).setup(None))
+    assert _SpawningSetup.born_with == [signal.SIG_IGN]
+    assert signal.getsignal(signal.SIGINT) is before  # the worker's own handler, back

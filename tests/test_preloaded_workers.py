@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -108,3 +109,14 @@ def test_a_dask_grading_starts_no_local_server(monkeypatch: pytest.MonkeyPatch, 
     argv = ["grade", "01_attention", "--course", str(tmp_path), "--cluster", "local:1"]
     running, _ = _servers_around_course_load(monkeypatch, [*argv, "--unsafe-no-sandbox"])
     assert not running
+
+
+@pytest.mark.slow  # the server imports torch and the checks: seconds
+def test_a_ctrl_c_in_the_workers_servers_start_up_does_not_end_it():
+    """A terminal's Ctrl-C reaches the server too: one that arrives while it starts, before its
+    preload list's first module makes it ignore the signal, must not end it in its start-up."""
+    stop_forkserver()  # one an earlier test started would not start again
+    with preloaded_forkserver("01_attention") as context:
+        os.kill(forkserver_pid(), signal.SIGINT)  # at once: it is still importing Python's site
+        with ProcessPoolExecutor(1, mp_context=context) as pool:
+            assert pool.submit(os.getpid).result(timeout=120) > 0

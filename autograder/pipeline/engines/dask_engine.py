@@ -60,6 +60,7 @@ from autograder.pipeline.engines.jobs_and_outcomes import (
     grader_error,
 )
 from autograder.pipeline.engines.preloaded_workers import (
+    ctrl_c_ignored,
     end_processes,
     end_with,
     one_blas_thread,
@@ -137,8 +138,10 @@ class GradingSetup(WorkerPlugin):
 
     async def setup(self, worker: object) -> None:
         # In a thread: importing torch and building the reference data takes seconds, and the
-        # worker's event loop must keep answering the scheduler meanwhile.
-        await asyncio.to_thread(self._prepare, worker)
+        # worker's event loop must keep answering the scheduler meanwhile.  Ctrl-C is ignored
+        # here, on the worker's main thread, for the processes that thread spawns.
+        with ctrl_c_ignored():
+            await asyncio.to_thread(self._prepare, worker)
 
     def teardown(self, worker: object) -> None:
         prepared = _PREPARED.pop(self.name, None)
@@ -189,7 +192,7 @@ class GradingSetup(WorkerPlugin):
         try:
             # They start at this first call: OpenBLAS (numpy's) reads the variable as each loads.
             # A submit spawns a process while none is idle: one each, all of them here.
-            with one_blas_thread(), children_allowed(), ctrl_c_ignored():
+            with one_blas_thread(), children_allowed():
                 warmed_up = [graders.submit(_set_up_failure) for _ in range(processes)]
             failed = next(filter(None, (future.result() for future in warmed_up)), None)
         except BaseException:
@@ -219,23 +222,6 @@ def _start_grader(
         warm_up(assignment, release, sources, secret, answers)
     except Exception as error:  # noqa: BLE001 - the worker's set-up reports it
         _SET_UP_FAILURE.append(f"{type(error).__name__}: {_first_line(error)}")
-
-
-@contextlib.contextmanager
-def ctrl_c_ignored() -> Iterator[None]:
-    """Ctrl-C ignored in this process (a Dask worker, which ignores it anyway) while the block
-    spawns grading processes.  They are fresh interpreters, not forks of the pool's shielded
-    forkserver (workers_ignore_ctrl_c.py): each keeps an ignored signal through exec, so a Ctrl-C
-    that reaches one before its set-up (ignore_ctrl_c) is not a KeyboardInterrupt in its start-up.
-    A blocked mask would not do: the spawn clears it.  Only the main thread may set a handler."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def ignore_ctrl_c() -> None:

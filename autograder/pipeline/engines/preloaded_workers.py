@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import select
 import signal
+import threading
 from collections.abc import Iterator, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext
@@ -45,11 +46,39 @@ def preloaded_forkserver(assignment: str, also: Sequence[str] = ()) -> Iterator[
     shield = "autograder.pipeline.engines.workers_ignore_ctrl_c"
     context.set_forkserver_preload([shield, *also, *preloaded_modules(assignment)])
     try:
-        with one_blas_thread():
+        with one_blas_thread(), ctrl_c_ignored():
             start_forkserver()
         yield context
     finally:
         stop_forkserver()
+
+
+# The blocks in ctrl_c_ignored now, on the main thread, and SIGINT's handler before the first.
+_ignoring = 0
+_handler_before: object = None
+
+
+@contextlib.contextmanager
+def ctrl_c_ignored() -> Iterator[None]:
+    """Ctrl-C ignored in this process while the block spawns fresh interpreters (the forkserver;
+    a Dask worker's grading processes, spawned from a set-up's thread): each keeps the ignored
+    signal through exec, so a Ctrl-C that reaches one in its start-up, before its own handler is
+    set (workers_ignore_ctrl_c.py, dask_engine.ignore_ctrl_c), is not a KeyboardInterrupt there.
+    A blocked mask would not do: the spawn clears it.  Only the main thread may set a handler,
+    and blocks may overlap there (two Dask set-ups), so it comes back when the last one ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    global _ignoring, _handler_before
+    if _ignoring == 0:
+        _handler_before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _ignoring += 1
+    try:
+        yield
+    finally:
+        _ignoring -= 1
+        if _ignoring == 0:
+            signal.signal(signal.SIGINT, _handler_before)
 
 
 _OPENBLAS_THREADS = "OPENBLAS_NUM_THREADS"
