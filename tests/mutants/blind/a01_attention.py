@@ -1567,6 +1567,298 @@ WRONG = [
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
     ),
+    Mutant(
+        "s01-01: the mask added as a 0/-inf bias, fully masked rows cleaned by nan_to_num",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is not None:
+                        bias = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)
+                        bias = bias.masked_fill(~mask.bool(), float("-inf"))
+                        scores = scores + bias  # additive mask: 0 where visible, -inf where hidden
+                    # a row with no visible key gives 0/0 = NaN: turn those into zeros
+                    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "the NaN or inf gradients come from the row that sees no key alone",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s01-02: NumPy softmax without subtracting the row max",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "np.exp overflows on large scores",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s01-03: the caller's bool mask opened in place for fully masked rows",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v, weights
+                    mask = mask.bool()
+                    empty = ~mask.any(dim=-1, keepdim=True)  # rows that see no key
+                    mask |= empty  # let those rows see everything for now (no NaN), zeroed below
+                    scores = scores.masked_fill(~mask, float("-inf"))
+                    weights = torch.softmax(scores, dim=-1)
+                    weights = weights.masked_fill(empty, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "changed a tensor it was given, in place",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s01-04: causal_mask returns a float 0/1 tensor, not a bool one",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return torch.tril(torch.ones(n, n))
+                '''
+            )
+        },
+        {
+            "test_causal_mask": "causal_mask must return a bool tensor",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s01-05: sees_the_future judges the returned weights, not the output",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: run attend on random inputs of a few sizes and look at the weights:
+                    # a causal attention puts no weight above the diagonal (key j > query i).
+                    # Tolerance 1e-6 so float rounding is not a leak.
+                    g = torch.Generator().manual_seed(0)
+                    try:
+                        for L, d in ((2, 3), (6, 4), (12, 8), (16, 16)):
+                            q = torch.randn(2, L, d, generator=g)
+                            k = torch.randn(2, L, d, generator=g)
+                            v = torch.randn(2, L, d, generator=g)
+                            _, w = attend(q, k, v)
+                            if (w.triu(1).abs() > 1e-6).any():
+                                return True
+                    except Exception:
+                        return False
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test judges the weights attend returns, not its output",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t01-01: the mask added as log(mask), fully masked rows cleaned by nan_to_num",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is not None:
+                        # additive mask: log(1) = 0 keeps a score, log(0) = -inf hides it
+                        scores = scores + torch.log(mask.to(scores.dtype))
+                    weights = torch.softmax(scores, dim=-1)
+                    # a row with no visible key is 0/0 = NaN: turn those into zeros
+                    weights = torch.nan_to_num(weights, nan=0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "the NaN or inf gradients come from the row that sees no key alone",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t01-02: True written into the caller's mask for fully masked rows",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v, weights
+                    mask = mask.bool()
+                    empty = ~mask.any(dim=-1)  # rows where the query sees no key
+                    # let those rows see every key for the softmax (no 0/0), zero them afterwards
+                    mask[empty] = True
+                    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+                    weights = weights.masked_fill(empty.unsqueeze(-1), 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "changed a tensor it was given, in place",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t01-03: NumPy softmax subtracts the largest score of the whole matrix",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max()  # stability: largest exponent is 0
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix is subtracted",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t01-04: causal_mask keeps the upper triangle",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return torch.triu(torch.ones(n, n, dtype=torch.bool))
+                '''
+            )
+        },
+        {
+            "test_causal_mask": "your mask lets each position see the future",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+        charged_once=True,
+    ),
+    Mutant(
+        "t01-05: sees_the_future changes only the last position",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: one batch of random q, k, v (L = 8, width 6, float64). I change the last
+                    # position only (the "future" of every other row) with a new random draw and
+                    # compare rows 0..L-2 of the output. Causal attention moves them by rounding only
+                    # (< 1e-5); I call a change larger than 1e-4 a leak. Repeated 5 times with
+                    # different draws, any leak counts.
+                    gen = torch.Generator().manual_seed(0)
+                    L, d = 8, 6
+                    try:
+                        for _ in range(5):
+                            q = torch.randn(2, L, d, generator=gen, dtype=torch.float64)
+                            k = torch.randn(2, L, d, generator=gen, dtype=torch.float64)
+                            v = torch.randn(2, L, d, generator=gen, dtype=torch.float64)
+                            q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                            q2[:, -1] = torch.randn(2, d, generator=gen, dtype=torch.float64)
+                            k2[:, -1] = torch.randn(2, d, generator=gen, dtype=torch.float64)
+                            v2[:, -1] = torch.randn(2, d, generator=gen, dtype=torch.float64)
+                            before, _ = attend(q, k, v)
+                            after, _ = attend(q2, k2, v2)
+                            if (before[:, : L - 1] - after[:, : L - 1]).abs().max() > 1e-4:
+                                return True
+                        return False
+                    except Exception:
+                        return True
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test sees the first query reading the last key",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
 ]
 
 CORRECT = [
@@ -1809,5 +2101,66 @@ CORRECT = [
             )
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "s01-06: einsum scores, torch.where masking, a hand-written stable softmax",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = torch.einsum("...qd,...kd->...qk", q, k)
+                    if scale:
+                        scores = scores * q.shape[-1] ** -0.5
+                    if mask is not None:
+                        scores = torch.where(mask.bool(), scores, torch.full_like(scores, -math.inf))
+                    row_max = scores.amax(dim=-1, keepdim=True).detach()
+                    # a row with every key hidden has max -inf: shift it by 0 instead
+                    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+                    e = torch.exp(scores - row_max)  # exp(-inf) = 0 on hidden keys
+                    total = e.sum(dim=-1, keepdim=True)
+                    weights = e / total.clamp_min(torch.finfo(e.dtype).tiny)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "t01-06: q scaled first, the masked softmax written by hand",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    if scale:
+                        q = q * q.shape[-1] ** -0.5
+                    scores = torch.matmul(q, k.mT)
+                    if mask is not None:
+                        scores = scores.masked_fill(torch.logical_not(mask.bool()), float("-inf"))
+                    row_max = scores.amax(dim=-1, keepdim=True).detach()
+                    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+                    e = torch.exp(scores - row_max)  # exp(-inf) = 0 for hidden keys
+                    total = e.sum(dim=-1, keepdim=True)
+                    weights = e / torch.where(total > 0, total, torch.ones_like(total))
+                    return torch.matmul(weights, v), weights
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
     ),
 ]

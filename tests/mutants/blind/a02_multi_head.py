@@ -1687,6 +1687,381 @@ WRONG = [
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
     ),
+    Mutant(
+        "s02-01: split_heads views (B, L, d_model) as (B, H, L, d_k) without a transpose",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    d_k = d_model // num_heads
+                    return x.reshape(B, num_heads, L, d_k)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "heads split without a transpose",
+            "test_mha_mask": "this cell uses your answer cell `split_heads`",
+            "test_mha_parity": "weights differ as if the heads were split without a transpose",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s02-02: value = key if value is None else key, a given value ignored",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        value = key if value is None else key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_parity": "the values are projected from `key` instead of `value`",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s02-03: kept heads rescaled by H over their number, NaN with every head off",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head's output is set to zero before out_proj; the kept
+                    # heads are scaled up by H / kept (as dropout does) so the total stays comparable.
+                    B, L, _ = x.shape
+                    H, d_k = mha.num_heads, mha.d_k
+                    q = mha.q_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    k = mha.k_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    v = mha.v_proj(x).view(B, L, H, d_k).transpose(1, 2)
+                    heads, _ = scaled_dot_product_attention(q, k, v)
+                    gate = keep.to(heads.dtype).view(1, H, 1, 1) * (H / keep.sum())
+                    heads = heads * gate
+                    return mha.out_proj(heads.transpose(1, 2).reshape(B, L, H * d_k))
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "your rescale divides by the number of kept heads, which is 0 when every head is off",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s02-04: heads switched off by zeroing v_proj's rows of mha in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: an off head gets zero value vectors (its rows of v_proj are zeroed), so
+                    # it contributes nothing to what out_proj reads. Kept heads are not rescaled.
+                    # With every head off only out_proj's bias remains.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not keep[h]:
+                                mha.v_proj.weight[h * d_k : (h + 1) * d_k] = 0.0
+                                mha.v_proj.bias[h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s02-05: a 3-D mask whose first size is num_heads taken for a per-head mask",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3 and mask.shape[0] != self.num_heads:
+                            # (B, L_q, L_k): one mask per sentence, shared by its heads;
+                            # a first axis of num_heads is already one mask per head
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "sentence b's (B, L_q, L_k) mask hid keys in head b of every sentence",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t02-01: split_heads transposes before cutting the features",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    d_k = d_model // num_heads
+                    # bring the features in front of the positions, then cut them into heads
+                    return x.transpose(1, 2).reshape(B, num_heads, L, d_k)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "transposed before viewing",
+            "test_mha_mask": "this cell uses your answer cell `split_heads`",
+            "test_mha_parity": "this cell uses your answer cell `split_heads`",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t02-02: a 3-D mask whose first size is num_heads taken for a per-head mask",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3 and mask.shape[0] != self.num_heads:
+                            # (B, L_q, L_k): one mask per sentence, shared by its heads.
+                            # (A 3-D mask with num_heads entries is already one per head.)
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "sentence b's (B, L_q, L_k) mask hid keys in head b of every sentence",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t02-03: heads switched off by zeroing v_proj's rows of mha in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head gets zero value vectors (its rows of v_proj's weight
+                    # and bias are set to 0), so whatever it attends to, it contributes a zero vector
+                    # to the concatenation; its queries and keys then no longer matter. The kept heads
+                    # are not rescaled. With every head off only out_proj's bias remains.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.v_proj.weight[h * d_k : (h + 1) * d_k] = 0.0
+                                mha.v_proj.bias[h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t02-04: queries divided by √d_k before an attention that scales again",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        q = q / self.d_k**0.5  # scaled dot-product: divide by sqrt(d_k)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            # (B, L_q, L_k): one mask per sentence, shared by its heads.
+
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_parity": "each head's scores are divided by d_k instead of √d_k",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t02-05: merge_heads ends with squeeze()",
+        A,
+        {
+            "merge_heads": Rewrite(
+                r'''
+                def merge_heads(x: Tensor) -> Tensor:
+                    """(B, H, L, d_k) -> (B, L, H * d_k): concatenate the heads' features.
+
+                    Head h lands at features h*d_k:(h+1)*d_k.
+                    """
+                    B, H, L, d_k = x.shape
+                    return x.transpose(1, 2).reshape(B, L, H * d_k).squeeze()
+                '''
+            )
+        },
+        {
+            "test_merge_heads": "an axis of size 1 disappeared",
+            "test_mha_shapes": "an axis of size 1 disappeared",
+            "test_mha_parity": "an axis of size 1 disappeared",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
 ]
 
 CORRECT = [
@@ -1903,5 +2278,39 @@ CORRECT = [
             )
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "s02-06: split_heads: H chunks of the features stacked on a head axis",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    return torch.stack(x.chunk(num_heads, dim=-1), dim=1)
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "t02-06: split_heads by unflatten and permute",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    return x.unflatten(-1, (num_heads, -1)).permute(0, 2, 1, 3)
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
     ),
 ]

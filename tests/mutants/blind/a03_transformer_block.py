@@ -1600,6 +1600,306 @@ WRONG = [
         {"test_clean": "a word holds at most one apostrophe and keeps it at its end too"},
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
     ),
+    Mutant(
+        "s03-02: encode looks unknown words up with setdefault, adding them to the vocabulary",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID]
+                    for token in clean(text):
+                        ids.append(token_to_id.setdefault(token, UNK_ID))
+                    if max_len is not None:
+                        ids = ids[:max_len] + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "encode(text, token_to_id, max_len=None) changed token_to_id",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s03-03: LayerNorm's eps added outside the square root",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+                        return self.weight * (x - mean) / (torch.sqrt(var) + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
+    Mutant(
+        "s03-04: the feed-forward sublayer reads the block's input x, not h",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward.
+
+                    Each sits inside a residual and a LayerNorm.
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        """x: (B, L, d_model), mask broadcastable to (B, num_heads, L, L)
+
+                        -> ((B, L, d_model), (B, num_heads, L, L)).
+                        """
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(h + self.dropout2(self.feed_forward(x)))
+                        return out, weights
+                '''
+            )
+        },
+        {
+            "test_encoder_block": "the feed-forward network reads the block's input x",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s03-05: padded_block's key mask from sentence lengths, pads assumed at the end",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. The mask (B, 1, L, L): every query sees the first n keys of its sentence,
+                    #    n = its number of real tokens (the pads follow them); a sentence with no
+                    #    real token sees its first key so that no row is empty.
+                    # 2. Pad positions: their output is set to zero.
+                    # 3. An all-pad sentence: one visible key (finite), then zeros.
+                    B, L, _ = x.shape
+                    lengths = (~is_pad).sum(dim=1).clamp(min=1)  # (B,)
+                    positions = torch.arange(L, device=x.device)
+                    key_visible = positions[None, :] < lengths[:, None]  # (B, L)
+                    mask = key_visible[:, None, None, :].expand(B, 1, L, L)
+                    out, _ = block(x, mask=mask)
+                    return out.masked_fill(is_pad.unsqueeze(-1), 0.0)
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t03-01: encode looks tokens up with setdefault, adding unknown words",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID]
+                    for token in clean(text):
+                        ids.append(token_to_id.setdefault(token, UNK_ID))
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        while len(ids) < max_len:
+                            ids.append(PAD_ID)
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "encode(text, token_to_id, max_len=None) changed token_to_id",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t03-02: build_vocab keeps the specials and cuts the words to max_vocab_size - 3",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter(token for text in texts for token in clean(text))
+                    words = sorted(
+                        (token for token, count in counts.items() if count >= min_freq),
+                        key=lambda token: (-counts[token], token),
+                    )
+                    if max_vocab_size is not None:
+                        # the special tokens count towards the limit
+                        words = words[: max_vocab_size - len(SPECIAL_TOKENS)]
+                    return list(SPECIAL_TOKENS) + words
+                '''
+            )
+        },
+        {
+            "test_build_vocab": "the tokens after the special tokens are cut to words[:max_vocab_size - 3]",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t03-03: LayerNorm's eps outside the square root",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mu = x.mean(dim=-1, keepdim=True)
+                        sigma = x.var(dim=-1, unbiased=False, keepdim=True).sqrt()
+                        return self.weight * (x - mu) / (sigma + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t03-04: dropout1 and dropout2 built but never applied",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward.
+
+                    Each sits inside a residual and a LayerNorm.
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        """x: (B, L, d_model), mask broadcastable to (B, num_heads, L, L)
+                        -> ((B, L, d_model), (B, num_heads, L, L)).
+                        """
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + attended)
+                        out = self.norm2(h + self.feed_forward(h))
+                        return out, weights
+                '''
+            )
+        },
+        {
+            "test_encoder_block": "dropout1 and dropout2 are not applied in training mode",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t03-05: padded_block's key mask from sentence lengths",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: (B, 1, 1, L), key j visible when j < the sentence's length (its number
+                    #    of real tokens), the same for every query and head.
+                    # 2. Pad positions: zeros.
+                    # 3. A sentence of pads only has length 0; it sees key 0 only, to stay finite,
+                    #    and its output is all zeros.
+                    B, L = is_pad.shape
+                    lengths = (~is_pad).sum(dim=-1, keepdim=True)  # (B, 1)
+                    positions = torch.arange(L, device=x.device)
+                    key_ok = positions < lengths.clamp(min=1)  # (B, L)
+                    out, _ = block(x, mask=key_ok[:, None, None, :])
+                    return out.masked_fill(is_pad[..., None], 0.0)
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
 ]
 
 CORRECT = [
@@ -1808,5 +2108,56 @@ CORRECT = [
             )
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "s03-06: sinusoidal encoding with sin and cos stacked and flattened",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions.
+
+                    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+                    """
+                    pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+                    freq = torch.exp(
+                        -torch.arange(0, d_model, 2, dtype=torch.float64) * math.log(10000.0) / d_model
+                    )
+                    angles = pos * freq  # (max_len, d_model / 2)
+                    pe = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1)  # (max_len, d/2, 2)
+                    return pe.reshape(max_len, d_model).to(torch.float32)
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "t03-06: LayerNorm with torch.var(correction=0), rsqrt and addcmul",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        var, mean = torch.var_mean(x, dim=-1, correction=0, keepdim=True)
+                        normalised = (x - mean) * torch.rsqrt(var + self.eps)
+                        return torch.addcmul(self.bias, normalised, self.weight)
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
     ),
 ]

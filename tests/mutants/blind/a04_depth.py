@@ -1319,6 +1319,243 @@ WRONG = [
         {"test_attention_metrics": "0 * log(0) is NaN, and replacing the NaN after the sum"},
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
     ),
+    Mutant(
+        "s04-01: each layer's map squeezed, its axes of size 1 dropped",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze())
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "an axis of size 1 disappeared",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s04-02: only the first layer gets the mask",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for i, layer in enumerate(self.layers):
+                            # the first layer applies the mask; later layers read its masked output
+                            x, weights = layer(x, mask if i == 0 else None)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "only the first layer gets the mask, the later ones attend to every key",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s04-03: total variation as the largest single-key difference",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "TV sums |p - q|, not its maximum",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s04-04: max-weight focus score with no guard for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: how far the largest weight has moved from uniform (1/L) towards
+                    # one-hot (1), as a fraction of the way: (max - 1/L) / (1 - 1/L).
+                    n = weights.shape[-1]
+                    top = weights.amax(dim=-1)
+                    return (top - 1.0 / n) / (1.0 - 1.0 / n)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two keys or more",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
+    Mutant(
+        "s04-05: attention_entropy sets the caller's zero weights to 1 in place",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    # 0 log 0 counts as 0: put 1 where a weight is 0, since 1 * log 1 = 0 too
+                    weights[weights == 0] = 1.0
+                    return -(weights * weights.log()).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "changed a tensor it was given, in place",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t04-01: the layers built without the stack's dropout",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList()
+                        for _ in range(num_layers):
+                            self.layers.append(EncoderBlock(d_model, num_heads, d_ff))
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack_layers": "the layers are built with EncoderBlock's default dropout, not the stack's",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t04-03: total variation as the largest absolute difference",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    # the largest amount of weight that differs between the two distributions
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "TV sums |p - q|, not its maximum",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
 ]
 
 CORRECT = [

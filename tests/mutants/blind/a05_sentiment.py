@@ -1357,6 +1357,298 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
     ),
+    Mutant(
+        "s05-01: masked_mean divides by a count that may be 0",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).to(hidden.dtype).unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)  # (B, d_model)
+                    count = real.sum(dim=1)  # (B, 1)
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "a row made only of padding divides a sum of 0 by a count of 0, which is NaN",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s05-02: masked_mean's weights made with .float(), promoting half precision",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).float().unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)  # (B, d_model)
+                    count = real.sum(dim=1).clamp(min=1.0)  # (B, 1)
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "masked_mean computes in float32 when given half precision",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s05-03: pad id 0 written in for the mask and the pooling",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, 0)
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, 0))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_padding_invariance": "the pad id is hard-coded to 0",
+            "test_sentiment_model": "the pad id is hard-coded to 0",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s05-04: model.train() called after the forward pass",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    logits = model(inputs)
+                    model.train()
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "model.train() comes after the forward pass",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s05-05: token_importance sums over the keys' axis, not the queries'",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # My score: the attention weight each token receives as a key, averaged over
+                    # the REAL queries only (padded queries' rows are ignored), over the heads and
+                    # over the layers; then restricted to the real tokens and renormalised so a
+                    # sentence's scores sum to 1. A sentence of nothing but pads scores zeros.
+                    stacked = torch.stack(list(weights))  # (layers, B, H, L, L)
+                    mean_map = stacked.mean(dim=(0, 2))  # (B, L, L): query x key
+                    real = (token_ids != pad_id).to(device=mean_map.device, dtype=mean_map.dtype)
+                    received = (mean_map * real.unsqueeze(-1)).sum(dim=-1)  # (B, L): over real queries
+                    received = received * real
+                    total = received.sum(dim=-1, keepdim=True)
+                    safe = torch.where(total > 0, total, torch.ones_like(total))
+                    return torch.where(total > 0, received / safe, torch.zeros_like(received))
+                '''
+            )
+        },
+        {
+            "test_token_importance": "your score of a token is the sum of its own row",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
+    Mutant(
+        "t05-02: make_optimizer exempts biases and norm weights from weight decay",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    decay, no_decay = [], []
+                    for param in model.parameters():
+                        # biases and LayerNorm gains (1-D) are not decayed
+                        (no_decay if param.dim() < 2 else decay).append(param)
+                    groups = [
+                        {"params": decay, "weight_decay": weight_decay},
+                        {"params": no_decay, "weight_decay": 0.0},
+                    ]
+                    return torch.optim.AdamW(groups, lr=lr)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_make_optimizer": "returned an AdamW whose weight_decay is not",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t05-03: the attention mask built with pad id 0",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        x = self.position(self.embed(token_ids))
+                        mask = padding_mask(token_ids, 0)  # <pad> is id 0
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, self.pad_id))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_padding_invariance": "the pad id is hard-coded to 0",
+            "test_sentiment_model": "the pad id is hard-coded to 0",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t05-04: masked_mean divides by a count that may be 0",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    is_real = token_ids != pad_id  # (B, L)
+                    summed = hidden.masked_fill(~is_real.unsqueeze(-1), 0.0).sum(dim=1)
+                    return summed / is_real.sum(dim=1, keepdim=True).to(hidden.dtype)
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "a row made only of padding divides a sum of 0 by a count of 0, which is NaN",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
 ]
 
 CORRECT = [
@@ -1649,5 +1941,42 @@ CORRECT = [
             )
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "t05-06: token importance by attention rollout",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # Attention rollout (Abnar and Zuidema): each layer's head-averaged map mixed with
+                    # the identity for the residual path, 0.5 (A + I), multiplied from the first layer
+                    # to the last (later layers on the left). Row i of the product says how much of
+                    # each input token reaches position i's output. The score of token j is the mean
+                    # of column j over the REAL queries' rows; pad rows are never read, and a real
+                    # query's row puts no weight on a pad key (A is 0 there and I only on itself),
+                    # so pads change nothing. Pads are set to 0 and each sentence renormalised; a
+                    # sentence of pads only has no real row, total 0, and gets zeros.
+                    dtype = weights[0].dtype
+                    real = (token_ids != pad_id).to(dtype)  # (B, L)
+                    L = token_ids.shape[-1]
+                    eye = torch.eye(L, dtype=dtype, device=weights[0].device)
+                    rollout = eye.expand(token_ids.shape[0], L, L)
+                    for layer in weights:
+                        mixed = 0.5 * (layer.mean(dim=1) + eye)
+                        rollout = mixed @ rollout
+                    scores = (rollout * real[..., None]).sum(dim=1) * real  # sum over real query rows
+                    total = scores.sum(dim=-1, keepdim=True)
+                    safe = torch.where(total > 0, total, torch.ones_like(total))
+                    return torch.where(total > 0, scores / safe, torch.zeros_like(scores))
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
     ),
 ]

@@ -1129,6 +1129,311 @@ WRONG = [
         {"test_penalise_repeats": "the ids seen are pooled over the batch: every row is penalised"},
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
     ),
+    Mutant(
+        "s06-01: make_blocks counts len(ids) // block_size blocks",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    n_blocks = len(ids) // block_size
+                    n = n_blocks * block_size
+                    x = ids[:n].view(n_blocks, block_size)
+                    y = ids[1 : n + 1].view(n_blocks, block_size)
+                    return x, y
+                '''
+            )
+        },
+        {
+            "test_make_blocks": "n_blocks counts len(ids) // block_size blocks",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s06-02: causal_head scales the scores by √d_model, not √head_size",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s06-03: heads stacked on a last axis and flattened, their features interleaved",
+        A,
+        {
+            "multihead_causal": Rewrite(
+                r'''
+                class MultiHeadCausalAttention(nn.Module):
+                    """num_heads causal heads side by side, concatenated and projected.
+
+                    x (B, L, d_model) -> (B, L, d_model).
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, block_size: int):
+                        super().__init__()
+                        head_size = d_model // num_heads
+                        self.heads = nn.ModuleList(
+                            [
+                                CausalSelfAttentionHead(d_model, head_size, block_size)
+                                for _ in range(num_heads)
+                            ]
+                        )
+                        self.proj = nn.Linear(d_model, d_model)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, d_model)."""
+                        return self.proj(torch.stack([head(x) for head in self.heads], dim=-1).flatten(-2))
+                '''
+            )
+        },
+        {
+            "test_multihead_causal": "the heads' outputs are interleaved, not concatenated",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s06-04: lm_loss as log(softmax(logits)) in two steps",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    picked = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(picked).mean()
+                '''
+            )
+        },
+        {
+            "test_lm_loss": "the loss takes the log of the softmax's probabilities",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s06-05: sample crops the context to the first block_size ids",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, : model.block_size]
+                        logits = model(context)[:, -1, :] / temperature
+                        if top_k is not None:
+                            kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "the model is fed the FIRST block_size ids of the sequence",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t06-01: causal_head scales the scores by 1/√d_model",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])  # / sqrt(d_model)
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t06-02: lm_head's weight tied to the token embedding",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+                        self.lm_head.weight = self.token_embedding.weight  # weight tying, as in GPT-2
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(self.ln_f(x))
+                '''
+            )
+        },
+        {
+            "test_charlm": "the logits are the final hidden states times the token embedding's weight",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t06-03: ln_f built but never applied",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(x)
+                '''
+            )
+        },
+        {
+            "test_charlm": "self.ln_f is not applied",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t06-04: sample crops the context to the first block_size ids",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, : model.block_size]  # the model knows block_size positions
+                        logits = model(context)[:, -1, :] / temperature
+                        if top_k is not None:
+                            kth = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "the model is fed the FIRST block_size ids of the sequence",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
 ]
 
 CORRECT: list[Mutant] = [
@@ -1253,5 +1558,47 @@ CORRECT: list[Mutant] = [
             )
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "s06-06: a CTRL-style multiplicative repetition penalty",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # My rule (after CTRL): factor = 1 + strength. A seen id's logit is divided by the
+                    # factor when positive and multiplied by it when negative, so it always moves
+                    # down (never up, whatever its sign); unseen logits are untouched, so their odds
+                    # stay. Strength 0 is factor 1, the identity; a larger factor moves seen logits
+                    # further down. Each row uses only its own context (scatter along dim 1).
+                    factor = 1.0 + strength
+                    seen = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
+                    seen = seen.scatter(1, context.long().to(logits.device), True)
+                    penalised = torch.where(logits > 0, logits / factor, logits * factor)
+                    return torch.where(seen, penalised, logits)
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "t06-06: lm_loss by log_softmax and gather",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    log_probs = torch.log_softmax(logits, dim=-1)  # stable: subtracts the row max
+                    picked = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -picked.mean()
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
     ),
 ]

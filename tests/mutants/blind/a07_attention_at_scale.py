@@ -1988,6 +1988,367 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
     ),
+    Mutant(
+        "s07-01: online softmax rescaled through raw exponentials",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    # back to absolute terms, add the block, then relative to the new max
+                    total = running_sum * torch.exp(running_max) + torch.exp(scores).sum(dim=-1)
+                    return new_max, total / torch.exp(new_max)
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "exp overflows for large scores",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s07-02: chunk_size=True accepted, a bool being an int",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "bool is a subclass of int in Python",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
+    Mutant(
+        "s07-03: running max, sum and accumulator made in torch's default dtype",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"))
+                    l = torch.zeros(*q.shape[:-1], 1)
+                    acc = torch.zeros(*q.shape[:-1], v.shape[-1])
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunked_attention computes in float32 for half-precision input",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s07-04: the running max starts at 0 instead of -inf",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)  # running max
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "rows whose scores are all very negative give NaN",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "s07-05: merge_partials rescales and adds into a's tensors in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # My partial result: (m, l, acc) per query, as in Section 3: m the max score over
+                    # the part's keys (..., L_q, 1), l = sum exp(s - m) (..., L_q, 1) and
+                    # acc = sum exp(s - m) v (..., L_q, d_v). Its size does not depend on L_k.
+                    # Merging moves both parts' sums to the common max M = max(m_a, m_b) by the
+                    # factors exp(m_a - M), exp(m_b - M) <= 1, then adds: exact, symmetric and
+                    # associative (up to rounding), and nothing overflows.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    # update a's sums in place to save memory
+                    l_a.mul_(f_a).add_(f_b * l_b)
+                    acc_a.mul_(f_a).add_(f_b * acc_b)
+                    return (m, l_a, acc_a)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "changed a tensor it was given, in place",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t07-01: a new block added as exp(scores).sum() * exp(-new_max)",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    # exp(s - m) = exp(s) * exp(-m)
+                    block_sum = torch.exp(scores).sum(dim=-1) * torch.exp(-new_max)
+                    new_sum = running_sum * torch.exp(running_max - new_max) + block_sum
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "exp overflows for large scores",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t07-02: chunk_size checked with isinstance(chunk_size, int), which a bool passes",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, -math.inf)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "bool is a subclass of int in Python",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: counterexample (named since).
+    ),
+    Mutant(
+        "t07-03: the full (L, L) causal mask built once and sliced per block",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    full_mask = causal_mask(L_q).to(q.device) if causal else None  # True = may attend
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            block_mask = full_mask[:, start : start + k_b.shape[-2]]  # (L_q, C)
+                            s = s.masked_fill(~block_mask, -math.inf)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_memory": "with causal=True, and only then, memory grows quadratically",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
+    Mutant(
+        "t07-04: merge_partials rescales a's tensors in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # A partial result is [m, l, acc]: per query the largest score m over the part's
+                    # keys, l = sum exp(s - m) and acc = sum exp(s - m) v. Merging moves both to the
+                    # larger maximum (factors exp(m_part - m_new) <= 1) and adds: exact in any order.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return [m, p.sum(dim=-1, keepdim=True), p @ v]
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    fa, fb = torch.exp(m_a - m), torch.exp(m_b - m)
+                    # accumulate into a's tensors, as the running numbers of chunked_attention do
+                    l_a.mul_(fa).add_(l_b * fb)
+                    acc_a.mul_(fa).add_(acc_b * fb)
+                    return [m, l_a, acc_a]
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    _, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "changed a tensor it was given, in place",
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+    ),
 ]
 
 CORRECT = [
@@ -2195,5 +2556,42 @@ CORRECT = [
             )
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "s07-06: partials as normalised output and log-sum-exp, merged with logaddexp",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # My partial result: {"lse": log sum_j exp(s_j) over the part's keys, (..., L_q, 1),
+                    # "out": the attention output over the part's keys alone, (..., L_q, d_v)}.
+                    # Merging: the combined lse is logaddexp(lse_a, lse_b), and each part's output is
+                    # weighted by its share of the total mass, exp(lse_part - lse). Shares are <= 1,
+                    # so nothing overflows, and logaddexp is symmetric and associative.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    out = torch.exp(s - lse) @ v
+                    return {"lse": lse, "out": out}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    out = torch.exp(a["lse"] - lse) * a["out"] + torch.exp(b["lse"] - lse) * b["out"]
+                    return {"lse": lse, "out": out}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
     ),
 ]
