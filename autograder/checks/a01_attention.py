@@ -1415,6 +1415,20 @@ def queries_rescaled_for_sqrt_axis_1(attention):
     return repaired
 
 
+@repairs(ASSIGNMENT, ATTENTION["scaled_by_sqrt_d_v"], "attention")
+def queries_rescaled_for_sqrt_d_v(attention):
+    """``attention`` given queries multiplied by √(d_v / d_k) when it scales: an answer that
+    divides q kᵀ by √d_v then divides by √d_k; one that does not is wrong on them, except where
+    d_v is d_k, where they are the queries it was given."""
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, *args, scale: bool = True, **options):
+        if scale:
+            q = q * math.sqrt(v.shape[-1] / q.shape[-1])
+        return call_attention(attention, q, k, v, *args, scale=scale, **options)
+
+    return repaired
+
+
 @repairs(ASSIGNMENT, ATTENTION["mask_reversed"], "attention")
 def mask_read_right(attention):
     """``attention`` given the opposite of each mask it is called with, in the mask's own dtype

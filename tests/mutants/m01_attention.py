@@ -97,6 +97,13 @@ WRONG = [
         {"attention": Replace("math.sqrt(q.shape[-1])", "math.sqrt(k.shape[-2])")},
         {"test_attention_scaling": "√L_k"},
     ),
+    Mutant(  # issue 40's tenth blind corpus (v01-03): once charged in the parity cell again
+        "scaled by sqrt(d_v)",
+        A,
+        {"attention": Replace("math.sqrt(q.shape[-1])", "math.sqrt(v.shape[-1])")},
+        {"test_attention_scaling": "√d_v (v.shape[-1], the values' size)"},
+        charged_once=True,
+    ),
     Mutant(
         "mask polarity reversed",
         A,
