@@ -33,7 +33,14 @@ from autograder.authoring.operation_mistakes import (
     trailing_axis_dropped,
 )
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, TORCH_SCALED_DOT_PRODUCT, ban
-from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
+from autograder.authoring.registry import (
+    EDGE_CASES,
+    CheckFailed,
+    Namespace,
+    StopChecks,
+    check,
+    fail,
+)
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
@@ -442,6 +449,47 @@ for _name, _factor in {
     "scaled_by_sqrt_d_v": lambda d_k, d_v: (d_v / d_k) ** 0.5,
 }.items():
     repairs(ASSIGNMENT, CHUNKED[_name], "chunked_attention")(queries_rescaled(_factor))
+
+
+@repairs(ASSIGNMENT, CHUNKED["last_block_dropped"], "chunked_attention")
+def chunk_sizes_that_divide_the_keys(chunked: Callable[..., Any]) -> Callable[..., Any]:
+    """``chunked_attention`` called with the largest chunk size that divides L_k and is at most
+    the one it was given, where that one leaves a last, shorter block: an answer that drops that
+    block has none left to drop, and a right answer's output does not depend on the chunk size.
+    Only an answer seen dropping it (on 7 keys in blocks of 3, its output is the first 6 keys'
+    attention) is called so; any other is called as given, and stays as wrong as it was."""
+    fits: list[bool] = []
+
+    def drops_the_last_block() -> bool:
+        if not fits:
+            g = torch.Generator().manual_seed(7)
+            q, k, v = (torch.randn(1, n, 4, generator=g, dtype=torch.float64) for n in (3, 7, 7))
+            try:
+                out = chunked(q, k, v, 3)
+            except StopChecks:
+                raise
+            except Exception:  # noqa: BLE001 - an answer that raises here is not this mistake
+                out = None
+            fits.append(
+                isinstance(out, Tensor)
+                and out.shape == (1, 3, 4)
+                and is_close(out, simulate_chunked(q, k, v, 3, drop_last=True))
+                and not is_close(out, attention_output(q, k, v))
+            )
+        return fits[0]
+
+    def repaired(q: Tensor, k: Tensor, v: Tensor, *args: Any, **kwargs: Any) -> Any:
+        chunk = kwargs.get("chunk_size", args[0] if args else None)
+        l_k = k.shape[-2]
+        if type(chunk) is int and 0 < chunk and l_k % chunk and drops_the_last_block():
+            divisor = max(d for d in range(1, chunk + 1) if l_k % d == 0)
+            if "chunk_size" in kwargs:
+                kwargs = {**kwargs, "chunk_size": divisor}
+            else:
+                args = (divisor, *args[1:])
+        return chunked(q, k, v, *args, **kwargs)
+
+    return repaired
 
 
 def chunked_mistakes(q: Tensor, k: Tensor, v: Tensor, chunk: int) -> dict[Mistake, Tensor]:

@@ -103,6 +103,7 @@ WRONG = [
         {"attention": Replace("math.sqrt(q.shape[-1])", "math.sqrt(v.shape[-1])")},
         {"test_attention_scaling": "√d_v (v.shape[-1], the values' size)"},
         charged_once=True,
+        in_notebook=True,  # its repair held to the grading command (judge parity)
     ),
     Mutant(
         "mask polarity reversed",

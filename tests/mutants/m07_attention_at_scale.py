@@ -111,6 +111,20 @@ WRONG = [
             )
         },
         {"test_chunked_attention_exact": "last, shorter key block is dropped"},
+        charged_once=True,  # the causal cell is waived as the same mistake (chunk sizes repaired)
+    ),
+    Mutant(  # issue 40's tenth blind corpus (v07-02): once charged in the causal cell again
+        "only the L_k // chunk_size full blocks",
+        A,
+        {
+            "chunked_attention": Replace(
+                "range(0, len_k, chunk_size)",
+                "range(0, len_k // chunk_size * chunk_size, chunk_size)",
+            )
+        },
+        {"test_chunked_attention_exact": "last, shorter key block is dropped"},
+        charged_once=True,
+        in_notebook=True,  # its repair held to the grading command (judge parity)
     ),
     Mutant(
         "scores not scaled",
