@@ -3,6 +3,7 @@ seen through the judge's proxies (calls observed, identities, copies into them).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -57,6 +58,21 @@ def _requests_sent() -> int:
 def identity(value: Any) -> int:
     """id() of an object, or of the original of a tensor a kernel sent by value."""
     return getattr(value, "origin_id", None) or id(value)
+
+
+# `self.<name> = ...` or `self.<name>: <annotation> = ...` in an answer cell's source
+_ASSIGNED = re.compile(r"\bself\.([A-Za-z]\w*)\s*(?::[^=\n]*)?=(?!=)")
+
+
+def attribute_names(owner: Any) -> list[str]:
+    """The public attributes ``owner`` holds: its own, in this process; for a kernel's object,
+    whose attributes the judge does not list, the names that the answer cells being judged assign
+    to ``self`` (each then read from the object itself, where it may be missing)."""
+    if is_remote(owner):
+        from autograder.authoring.student_errors import answer_sources
+
+        return sorted({name for source in answer_sources() for name in _ASSIGNED.findall(source)})
+    return sorted(name for name in vars(owner) if not name.startswith("_"))
 
 
 def sharing(owner: Any, names: tuple[str, ...]) -> list[str]:

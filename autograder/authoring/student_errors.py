@@ -108,6 +108,12 @@ def using_answers(cells: Mapping[int, tuple[str, str]]) -> Iterator[None]:
         _state.answers = previous
 
 
+def answer_sources() -> list[str]:
+    """The submitted answer cells' sources that this thread judges against (see
+    :func:`using_answers`: the grading command's judge), or none (in-process grading)."""
+    return [source for _, source in (getattr(_state, "answers", None) or {}).values()]
+
+
 def raised_at(error: BaseException) -> str | None:
     """ "in your answer cell `x`, line N: <code>" for an error the kernel located in an answer
     cell (its ``raised_at``), with the line read from the submitted source; None otherwise."""

@@ -782,6 +782,24 @@ WRONG += [
     ),
 ]
 
+WRONG += [
+    Mutant(  # issue 40's tenth blind corpus (u05-03): once told the dtype error and its line alone
+        "the classifier held in a plain list",
+        A,
+        {
+            "sentiment_model": (
+                Replace(
+                    "self.classifier = nn.Linear(d_model, num_classes)",
+                    "self.classifier = [nn.Linear(d_model, num_classes)]",
+                ),
+                Replace("self.classifier(masked_mean", "self.classifier[0](masked_mean"),
+            )
+        },
+        {"test_sentiment_model": "self.classifier is a plain Python list"},
+        in_notebook=True,  # its attribute found from the submitted source, through the command
+    ),
+]
+
 # Last in the list, so that judge parity grades it through the command (tests/judge_parity.py
 # picks the first and last wrong ones): its trained model is far from the held-out thresholds,
 # where one model near them (0.793 against a bar of 0.796) passed in-process and failed in the

@@ -14,6 +14,7 @@ from autograder.authoring.diagnosis import squeezed_mistake
 from autograder.authoring.hidden_draws import random_sizes, under_seed
 from autograder.authoring.in_place_writes import written_in_place_mistake
 from autograder.authoring.mistakes import Mistake, catalogue
+from autograder.authoring.registration import dtype_left_behind
 from autograder.authoring.registry import fail
 from autograder.authoring.student_errors import explain
 
@@ -226,13 +227,13 @@ def run_model(model: nn.Module, ids: Tensor, return_attention: bool = False) -> 
             raise
         except Exception as error:
             pad_id = getattr(model, "pad_id", "?")
-            fail(
-                explain(
-                    error,
-                    "your SentimentModel",
-                    f" on ids of shape {tuple(ids.shape)}, pad_id={pad_id}",
-                )
+            said = explain(
+                error,
+                "your SentimentModel",
+                f" on ids of shape {tuple(ids.shape)}, pad_id={pad_id}",
             )
+            left_behind = dtype_left_behind(model, error)
+            fail(f"{left_behind}\n{said}" if left_behind else said)
     if not return_attention:
         if not isinstance(result, Tensor):
             fail(f"forward(token_ids) must return the logits tensor, got {type(result).__name__}")
