@@ -72,7 +72,7 @@ def attribute_names(owner: Any) -> list[str]:
         from autograder.authoring.student_errors import answer_sources
 
         return sorted({name for source in answer_sources() for name in _ASSIGNED.findall(source)})
-    return sorted(name for name in vars(owner) if not name.startswith("_"))
+    return sorted(name for name in getattr(owner, "__dict__", {}) if not name.startswith("_"))
 
 
 def sharing(owner: Any, names: tuple[str, ...]) -> list[str]:
