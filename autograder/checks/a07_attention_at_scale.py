@@ -152,10 +152,17 @@ CHUNKED = catalogue(
             "key; start it at -inf (q.new_full(..., -math.inf)), as the statement says",
         },
         "dtype": {
+            # Two ways to it, each named only where it shows: a float32 tensor meeting the half
+            # q, k, v in an error, or an output in float32 (blind x07-05 cast q, k and v up on
+            # purpose, and was once told of a tensor made without dtype=, which it had not).
             "computed_in_float32": "chunked_attention computes in float32 for half-precision "
-            "input: a float32 tensor (torch's default dtype for one made without dtype=) meets "
-            "the half-precision q, k and v and promotes them; make every tensor it creates in "
-            "q's dtype (dtype=q.dtype)",
+            "input: a float32 tensor meets the half-precision q, k and v (the error names both "
+            "dtypes); make every tensor it uses in q's dtype (dtype=q.dtype; one made without "
+            "dtype= is float32, torch's default)",
+            "returned_in_float32": "chunked_attention computes in float32 for half-precision "
+            "input and returns the float32 result: its output equals the attention computed in "
+            "float32 on the same input; return q's dtype (keep every tensor it uses in q's dtype, "
+            "or cast the output back with .to(q.dtype))",
             "computed_in_float64": "chunked_attention computes in float64 and returns the "
             "output without casting back to q's dtype: its output equals the attention computed "
             "in float64 on the same input",
@@ -1081,7 +1088,7 @@ def chunked_keeps_a_half_precision_dtype(ns: Namespace) -> None:
             # computed in half precision differs from it by far more than 1e-5).
             in_float32 = reference_out(*(x.to(dtype).float() for x in (q, k, v)))
             if out.dtype == torch.float32 and is_close(out, in_float32, atol=1e-5, rtol=1e-4):
-                fail(f"{CHUNKED['computed_in_float32']} ({seen})")
+                fail(f"{CHUNKED['returned_in_float32']} ({seen})")
             if computed_in_float64(out, *(x.to(dtype) for x in (q, k, v))):
                 fail(f"{CHUNKED['computed_in_float64']} ({seen})")
             fail(seen)

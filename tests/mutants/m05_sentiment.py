@@ -491,6 +491,20 @@ WRONG += [
         {"test_masked_mean": "returned torch.float32: the mean must come back in hidden's dtype"},
         makes=("masked_mean.computed_in_float32",),
     ),
+    Mutant(  # as blind x07-05 in chunked_attention: once told of a float32 operand it has not
+        "masked_mean casts hidden to float32 on purpose and never casts the mean back",
+        A,
+        {
+            "masked_mean": Replace(
+                "    keep = (token_ids != pad_id)",
+                "    hidden = hidden.to(torch.promote_types(hidden.dtype, torch.float32))\n"
+                "    keep = (token_ids != pad_id)",
+            )
+        },
+        {"test_masked_mean": "returned torch.float32: the mean must come back in hidden's dtype"},
+        makes=("masked_mean.computed_in_float32",),
+        not_told=("a float32 operand promotes hidden",),
+    ),
     Mutant(
         "training step zeroes the gradients after the optimizer step",
         A,

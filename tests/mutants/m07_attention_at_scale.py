@@ -453,6 +453,22 @@ WRONG += [
     ),
 ]
 
+WRONG += [
+    Mutant(  # issue 40's eleventh blind corpus (x07-05): told of a tensor made without dtype=
+        "q, k and v cast up to float32 on purpose, the output never cast back",
+        A,
+        {
+            "chunked_attention": Replace(
+                "    q = q * (1.0 / math.sqrt(q.shape[-1]))",
+                "    q, k, v = (x.to(torch.promote_types(x.dtype, torch.float32)) for x in (q, k, v))\n"
+                "    q = q * (1.0 / math.sqrt(q.shape[-1]))",
+            )
+        },
+        {"test_chunked_attention_exact": "and returns the float32 result"},
+        not_told=("made without dtype=) meets", "a float32 tensor meets"),
+    ),
+]
+
 
 # merge_partials: what a partial result holds is the student's design (issue 42). Each wrong one
 # breaks a property the statement lists; each correct one is another design.

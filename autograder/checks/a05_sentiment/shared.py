@@ -54,10 +54,12 @@ MASKED_MEAN = catalogue(
             "row, so keep its count at least 1 (count.clamp(min=1)) or write zeros there",
         },
         "dtype": {
+            # What shows is the result in float32, not how hidden got there (a float32 operand,
+            # or hidden cast up on purpose and the result not cast back).
             "computed_in_float32": "masked_mean computes in float32 when given half precision: "
-            "its result is the mean computed in float32 on the same input, so a float32 operand "
-            "promotes hidden; make every tensor it multiplies or divides hidden by in hidden's "
-            "dtype (.to(hidden.dtype))",
+            "its result is the mean computed in float32 on the same input, returned in float32; "
+            "return hidden's dtype (keep every tensor it multiplies or divides hidden by in "
+            "hidden's dtype, or cast the result back with .to(hidden.dtype))",
         },
     },
 )
