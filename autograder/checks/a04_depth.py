@@ -142,6 +142,8 @@ STACK = catalogue(
             "weights of EVERY layer to the list inside the loop",
             "first_map_repeated": "the first layer's attention map is repeated: append each "
             "layer's own weights",
+            "maps_reversed": "the maps come last layer first (map i is layer num_layers - 1 - i's "
+            "weights): list them in the order the layers run, map i for layer i",
             "heads_averaged": "each map is the mean over the heads: keep every head's weights, "
             "(B, H, L, L), as the layer returns them",
             "first_head_only": "each map keeps only the first head (weights[:, 0] or "
@@ -385,6 +387,12 @@ def check_maps(maps: list[Tensor], expected: list[Tensor], what: str) -> None:
         fail(STACK["only_last_map"])
     if distinct and all(is_close(m, expected[0], atol=1e-9) for m in maps):
         fail(STACK["first_map_repeated"])
+    # Named where the order is seen: the maps differ from their own reversal.
+    flipped = expected[::-1]
+    if not all(is_close(e, f, atol=1e-9) for e, f in zip(expected, flipped, strict=True)) and all(
+        is_close(m, f, atol=1e-9) for m, f in zip(maps, flipped, strict=True)
+    ):
+        fail(STACK["maps_reversed"])
     for i, (m, e) in enumerate(zip(maps, expected, strict=True)):
         if not is_close(m, e, atol=1e-9):
             fail(
@@ -1405,9 +1413,33 @@ def calibrated_beyond_one_key(focus: Any) -> bool:
 @repairs(ASSIGNMENT, FOCUS["first_axis"], "attention_focus")
 def first_axis_of_the_keys_size(focus: Any) -> Any:
     """``focus`` called on its rows stacked L_k times along a new first axis, so that
-    weights.shape[0] is the number of keys; a score that reads each row alone is unchanged."""
+    weights.shape[0] is the number of keys; a score that reads each row alone is unchanged.
+    Only an answer whose scores of three rows change when a fourth row joins them is called so
+    (the reshape would otherwise mend other mistakes too: a squeeze, once told it was this one)."""
+    fits: list[bool] = []
+
+    def reads_the_first_axis() -> bool:
+        if not fits:
+            rows = torch.rand(4, 5, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+            rows = rows / rows.sum(-1, keepdim=True)
+            try:
+                three, four = focus(rows[:3].clone()), focus(rows.clone())
+            except (NotImplementedError, StopChecks):
+                raise
+            except Exception:  # noqa: BLE001 - an answer that raises here is not this mistake
+                three = four = None
+            fits.append(
+                isinstance(three, Tensor)
+                and isinstance(four, Tensor)
+                and tuple(three.shape) == (3,)
+                and tuple(four.shape) == (4,)
+                and not is_close(three, four[:3], atol=1e-9)
+            )
+        return fits[0]
 
     def repaired(weights: Tensor) -> Tensor:
+        if not reads_the_first_axis():
+            return focus(weights)
         num_keys = weights.shape[-1]
         rows = weights.reshape(1, -1, num_keys).expand(num_keys, -1, -1)
         return focus(rows)[0].reshape(weights.shape[:-1])
@@ -1433,12 +1465,32 @@ def run_focus(focus: Any, weights: Tensor, what: str, kept: bool = False) -> Ten
     expected_shape = tuple(weights.shape[:-1])
     if not (isinstance(scores, Tensor) and tuple(scores.shape) == expected_shape):
         got = f"{type(scores).__name__} {tuple(getattr(scores, 'shape', ()))}"
-        fail(
-            f"weights of shape {tuple(weights.shape)} ({what}) must give scores of shape {expected_shape}; got {got}"
+        seen = (
+            f"weights of shape {tuple(weights.shape)} ({what}) must give scores of shape "
+            f"{expected_shape}; got {got}"
         )
+        if squeezed(scores, expected_shape) and keeps_wider_axes(focus, weights):
+            fail(f"{SQUEEZED} ({seen})")
+        fail(seen)
     if not scores.is_floating_point():
         fail(f"the scores on {what} are of dtype {scores.dtype}, not a floating-point dtype")
     return scores.detach().to(torch.float64)
+
+
+def keeps_wider_axes(focus: Any, weights: Tensor) -> bool:
+    """Whether ``focus`` gives the scores their full shape once every size-1 axis of
+    ``weights`` but the keys' is 2 long: then those axes were lost for their size alone (a
+    squeeze), not reduced over (a mean over the queries, which loses them at any size)."""
+    wider = weights.expand(
+        *(2 if size == 1 else size for size in weights.shape[:-1]), weights.shape[-1]
+    ).clone()
+    try:
+        scores = focus(wider)
+    except (NotImplementedError, StopChecks):
+        raise
+    except Exception:  # noqa: BLE001 - nothing is confirmed by an answer that raises here
+        return False
+    return isinstance(scores, Tensor) and tuple(scores.shape) == tuple(wider.shape[:-1])
 
 
 def show_row(row: Tensor) -> str:

@@ -653,3 +653,27 @@ WRONG += [
         not_told=("TV uses the absolute difference, not the squared one",),
     ),
 ]
+
+WRONG += [
+    Mutant(  # issue 40's eleventh blind corpus (x04-02): once shown a counterexample only
+        "the maps collected last layer first",
+        A,
+        {
+            "depth_stack": Replace(
+                "            maps.append(weights)\n", "            maps.insert(0, weights)\n"
+            )
+        },
+        {"test_depth_stack": "the maps come last layer first"},
+    ),
+    Mutant(  # issue 40's eleventh blind corpus (x04-05): once shown the shapes only
+        "attention_focus squeezes its scores",
+        A,
+        {
+            "attention_focus": Replace(
+                "    return 1 + torch.special.xlogy(weights, weights).sum(dim=-1) / math.log(num_keys)\n",
+                "    return (1 + torch.special.xlogy(weights, weights).sum(dim=-1) / math.log(num_keys)).squeeze()\n",
+            )
+        },
+        {"test_attention_focus": "an axis of size 1 disappeared"},
+    ),
+]
