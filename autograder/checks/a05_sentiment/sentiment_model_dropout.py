@@ -142,6 +142,9 @@ def sentiment_model_drops_where_the_diagram_says(ns: Namespace) -> None:
         fail(f"{seen}, not the model's dropout={p}")
     b, length, d_model = 6, 10, config["d_model"]
     ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+    # Once whole, before any part is replaced by a recorder: an error here is the model's own,
+    # and what it holds can be looked at (a recorder is the grader's object, not the kernel's).
+    run_model(model, ids)
     with torch.no_grad():
         embedded = model.embed(ids)  # eval mode: what the positions are added to
         positioned = own_positions(model, embedded)
