@@ -1859,6 +1859,315 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
     ),
+    Mutant(
+        "u01-01: attention_numpy subtracts the whole matrix's max, not each row's",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max()  # subtract the max so exp cannot overflow
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix is subtracted",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u01-02: the masked path divides by √d_k whatever scale says",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[-1]
+                    if mask is None:
+                        scores = q @ k.transpose(-2, -1)
+                        if scale:
+                            scores = scores / math.sqrt(d_k)
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v, weights
+                    # masked attention
+                    mask = mask.bool()
+                    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+                    has_key = mask.any(dim=-1, keepdim=True)
+                    scores = scores.masked_fill(~mask, float("-inf")).masked_fill(~has_key, 0.0)
+                    weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_parity": "with a mask, scale=False still divides the scores by √d_k",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
+    ),
+    Mutant(
+        "u01-03: the caller's bool mask opened in place for fully masked rows",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v, weights
+                    mask = mask.bool()
+                    empty = ~mask.any(dim=-1, keepdim=True)  # rows that see no key
+                    # let the empty rows "see" everything so the softmax stays finite; zeroed below
+                    mask |= empty
+                    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+                    weights = weights.masked_fill(empty, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "changed a tensor it was given, in place",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u01-04: causal_mask cut from a shared table of 256 positions",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                _CAUSAL_TABLE = torch.tril(torch.ones(256, 256, dtype=torch.bool))  # built once, reused
+
+
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return _CAUSAL_TABLE[:n, :n]
+                '''
+            )
+        },
+        {
+            "test_causal_mask": "causal_mask cuts its mask from a table of a fixed size M",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
+    ),
+    Mutant(
+        "u01-05: sees_the_future changes only the last position",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: change the last token (q, k, v at position L-1) to fresh normal draws, 20
+                    # times for a few sizes, and see whether any earlier output row moves by more than
+                    # 1e-4 (rounding stays below 1e-5, a leak is above 1e-3). The last token is the one
+                    # every earlier query would peek at, so changing it is enough.
+                    gen = torch.Generator().manual_seed(0)
+                    for L, d_k, d_v in ((2, 3, 2), (6, 4, 5), (11, 8, 3), (16, 16, 16)):
+                        for _ in range(20):
+                            q = torch.randn(2, L, d_k, generator=gen, dtype=torch.float64)
+                            k = torch.randn(2, L, d_k, generator=gen, dtype=torch.float64)
+                            v = torch.randn(2, L, d_v, generator=gen, dtype=torch.float64)
+                            q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                            q2[:, -1] = torch.randn(2, d_k, generator=gen, dtype=torch.float64)
+                            k2[:, -1] = torch.randn(2, d_k, generator=gen, dtype=torch.float64)
+                            v2[:, -1] = torch.randn(2, d_v, generator=gen, dtype=torch.float64)
+                            try:
+                                before = attend(q, k, v)[0].double()
+                                after = attend(q2, k2, v2)[0].double()
+                            except Exception:
+                                continue
+                            change = (after[:, : L - 1] - before[:, : L - 1]).abs()
+                            if not bool(torch.isfinite(change).all()) or change.max().item() > 1e-4:
+                                return True
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test sees the first query reading the last key, and misses it reading the next-to-last key",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v01-01: attention_numpy subtracts the global max of the scores",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max()  # keep exp() from overflowing
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix is subtracted",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v01-02: fully masked rows opened by writing True into the caller's mask",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        empty = ~mask.any(dim=-1)  # queries that see no key
+                        mask[empty] = True  # let them see every key for now, so their softmax is finite
+                        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+                        weights = weights.masked_fill(empty.unsqueeze(-1), 0.0)  # then zero them
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "changed a tensor it was given, in place",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v01-03: attention scaled by √d_v, not √d_k",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(v.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        any_visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        scores = scores.masked_fill(~any_visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = weights.masked_fill(~any_visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_scaling": "scaled by √d_v (v.shape[-1], the values' size) instead of √d_k",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named, and charged in the parity
+        # cell too (a counterexample there); charged once since (01's repair of the √d_v scale).
+        charged_once=True,
+    ),
+    Mutant(
+        "v01-04: causal_mask sliced from a shared 64 x 64 table",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                _CAUSAL_CACHE = torch.tril(torch.ones(64, 64, dtype=torch.bool))  # built once, reused
+
+
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return _CAUSAL_CACHE[:n, :n]
+                '''
+            )
+        },
+        {
+            "test_causal_mask": "causal_mask cuts its mask from a table of a fixed size M",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
+    ),
+    Mutant(
+        "v01-05: sees_the_future: one cut in the middle, a mean change against 1e-3",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: one draw of L = 8 positions, width 4, batch 2; change every position after
+                    # the middle (i = L // 2) and look at the mean absolute change of outputs 0..i.
+                    # Rounding moves them by ~1e-7, a leak by far more, so 1e-3 separates the two.
+                    gen = torch.Generator().manual_seed(0)
+                    L, d = 8, 4
+                    i = L // 2
+                    q, k, v = (torch.randn(2, L, d, generator=gen) for _ in range(3))
+                    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                    q2[:, i + 1 :] = torch.randn(2, L - i - 1, d, generator=gen)
+                    k2[:, i + 1 :] = torch.randn(2, L - i - 1, d, generator=gen)
+                    v2[:, i + 1 :] = torch.randn(2, L - i - 1, d, generator=gen)
+                    try:
+                        out, _ = attend(q, k, v)
+                        out2, _ = attend(q2, k2, v2)
+                    except Exception:
+                        return False
+                    change = (out2[:, : i + 1] - out[:, : i + 1]).abs().mean().item()
+                    return bool(change > 1e-3)
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test sees the last key leak into the first query, and misses the same key leaking into the next-to-last query",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
+    ),
 ]
 
 CORRECT = [
@@ -2162,5 +2471,69 @@ CORRECT = [
             )
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "u01-06: einsum scores, d_k ** -0.5, empty rows opened in a copy of the mask",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = torch.einsum("...qd,...kd->...qk", q, k)
+                    if scale:
+                        scores = scores * q.shape[-1] ** -0.5
+                    if mask is None:
+                        weights = F.softmax(scores, dim=-1)
+                    else:
+                        visible = mask.bool()
+                        empty = ~visible.any(dim=-1, keepdim=True)
+                        visible = visible | empty  # a new tensor: the caller's mask stays as it was
+                        weights = F.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1)
+                        weights = torch.where(empty, torch.zeros_like(weights), weights)
+                    output = torch.einsum("...qk,...kd->...qd", weights, v)
+                    return output, weights
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "v01-06: a hand-written stable softmax, one path with and without a mask",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[-1]
+                    scores = torch.matmul(q, k.transpose(-2, -1))
+                    if scale:
+                        scores = scores * (1.0 / math.sqrt(d_k))
+                    if mask is not None:
+                        scores = torch.where(mask.bool(), scores, torch.full_like(scores, float("-inf")))
+                    row_max = scores.amax(dim=-1, keepdim=True)
+                    # a fully masked row has max -inf: use 0 there so that exp(-inf - 0) = 0, not NaN
+                    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max)).detach()
+                    e = torch.exp(scores - row_max)
+                    denom = e.sum(dim=-1, keepdim=True)
+                    weights = e / denom.clamp_min(torch.finfo(e.dtype).tiny)
+                    return torch.matmul(weights, v), weights
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
     ),
 ]

@@ -2062,6 +2062,424 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
     ),
+    Mutant(
+        "u02-01: split_heads reshapes (B, L, d_model) to (B, H, L, d_k) without a transpose",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    d_k = d_model // num_heads
+                    return x.reshape(B, num_heads, L, d_k)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "heads split without a transpose",
+            "test_mha_mask": "this cell uses your answer cell `split_heads`",
+            "test_mha_parity": "weights differ as if the heads were split without a transpose",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named; test_mha_mask and
+        # test_mha_parity not charged again.
+    ),
+    Mutant(
+        "u02-02: values projected from key, v_proj(key)",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(key), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_parity": "the values are projected from `key` instead of `value`",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u02-03: a 3-D mask repeated H times and viewed as (B, H, L_q, L_k)",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        B = query.shape[0]
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            # one mask per (sentence, head), as nn.MultiheadAttention wants
+                            L_q, L_k = mask.shape[-2:]
+                            mask = mask.repeat(self.num_heads, 1, 1).view(B, self.num_heads, L_q, L_k)
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "the sentence masks were repeated H times one after the other",
+            "test_mha_parity": "per-head weights differ from nn.MultiheadAttention given the same projections",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: untrue (true since); charged in
+        # the parity cell too.
+    ),
+    Mutant(
+        "u02-04: q, k and v projections one shared nn.Linear, [layer] * 3",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj, self.k_proj, self.v_proj = [nn.Linear(d_model, d_model)] * 3
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "q_proj, k_proj, v_proj hold one weight tensor (one object)",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: counterexample (named since).
+    ),
+    Mutant(
+        "u02-05: heads switched off by zeroing out_proj's columns in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head contributes nothing: the columns of W_O that read its
+                    # d_k features are set to zero, so out_proj ignores it. Kept heads are not rescaled.
+                    # With every head off the output is out_proj's bias.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.out_proj.weight[:, h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v02-01: merge_heads permutes to (B, L, d_k, H), the heads interleaved",
+        A,
+        {
+            "merge_heads": Rewrite(
+                r'''
+                def merge_heads(x: Tensor) -> Tensor:
+                    """(B, H, L, d_k) -> (B, L, H * d_k): concatenate the heads' features.
+
+                    Head h lands at features h*d_k:(h+1)*d_k.
+                    """
+                    B, H, L, d_k = x.shape
+                    return x.permute(0, 2, 3, 1).reshape(B, L, H * d_k)
+                '''
+            )
+        },
+        {
+            "test_merge_heads": "the heads' features are interleaved (head h at h, h+H, ...)",
+            "test_mha_parity": "this cell uses your answer cell `merge_heads`",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named; test_mha_parity not charged
+        # again.
+    ),
+    Mutant(
+        "v02-02: the ValueError does not show d_model and num_heads",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "the statement asks for both numbers in it",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v02-03: value defaults to query, not key",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = query
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "value must default to key, not to query",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v02-04: a head axis added to every mask that is not 2-D",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() != 2:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v02-05: heads switched off by zeroing v_proj's rows in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head gets zero value vectors, so its attention output is 0
+                    # and it contributes nothing to out_proj; kept heads are not rescaled; with every
+                    # head off only out_proj's bias remains.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.v_proj.weight[h * d_k : (h + 1) * d_k] = 0.0
+                                mha.v_proj.bias[h * d_k : (h + 1) * d_k] = 0.0
+                        return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
 ]
 
 CORRECT = [
@@ -2312,5 +2730,59 @@ CORRECT = [
             )
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "u02-06: split_heads by Tensor.split into H chunks, stacked on a head axis",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    d_k = x.shape[-1] // num_heads
+                    return torch.stack(x.split(d_k, dim=-1), dim=1)
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "v02-06: heads_switched_off sums the kept heads' out_proj blocks",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: out_proj(concat heads) = sum_h head_h @ W_O[:, block h].T + b_O, so each head
+                    # has its own additive contribution. A switched-off head's contribution is dropped.
+                    # The kept ones are rescaled by H / (number kept) so that the total keeps its size
+                    # (factor 1 when all are kept, so all-on is the layer). With every head off only the
+                    # bias b_O remains (the factor is then irrelevant: nothing is summed).
+                    H, d_k = mha.num_heads, mha.d_k
+                    keep = keep.bool()
+                    n_kept = int(keep.sum())
+                    factor = H / max(n_kept, 1)
+                    with torch.no_grad():
+                        q = split_heads(mha.q_proj(x), H)
+                        k = split_heads(mha.k_proj(x), H)
+                        v = split_heads(mha.v_proj(x), H)
+                        heads, _ = scaled_dot_product_attention(q, k, v)  # (B, H, L, d_k)
+                        out = mha.out_proj.bias.expand(x.shape[0], x.shape[1], -1).clone()
+                        for h in range(H):
+                            if keep[h]:
+                                w_block = mha.out_proj.weight[:, h * d_k : (h + 1) * d_k]  # (d_model, d_k)
+                                out = out + factor * heads[:, h] @ w_block.T
+                    return out
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
     ),
 ]

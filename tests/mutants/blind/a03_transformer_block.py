@@ -1900,6 +1900,306 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
     ),
+    Mutant(
+        "u03-01: sinusoidal_encoding: sines in the first half, cosines in the second",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions.
+
+                    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+                    """
+                    position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)
+                    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)
+                    angles = position / (10000.0 ** (two_i / d_model))
+                    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
+                '''
+            )
+        },
+        {
+            "test_sinusoidal_encoding": "sines and cosines are concatenated",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u03-02: layer_norm divides by std + eps",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        std = x.var(dim=-1, keepdim=True, unbiased=False).sqrt()
+                        return self.weight * (x - mean) / (std + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u03-03: norm1 and norm2 one shared LayerNorm",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward.
+
+                    Each sits inside a residual and a LayerNorm.
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        """x: (B, L, d_model), mask broadcastable to (B, num_heads, L, L)
+                        -> ((B, L, d_model), (B, num_heads, L, L)).
+                        """
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(h + self.dropout2(self.feed_forward(h)))
+                        return out, weights
+                '''
+            )
+        },
+        {
+            "test_encoder_block": "`self.norm1` and `self.norm2` hold one parameter tensor (one object)",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: counterexample (named since).
+    ),
+    Mutant(
+        "u03-04: padded_block's key mask from each sentence's length",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask (B, 1, 1, L): every query may see the first `length` keys of its sentence,
+                    #    the real tokens; the pads (after them) are hidden.
+                    # 2. Pad positions return zeros.
+                    # 3. A sentence of pads only (length 0) gets length 1, so its rows are not empty;
+                    #    its output is zeroed anyway.
+                    B, L = is_pad.shape
+                    lengths = (~is_pad).sum(dim=-1).clamp(min=1)  # (B,)
+                    may_see = torch.arange(L, device=x.device)[None, :] < lengths[:, None]  # (B, L)
+                    out, _ = block(x, mask=may_see[:, None, None, :])
+                    return out.masked_fill(is_pad.unsqueeze(-1), 0.0)
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u03-05: encode looks tokens up with setdefault, adding unknown ones",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID]
+                    for token in clean(text):
+                        ids.append(token_to_id.setdefault(token, UNK_ID))
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        while len(ids) < max_len:
+                            ids.append(PAD_ID)
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "changed token_to_id (entries added: ",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v03-01: clean allows one inner apostrophe, (?:'\\w+)?",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"\w+(?:'\w+)?|[^\w\s]", text)
+                '''
+            )
+        },
+        {
+            "test_clean": "a word may contain several inner apostrophes",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v03-02: build_vocab slices words[:max_vocab_size - 3], negative below 3",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    words = [token for token, count in ordered if count >= min_freq]
+                    if max_vocab_size is not None:
+                        # the specials take len(SPECIAL_TOKENS) of the places
+                        words = words[: max_vocab_size - len(SPECIAL_TOKENS)]
+                    return list(SPECIAL_TOKENS) + words
+                '''
+            )
+        },
+        {
+            "test_build_vocab": "the tokens after the special tokens are cut to words[:max_vocab_size - 3]",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v03-03: encode adds unknown tokens with setdefault",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.setdefault(token, UNK_ID) for token in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "changed token_to_id (entries added: ",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v03-04: layer_norm puts eps outside the square root",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mu = x.mean(dim=-1, keepdim=True)
+                        var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)
+                        return self.weight * (x - mu) / (torch.sqrt(var) + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v03-05: padded_block masks keys by each sentence's length",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask (B, 1, 1, L): key j is visible when j < length of the sentence, so every
+                    #    query sees exactly the real tokens and no pad (the pads come after the text).
+                    # 2. Pad positions: zeros.
+                    # 3. A sentence of only pads (length 0): it may see every key (finite), output zeroed.
+                    B, L, _ = x.shape
+                    lengths = (~is_pad).sum(dim=1)  # (B,)
+                    visible = torch.arange(L, device=x.device)[None, :] < lengths[:, None]  # (B, L)
+                    visible = visible | (lengths == 0)[:, None]
+                    out, _ = block(x, mask=visible[:, None, None, :])
+                    real = torch.arange(L, device=x.device)[None, :] < lengths[:, None]
+                    return torch.where(real.unsqueeze(-1), out, torch.zeros_like(out))
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
 ]
 
 CORRECT = [
@@ -2159,5 +2459,63 @@ CORRECT = [
             )
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "u03-06: layer_norm with torch.var_mean, rsqrt and addcmul",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        var, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+                        x_hat = (x - mean) * torch.rsqrt(var + self.eps)
+                        return torch.addcmul(self.bias, x_hat, self.weight)
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "v03-06: padded_block runs each sentence's real tokens alone",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: none. Each sentence is run alone with its pads REMOVED, so no mask is
+                    #    needed at all (the block sees only real tokens); this is the definition of
+                    #    "blind to padding", by construction.
+                    # 2. Pad positions: zeros.
+                    # 3. A sentence of only pads: nothing to run, its output is all zeros.
+                    out = torch.zeros_like(x)
+                    for b in range(x.shape[0]):
+                        real = ~is_pad[b].bool()
+                        if real.any():
+                            y, _ = block(x[b : b + 1, real])
+                            out[b, real] = y[0].to(x.dtype)
+                    return out
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
     ),
 ]

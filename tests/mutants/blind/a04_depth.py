@@ -1556,6 +1556,338 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
     ),
+    Mutant(
+        "u04-01: depth_stack returns one list kept on the module",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+                        self.maps: list[torch.Tensor] = []  # the last forward's attention maps
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        self.maps.clear()
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            self.maps.append(weights)
+                        return x, self.maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "every call returns one and the same list object",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u04-02: depth_stack builds its layers without the stack's dropout",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList()
+                        for _ in range(num_layers):
+                            self.layers.append(EncoderBlock(d_model, num_heads, d_ff))
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights)
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack_layers": "the layers are built with EncoderBlock's default dropout, not the stack's",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u04-03: attention_focus clamps the caller's weights in place",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Score = 1 - H / log(L_k): the entropy as a fraction of its largest value (uniform
+                    # attention), turned round so that uniform is 0 and one key is 1. Single key: 1.
+                    n = weights.shape[-1]
+                    if n == 1:
+                        return torch.ones(weights.shape[:-1], dtype=weights.dtype)
+                    w = weights.clamp_(min=1e-12)  # no log(0)
+                    entropy = -(w * w.log()).sum(dim=-1)
+                    return (1.0 - entropy / math.log(n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "changed a tensor it was given, in place",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u04-04: total_variation is the largest single-key difference",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    # the largest amount of weight that moves between p and q
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "TV sums |p - q|, not its maximum",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u04-05: attention_focus 1 - H / log(L_k), NaN for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Normalised entropy: H / log(L_k) is 1 for uniform attention and 0 for one key,
+                    # whatever the length; 1 minus it is the focus.
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return 1.0 - entropy / math.log(weights.shape[-1])
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "the score is 1 - H / log(L_k), right for two keys or more",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v04-01: depth_stack clears and refills one list kept on the module",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+                        self.maps: list[torch.Tensor] = []  # filled by forward
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        self.maps.clear()
+                        h = x
+                        for layer in self.layers:
+                            h, weights = layer(h, mask)
+                            self.maps.append(weights)
+                        return h, self.maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "every call returns one and the same list object",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v04-02: depth_stack squeezes each layer's weights",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        h = x
+                        for layer in self.layers:
+                            h, weights = layer(h, mask)
+                            maps.append(weights.squeeze())  # drop size-1 axes for plotting
+                        return h, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "an axis of size 1 disappeared",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v04-03: total_variation returns the largest single-key difference",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "TV sums |p - q|, not its maximum",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v04-04: attention_entropy writes 1 into the caller's zero weights",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    weights.masked_fill_(weights == 0, 1.0)  # 1 * log 1 = 0, like 0 log 0
+                    return -(weights * weights.log()).sum(dim=-1) * 1.0
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "changed a tensor it was given, in place",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v04-05: attention_focus takes the number of keys as len(weights)",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: 1 - H(p) / log(L_k), the entropy normalised by its largest possible value
+                    # (uniform attention). Uniform -> 0, one-hot -> 1, always in [0, 1]; entropy is
+                    # order-blind and never falls as the softmax temperature grows. Zeros are handled
+                    # by xlogy (0 log 0 = 0). For L_k = 1 there is nothing to normalise: score 1.
+                    n = len(weights)  # number of keys
+                    if n < 2:
+                        return torch.ones(weights.shape[:-1], dtype=weights.dtype, device=weights.device)
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return (1.0 - entropy / math.log(n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "the score depends on the size of the first axis (weights.shape[0])",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
+    ),
 ]
 
 CORRECT = [
@@ -1704,5 +2036,31 @@ CORRECT = [
             )
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: correct-full.
+    ),
+    Mutant(
+        "u04-06: attention_metrics with torch.special.entr, TV as the positive part",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    return torch.special.entr(weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    # both sum to 1, so the weight p gains over q equals the weight it loses
+                    return (p - q).clamp(min=0).sum(dim=-1)
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
     ),
 ]

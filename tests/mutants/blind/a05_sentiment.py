@@ -1649,6 +1649,375 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
     ),
+    Mutant(
+        "u05-01: masked_mean divides by a count that may be 0",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).unsqueeze(-1).to(hidden.dtype)  # (B, L, 1)
+                    return (hidden * real).sum(dim=1) / real.sum(dim=1)
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "a row made only of padding divides a sum of 0 by a count of 0",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u05-02: the pooling call hard-codes pad id 0",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, padding_mask(token_ids, self.pad_id))
+                        logits = self.classifier(masked_mean(hidden, token_ids, 0))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "the pad id is hard-coded to 0",
+            "test_padding_invariance": "the pad id is hard-coded to 0",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named, and charged in
+        # test_padding_invariance too.
+    ),
+    Mutant(
+        "u05-03: the output layer kept in a plain Python list",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.head = [nn.Linear(d_model, num_classes)]  # the classification layer
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, padding_mask(token_ids, self.pad_id))
+                        logits = self.head[0](masked_mean(hidden, token_ids, self.pad_id))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "self.head is a plain Python list, and nn.Module does not "
+            "register the modules in it",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: counterexample (named since:
+        # registration.dtype_left_behind).
+    ),
+    Mutant(
+        "u05-04: training_step clips each gradient entry, clip_grad_value_",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    optimizer.zero_grad()
+                    loss = F.cross_entropy(model(inputs), labels)
+                    loss.backward()
+                    nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "each gradient entry is clipped to [-max_grad_norm, max_grad_norm]",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u05-05: token_importance averages over every query row, pads included",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # Score: the attention each token receives as a key, averaged over the queries,
+                    # heads and layers, with the pads set to 0 and renormalised over the real tokens
+                    # (a sentence of pads only has total 0, clamped, so it scores 0).
+                    received = torch.stack(list(weights)).mean(dim=(0, 2)).mean(dim=1)  # (B, L_k)
+                    received = received.masked_fill(token_ids == pad_id, 0.0)
+                    total = received.sum(dim=-1, keepdim=True)
+                    return received / total.clamp_min(torch.finfo(received.dtype).tiny)
+                '''
+            )
+        },
+        {
+            "test_token_importance": "your score reads the padded queries' rows",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v05-01: masked_mean hard-codes pad id 0",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != 0).to(hidden.dtype).unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)
+                    count = real.sum(dim=1).clamp(min=1.0)
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "the pad id is hard-coded to 0",
+            "test_sentiment_model": "this cell uses your answer cell `masked_mean`",
+            "test_padding_invariance": "this cell uses your answer cell `masked_mean`",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named; test_sentiment_model and
+        # test_padding_invariance not charged again.
+    ),
+    Mutant(
+        "v05-02: masked_mean's weights made with .float()",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).float().unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)
+                    count = real.sum(dim=1).clamp(min=1.0)
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "masked_mean computes in float32 when given half precision",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v05-03: self.position made but never added",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)
+                        x = self.embed(token_ids)
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, self.pad_id))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "the positional encoding is missing",
+            "test_heldout_contrast": "this cell uses your answer cell `sentiment_model`",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named, and charged in
+        # test_heldout_contrast too.
+    ),
+    Mutant(
+        "v05-04: training_step returns the loss of a second pass after the update",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    with torch.no_grad():  # report the loss of the updated model
+                        loss = F.cross_entropy(model(inputs), labels)
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "train_step returns the loss of a second forward pass, run after the update",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v05-05: token_importance averages over all query rows, padded ones included",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # Design: the attention weight each token RECEIVES as a key, averaged over the real
+                    # queries of its sentence, over the heads and over the layers (padded queries' rows
+                    # are ignored). Pad keys are zeroed and the result is renormalised over the real
+                    # keys, so a sentence's real tokens share 1. A sentence of pads only scores 0.
+                    real = token_ids != pad_id  # (B, L)
+                    stacked = torch.stack(list(weights), dim=0)  # (layers, B, H, L, L)
+                    dtype = stacked.dtype
+                    q_weight = torch.ones_like(real, dtype=dtype)[None, :, None, :, None]  # every query
+                    received = (stacked * q_weight).sum(dim=3)  # (layers, B, H, L_k)
+                    received = received.mean(dim=(0, 2))  # (B, L_k)
+                    received = received * real.to(dtype)
+                    total = received.sum(dim=-1, keepdim=True)
+                    safe = torch.where(total > 0, total, torch.ones_like(total))
+                    return torch.where(total > 0, received / safe, torch.zeros_like(received))
+                '''
+            )
+        },
+        {
+            "test_token_importance": "your score reads the padded queries' rows",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
 ]
 
 CORRECT = [
@@ -1978,5 +2347,52 @@ CORRECT = [
             )
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "u05-06: CLS pooling, the encoder's output at position 0",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, padding_mask(token_ids, self.pad_id))
+                        logits = self.classifier(hidden[:, 0])  # CLS pooling: <cls> is always first
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
     ),
 ]

@@ -1434,6 +1434,318 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
     ),
+    Mutant(
+        "u06-01: the causal mask a plain tensor attribute, not a registered buffer",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.mask = causal_mask(block_size)  # the causal mask for the longest sequence
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "`self.mask` is a plain Tensor attribute",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
+    ),
+    Mutant(
+        "u06-02: causal_head scales the scores by √d_model",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named; test_multihead_causal not
+        # charged again.
+    ),
+    Mutant(
+        "u06-03: nn.ModuleList([head] * num_heads), one head shared",
+        A,
+        {
+            "multihead_causal": Rewrite(
+                r'''
+                class MultiHeadCausalAttention(nn.Module):
+                    """num_heads causal heads side by side, concatenated and projected.
+
+                    x (B, L, d_model) -> (B, L, d_model).
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, block_size: int):
+                        super().__init__()
+                        head_size = d_model // num_heads
+                        head = CausalSelfAttentionHead(d_model, head_size, block_size)
+                        self.heads = nn.ModuleList([head] * num_heads)
+                        self.proj = nn.Linear(d_model, d_model)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, d_model)."""
+                        return self.proj(torch.cat([head(x) for head in self.heads], dim=-1))
+                '''
+            )
+        },
+        {
+            "test_multihead_causal": "self.heads holds the same head object more than once",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u06-04: lm_loss as -log(softmax) gathered at the targets",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {
+            "test_lm_loss": "the loss takes the log of the softmax's probabilities",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u06-05: sample crops the context to the first block_size ids",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, : model.block_size]  # the model only knows block_size positions
+                        logits = model(context)[:, -1, :] / temperature
+                        if top_k is not None:
+                            kth = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "the model is fed the FIRST block_size ids of the sequence",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v06-01: make_blocks unfolds ids and ids[1:] apart, x one block longer",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    x = ids.unfold(0, block_size, block_size)  # non-overlapping windows
+                    y = ids[1:].unfold(0, block_size, block_size)
+                    return x, y
+                '''
+            )
+        },
+        {
+            "test_make_blocks": "n_blocks counts len(ids) // block_size blocks",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v06-02: causal_head scales by sqrt(x.shape[-1])",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.head_size = head_size
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1])
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named; test_multihead_causal not
+        # charged again.
+    ),
+    Mutant(
+        "v06-03: torch.multinomial without the caller's generator",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, -model.block_size :]
+                        logits = model(context)[:, -1, :] / temperature
+                        if top_k is not None:
+                            k = min(top_k, logits.shape[-1])
+                            kth = torch.topk(logits, k, dim=-1).values[:, -1:]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "the draws follow the global random state, not `generator`",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v06-04: top_k keeps exactly torch.topk's k ids, dropping ties",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, -model.block_size :]
+                        logits = model(context)[:, -1, :] / temperature
+                        if top_k is not None:
+                            k = min(top_k, logits.shape[-1])
+                            top = torch.topk(logits, k, dim=-1)
+                            kept = torch.full_like(logits, float("-inf"))
+                            logits = kept.scatter(1, top.indices, top.values)
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "top_k keeps exactly k ids, so where logits tie at the k-th largest",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
+    ),
+    Mutant(
+        "v06-05: lm_loss takes the log of softmax's probabilities",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {
+            "test_lm_loss": "the loss takes the log of the softmax's probabilities",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
 ]
 
 CORRECT: list[Mutant] = [
@@ -1600,5 +1912,26 @@ CORRECT: list[Mutant] = [
             )
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "v06-06: penalise_repeats: CTRL-style, positive seen logits divided by 1 + strength",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Rule (Keskar et al., CTRL): theta = 1 + strength; a seen id's logit is divided by
+                    # theta when positive and multiplied by theta when negative, so it always moves down
+                    # (dividing a negative logit would raise it). Unseen logits are untouched, so their
+                    # odds stay; theta = 1 changes nothing; a larger theta moves seen logits further down.
+                    theta = 1.0 + float(strength)
+                    seen = F.one_hot(context, logits.shape[-1]).amax(dim=1).bool()  # (B, V)
+                    penalised = torch.where(logits > 0, logits / theta, logits * theta)
+                    return torch.where(seen, penalised, logits)
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
     ),
 ]

@@ -2347,6 +2347,396 @@ WRONG = [
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
     ),
+    Mutant(
+        "u07-01: online_softmax_update exponentiates the raw scores",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(running_max - new_max)
+                    block_sum = torch.exp(scores).sum(dim=-1) * torch.exp(-new_max)
+                    return new_max, running_sum * factor + block_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "exp overflows for large scores",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u07-02: chunked: chunk_size checked only for being below 1",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            key_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunk_size=True must raise ValueError; your function took it as the int 1",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: counterexample (named since).
+    ),
+    Mutant(
+        "u07-03: chunked: the running max starts at 0",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.zeros(*q.shape[:-1], 1, dtype=q.dtype, device=q.device)  # running max
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+                    query_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            key_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(key_pos > query_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "the running max starts at 0 instead of -inf",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u07-04: partial results keep unshifted sums of exp(s)",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # A partial result is (l, a): l = sum_j exp(s_j), a = sum_j exp(s_j) v_j per query.
+                    # Both are plain sums over the keys, so two parts merge by adding them, in any
+                    # order, and the output is a / l.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    p = torch.exp(s)
+                    return (p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    return (a[0] + b[0], a[1] + b[1])
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p[1] / p[0]
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "the partial result overflows for large scores",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "u07-05: merge_partials rescales both partial results in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # A partial result is [m, l, acc]: the running max of the scaled scores, the sum of
+                    # exp(s - m) and the sum of exp(s - m) v, as in Section 3. To merge, both parts are
+                    # moved to the larger max (a factor exp(m_old - m_new) on l and acc) and added.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return [m, p.sum(dim=-1, keepdim=True), p @ v]
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m = torch.maximum(a[0], b[0])
+                    for part in (a, b):
+                        factor = torch.exp(part[0] - m)
+                        part[1] *= factor  # move the sums to the common max
+                        part[2] *= factor
+                    return [m, a[1] + b[1], a[2] + b[2]]
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p[2] / p[1]
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "changed a tensor it was given, in place",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v07-01: online_softmax_update rescales the running sum in place",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(running_max - new_max)
+                    new_sum = running_sum.mul_(factor) + torch.exp(scores - new_max.unsqueeze(-1)).sum(dim=-1)
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "changed a tensor it was given, in place",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v07-02: chunked: only L_k // chunk_size full key blocks",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    n_chunks = L_k // chunk_size
+                    for c in range(n_chunks):
+                        start = c * chunk_size
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_exact": "the last, shorter key block is dropped"},
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named, and charged in the causal
+        # cell too (a counterexample there); charged once since (07's repair of the chunk sizes).
+        charged_once=True,
+    ),
+    Mutant(
+        "v07-03: chunked: chunk_size=True accepted as 1",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunk_size=True must raise ValueError; your function took it as the int 1",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v07-04: chunked: the causal blocks sliced from a full (L, L) mask",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros_like(m)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    full_mask = torch.ones(L_q, L_k, dtype=torch.bool, device=q.device).tril() if causal else None
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            s = s.masked_fill(~full_mask[:, start : start + k_b.shape[-2]], float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_memory": "with causal=True, and only then, memory grows quadratically",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
+    Mutant(
+        "v07-05: merge_partials accumulates into a's tensors in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, acc) per query: m the max score over this part's keys, l the sum of
+                    # exp(s - m) and acc the sum of exp(s - m) v, both relative to m. Merging moves both
+                    # parts to the larger max (factors exp(m_a - m), exp(m_b - m) <= 1) and adds: exact,
+                    # symmetric and associative up to rounding, and its size does not depend on L_k.
+                    s = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    l_a.mul_(f_a).add_(l_b * f_b)  # accumulate into a, no new tensors
+                    acc_a.mul_(f_a).add_(acc_b * f_b)
+                    return (m, l_a, acc_a)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "changed a tensor it was given, in place",
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
+    ),
 ]
 
 CORRECT = [
@@ -2591,5 +2981,78 @@ CORRECT = [
             )
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: correct-full.
+    ),
+    Mutant(
+        "u07-06: chunked attention with a running log-sum-exp and a normalised output",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if type(chunk_size) is not int or chunk_size <= 0:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    n_q, n_k = q.shape[-2], k.shape[-2]
+                    if causal and n_q != n_k:
+                        raise ValueError(f"causal=True needs as many queries as keys ({n_q} != {n_k})")
+                    scale = q.shape[-1] ** -0.5
+                    lse = q.new_full((*q.shape[:-1], 1), float("-inf"))  # log of the softmax denominator
+                    out = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # the normalised output so far
+                    rows = torch.arange(n_q, device=q.device)[:, None]
+                    for start in range(0, n_k, chunk_size):
+                        stop = min(start + chunk_size, n_k)
+                        s = (q @ k[..., start:stop, :].transpose(-2, -1)) * scale
+                        if causal:
+                            cols = torch.arange(start, stop, device=q.device)[None, :]
+                            s = s.masked_fill(cols > rows, float("-inf"))
+                        new_lse = torch.logaddexp(lse, torch.logsumexp(s, dim=-1, keepdim=True))
+                        out = out * torch.exp(lse - new_lse) + torch.exp(s - new_lse) @ v[..., start:stop, :]
+                        lse = new_lse
+                    return out
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "v07-06: partial results as (log-sum-exp, normalised output), merged with logaddexp",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: {"lse": log sum_j exp(s_j), "out": softmax over these keys @ v}. The
+                    # attention over a union of parts is the mix of the parts' outputs with weights
+                    # exp(lse_part - lse_union), and lse_union = logaddexp of the parts: exact,
+                    # symmetric, associative and stable (logaddexp and softmax subtract maxima).
+                    s = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    out = torch.matmul(torch.softmax(s, dim=-1), v)
+                    return {"lse": lse, "out": out}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    out = torch.exp(a["lse"] - lse) * a["out"] + torch.exp(b["lse"] - lse) * b["out"]
+                    return {"lse": lse, "out": out}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
     ),
 ]
