@@ -49,8 +49,8 @@ def unregistered_modules(owner: Any) -> dict[str, tuple[str, list[Any]]]:
 
 def dtype_left_behind(model: Any, error: BaseException) -> str | None:
     """Why ``model`` raised ``error``, a dtype clash, where it holds unregistered modules whose
-    parameters kept another dtype than all of its registered ones (its conversion skipped them),
-    in words; None where the model does not show that."""
+    parameters have another dtype than all of its registered ones, in words; None where the model
+    does not show that."""
     if not _DTYPE_CLASH.search(str(error)):
         return None
     dtypes = {p.dtype for p in model.parameters()}
@@ -62,9 +62,9 @@ def dtype_left_behind(model: Any, error: BaseException) -> str | None:
         if kept:
             return (
                 f"self.{name} is a plain Python {kind}, and nn.Module does not register the "
-                f"modules in it: the model's conversion to {dtype} skipped them (their weights "
-                f"are still {', '.join(kept)}), and model.parameters(), what an optimizer "
-                "trains, leaves them out; assign a single layer to an attribute itself, or hold "
-                "several in nn.ModuleList"
+                f"modules in it: their weights are {', '.join(kept)} where the model's own are "
+                f"{dtype}, since the model's .to(), .double() and .float() skip them, and "
+                "model.parameters(), what an optimizer trains, leaves them out; assign a single "
+                "layer to an attribute itself, or hold several in nn.ModuleList"
             )
     return None
