@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 import torch
 
@@ -110,7 +111,14 @@ def secrets() -> list[bytes]:
 
 def fully_masked_row_grades(mutant: Mutant) -> list[CellGrade]:
     """The grade of 01's fully masked row cell for ``mutant`` under each of SECRETS secrets."""
-    namespace: dict = {"torch": torch, "math": math, "Tensor": torch.Tensor}
+    # What 01's read-only setup cell gives every answer cell (u01-06 uses F).
+    namespace: dict = {
+        "torch": torch,
+        "math": math,
+        "Tensor": torch.Tensor,
+        "F": torch.nn.functional,
+        "np": np,
+    }
     exec(mutated_cells(mutant)["attention"], namespace)
     grades = []
     for secret in secrets():
