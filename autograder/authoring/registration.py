@@ -50,9 +50,20 @@ def unregistered_modules(owner: Any) -> dict[str, tuple[str, list[Any]]]:
 def dtype_left_behind(model: Any, error: BaseException) -> str | None:
     """Why ``model`` raised ``error``, a dtype clash, where it holds unregistered modules whose
     parameters have another dtype than all of its registered ones, in words; None where the model
-    does not show that."""
+    does not show that, or cannot be looked at (a kernel's model holding one of the grader's
+    stand-ins cannot be walked from the judge)."""
     if not _DTYPE_CLASH.search(str(error)):
         return None
+    try:
+        return _left_behind(model)
+    except StopChecks:
+        raise
+    except Exception:  # noqa: BLE001 - a failure to look is never the student's
+        return None
+
+
+def _left_behind(model: Any) -> str | None:
+    """dtype_left_behind's sentence for ``model``, or None."""
     dtypes = {p.dtype for p in model.parameters()}
     if len(dtypes) != 1:
         return None

@@ -1410,36 +1410,36 @@ def calibrated_beyond_one_key(focus: Any) -> bool:
     return True
 
 
+def _reads_the_first_axis(focus: Any) -> bool:
+    """Whether ``focus`` gives three rows other scores once a fourth row joins them (a score
+    normalised by weights.shape[0], the batch, rather than by the number of keys)."""
+    rows = torch.rand(4, 5, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    rows = rows / rows.sum(-1, keepdim=True)
+    try:
+        three, four = focus(rows[:3].clone()), focus(rows.clone())
+    except (NotImplementedError, StopChecks):
+        raise
+    except Exception:  # noqa: BLE001 - an answer that raises here is not this mistake
+        return False
+    return (
+        isinstance(three, Tensor)
+        and isinstance(four, Tensor)
+        and tuple(three.shape) == (3,)
+        and tuple(four.shape) == (4,)
+        and not is_close(three, four[:3], atol=1e-9)
+    )
+
+
 @repairs(ASSIGNMENT, FOCUS["first_axis"], "attention_focus")
 def first_axis_of_the_keys_size(focus: Any) -> Any:
     """``focus`` called on its rows stacked L_k times along a new first axis, so that
     weights.shape[0] is the number of keys; a score that reads each row alone is unchanged.
-    Only an answer whose scores of three rows change when a fourth row joins them is called so
-    (the reshape would otherwise mend other mistakes too: a squeeze, once told it was this one)."""
-    fits: list[bool] = []
-
-    def reads_the_first_axis() -> bool:
-        if not fits:
-            rows = torch.rand(4, 5, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
-            rows = rows / rows.sum(-1, keepdim=True)
-            try:
-                three, four = focus(rows[:3].clone()), focus(rows.clone())
-            except (NotImplementedError, StopChecks):
-                raise
-            except Exception:  # noqa: BLE001 - an answer that raises here is not this mistake
-                three = four = None
-            fits.append(
-                isinstance(three, Tensor)
-                and isinstance(four, Tensor)
-                and tuple(three.shape) == (3,)
-                and tuple(four.shape) == (4,)
-                and not is_close(three, four[:3], atol=1e-9)
-            )
-        return fits[0]
+    An answer that does not read the first axis (_reads_the_first_axis) is left as it is: the
+    reshape would mend other mistakes too (a squeeze, once told it was this one)."""
+    if not _reads_the_first_axis(focus):
+        return focus
 
     def repaired(weights: Tensor) -> Tensor:
-        if not reads_the_first_axis():
-            return focus(weights)
         num_keys = weights.shape[-1]
         rows = weights.reshape(1, -1, num_keys).expand(num_keys, -1, -1)
         return focus(rows)[0].reshape(weights.shape[:-1])

@@ -458,37 +458,38 @@ for _name, _factor in {
     repairs(ASSIGNMENT, CHUNKED[_name], "chunked_attention")(queries_rescaled(_factor))
 
 
+def _drops_the_last_block(chunked: Callable[..., Any]) -> bool:
+    """Whether ``chunked`` drops the last, shorter key block: on 7 keys in blocks of 3, its output
+    is the attention over the first 6 keys, and not over all 7."""
+    g = torch.Generator().manual_seed(7)
+    q, k, v = (torch.randn(1, n, 4, generator=g, dtype=torch.float64) for n in (3, 7, 7))
+    try:
+        out = chunked(q, k, v, 3)
+    except StopChecks:
+        raise
+    except Exception:  # noqa: BLE001 - an answer that raises here is not this mistake
+        return False
+    return (
+        isinstance(out, Tensor)
+        and out.shape == (1, 3, 4)
+        and is_close(out, simulate_chunked(q, k, v, 3, drop_last=True))
+        and not is_close(out, attention_output(q, k, v))
+    )
+
+
 @repairs(ASSIGNMENT, CHUNKED["last_block_dropped"], "chunked_attention")
 def chunk_sizes_that_divide_the_keys(chunked: Callable[..., Any]) -> Callable[..., Any]:
     """``chunked_attention`` called with the largest chunk size that divides L_k and is at most
     the one it was given, where that one leaves a last, shorter block: an answer that drops that
     block has none left to drop, and a right answer's output does not depend on the chunk size.
-    Only an answer seen dropping it (on 7 keys in blocks of 3, its output is the first 6 keys'
-    attention) is called so; any other is called as given, and stays as wrong as it was."""
-    fits: list[bool] = []
-
-    def drops_the_last_block() -> bool:
-        if not fits:
-            g = torch.Generator().manual_seed(7)
-            q, k, v = (torch.randn(1, n, 4, generator=g, dtype=torch.float64) for n in (3, 7, 7))
-            try:
-                out = chunked(q, k, v, 3)
-            except StopChecks:
-                raise
-            except Exception:  # noqa: BLE001 - an answer that raises here is not this mistake
-                out = None
-            fits.append(
-                isinstance(out, Tensor)
-                and out.shape == (1, 3, 4)
-                and is_close(out, simulate_chunked(q, k, v, 3, drop_last=True))
-                and not is_close(out, attention_output(q, k, v))
-            )
-        return fits[0]
+    An answer not seen dropping it (_drops_the_last_block) is left as it is."""
+    if not _drops_the_last_block(chunked):
+        return chunked
 
     def repaired(q: Tensor, k: Tensor, v: Tensor, *args: Any, **kwargs: Any) -> Any:
         chunk = kwargs.get("chunk_size", args[0] if args else None)
         l_k = k.shape[-2]
-        if type(chunk) is int and 0 < chunk and l_k % chunk and drops_the_last_block():
+        if type(chunk) is int and 0 < chunk and l_k % chunk:
             divisor = max(d for d in range(1, chunk + 1) if l_k % d == 0)
             if "chunk_size" in kwargs:
                 kwargs = {**kwargs, "chunk_size": divisor}
