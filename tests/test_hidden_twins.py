@@ -154,12 +154,13 @@ TWINS: dict[tuple[str, str], dict[str, str]] = {
     },
     ("05_sentiment", "test_sentiment_model"): {
         "logits shape; (logits, weights) with return_attention, the same logits; a map per layer": (
-            "sentiment_model_shapes_and_attention_masks"
+            "sentiment_model_returns_logits_and_weights"
         ),
         "embeddings of std about 1 (TokenEmbedding)": "sentiment_model_matches_its_parts",
         "word order matters": "sentiment_model_sees_word_order_and_batches_independently",
     },
     ("05_sentiment", "test_padding_invariance"): {
+        "the weights on <pad> keys are 0 in every layer": "padding_gets_no_attention",
         "appended padding changes no logit": "padding_never_changes_the_logits",
     },
     ("05_sentiment", "test_train_step"): {

@@ -52,9 +52,11 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "no padding mask",
             "test_padding_invariance": "no padding mask",
         },
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         # A forward pass under no_grad makes loss.backward() raise in the training cell, so the
@@ -303,9 +305,11 @@ WRONG += [
             )
         },
         {
-            "test_sentiment_model": "hides the <pad> queries instead of the <pad> keys",
             "test_padding_invariance": "hides the <pad> queries instead of the <pad> keys",
         },
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         "padding mask reversed in attention",

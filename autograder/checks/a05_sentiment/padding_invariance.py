@@ -13,6 +13,7 @@ from autograder.checks.a05_sentiment.shared import (
     attention_mask_diagnosis,
     build_model,
     classifier_head,
+    draw_ids,
     model_config,
     pooling_outcomes,
     run_model,
@@ -99,3 +100,26 @@ def padding_with_another_pad_id_never_changes_the_logits(ns: Namespace) -> None:
     # The model's own pad_id, not 0 (and id 0 a real token): a hard-coded 0 shows only here.
     cls = require(ns, "SentimentModel", type)
     judge_padding(cls, hidden_generator("a05 padding invariance other pad id"), fixed_pad_id=None)
+
+
+@check(
+    ASSIGNMENT,
+    "test_padding_invariance",
+    keeps=(
+        "`self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, "
+        "dropout)`, called with the mask `padding_mask(token_ids, self.pad_id)`",
+        "A real token must not attend to `<pad>` keys.",
+    ),
+)
+def padding_gets_no_attention(ns: Namespace) -> None:
+    """Every layer's weights on the <pad> keys are 0, with the model's own pad id (not 0)."""
+    cls = require(ns, "SentimentModel", type)
+    g = hidden_generator("a05 padding attention")
+    config = model_config(g)
+    model = build_model(cls, config, seed=draw_seed(g))
+    b, length = random_sizes(g, 2, low=3, high=11)
+    ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+    _, weights = run_model(model, ids, return_attention=True)
+    diagnosis = attention_mask_diagnosis(model, weights, ids, config["pad_id"])
+    if diagnosis is not None:
+        fail(diagnosis)

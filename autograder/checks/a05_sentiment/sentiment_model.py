@@ -25,10 +25,12 @@ from autograder.checks.a05_sentiment.shared import (
     ASSIGNMENT,
     BANNED,
     MODEL,
-    attention_mask_diagnosis,
+    PADDING_MASK_REVERSED,
     build_model,
     classifier_head,
     draw_ids,
+    draw_unpadded_ids,
+    matches_encoder,
     model_config,
     pooling_outcomes,
     run_model,
@@ -101,12 +103,12 @@ def sentiment_model_is_deterministic_in_eval_mode(ns: Namespace) -> None:
         "`forward(token_ids)` returns the logits `(B, num_classes)`; with "
         "`return_attention=True` it returns `(logits, weights)`, the encoder's list of "
         "per-layer weights",
-        "`self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, "
-        "dropout)`, called with the mask `padding_mask(token_ids, self.pad_id)`",
         "store `self.pad_id`",
     ),
 )
-def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
+def sentiment_model_returns_logits_and_weights(ns: Namespace) -> None:
+    """Logits (B, C), the same with return_attention=True, and one (B, H, L, L) map per layer
+    whose rows sum to 1, on sentences without padding (which is test_padding_invariance's)."""
     cls = require(ns, "SentimentModel", type)
     g = hidden_generator("a05 model shapes")
     for _ in range(2):
@@ -118,7 +120,7 @@ def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
                 f"{getattr(model, 'pad_id', 'missing')}: the statement keeps it as self.pad_id"
             )
         b, length = random_sizes(g, 2, low=3, high=11)
-        ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+        ids = draw_unpadded_ids(g, b, length, config["pad_id"], config["vocab_size"])
         logits = run_model(model, ids)
         logits2, weights = run_model(model, ids, return_attention=True)
         c, h, n = config["num_classes"], config["num_heads"], config["num_layers"]
@@ -141,11 +143,13 @@ def sentiment_model_shapes_and_attention_masks(ns: Namespace) -> None:
                     f"each layer's weights must be (B, num_heads, L, L) = {(b, h, length, length)}, "
                     f"got {tuple(w.shape)}"
                 )
-        diagnosis = attention_mask_diagnosis(model, weights, ids, config["pad_id"])
-        if diagnosis is not None:
-            fail(diagnosis)
         for w in weights:
             if not is_close(w.sum(-1), torch.ones(b, h, length)):
+                # No key is a <pad> here, so a reversed mask hides every key.
+                if matches_encoder(model, weights, ids, (ids == config["pad_id"]).unsqueeze(-2)):
+                    fail(
+                        f"{PADDING_MASK_REVERSED} (on sentences without <pad>, it hides every key)"
+                    )
                 fail("each query's attention weights must sum to 1 over the keys")
 
 
@@ -187,7 +191,8 @@ def fixed_class_count(
     ),
 )
 def sentiment_model_matches_its_parts(ns: Namespace) -> None:
-    """logits = Linear(pool(encoder(position(embed(ids)), padding_mask))), pooling mean or <cls>."""
+    """logits = Linear(pool(encoder(position(embed(ids))))), pooling mean or <cls>, on sentences
+    without padding."""
     cls = require(ns, "SentimentModel", type)
     g = hidden_generator("a05 model parts")
     config = model_config(g)
@@ -210,7 +215,9 @@ def sentiment_model_matches_its_parts(ns: Namespace) -> None:
             "as TokenEmbedding's are"
         )
     b, length = random_sizes(g, 2, low=4, high=12)
-    ids = draw_ids(g, b, length, config["pad_id"], config["vocab_size"])
+    # Sentences without padding: a mistake in how padding is handled is charged once, by
+    # test_padding_invariance, not again here through the pooling and the mask.
+    ids = draw_unpadded_ids(g, b, length, config["pad_id"], config["vocab_size"])
     logits = run_model(model, ids)
     head = classifier_head(model, config["d_model"], config["num_classes"])
     if head is None:

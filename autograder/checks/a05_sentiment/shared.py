@@ -196,6 +196,13 @@ def draw_ids(g: torch.Generator, b: int, length: int, pad_id: int, vocab: int) -
     return ids
 
 
+def draw_unpadded_ids(g: torch.Generator, b: int, length: int, pad_id: int, vocab: int) -> Tensor:
+    """(b, length) ids of real tokens only: neither ``pad_id`` nor 0 (the pad id a model that
+    hard-codes one would see), so that how padding is handled changes nothing on them."""
+    real = torch.tensor([i for i in range(vocab) if i not in (0, pad_id)])
+    return real[torch.randint(0, len(real), (b, length), generator=g)]
+
+
 def model_config(g: torch.Generator) -> dict[str, int]:
     """A small configuration whose sizes all differ: H > 1 so d_model != d_k, C > 2, pad_id != 0."""
     num_heads, d_k, num_classes, pad_id, num_layers = random_sizes(g, 5, low=2, high=7)

@@ -351,7 +351,6 @@ WRONG = [
         },
         {
             "test_masked_mean": "the pad id is hard-coded to",
-            "test_sentiment_model": "this cell uses your answer cell",
             "test_padding_invariance": "this cell uses your answer cell",
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
@@ -451,10 +450,12 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "pooling includes padding: the mean runs over all L positions, so <pad> outputs enter the sentence vector; weight each po",
             "test_padding_invariance": "pooling includes padding: the mean runs over all L positions, so <pad> outputs enter the sentence vector; weight each po",
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         "k05-05: model.train() is called after the forward pass (just before backward)",
@@ -563,10 +564,12 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "the pad id is hard-coded to",
             "test_padding_invariance": "the pad id is hard-coded to",
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         "n05-03: masked_mean's 0/1 weight made .float(): half precision promoted",
@@ -832,10 +835,12 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "the pad id is hard-coded to",
             "test_padding_invariance": "the pad id is hard-coded to",
         },
         # Issue 40's seventh blind corpus, graded blind on 451e037: named.
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         "p05-05: masked_mean divides 0 by 0 on an all-padding row",
@@ -1055,10 +1060,12 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "the pad id is hard-coded to 0",
             "test_padding_invariance": "the pad id is hard-coded to 0",
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         "q05-05: train_step returns the loss of a second forward pass, after the update",
@@ -1228,7 +1235,6 @@ WRONG = [
         {
             "test_masked_mean": "the pad id is hard-coded to 0",
             "test_padding_invariance": "the pad id is hard-coded to 0",
-            "test_sentiment_model": "the pad id is hard-coded to 0",
         },
         # Issue 40's eighth blind corpus, graded blind on 47d54b0: named.
     ),
@@ -1451,9 +1457,11 @@ WRONG = [
         },
         {
             "test_padding_invariance": "the pad id is hard-coded to 0",
-            "test_sentiment_model": "the pad id is hard-coded to 0",
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         "s05-04: model.train() called after the forward pass",
@@ -1623,9 +1631,11 @@ WRONG = [
         },
         {
             "test_padding_invariance": "the pad id is hard-coded to 0",
-            "test_sentiment_model": "the pad id is hard-coded to 0",
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         "t05-04: masked_mean divides by a count that may be 0",
@@ -1716,11 +1726,13 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "the pad id is hard-coded to 0",
             "test_padding_invariance": "the pad id is hard-coded to 0",
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: named, and charged in
         # test_padding_invariance too.
+        # Charged once, in test_padding_invariance: test_sentiment_model judges sentences
+        # without padding.
+        charged_once=True,
     ),
     Mutant(
         "u05-03: the output layer kept in a plain Python list",
@@ -1860,7 +1872,6 @@ WRONG = [
         },
         {
             "test_masked_mean": "the pad id is hard-coded to 0",
-            "test_sentiment_model": "this cell uses your answer cell `masked_mean`",
             "test_padding_invariance": "this cell uses your answer cell `masked_mean`",
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: named; test_sentiment_model and
