@@ -2261,8 +2261,8 @@ WRONG = [
             "test_attention_fully_masked_row": "a leaf Variable that requires grad is being used in an in-place operation",
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named;
-        # test_attention_fully_masked_row charged too, where q requires grad and the write raises, as
-        # then.
+        # test_attention_fully_masked_row charged too, where q requires grad and the write raises,
+        # as then.
     ),
     Mutant(
         "w01-04: the mask read as True = hidden",

@@ -2094,8 +2094,8 @@ WRONG = [
             "test_sentiment_model": "pooling includes padding",
             "test_padding_invariance": "pooling includes padding",
         },
-        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells, as
-        # then.
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells,
+        # as then.
     ),
     Mutant(
         "w05-03: model.train() called at the end of the step",
@@ -2177,8 +2177,8 @@ WRONG = [
             "test_heldout_accuracy": "this cell uses your answer cell `training_step`",
             "test_heldout_contrast": "this cell uses your answer cell `training_step`",
         },
-        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; the held-out cells charged
-        # too (the model it trains learns nothing), as then.
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; the held-out cells
+        # charged too (the model it trains learns nothing), as then.
     ),
     Mutant(
         "w05-05: token_importance averages over every query, the padded ones too",
@@ -2303,8 +2303,8 @@ WRONG = [
             "test_sentiment_model": "the pad id is hard-coded to 0",
             "test_padding_invariance": "the pad id is hard-coded to 0",
         },
-        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells, as
-        # then.
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells,
+        # as then.
     ),
     Mutant(
         "x05-04: the scheduler stepped before the optimizer",

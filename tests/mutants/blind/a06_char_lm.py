@@ -1779,8 +1779,8 @@ WRONG = [
             "test_causal_head": "scores are scaled by √d_model instead of √head_size",
             "test_multihead_causal": "this cell uses your answer cell `causal_head`",
         },
-        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_multihead_causal not
-        # charged again.
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_multihead_causal
+        # not charged again.
     ),
     Mutant(
         "w06-02: ln_f made but never applied",
@@ -1957,8 +1957,8 @@ WRONG = [
             "test_causal_head": "scores are scaled by √d_model instead of √head_size",
             "test_multihead_causal": "this cell uses your answer cell `causal_head`",
         },
-        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_multihead_causal not
-        # charged again.
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_multihead_causal
+        # not charged again.
     ),
     Mutant(
         "x06-03: the causal mask a plain tensor attribute, not a buffer",

@@ -3128,8 +3128,8 @@ WRONG = [
             "made without dtype=) meets",
             "a float32 tensor meets",
         ),
-        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: untrue (true since): told then of
-        # a float32 tensor made without dtype=.
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: untrue (true since): told then
+        # of a float32 tensor made without dtype=.
     ),
 ]
 
