@@ -2168,6 +2168,302 @@ WRONG = [
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
     ),
+    Mutant(
+        "w01-01: attention_numpy subtracts the max of the whole score matrix",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    scores = scores - scores.max()  # shift for stability
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix is subtracted",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w01-02: an additive -inf mask, the fully masked rows mended with nan_to_num",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is not None:
+                        float_mask = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)
+                        float_mask = float_mask.masked_fill(~mask.bool(), float("-inf"))
+                        scores = scores + float_mask  # 0 where allowed, -inf where hidden
+                    weights = torch.softmax(scores, dim=-1)
+                    weights = torch.nan_to_num(weights, nan=0.0)  # fully masked rows: 0/0 -> 0
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "replacing it afterwards (nan_to_num, masked_fill, torch.where) hides it from the output, not from the backward pass",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w01-03: q scaled in place, q /= sqrt(d_k)",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    if scale:
+                        q /= math.sqrt(q.shape[-1])  # scale the queries once instead of the scores
+                    scores = q @ k.transpose(-2, -1)
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        has_key = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~has_key, 0.0)
+                        weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_rows_sum_to_one": "changed a tensor it was given, in place",
+            "test_attention_fully_masked_row": "a leaf Variable that requires grad is being used in an in-place operation",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named;
+        # test_attention_fully_masked_row charged too, where q requires grad and the write raises,
+        # as then.
+    ),
+    Mutant(
+        "w01-04: the mask read as True = hidden",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        blocked = mask.bool()  # like attn_mask of nn.MultiheadAttention
+                        scores = scores.masked_fill(blocked, float("-inf"))
+                        has_key = (~blocked).any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~has_key, 0.0)
+                        weights = torch.softmax(scores, dim=-1).masked_fill(~has_key, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "mask polarity reversed",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w01-05: sees_the_future reads the returned weights above the diagonal",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: a causal attention puts exactly zero weight above the diagonal. I call
+                    # attend on random inputs of several sizes and report a leak when any weight
+                    # above the diagonal exceeds 1e-6 (float rounding is far smaller than that).
+                    g = torch.Generator().manual_seed(0)
+                    try:
+                        for L, d_k, d_v in ((2, 3, 2), (5, 4, 3), (9, 8, 5), (16, 2, 1)):
+                            for _ in range(3):
+                                q = torch.randn(2, L, d_k, generator=g)
+                                k = torch.randn(2, L, d_k, generator=g)
+                                v = torch.randn(2, L, d_v, generator=g)
+                                _, w = attend(q, k, v)
+                                if w.triu(1).abs().max().item() > 1e-6:
+                                    return True
+                    except Exception:
+                        return True
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test judges the weights attend returns, not its output",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x01-01: attention_numpy subtracts the global max of the scores",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)
+                    # subtract the max so that exp never overflows
+                    e = np.exp(scores - scores.max())
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix is subtracted",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x01-02: fully masked rows OR-ed into the caller's mask in place",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v, weights
+                    mask = mask.bool()
+                    empty = ~mask.any(dim=-1, keepdim=True)  # queries that see no key
+                    # let an empty row see every key (no 0/0 in the softmax); its weights are zeroed below
+                    mask |= empty
+                    scores = scores.masked_fill(~mask, float("-inf"))
+                    weights = torch.softmax(scores, dim=-1)
+                    weights = weights.masked_fill(empty, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "changed a tensor it was given, in place",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x01-03: hidden keys filled with -1e4, not -inf",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                        return weights @ v, weights
+                    mask = mask.bool()
+                    has_key = mask.any(dim=-1, keepdim=True)
+                    # -1e4 instead of -inf: exp(-1e4) is 0 in every float type and it still fits in
+                    # float16 (max 65504), and no row is ever 0/0
+                    scores = scores.masked_fill(~mask, -1e4)
+                    weights = torch.softmax(scores, dim=-1)
+                    weights = weights.masked_fill(~has_key, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_parity": "masked keys filled with a finite number",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x01-05: sees_the_future reads the weights above the diagonal",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # Design: a causal attention puts no weight on any key j > i. I call attend on
+                    # random inputs of several lengths, widths and batch shapes (float32 and float64)
+                    # and look at the weights above the diagonal: anything above 1e-6 (well over
+                    # rounding, since a causal row has exact zeros there) counts as seeing the future.
+                    # Several draws, because a leak might only show for some inputs.
+                    gen = torch.Generator().manual_seed(0)
+                    for dtype in (torch.float32, torch.float64):
+                        for batch, L, d in (((), 2, 3), ((2,), 5, 4), ((2, 3), 9, 8), ((1,), 16, 16)):
+                            for _ in range(3):
+                                q = torch.randn(*batch, L, d, generator=gen, dtype=dtype)
+                                k = torch.randn(*batch, L, d, generator=gen, dtype=dtype)
+                                v = torch.randn(*batch, L, d, generator=gen, dtype=dtype)
+                                try:
+                                    _, w = attend(q, k, v)
+                                except Exception:
+                                    continue
+                                if torch.as_tensor(w).triu(1).abs().max() > 1e-6:
+                                    return True
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test judges the weights attend returns, not its output",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
 ]
 
 CORRECT = [
@@ -2535,5 +2831,71 @@ CORRECT = [
             )
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "w01-06: a hand-written masked softmax, the row max made finite, a guarded sum",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[-1]
+                    scores = torch.matmul(q, k.transpose(-2, -1)) * (d_k**-0.5 if scale else 1.0)
+                    if mask is None:
+                        masked = scores
+                    else:
+                        masked = scores.masked_fill(~mask.bool(), float("-inf"))
+                    row_max = masked.amax(dim=-1, keepdim=True)
+                    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
+                    e = torch.exp(masked - row_max.detach())  # exp(-inf) = 0 on hidden keys
+                    total = e.sum(dim=-1, keepdim=True)
+                    weights = e / torch.where(total > 0, total, torch.ones_like(total))
+                    return torch.matmul(weights, v), weights
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "x01-06: einsum products, torch.where for the mask, empty rows zeroed by a 0/1 factor",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[-1]
+                    scores = torch.einsum("...qd,...kd->...qk", q, k)
+                    if scale:
+                        scores = scores * d_k ** -0.5
+                    if mask is not None:
+                        allowed = mask.bool()
+                        neg_inf = torch.tensor(float("-inf"), dtype=scores.dtype, device=scores.device)
+                        scores = torch.where(allowed, scores, neg_inf)
+                        seen = allowed.any(dim=-1, keepdim=True)
+                        zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
+                        scores = torch.where(seen, scores, zero)
+                        weights = torch.softmax(scores, dim=-1) * seen.to(scores.dtype)
+                    else:
+                        weights = torch.softmax(scores, dim=-1)
+                    out = torch.einsum("...qk,...kd->...qd", weights, v)
+                    return out, weights
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
     ),
 ]

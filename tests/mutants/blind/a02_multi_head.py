@@ -2480,6 +2480,425 @@ WRONG = [
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
     ),
+    Mutant(
+        "w02-01: split_heads reshapes straight to (B, H, L, d_k), no transpose",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    return x.reshape(B, num_heads, L, d_model // num_heads)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "heads split without a transpose",
+            "test_mha_mask": "this cell uses your answer cell `split_heads`",
+            "test_mha_parity": "weights differ as if the heads were split without a transpose",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_mha_mask and
+        # test_mha_parity not charged again.
+    ),
+    Mutant(
+        "w02-02: the ValueError does not show d_model and num_heads",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "the statement asks for both numbers in it",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w02-03: value defaults to query, not key",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model={d_model} is not divisible by num_heads={num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = query
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "value must default to key, not to query",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w02-04: a head axis added to every mask of 3 dimensions or more",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model={d_model} is not divisible by num_heads={num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() >= 3:
+                            mask = mask.unsqueeze(1)
+                        out, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(out)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w02-05: the off heads zeroed in the caller's out_proj.weight",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head contributes nothing: the columns of out_proj that read
+                    # its d_k features are set to zero, so out_proj never sees it. Kept heads are not
+                    # rescaled. With every head off only out_proj's bias is left.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.out_proj.weight[:, h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x02-01: split_heads transposes first, then cuts into heads",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    d_k = d_model // num_heads
+                    # bring the features in front of the positions, then cut them into heads
+                    return x.transpose(1, 2).reshape(B, num_heads, L, d_k)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "transposed before viewing",
+            "test_mha_mask": "this cell uses your answer cell `split_heads`",
+            "test_mha_parity": "this cell uses your answer cell `split_heads`",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_mha_mask and
+        # test_mha_parity not charged again.
+    ),
+    Mutant(
+        "x02-02: value defaults to query, not key",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model ({d_model}) must be divisible by num_heads ({num_heads})"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = query
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): shared by the heads
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "value must default to key, not to query",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x02-03: the ValueError does not show d_model and num_heads",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): shared by the heads
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "the statement asks for both numbers in it",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x02-04: a head axis added to every mask that is not 2-D",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model ({d_model}) must be divisible by num_heads ({num_heads})"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() > 2:
+                            mask = mask.unsqueeze(1)  # one mask per sentence: add the head axis
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x02-05: heads switched off in v_proj of the caller's layer, its bias never restored",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head has zero values, so whatever it attends to it outputs
+                    # zeros, and out_proj only adds its bias for that block. Kept heads are not rescaled,
+                    # so all on is mha(x) itself; all off leaves out_proj's bias, finite. I zero the
+                    # value rows of the off heads, run the layer, and put the weights back afterwards.
+                    d_k = mha.d_k
+                    saved = mha.v_proj.weight.detach().clone()
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.v_proj.weight[h * d_k : (h + 1) * d_k] = 0.0
+                                mha.v_proj.bias[h * d_k : (h + 1) * d_k] = 0.0
+                        out = mha(x)[0]
+                        mha.v_proj.weight.copy_(saved)
+                    return out
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
 ]
 
 CORRECT = [
@@ -2784,5 +3203,73 @@ CORRECT = [
             )
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "w02-06: each kept head through its own columns of out_proj.weight, summed with the bias",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: out_proj(concat(heads)) = bias + sum_h head_h @ W[:, block h]^T. A head
+                    # that is off simply has no term in that sum; kept heads are not rescaled; with
+                    # every head off the output is out_proj's bias at every position. mha is only read.
+                    B, L, _ = x.shape
+                    H, d_k = mha.num_heads, mha.d_k
+                    q = split_heads(mha.q_proj(x), H)
+                    k = split_heads(mha.k_proj(x), H)
+                    v = split_heads(mha.v_proj(x), H)
+                    heads, _ = scaled_dot_product_attention(q, k, v)  # (B, H, L, d_k)
+                    W, b = mha.out_proj.weight, mha.out_proj.bias
+                    out = b.expand(B, L, -1).clone() if b is not None else x.new_zeros(B, L, W.shape[0])
+                    for h in range(H):
+                        if bool(keep[h]):
+                            out = out + heads[:, h] @ W[:, h * d_k : (h + 1) * d_k].T
+                    return out
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "x02-06: each kept head projected and attended alone, through its columns of out_proj",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: the output is a sum of per-head contributions, head_h @ W_O[:, block h].T,
+                    # plus out_proj's bias. A switched-off head's contribution is simply left out of the
+                    # sum; kept heads are not rescaled; with every head off only the bias is left, at
+                    # every position (finite, shape of x). mha is read only.
+                    H, d_k = mha.num_heads, mha.d_k
+                    B, L, _ = x.shape
+                    W_O = mha.out_proj.weight
+                    b_O = mha.out_proj.bias
+                    out = torch.zeros(B, L, W_O.shape[0], dtype=x.dtype, device=x.device)
+                    if b_O is not None:
+                        out = out + b_O
+                    for h in range(H):
+                        if not bool(keep[h]):
+                            continue
+                        rows = slice(h * d_k, (h + 1) * d_k)
+                        q = F.linear(x, mha.q_proj.weight[rows], mha.q_proj.bias[rows])
+                        k = F.linear(x, mha.k_proj.weight[rows], mha.k_proj.bias[rows])
+                        v = F.linear(x, mha.v_proj.weight[rows], mha.v_proj.bias[rows])
+                        head, _ = scaled_dot_product_attention(q, k, v)  # (B, L, d_k)
+                        out = out + head @ W_O[:, rows].T
+                    return out
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
     ),
 ]

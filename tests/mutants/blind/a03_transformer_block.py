@@ -2200,6 +2200,318 @@ WRONG = [
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
     ),
+    Mutant(
+        "w03-01: clean: one optional apostrophe, \\w+'?\\w*",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    return re.findall(r"\w+'?\w*|[^\w\s]", text)
+                '''
+            )
+        },
+        {
+            "test_clean": "a word holds at most one apostrophe and keeps it at its end too",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w03-02: encode adds unknown words to token_to_id (setdefault)",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.setdefault(token, UNK_ID) for token in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "changed token_to_id (entries added:",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w03-03: layer_norm adds eps to the standard deviation",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        std = x.std(dim=-1, keepdim=True, unbiased=False)
+                        return self.weight * (x - mean) / (std + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w03-04: the second residual adds the block's input x",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward.
+
+                    Each sits inside a residual and a LayerNorm.
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        """x: (B, L, d_model), mask broadcastable to (B, num_heads, L, L)
+                        -> ((B, L, d_model), (B, num_heads, L, L)).
+                        """
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(x + self.dropout2(self.feed_forward(h)))
+                        return out, weights
+                '''
+            )
+        },
+        {
+            "test_encoder_block": "the second residual adds the block's input x",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w03-05: padded_block's key mask built from each sentence's length",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask (B, 1, 1, L): each query sees the first `length` keys of its sentence,
+                    #    the real tokens; the pads after them are hidden as keys.
+                    # 2. Pad positions: zeros.
+                    # 3. A sentence of pads only has length 0: I let it see every key (finite), then
+                    #    its output is zeroed anyway.
+                    B, L = is_pad.shape
+                    lengths = (~is_pad).sum(dim=-1, keepdim=True)  # (B, 1)
+                    keys = torch.arange(L, device=x.device)[None, :] < lengths  # (B, L)
+                    keys = keys | (lengths == 0)
+                    out, _ = block(x, mask=keys[:, None, None, :])
+                    return out.masked_fill(is_pad.unsqueeze(-1), 0.0)
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x03-01: clean: a word is a run of [\\w']",
+        A,
+        {
+            "clean": Rewrite(
+                r'''
+                def clean(text: str) -> list[str]:
+                    """Lowercase text and split it into words and punctuation marks.
+
+                    "Didn't it?" -> ["didn't", "it", "?"].
+                    """
+                    text = text.lower().replace("\u2019", "'")
+                    # a word, possibly continued through inner apostrophes, or one punctuation mark
+                    return re.findall(r"[\w']+|[^\w\s]", text)
+                '''
+            )
+        },
+        {
+            "test_clean": "an apostrophe that is not between two word characters is kept in a word",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x03-02: encode adds unknown tokens to token_to_id (setdefault)",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.setdefault(tok, UNK_ID) for tok in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "changed token_to_id (entries added:",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x03-03: layer_norm adds eps to sigma, outside the square root",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        centred = x - mean
+                        var = (centred * centred).mean(dim=-1, keepdim=True)  # biased: divide by d
+                        return self.weight * centred / (torch.sqrt(var) + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x03-04: self_attn built without the block's dropout",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward.
+
+                    Each sits inside a residual and a LayerNorm.
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        """x: (B, L, d_model), mask broadcastable to (B, num_heads, L, L)
+                        -> ((B, L, d_model), (B, num_heads, L, L)).
+                        """
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(h + self.dropout2(self.feed_forward(h)))
+                        return out, weights
+                '''
+            )
+        },
+        {
+            "test_encoder_block": "dropout is not passed on to the MultiHeadAttention sublayer",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x03-05: padded_block runs the block on each sentence's first n positions",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # Design.
+                    # 1. No mask at all: I run the block on each sentence separately, cut to its real
+                    #    tokens, so the pads are simply not there (mask=None).
+                    # 2. At pad positions I return zeros.
+                    # 3. A sentence with no real token is not run through the block at all: its output
+                    #    is all zeros, which is finite, and has no gradient problem.
+                    out = torch.zeros_like(x)
+                    n_real = (~is_pad).sum(dim=1)  # (B,) real tokens per sentence
+                    for b in range(x.shape[0]):
+                        n = int(n_real[b])
+                        if n == 0:
+                            continue
+                        y, _ = block(x[b : b + 1, :n])
+                        out[b, :n] = y[0]
+                    return out
+                '''
+            )
+        },
+        {
+            "test_padded_block": "each sentence's real tokens are taken to be its first n positions",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
 ]
 
 CORRECT = [
@@ -2517,5 +2829,47 @@ CORRECT = [
             )
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "w03-06: exp(-2i ln 10000 / d_model) frequencies, sin and cos stacked and flattened",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions.
+
+                    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+                    """
+                    pos = torch.arange(max_len, dtype=torch.float32)[:, None]
+                    freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+                    angle = pos * freq[None, :]  # (max_len, d_model / 2)
+                    return torch.stack((torch.sin(angle), torch.cos(angle)), dim=-1).reshape(max_len, d_model)
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "x03-06: angles in float64 from 10000 ** (-2i / d_model), stacked and flattened",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions.
+
+                    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+                    """
+                    pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+                    even = torch.arange(0, d_model, 2, dtype=torch.float64)
+                    angles = pos / 10000.0 ** (even / d_model)  # (max_len, d_model/2)
+                    # stack (sin, cos) on a new last axis and flatten: sin, cos, sin, cos, ...
+                    pe = torch.stack((angles.sin(), angles.cos()), dim=-1).reshape(max_len, d_model)
+                    return pe.to(torch.float32)
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
     ),
 ]

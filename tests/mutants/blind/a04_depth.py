@@ -1888,6 +1888,351 @@ WRONG = [
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: not caught (caught since).
     ),
+    Mutant(
+        "w04-01: one list on the module, cleared and refilled at each call",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+                        self.maps: list[torch.Tensor] = []  # the last forward's maps, handy for plots
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        self.maps.clear()
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            self.maps.append(weights)
+                        return x, self.maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "every call returns one and the same list object",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w04-02: every map squeezed before it is stored",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze())  # drop the head axis for one-head plots
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "an axis of size 1 disappeared",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w04-03: attention_entropy clamps the caller's weights in place",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    p = weights.clamp_(min=1e-12)  # no log(0)
+                    return -(p * p.log()).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "changed a tensor it was given, in place",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w04-04: total variation as the largest |p - q|",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    # TV is the largest difference in probability the two give to anything
+                    return (p - q).abs().amax(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "TV sums |p - q|, not its maximum",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w04-05: attention_focus from the max weight, 0/0 for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: the largest weight, rescaled so that uniform attention (max 1/L_k) gives 0
+                    # and one-key attention (max 1) gives 1. Order-blind, and the max weight of
+                    # softmax(s / T) falls as T grows.
+                    n = weights.shape[-1]
+                    top = weights.amax(dim=-1)
+                    return (top - 1.0 / n) / (1.0 - 1.0 / n)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "the score is (x - 1/L_k) / (1 - 1/L_k), right for two keys or more",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x04-01: one list on the module, cleared and refilled at each call",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        # each layer built on its own, from the global generator: its own weights
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        # reuse one list instead of building a new one at every call
+                        if not hasattr(self, "_maps"):
+                            self._maps = []
+                        self._maps.clear()
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            self._maps.append(weights)
+                        return x, self._maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "every call returns one and the same list object",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x04-02: the maps collected last layer first, insert(0, ...)",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        # each layer built on its own, from the global generator: its own weights
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.insert(0, weights)  # top of the stack first, as the plots draw it
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "the maps come last layer first",
+            "test_depth_stack_layers": "the maps come last layer first",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: counterexample (named since);
+        # charged in both cells, as then.
+    ),
+    Mutant(
+        "x04-03: attention_entropy writes 1 over the caller's zero weights",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    # 0 log 0 counts as 0: put 1 where p == 0, since 1 * log(1) = 0 as well
+                    p = weights
+                    p[p == 0] = 1.0
+                    return -(p * p.log()).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "changed a tensor it was given, in place",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x04-04: total variation as the largest |p - q|",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    # xlogy(p, p) = p log p, and exactly 0 where p == 0
+                    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    # the largest amount by which the two distributions disagree on one key
+                    return (p - q).abs().max(dim=-1).values
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "TV sums |p - q|, not its maximum",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x04-05: attention_focus squeezes its scores with .squeeze()",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: one minus the normalised entropy, 1 - H(p) / log(L_k). The entropy of a
+                    # distribution over L_k keys lies between 0 (one key) and log(L_k) (uniform), so the
+                    # score is 0 for uniform, 1 for one key, in [0, 1] otherwise; it is blind to the
+                    # order of the keys, and since the entropy of softmax(s / T) never falls as T grows,
+                    # the score never rises. With a single key (log 1 = 0) the score is defined as 0.
+                    n_keys = weights.shape[-1]
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1, keepdim=True)
+                    if n_keys < 2:
+                        return torch.zeros_like(entropy).squeeze()
+                    return (1.0 - entropy / math.log(n_keys)).clamp(0.0, 1.0).squeeze()
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "an axis of size 1 disappeared",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: counterexample (named since).
+    ),
 ]
 
 CORRECT = [
@@ -2062,5 +2407,57 @@ CORRECT = [
             )
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "w04-06: attention_focus from the collision probability, 1 for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: sum_j p_j^2 is the chance that two keys drawn from p are the same key:
+                    # 1/L_k for uniform attention, 1 for one key, in between otherwise. Rescaled to
+                    # [0, 1]. It is symmetric in the keys, and for p = softmax(s / T) it only falls as
+                    # T grows (its derivative in 1/T is twice Cov_p(p, s) >= 0). One key: 1.
+                    n = weights.shape[-1]
+                    collision = (weights * weights).sum(dim=-1)
+                    if n == 1:
+                        return torch.ones_like(collision)
+                    return ((collision - 1.0 / n) / (1.0 - 1.0 / n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "x04-06: attention_focus from the collision probability, 0 for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # Design: the collision probability sum_j p_j^2 (the chance that two keys drawn
+                    # from p are the same key) runs from 1/L_k (uniform) to 1 (one key); I rescale it
+                    # linearly onto [0, 1]. It depends only on the multiset of weights (order-blind),
+                    # and for p = softmax(s / T) it falls as T grows, since raising the temperature
+                    # moves weight from the large p_j to the small ones. A single key: defined as 0.
+                    n_keys = weights.shape[-1]
+                    collision = (weights * weights).sum(dim=-1)
+                    if n_keys == 1:
+                        return torch.zeros_like(collision)
+                    floor = 1.0 / n_keys
+                    return ((collision - floor) / (1.0 - floor)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
     ),
 ]

@@ -2029,6 +2029,370 @@ WRONG = [
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
     ),
+    Mutant(
+        "w05-01: masked_mean finds the pads with token_ids != 0",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    attention_mask = (token_ids != 0).to(hidden.dtype).unsqueeze(-1)  # 1 = keep
+                    total = (hidden * attention_mask).sum(dim=1)
+                    count = attention_mask.sum(dim=1).clamp(min=1.0)
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "the pad id is hard-coded to 0",
+            "test_padding_invariance": "this cell uses your answer cell `masked_mean`",
+            "test_sentiment_model": "this cell uses your answer cell `masked_mean`",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_padding_invariance
+        # and test_sentiment_model not charged again.
+    ),
+    Mutant(
+        "w05-02: SentimentModel pools with a plain mean over every position",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(hidden.mean(dim=1))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "pooling includes padding",
+            "test_padding_invariance": "pooling includes padding",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells,
+        # as then.
+    ),
+    Mutant(
+        "w05-03: model.train() called at the end of the step",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    model.train()  # leave the model in train mode
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "model.train() comes after the forward pass",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w05-04: make_optimizer returns Adam with weight_decay",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_make_optimizer": "this is Adam, not AdamW",
+            "test_heldout_accuracy": "this cell uses your answer cell `training_step`",
+            "test_heldout_contrast": "this cell uses your answer cell `training_step`",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; the held-out cells
+        # charged too (the model it trains learns nothing), as then.
+    ),
+    Mutant(
+        "w05-05: token_importance averages over every query, the padded ones too",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # Design: the attention each token receives as a key, averaged over the queries,
+                    # the heads and the layers, zero at the pads, renormalised per sentence.
+                    real = (token_ids != pad_id).to(weights[0].dtype)
+                    received = torch.stack([w.mean(dim=(1, 2)) for w in weights]).mean(dim=0)  # (B, L)
+                    received = received * real
+                    total = received.sum(dim=-1, keepdim=True)
+                    return received / total.clamp(min=torch.finfo(received.dtype).tiny)
+                '''
+            )
+        },
+        {
+            "test_token_importance": "your score reads the padded queries' rows",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x05-01: masked_mean divides by a count that may be 0",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).to(hidden.dtype).unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)  # (B, d_model)
+                    count = real.sum(dim=1)  # (B, 1): the number of real tokens
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "a row made only of padding divides a sum of 0 by a count of 0",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x05-02: masked_mean's padding weights made with .float()",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).float().unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)  # (B, d_model)
+                    count = real.sum(dim=1).clamp_min(1.0)  # (B, 1): a row of pads divides by 1
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "masked_mean computes in float32 when given half precision",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x05-03: the padding mask built with the literal pad id 0",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, 0)  # (B, 1, L): hides padded keys
+                        hidden, weights = self.encoder(self.position(self.embed(token_ids)), mask)
+                        pooled = masked_mean(hidden, token_ids, self.pad_id)
+                        logits = self.classifier(pooled)
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_sentiment_model": "the pad id is hard-coded to 0",
+            "test_padding_invariance": "the pad id is hard-coded to 0",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells,
+        # as then.
+    ),
+    Mutant(
+        "x05-04: the scheduler stepped before the optimizer",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    if scheduler is not None:
+                        scheduler.step()
+                    optimizer.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "scheduler.step() runs before optimizer.step()",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x05-05: a query counted as real when its row holds any weight",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # Design: the attention a token RECEIVES as a key, summed over the real queries only
+                    # (the padded queries' rows are ignored, so pads change nothing), averaged over the
+                    # heads and the layers, zeroed at the pads and renormalised so that the real tokens
+                    # of each sentence share 1. A sentence of pads only has a zero total: it keeps zeros.
+                    dtype = weights[0].dtype
+                    real = (token_ids != pad_id).to(device=weights[0].device, dtype=dtype)  # (B, L)
+                    received = torch.zeros_like(real)
+                    for w in weights:  # (B, H, L_q, L_k)
+                        # a query counts when its row holds weight (a padded query's row is empty)
+                        live = (w.sum(dim=-1, keepdim=True) > 0).to(dtype)  # (B, H, L_q, 1)
+                        per_head = (w * live).sum(dim=2)  # (B, H, L_k)
+                        received = received + per_head.mean(dim=1)
+                    received = received / len(weights) * real
+                    total = received.sum(dim=-1, keepdim=True)
+                    safe = torch.where(total > 0, total, torch.ones_like(total))
+                    return torch.where(total > 0, received / safe, torch.zeros_like(received))
+                '''
+            )
+        },
+        {
+            "test_token_importance": "your score reads the padded queries' rows",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
 ]
 
 CORRECT = [
@@ -2405,5 +2769,86 @@ CORRECT = [
             )
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "w05-06: the max over the heads, the real queries summed, each sentence renormalised",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # Design: for each layer and each key, the largest weight any head gives it from a
+                    # real query (a head that reads a word sharply counts in full), summed over the real
+                    # queries; averaged over the layers; pads set to 0; renormalised per sentence so the
+                    # real tokens share 1. Padded queries never enter, so appending pads changes
+                    # nothing; a sentence of pads only has total 0 and gets zeros.
+                    dtype = weights[0].dtype
+                    real = token_ids != pad_id  # (B, L)
+                    per_layer = []
+                    for w in weights:
+                        strongest = w.amax(dim=1)  # (B, L_q, L_k)
+                        strongest = strongest * real.to(dtype).unsqueeze(-1)  # drop padded queries
+                        per_layer.append(strongest.sum(dim=1))  # (B, L_k)
+                    score = torch.stack(per_layer).mean(dim=0) * real.to(dtype)
+                    total = score.sum(dim=-1, keepdim=True)
+                    safe = torch.where(total > 0, total, torch.ones_like(total))
+                    return torch.where(total > 0, score / safe, torch.zeros_like(score))
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "x05-06: SentimentModel pools the <cls> position, hidden[:, 0]",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)  # (B, 1, L): hides padded keys
+                        hidden, weights = self.encoder(self.position(self.embed(token_ids)), mask)
+                        pooled = hidden[:, 0]  # the <cls> position: pads are hidden from it by the mask
+                        logits = self.classifier(pooled)
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
     ),
 ]

@@ -1746,6 +1746,310 @@ WRONG = [
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
     ),
+    Mutant(
+        "w06-01: causal_head scales the scores by sqrt(d_model)",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        B, L, C = x.shape
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) * C**-0.5
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_multihead_causal
+        # not charged again.
+    ),
+    Mutant(
+        "w06-02: ln_f made but never applied",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            [Block(d_model, num_heads, block_size, dropout) for _ in range(num_layers)]
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(x)
+                '''
+            )
+        },
+        {
+            "test_charlm": "self.ln_f is not applied",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w06-03: lm_loss takes the log of softmax probabilities",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {
+            "test_lm_loss": "the loss takes the log of the softmax's probabilities",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w06-04: sample crops the context to the first block_size ids",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, : model.block_size]  # the model knows block_size positions
+                        logits = model(context)[:, -1, :] / temperature
+                        if top_k is not None:
+                            kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "the model is fed the FIRST block_size ids",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w06-05: every seen logit divided by 1 + strength, whatever its sign",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Rule: shrink the logit of every id seen in the context by the factor 1 + strength
+                    # (strength 0: factor 1, no change). Unseen ids keep their logits.
+                    seen = torch.zeros_like(logits, dtype=torch.bool).scatter_(1, context, True)
+                    return torch.where(seen, logits / (1.0 + strength), logits)
+                '''
+            )
+        },
+        {
+            "test_penalise_repeats": "every seen id's logit is divided by the same factor above 1, whatever its sign",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x06-01: x and y unfolded apart, one block too many for x",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    # non-overlapping windows of block_size; y reads the same windows one id later
+                    x = ids.unfold(0, block_size, block_size)
+                    y = ids[1:].unfold(0, block_size, block_size)
+                    return x, y
+                '''
+            )
+        },
+        {
+            "test_make_blocks": "n_blocks counts len(ids) // block_size blocks",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x06-02: causal_head divides the scores by sqrt(x.shape[-1])",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        B, L, C = x.shape
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(C)
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+            "test_multihead_causal": "this cell uses your answer cell `causal_head`",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_multihead_causal
+        # not charged again.
+    ),
+    Mutant(
+        "x06-03: the causal mask a plain tensor attribute, not a buffer",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        # fixed, not trained: no need to make it a parameter
+                        self.mask = causal_mask(block_size)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        out, _ = scaled_dot_product_attention(q, k, v, self.mask[:L, :L])
+                        return out
+                '''
+            )
+        },
+        {
+            "test_causal_head": "`self.mask` is a plain Tensor attribute",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x06-04: lm_loss gathers -log(softmax(logits)) at the targets",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {
+            "test_lm_loss": "the loss takes the log of the softmax's probabilities",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x06-05: sample never puts the model in eval mode",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    for _ in range(max_new_tokens):
+                        context = idx[:, -model.block_size :]
+                        logits = model(context)[:, -1, :] / temperature  # (B, V)
+                        if top_k is not None:
+                            kth = torch.topk(logits, min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)  # (B, 1)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "the model was in training mode when sample called it",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
 ]
 
 CORRECT: list[Mutant] = [
@@ -1933,5 +2237,48 @@ CORRECT: list[Mutant] = [
             )
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "w06-06: penalise_repeats, CTRL-style: a seen positive logit divided, a negative one multiplied",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Rule (as in CTRL, Keskar et al. 2019, with theta = 1 + strength): a seen id's
+                    # logit moves down whatever its sign, positive ones divided by theta, negative ones
+                    # multiplied by it. Unseen logits do not move, so their odds stay; theta = 1 at
+                    # strength 0 changes nothing, and a larger theta only pushes seen logits lower.
+                    theta = 1.0 + strength
+                    seen = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
+                    seen[torch.arange(logits.shape[0], device=logits.device)[:, None], context] = True
+                    penalised = torch.where(logits > 0, logits / theta, logits * theta)
+                    return torch.where(seen, penalised, logits)
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "x06-06: a frequency penalty, strength * log(1 + count), counted with one_hot",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # Design: a frequency penalty that saturates: an id seen c times in the row's context
+                    # loses strength * log(1 + c) from its logit (c = 0: nothing). Subtracting works for
+                    # negative logits too, the unseen ids are not touched (same odds among them), 0 is
+                    # off, and the penalty grows with the strength. Rows are handled independently.
+                    V = logits.shape[-1]
+                    counts = F.one_hot(context.long(), V).sum(dim=1).to(logits.dtype)  # (B, V)
+                    penalty = strength * torch.log1p(counts)
+                    return torch.where(counts > 0, logits - penalty, logits)
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
     ),
 ]

@@ -2737,6 +2737,400 @@ WRONG = [
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: named.
     ),
+    Mutant(
+        "w07-01: the old running sum not rescaled",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    new_sum = running_sum + torch.exp(scores - new_max.unsqueeze(-1)).sum(dim=-1)
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "the old running sum is not rescaled",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w07-02: chunk_size=True accepted as 1",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, d_k = q.shape[-2], q.shape[-1]
+                    L_k = k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    scale = 1.0 / math.sqrt(d_k)
+                    lead = q.shape[:-2]
+                    m = torch.full((*lead, L_q), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*lead, L_q), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*lead, L_q, v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = (q @ kb.transpose(-2, -1)) * scale  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        new_m = torch.maximum(m, s.amax(dim=-1))
+                        # a row that has seen only -inf so far keeps new_m = -inf: use 0 there
+                        safe_m = torch.where(torch.isinf(new_m), torch.zeros_like(new_m), new_m)
+                        alpha = torch.exp(m - safe_m)
+                        p = torch.exp(s - safe_m.unsqueeze(-1))
+                        l = l * alpha + p.sum(dim=-1)
+                        acc = acc * alpha.unsqueeze(-1) + p @ vb
+                        m = new_m
+                    return (acc / l.unsqueeze(-1)).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunk_size=True must raise ValueError",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w07-03: the running max starts at 0, not -inf",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, d_k = q.shape[-2], q.shape[-1]
+                    L_k = k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal=True needs L_q == L_k, got {L_q} and {L_k}")
+                    scale = 1.0 / math.sqrt(d_k)
+                    lead = q.shape[:-2]
+                    # start the running max at 0: no -inf - (-inf) to worry about
+                    m = torch.zeros((*lead, L_q), dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*lead, L_q), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*lead, L_q, v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = (q @ kb.transpose(-2, -1)) * scale  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        new_m = torch.maximum(m, s.amax(dim=-1))
+                        alpha = torch.exp(m - new_m)
+                        p = torch.exp(s - new_m.unsqueeze(-1))
+                        l = l * alpha + p.sum(dim=-1)
+                        acc = acc * alpha.unsqueeze(-1) + p @ vb
+                        m = new_m
+                    return (acc / l.unsqueeze(-1)).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "the running max starts at 0 instead of -inf",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w07-04: merge_partials accumulates into its first argument in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, o) per query: the largest scaled score m, l = sum exp(s - m) and
+                    # o = sum exp(s - m) v over these keys. Merging moves both to the larger maximum.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1)
+                    p = torch.exp(s - m.unsqueeze(-1))
+                    return (m, p.sum(dim=-1), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, o_a = a
+                    m_b, l_b, o_b = b
+                    m = torch.maximum(m_a, m_b)
+                    fa, fb = torch.exp(m_a - m), torch.exp(m_b - m)
+                    # accumulate into a's buffers, no new allocations
+                    l_a.mul_(fa).add_(l_b * fb)
+                    o_a.mul_(fa.unsqueeze(-1)).add_(o_b * fb.unsqueeze(-1))
+                    m_a.copy_(m)
+                    return (m_a, l_a, o_a)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, o = p
+                    return o / l.unsqueeze(-1)
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "changed a tensor it was given, in place",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "w07-05: merge_partials rescales the first part to the second's maximum only",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, o) per query: the largest scaled score m, l = sum exp(s - m) and
+                    # o = sum exp(s - m) v over these keys.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1)
+                    p = torch.exp(s - m.unsqueeze(-1))
+                    return (m, p.sum(dim=-1), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, o_a = a
+                    m_b, l_b, o_b = b
+                    # move a's sums to b's reference maximum
+                    f = torch.exp(m_a - m_b)
+                    return (m_b, l_a * f + l_b, o_a * f.unsqueeze(-1) + o_b)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, o = p
+                    return o / l.unsqueeze(-1)
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "merge_partials measures one argument's part against the other argument's reference",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x07-01: chunk_size=True accepted as 1",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)  # (C,)
+                            s = s.masked_fill(k_pos > q_pos, -math.inf)  # (L_q, C) mask
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "chunk_size=True must raise ValueError",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x07-02: causal blocks sliced from one full causal_mask(L_q)",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    full_mask = causal_mask(L_q, device=q.device) if causal else None  # True = may attend
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            block_mask = full_mask[:, start : start + k_b.shape[-2]]  # (L_q, C)
+                            s = s.masked_fill(~block_mask, -math.inf)
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_memory": "the causal branch builds something of size (L, L)",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x07-04: merge_partials accumulates into its first argument in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: the running numbers of Section 3 for these keys, per query:
+                    #   m (..., L_q, 1): the largest scaled score over the part's keys,
+                    #   l (..., L_q, 1): sum_j exp(s_j - m),
+                    #   a (..., L_q, d_v): sum_j exp(s_j - m) v_j.
+                    # Their size does not depend on the number of keys. Two parts are merged exactly by
+                    # moving both to the larger maximum, multiplying by exp(m_part - m), and adding:
+                    # every term is then exp(s_j - m) for the common m, whatever the order of merging.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    # update a's buffers in place rather than allocating new ones
+                    l_a.mul_(f_a).add_(l_b * f_b)
+                    acc_a.mul_(f_a).add_(acc_b * f_b)
+                    m_a.copy_(m)
+                    return (m_a, l_a, acc_a)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "changed a tensor it was given, in place",
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x07-05: accumulators kept in float32, the output never cast back",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    # accumulate in float32 at least (as FlashAttention does), float64 stays float64
+                    work = torch.promote_types(q.dtype, torch.float32)
+                    q, k, v = q.to(work), k.to(work), v.to(work)
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=work, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=work, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=work, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)  # (C,)
+                            s = s.masked_fill(k_pos > q_pos, -math.inf)  # (L_q, C) mask
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "and returns the float32 result",
+        },
+        not_told=(
+            "made without dtype=) meets",
+            "a float32 tensor meets",
+        ),
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: untrue (true since): told then
+        # of a float32 tensor made without dtype=.
+    ),
 ]
 
 CORRECT = [
@@ -3054,5 +3448,81 @@ CORRECT = [
             )
         },
         # Issue 40's tenth blind corpus, graded blind on 60c32e8: correct-full.
+    ),
+    Mutant(
+        "w07-06: partials as (log-sum-exp, normalised output), merged with logaddexp",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: {"lse": log sum_j exp(s_j), "out": softmax(s) @ v} per query. The attention
+                    # over the union of two disjoint key sets is the mix of the two outputs with weights
+                    # exp(lse_part - lse_union), where lse_union = logaddexp(lse_a, lse_b): exact,
+                    # symmetric and associative, and no exp sees a positive argument.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1)
+                    out = torch.exp(s - lse.unsqueeze(-1)) @ v
+                    return {"lse": lse, "out": out}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    wa = torch.exp(a["lse"] - lse).unsqueeze(-1)
+                    wb = torch.exp(b["lse"] - lse).unsqueeze(-1)
+                    return {"lse": lse, "out": wa * a["out"] + wb * b["out"]}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "x07-06: partials as (log-sum-exp, normalised output), merged as in Flash-Decoding",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design (as in Flash-Decoding): per query, the log-sum-exp of the part's scaled
+                    # scores, lse (..., L_q, 1), and the part's own normalised attention output,
+                    # o (..., L_q, d_v). The full output is the average of the parts' outputs weighted
+                    # by each part's share of the softmax mass, exp(lse_part - lse_all), and
+                    # lse_all = logaddexp of the parts' lse: both are exact and symmetric, so any order
+                    # or grouping gives the same result. Neither depends on the number of keys.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    o = torch.softmax(s, dim=-1) @ v
+                    return {"lse": lse, "out": o}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    w_a = torch.exp(a["lse"] - lse)
+                    w_b = torch.exp(b["lse"] - lse)
+                    return {"lse": lse, "out": w_a * a["out"] + w_b * b["out"]}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
     ),
 ]
