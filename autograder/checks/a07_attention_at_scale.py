@@ -19,7 +19,7 @@ from autograder.authoring.counterexample import small_integers, smallest_counter
 from autograder.authoring.diagnosis import borne_out, diagnose
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.in_place_writes import inputs_kept, written_in_place_mistake
-from autograder.authoring.kernel_objects import observe_call
+from autograder.authoring.kernel_objects import ObservedElsewhere, observe_call
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import (
     causal_mask_slips,
@@ -44,6 +44,7 @@ from autograder.authoring.registry import (
 from autograder.authoring.repairs import repairs
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
+from autograder.judging.kernel import FACTORY_NAMES
 
 ASSIGNMENT = "07_attention_at_scale"
 written_in_place_mistake(ASSIGNMENT)  # inputs_kept names it in every exercise
@@ -139,7 +140,7 @@ CHUNKED = catalogue(
             "always_causal": "causal=False must not mask anything: apply the mask only when "
             "causal=True",
             "max_before_mask": "the block's maximum includes keys the causal mask hides: it is "
-            "taken before the -inf fill, so a hidden (future) key that scores far above the "
+            "taken before they are hidden, so a hidden (future) key that scores far above the "
             "visible ones sets the running max, every visible exp(s - max) underflows to 0, and "
             "the row is 0/0 = NaN; the statement's output depends on the visible keys alone, so "
             "the maximum is taken over the masked scores",
@@ -173,6 +174,11 @@ CHUNKED = catalogue(
             "causal_full_mask": "with causal=True, and only then, memory grows quadratically: "
             "the causal branch builds something of size (L, L), like a mask over all L keys; an "
             "(L_q, C) mask per block, from torch.arange, is enough",
+        },
+        "device": {
+            "made_on_the_default_device": "a tensor made without device= sits on torch's "
+            "default device, the CPU, whatever the device of q: with q on a GPU the call mixes "
+            "devices and raises; pass device=q.device when you make it",
         },
     },
 )
@@ -957,6 +963,10 @@ NO_FUSED_ATTENTION = (
     "are what it is checked against"
 )
 CAUSAL = "`causal=True`: query $i$ attends to keys $0..i$ only; this needs $L_q = L_k$."
+ON_THE_DEVICE_OF_Q = (
+    "Make every tensor you create inside it (positions, masks, running statistics) with "
+    "`device=q.device`"
+)
 
 
 # A gate: a fused kernel reached at run time would pass the other checks, which must then
@@ -1501,6 +1511,62 @@ def causal_needs_equal_lengths(ns: Namespace) -> None:
             f"causal=True with L_q != L_k must raise ValueError (a causal mask needs L_q == L_k); "
             f"with {at} the call returned normally"
         )
+
+
+# How a kernel's default_device observation may read: anything else tells nothing, so that no
+# text of the kernel's reaches the feedback.
+DEVICE_SEEN = {
+    "meets": "a tensor made by `torch.{}` meets q, k or v",
+    "returned": "it returns a tensor made by `torch.{}`",
+}
+
+
+def mixed_devices(chunked: Callable[..., Any], causal: bool) -> str:
+    """What shows that a tensor the answer makes without device= meets q, k or v, or is returned,
+    else "": the call is followed in the process that runs it (kernel.py's default_device
+    observation), as grading has no GPU on which that mix would raise."""
+    g = hidden_generator(f"a07 device {causal}")
+    q, k, v = (torch.randn(2, 9, 4, generator=g) for _ in range(3))
+    try:
+        seen = observe_call("default_device", chunked, q, k, v, 4, causal=causal)[1]
+    except (NotImplementedError, StopChecks, ObservedElsewhere):
+        # A repair's wrapper of a kernel's answer is observed nowhere: nothing is known of it,
+        # so it must not pass (and confirm a cause) here.
+        raise
+    except Exception:  # noqa: BLE001 - an error here is the other checks' to tell
+        return ""
+    if not (
+        isinstance(seen, list)
+        and len(seen) == 2
+        and all(isinstance(word, str) for word in seen)
+        and seen[0] in DEVICE_SEEN
+        and seen[1] in FACTORY_NAMES
+    ):
+        return ""
+    return DEVICE_SEEN[seen[0]].format(seen[1])
+
+
+def judge_device(chunked: Callable[..., Any], causal: bool) -> None:
+    mixed = mixed_devices(chunked, causal)
+    # The causal cell is charged only for what its branch adds: a mix seen without causal too
+    # is the exact cell's.
+    if mixed and not (causal and mixed_devices(chunked, causal=False)):
+        fail(
+            f"{CHUNKED['made_on_the_default_device']} (seen with causal={causal}, q of shape "
+            f"(2, 9, 4), chunk_size=4: {mixed})"
+        )
+
+
+# Half weight, each cell for its own branch: where a tensor is made is a detail beside computing
+# the right answer, and it matters only on a GPU.
+@check(ASSIGNMENT, "test_chunked_attention_exact", weight=0.5, keeps=(ON_THE_DEVICE_OF_Q,))
+def chunked_makes_its_tensors_where_q_is(ns: Namespace) -> None:
+    judge_device(require(ns, "chunked_attention"), causal=False)
+
+
+@check(ASSIGNMENT, "test_chunked_attention_causal", weight=0.5, keeps=(ON_THE_DEVICE_OF_Q, CAUSAL))
+def causal_makes_its_tensors_where_q_is(ns: Namespace) -> None:
+    judge_device(require(ns, "chunked_attention"), causal=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -70,6 +70,72 @@ class _AtenOpNames(torch_dispatch_mode()):
         return func(*args, **(kwargs or {}))
 
 
+# Torch functions that make a tensor from sizes or data alone: without device= it lands on
+# torch's default device, the CPU, wherever the call's inputs are.
+FACTORY_NAMES = frozenset(
+    "arange as_tensor empty eye full linspace logspace ones rand randint randn randperm tensor "
+    "tril_indices triu_indices zeros".split()
+)
+_FACTORIES = frozenset(getattr(torch, name) for name in FACTORY_NAMES)
+# Tensor methods that move a tensor where their device or tensor argument says.
+_MOVES = frozenset((torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.type_as))
+# Ops that accept a CPU index or value beside a tensor on another device.
+_MIXING_ALLOWED = frozenset(
+    (torch.Tensor.__getitem__, torch.Tensor.__setitem__, torch.Tensor.copy_)
+)
+
+
+class _DefaultDeviceTracker(torch.overrides.TorchFunctionMode):
+    """Follows the tensors a call makes without device= (on the CPU, whatever the inputs'
+    device) and records the first op that combines one with a tensor that came from outside
+    the call: with the inputs on a GPU that op raises, as torch mixes devices only for a CPU
+    tensor of 0 dimensions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: dict[int, tuple[torch.Tensor, str]] = {}  # id -> (tensor, the factory behind it)
+        self.mixed: list[str] = []  # ["meets" or "returned", the factory's name], once seen
+
+    def _origin(self, value: Any) -> str | None:
+        entry = self.made.get(id(value))
+        return entry[1] if entry is not None and entry[0] is value else None
+
+    def _keep(self, result: Any, origin: str) -> None:
+        for tensor in tensors_in(result):
+            self.made[id(tensor)] = (tensor, origin)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        given = [t for t in tensors_in((args, kwargs)) if isinstance(t, torch.Tensor)]
+        if func in _FACTORIES and not given:
+            if kwargs.get("device") is None:
+                self._keep(result, func.__name__)
+            return result
+        made = [(t, self._origin(t)) for t in given]
+        outside = [t for t, origin in made if origin is None]
+        inside = [(t, origin) for t, origin in made if origin is not None]
+        where = (*args[1:], kwargs.get("device"), kwargs.get("other"))
+        if func in _MOVES and (
+            func is torch.Tensor.cuda
+            or any(isinstance(a, torch.device | str | int | torch.Tensor) for a in where)
+        ):
+            # Moved where an argument says: the inputs' device, in grading.  On the CPU the move
+            # may hand back the tensor itself, which is then where the inputs are.
+            self.made.pop(id(result), None)
+            return result
+        if func in _MIXING_ALLOWED:
+            if inside and self._origin(args[0]) is not None:
+                self._keep(result, self._origin(args[0]))
+            return result
+        wide = [(t, origin) for t, origin in inside if t.dim() > 0]
+        if outside and wide and not self.mixed:
+            self.mixed = ["meets", wide[0][1]]
+        if inside and not outside:
+            self._keep(result, inside[0][1])
+        return result
+
+
 def function_name(func: Any) -> str:
     """``module.qualname`` of a function, as the torch-function observation reports it."""
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
@@ -77,7 +143,8 @@ def function_name(func: Any) -> str:
 
 
 def observe(kind: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[Any, Any]:
-    """Call ``fn`` and observe it: the torch functions or aten ops it ran, or its peak bytes."""
+    """Call ``fn`` and observe it: the torch functions or aten ops it ran, its peak bytes, or
+    where it mixes a tensor made on the default device with its inputs."""
     if kind == "torch_functions":
         with _TorchFunctionNames() as recorder:
             result = fn(*args, **kwargs)
@@ -92,6 +159,15 @@ def observe(kind: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> tup
         # where two results are tuples holding one list object, [first, later, position].
         results = [fn(argument, **kwargs) for argument in args]
         return results, _one_list_in_two_results(results)
+    if kind == "default_device":
+        # The result, and ["meets" or "returned", factory name] where the call combines a tensor
+        # made on the default device with one it was given (or returns it), else [].
+        with _DefaultDeviceTracker() as tracker:
+            result = fn(*args, **kwargs)
+        returned = [tracker._origin(t) for t in tensors_in(result) if t.dim() > 0]
+        if not tracker.mixed and any(returned):
+            tracker.mixed = ["returned", next(filter(None, returned))]
+        return result, tracker.mixed
     if kind == "peak_bytes":
         from attention_lab.profiling import peak_memory
 

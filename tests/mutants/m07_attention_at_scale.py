@@ -161,6 +161,8 @@ WRONG = [
 """)
         },
         {"test_chunked_attention_exact": "exp of an unshifted score"},
+        # Its torch.arange (or full, ones, zeros) has no device=: it makes that mistake too.
+        makes=("chunked_attention.made_on_the_default_device",),
     ),
     Mutant(
         "full (L, L) score matrix materialised",
@@ -181,6 +183,8 @@ WRONG = [
 """)
         },
         {"test_chunked_attention_memory": "builds a full (L, L) matrix"},
+        # Its torch.arange (or full, ones, zeros) has no device=: it makes that mistake too.
+        makes=("chunked_attention.made_on_the_default_device",),
     ),
     Mutant(
         "causal mask built for all L keys",
@@ -199,6 +203,8 @@ WRONG = [
         {
             "test_chunked_attention_memory": "with causal=True, and only then, memory grows quadratically"
         },
+        # Its torch.arange (or full, ones, zeros) has no device=: it makes that mistake too.
+        makes=("chunked_attention.made_on_the_default_device",),
     ),
     Mutant(
         "causal mask without the block offset",
@@ -449,7 +455,10 @@ WRONG += [
             )
         },
         {"test_chunked_attention_exact": "on torch.bfloat16 q, k and v of shape (2, 9, 8)"},
-        makes=("chunked_attention.computed_in_float32",),
+        makes=(
+            "chunked_attention.computed_in_float32",
+            "chunked_attention.made_on_the_default_device",
+        ),
     ),
 ]
 
@@ -722,5 +731,48 @@ WRONG += [
             "test_chunked_attention_exact": "chunked_attention computes in float64 and returns "
             "the output without casting back to q's dtype"
         },
+    ),
+]
+
+# Devices: a tensor made without device= sits on the CPU; with q on a GPU the call mixes devices.
+# Grading has no GPU, so the call is followed where it runs (kernel.py, default_device).
+WRONG += [
+    Mutant(  # issue 40's eleventh blind corpus (x07-03): not caught there, grading on the CPU
+        "chunked_attention: the causal positions made without device=",
+        A,
+        {
+            "chunked_attention": Replace(
+                "torch.arange(start, start + k_block.shape[-2], device=q.device)",
+                "torch.arange(start, start + k_block.shape[-2])",
+            )
+        },
+        {"test_chunked_attention_causal": "a tensor made without device= sits on torch's"},
+        in_notebook=True,
+    ),
+    Mutant(
+        "chunked_attention: the accumulator made with torch.zeros, without device=",
+        A,
+        {
+            "chunked_attention": Replace(
+                "acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))",
+                "acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype)",
+            )
+        },
+        {"test_chunked_attention_exact": "a tensor made without device= sits on torch's"},
+        # Charged once: the causal cell is charged only for what its own branch adds.
+        charged_once=True,
+    ),
+]
+CORRECT += [
+    Mutant(
+        "chunked_attention: the positions made on the CPU, then moved to q's device",
+        A,
+        {
+            "chunked_attention": Replace(
+                "torch.arange(start, start + k_block.shape[-2], device=q.device)",
+                "torch.arange(start, start + k_block.shape[-2]).to(q.device)",
+            )
+        },
+        {},
     ),
 ]

@@ -700,6 +700,8 @@ WRONG = [
         # through the grading command too.
         charged_once=True,
         in_notebook=True,
+        # Its torch.arange (or full, ones, zeros) has no device=: it makes that mistake too.
+        makes=("chunked_attention.made_on_the_default_device",),
     ),
     Mutant(
         "i07-06: chunked: a full causal_mask(L) built once, a block of its columns sliced per step",
@@ -967,6 +969,8 @@ WRONG = [
             "test_chunked_attention_memory": "with causal=True, and only then, memory grows quadratically: the causal branch builds something of size (L, L), like a m"
         },
         # Issue 40's sixth blind corpus, graded blind on bdfa422: named.
+        # Its torch.arange (or full, ones, zeros) has no device=: it makes that mistake too.
+        makes=("chunked_attention.made_on_the_default_device",),
     ),
     Mutant(
         "k07-03: the chunk_size check is isinstance(chunk_size",
@@ -2097,6 +2101,8 @@ WRONG = [
             "test_chunked_attention_exact": "chunked_attention computes in float32 for half-precision input",
         },
         # Issue 40's ninth blind corpus, graded blind on feb0b2e: named.
+        # Its torch.arange (or full, ones, zeros) has no device=: it makes that mistake too.
+        makes=("chunked_attention.made_on_the_default_device",),
     ),
     Mutant(
         "s07-04: the running max starts at 0 instead of -inf",
@@ -3028,6 +3034,50 @@ WRONG = [
             "test_chunked_attention_memory": "the causal branch builds something of size (L, L)",
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
+    ),
+    Mutant(
+        "x07-03: the causal positions made with torch.arange, without device=",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    m = torch.full((*q.shape[:-1], 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = q @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2])  # (C,)
+                            s = s.masked_fill(k_pos > q_pos, -math.inf)  # (L_q, C) mask
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {"test_chunked_attention_causal": "a tensor made without device= sits on torch's"},
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: not caught (caught since:
+        # the call is followed where it runs, as grading has no GPU).
     ),
     Mutant(
         "x07-04: merge_partials accumulates into its first argument in place",
