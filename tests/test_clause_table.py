@@ -230,7 +230,7 @@ def test_the_table_lists_every_registered_check_once_in_its_cell(course):
             weights.update(zip(named, weight.split(", "), strict=True))
     registered = [(a, entry.grade_id, entry.name) for a, _, entries in course for entry in entries]
     assert sorted(listed) == sorted(registered)
-    assert len(set(listed)) == len(listed) == 154
+    assert len(set(listed)) == len(listed) == 156
     for a, notebook, entries in course:
         order = [c.metadata.nbgrader.grade_id for c in notebook.cells if is_test_cell(c)]
         cells = [grade_id for name, grade_id, _ in listed if name == a]

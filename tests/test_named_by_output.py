@@ -72,3 +72,59 @@ def test_a_failed_check_s_name_claims_no_overflow_of_finite_weights():
     graded = grade_cell("01_attention", "test_attention_parity", {"attention": scaled_by_sqrt_d_v})
     failed = [check.name for check in graded.checks if not check.passed]
     assert failed and not [name for name in failed if "overflow" in name], failed
+
+
+def test_overflow_is_named_only_where_the_weights_are_finite_without_the_large_scores():
+    """NaN weights whatever the scores (0 * -inf for every visible key) are not told that exp
+    overflowed; a softmax without the max, finite once the scores are small, is."""
+
+    def nan_everywhere(q, k, v, mask=None, scale=True):
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        hidden = torch.zeros_like(scores) if mask is None else (~mask.bool()).to(scores.dtype)
+        weights = torch.softmax(scores + hidden * float("-inf"), dim=-1)
+        return weights @ v, weights
+
+    def without_the_max(q, k, v, mask=None, scale=True):
+        scores = (q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5).exp()
+        if mask is not None:
+            scores = scores.masked_fill(~mask.bool(), 0.0)
+        weights = scores / scores.sum(-1, keepdim=True)
+        return weights @ v, weights
+
+    def told(attention) -> str:
+        graded = grade_cell("01_attention", "test_attention_parity", {"attention": attention})
+        return "\n".join(check.diagnosis for check in graded.checks if not check.passed)
+
+    assert "NaN or inf" in told(nan_everywhere) and "overflowed" not in told(nan_everywhere)
+    assert "exp overflowed" in told(without_the_max)
+
+
+def test_a_cause_one_input_cannot_show_is_confirmed_on_another():
+    """token_importance averaged over every query, the padded ones too (issue 40's twelfth blind
+    corpus, y05-04 and z05-05): appending pads to [8, 7] changes its scores, but its only padded
+    sentence holds one real token, whose padded query reads that key whatever is redrawn, so the
+    cause is confirmed on the public inputs."""
+    from autograder.checks.a05_sentiment import token_importance as importance
+
+    def over_every_query(weights, token_ids, pad_id):
+        real = (token_ids != pad_id).to(weights[0].dtype)
+        received = torch.stack([w.mean(dim=-2).mean(dim=1) for w in weights]).mean(0) * real
+        total = received.sum(dim=-1, keepdim=True)
+        return torch.where(total > 0, received / total.clamp_min(1e-30), 0.0)
+
+    g = torch.Generator().manual_seed(0)
+    ids = torch.tensor([[8, 7], [1, 0]])  # pad id 0
+    case = importance.make_case(g, ids, 0, 2, 2, torch.float64)
+    assert importance.padding_changes_nothing(over_every_query, case, g) is not None
+    assert importance.padded_queries_read(over_every_query, case) is None
+    with pytest.raises(CheckFailed) as failed:
+        importance.judged(
+            over_every_query,
+            importance.padding_changes_nothing,
+            case,
+            g,
+            importance.STATEMENT["padding"],
+            importance.padded_queries_read,
+        )
+    assert "your score reads the padded queries' rows" in failed.value.diagnosis
+    assert "on a public input" in failed.value.diagnosis

@@ -685,3 +685,44 @@ CORRECT += [
         },
     ),
 ]
+
+# NaN weights that no large score made: no overflow may be named for them.
+WRONG += [
+    Mutant(
+        "the hidden keys' -inf added as a product, 0 * -inf = NaN for every visible key",
+        A,
+        {
+            "attention": Replace(
+                "    if mask is None:\n"
+                "        weights = torch.softmax(scores, dim=-1)\n"
+                "        return weights @ v, weights\n"
+                "    mask = mask.bool()\n"
+                "    # hidden keys: exactly zero weight\n"
+                '    scores = scores.masked_fill(~mask, float("-inf"))\n',
+                "    if mask is None:\n"
+                "        mask = torch.ones_like(scores, dtype=torch.bool)\n"
+                "    mask = mask.bool()\n"
+                "    # hidden keys: exactly zero weight\n"
+                '    scores = scores + (~mask).to(scores.dtype) * float("-inf")\n',
+            )
+        },
+        {"test_attention_parity": "the weights are NaN or inf"},
+        not_told=("exp overflowed",),
+    ),
+]
+WRONG += [
+    Mutant(
+        "hand-written softmax in float32, without the max",
+        A,
+        {
+            "attention": Replace(
+                "        weights = torch.softmax(scores, dim=-1)\n" + RETURN_UNMASKED,
+                "        exp_scores = torch.exp(scores.float())\n"
+                "        weights = (exp_scores / exp_scores.sum(dim=-1, keepdim=True)).to(q.dtype)\n"
+                + RETURN_UNMASKED,
+            )
+        },
+        {"test_attention_parity": "every score of a row is far below 0"},
+        makes=("attention.overflow",),
+    ),
+]

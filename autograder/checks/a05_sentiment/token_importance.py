@@ -276,7 +276,8 @@ def padded_queries_read(answer: Any, case: Case) -> str | None:
     gap = (other[real] - scores[real]).abs().max().item()
     return (
         "your score reads the padded queries' rows: changing only what they hold changes the "
-        f"real tokens' scores (on a hidden input of {case.sizes}{where}, other rows for the "
+        f"real tokens' scores (on a {'public' if case.public else 'hidden'} input of "
+        f"{case.sizes}{where}, other rows for the "
         f"padded queries alone, the real queries' rows kept, move a real token's score by "
         f"{gap:.3g})"
     )
@@ -417,8 +418,11 @@ def judged(
     seen = prop(answer, case, g)
     if seen is None:
         return
-    if confirm is not None and (cause := confirm(answer, case)) is not None:
-        fail(f"{statement}: {cause}")
+    # The cause is the answer's, whichever input shows it: where this case cannot (a sentence
+    # of one real token reads one key whatever its padded queries hold), the public ones may.
+    for where in (case, *public_cases()) if confirm is not None else ():
+        if (cause := confirm(answer, where)) is not None:
+            fail(f"{statement}: {cause}")
     for public in public_cases():
         shown = prop(answer, public, torch.Generator().manual_seed(7))
         if shown is not None:

@@ -2050,10 +2050,9 @@ WRONG = [
         {
             "test_masked_mean": "the pad id is hard-coded to 0",
             "test_padding_invariance": "this cell uses your answer cell `masked_mean`",
-            "test_sentiment_model": "this cell uses your answer cell `masked_mean`",
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; test_padding_invariance
-        # and test_sentiment_model not charged again.
+        # not charged again (test_sentiment_model then too; it judges no padding since).
     ),
     Mutant(
         "w05-02: SentimentModel pools with a plain mean over every position",
@@ -2102,11 +2101,12 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "pooling includes padding",
             "test_padding_invariance": "pooling includes padding",
         },
-        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells,
-        # as then.
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells
+        # then, once since, in test_padding_invariance (test_sentiment_model judges sentences
+        # without padding).
+        charged_once=True,
     ),
     Mutant(
         "w05-03: model.train() called at the end of the step",
@@ -2311,11 +2311,12 @@ WRONG = [
             )
         },
         {
-            "test_sentiment_model": "the pad id is hard-coded to 0",
             "test_padding_invariance": "the pad id is hard-coded to 0",
         },
-        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells,
-        # as then.
+        # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named; charged in both cells
+        # then, once since, in test_padding_invariance (test_sentiment_model judges sentences
+        # without padding).
+        charged_once=True,
     ),
     Mutant(
         "x05-04: the scheduler stepped before the optimizer",
