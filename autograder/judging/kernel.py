@@ -107,7 +107,7 @@ class _DefaultDeviceTracker(torch.overrides.TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
-        given = [t for t in tensors_in((args, kwargs)) if isinstance(t, torch.Tensor)]
+        given = tensors_in((args, kwargs))
         if func in _FACTORIES and not given:
             if kwargs.get("device") is None:
                 self._keep(result, func.__name__)
