@@ -763,16 +763,3 @@ WRONG += [
         charged_once=True,
     ),
 ]
-CORRECT += [
-    Mutant(
-        "chunked_attention: the positions made on the CPU, then moved to q's device",
-        A,
-        {
-            "chunked_attention": Replace(
-                "torch.arange(start, start + k_block.shape[-2], device=q.device)",
-                "torch.arange(start, start + k_block.shape[-2]).to(q.device)",
-            )
-        },
-        {},
-    ),
-]
