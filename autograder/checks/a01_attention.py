@@ -252,11 +252,18 @@ def finite_without_the_shift(attention, q: Tensor, k: Tensor, v: Tensor, mask=No
     return isinstance(weights, Tensor) and bool(torch.isfinite(weights).all())
 
 
-def not_finite(weights: Tensor, scores: str) -> str:
-    """The weights are NaN or inf for these scores, and for the same without their shift too:
-    what is seen, no cause (none is confirmed)."""
+def judge_finite(
+    attention, weights: object, q: Tensor, k: Tensor, v: Tensor, mask, cause: str, scores: str
+) -> None:
+    """Fail where ``weights`` hold NaN or inf: with ``cause`` where the answer's weights are finite
+    for the same inputs without the rows' shift (:func:`finite_without_the_shift`), else with
+    what is seen and no cause (none is confirmed)."""
+    if not isinstance(weights, Tensor) or torch.isfinite(weights).all():
+        return
+    if finite_without_the_shift(attention, q, k, v, mask):
+        fail(cause)
     first = tuple(torch.nonzero(~torch.isfinite(weights))[0].tolist())
-    return (
+    fail(
         f"the weights are NaN or inf for {scores} (first at index {first}), and for the same "
         "inputs without that shift too: every weight must be a finite number in [0, 1]"
     )
@@ -851,10 +858,16 @@ def matches_torch_sdpa(ns: Namespace) -> None:
         shift_rows(q, k, -150 - 250 * torch.rand(*lead, l_q, generator=g, dtype=q.dtype))
         for m in (None, mask):
             out, weights = call_attention(attention, q, k, v, m)
-            if isinstance(weights, Tensor) and not torch.isfinite(weights).all():
-                if finite_without_the_shift(attention, q, k, v, m):
-                    fail(f"{ATTENTION['far_below_zero']} (each row shifted by -150 to -400)")
-                fail(not_finite(weights, "scores shifted by -150 to -400"))
+            judge_finite(
+                attention,
+                weights,
+                q,
+                k,
+                v,
+                m,
+                f"{ATTENTION['far_below_zero']} (each row shifted by -150 to -400)",
+                "scores shifted by -150 to -400",
+            )
             diagnose(
                 weights,
                 reference_attention(q, k, v, m)[1],
@@ -1037,11 +1050,7 @@ def scores_in_the_hundreds_give_the_softmax(ns: Namespace) -> None:
     # every row, whatever the draw, and a stable softmax does not care (it ignores the shift).
     shift_rows(q, k, 800 + 400 * torch.rand(2, l_q, generator=g, dtype=torch.float64))
     _, weights = call_attention(attention, q, k, v)
-    if isinstance(weights, Tensor) and not torch.isfinite(weights).all():
-        # Overflow only where the weights are finite once the large shift is taken out.
-        if finite_without_the_shift(attention, q, k, v):
-            fail(OVERFLOW)
-        fail(not_finite(weights, "scores in the hundreds"))
+    judge_finite(attention, weights, q, k, v, None, OVERFLOW, "scores in the hundreds")
     diagnose(
         weights,
         reference_attention(q, k, v)[1],

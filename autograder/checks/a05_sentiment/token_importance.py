@@ -418,12 +418,14 @@ def judged(
     seen = prop(answer, case, g)
     if seen is None:
         return
-    # The cause is the answer's, whichever input shows it: where this case cannot (a sentence
-    # of one real token reads one key whatever its padded queries hold), the public ones may.
-    for where in (case, *public_cases()) if confirm is not None else ():
-        if (cause := confirm(answer, where)) is not None:
-            fail(f"{statement}: {cause}")
-    for public in public_cases():
+    publics = public_cases()
+    if confirm is not None:
+        # The cause is the answer's, whichever input shows it: where this case cannot (a sentence
+        # of one real token reads one key whatever its padded queries hold), the public ones may.
+        for where in (case, *publics):
+            if (cause := confirm(answer, where)) is not None:
+                fail(f"{statement}: {cause}")
+    for public in publics:
         shown = prop(answer, public, torch.Generator().manual_seed(7))
         if shown is not None:
             fail(f"{statement}: {shown}")
