@@ -356,3 +356,42 @@ def test_every_record_shows_the_one_grade_and_the_feedback_says_which(
     for grade_id in REPEATS:
         assert f"{said}: fails only because of {CAUSE}, charged in {CHARGED}" in page
         assert f"{said}: fails only because of {CAUSE}" in tests[grade_id]["output"]
+
+
+def test_02s_mask_repair_leaves_a_correct_module_as_it_is_and_repairs_one_without_the_axis():
+    """02's repair of a (B, L_q, L_k) mask: the checks' view of the module gives each 3-D mask its
+    head axis on the way in, and stays that view through .to(), .eval() and a deep copy."""
+    import copy
+
+    from torch import nn
+
+    import attention_lab.reference.a02_multi_head as reference
+    from autograder.checks.a02_multi_head.multi_head_attention import (
+        with_a_head_axis_on_every_sentence_mask as repaired,
+    )
+
+    class NoHeadAxis(reference.MultiHeadAttention):
+        def forward(self, query, key=None, value=None, mask=None):
+            if mask is not None and mask.dim() == 3:
+                mask = mask.unsqueeze(0)  # broadcast with its head axis in front: wrong
+            return super().forward(query, key, value, mask)
+
+    torch.manual_seed(0)
+    query, memory = torch.randn(3, 4, 8), torch.randn(3, 5, 8)
+    mask = torch.rand(3, 4, 5) > 0.3
+    mask[..., 0] = True
+    for cls in (reference.MultiHeadAttention, NoHeadAxis):
+        torch.manual_seed(1)
+        theirs = cls(8, 2).eval()
+        torch.manual_seed(1)
+        view = repaired(cls)(8, 2).double().eval().to(torch.float32)
+        assert isinstance(view, nn.Module) and type(view) is not cls
+        assert isinstance(copy.deepcopy(view), nn.Module)
+        right = reference.MultiHeadAttention.forward(theirs, query, memory, memory, mask)
+        for out in (
+            view(query, memory, memory, mask),
+            view.forward(query, memory, memory, mask=mask),
+        ):
+            assert torch.allclose(out[0], right[0]) and torch.equal(out[1], right[1])
+    with pytest.raises(ValueError, match="broadcastable"):  # the answer alone, where B != H
+        NoHeadAxis(8, 2)(query, memory, memory, mask)

@@ -60,6 +60,18 @@ def identity(value: Any) -> int:
     return getattr(value, "origin_id", None) or id(value)
 
 
+def same_object(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are one object: in this process, or one kernel object seen
+    through two proxies."""
+    if a is b:
+        return True
+    if is_remote(a) and is_remote(b):
+        from autograder.judging import proxies
+
+        return proxies.same_remote(a, b)
+    return False
+
+
 # `self.<name> = ...` or `self.<name>: <annotation> = ...` in an answer cell's source
 _ASSIGNED = re.compile(r"\bself\.([A-Za-z]\w*)\s*(?::[^=\n]*)?=(?!=)")
 

@@ -477,6 +477,16 @@ def is_remote(value: Any) -> bool:
     return isinstance(value, RemoteObject) or hasattr(value, "__remote_id__")
 
 
+def same_remote(a: Any, b: Any) -> bool:
+    """Whether two proxies stand for one kernel object."""
+    return (
+        type(a) is RemoteObject
+        and type(b) is RemoteObject
+        and object.__getattribute__(a, "_link") is object.__getattribute__(b, "_link")
+        and object.__getattribute__(a, "_ref") == object.__getattribute__(b, "_ref")
+    )
+
+
 def observed_call(fn: Any, args: tuple, kwargs: dict, kind: str) -> tuple[Any, Any]:
     """Call the kernel object ``fn`` (a proxy or a stand-in class) and observe the call there."""
     if type(fn) is RemoteObject:  # its __class__ is the kernel class's stand-in

@@ -167,6 +167,10 @@ class MultiHeadAttention(_Reference):
         {"test_mha_mask": "mask.unsqueeze(1)"},
         # Where B == H the mask broadcasts as (1, B, L_q, L_k), without an error.
         makes=("MultiHeadAttention.mask_head_axis_in_front",),
+        # The parity cell passes with each 3-D mask given its head axis (the repair of
+        # checks/a02_multi_head/multi_head_attention.py), through the grading command too.
+        in_notebook=True,
+        charged_once=True,
     ),
     Mutant(  # issue 40's tenth blind corpus (u02-03): told it broadcast, where it tiled
         "3-D mask repeated H times and viewed as (B, H, L_q, L_k)",
@@ -180,7 +184,9 @@ class MultiHeadAttention(_Reference):
             )
         },
         {"test_mha_mask": "the sentence masks were repeated H times one after the other"},
+        makes=("MultiHeadAttention.sentence_masks_mishandled",),
         not_told=("broadcast as (1, B, L_q, L_k)",),
+        charged_once=True,
     ),
     Mutant(  # issue 40's tenth blind corpus (u02-04): once told only the parameter count
         "q, k and v projections one shared nn.Linear",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -14,7 +16,7 @@ from autograder.authoring.dependencies import depends_on
 from autograder.authoring.diagnosis import SQUEEZED, squeezed
 from autograder.authoring.hidden_draws import hidden_generator, random_sizes
 from autograder.authoring.in_place_writes import inputs_kept
-from autograder.authoring.kernel_objects import sharing
+from autograder.authoring.kernel_objects import same_object, sharing
 from autograder.authoring.reference_bans import TORCH_MULTI_HEAD, ban
 from autograder.authoring.registry import Namespace, StopChecks, check, fail
 from autograder.authoring.repairs import repairs
@@ -44,9 +46,9 @@ depends_on(
 )
 
 
-# One mistake, one charge (autograder/authoring/repairs.py): the module's cells fail with a
-# projection built without its bias; it is charged in the first cell it fails, and this repair
-# tells whether a later cell fails for that alone.
+# One mistake, one charge (autograder/authoring/repairs.py): a mistake of the module is charged
+# in the first cell it fails, and these repairs tell whether a later cell fails for that alone
+# (a projection built without its bias; a (B, L_q, L_k) mask that does not reach the heads).
 
 
 @repairs(ASSIGNMENT, MHA["no_bias"], "MultiHeadAttention")
@@ -68,6 +70,82 @@ def with_a_bias_in_every_projection(cls: type) -> type:
 
     WithBiases.__name__ = WithBiases.__qualname__ = getattr(cls, "__name__", "MultiHeadAttention")
     return WithBiases
+
+
+@repairs(ASSIGNMENT, MHA["sentence_masks_mishandled"], "MultiHeadAttention")
+def with_a_head_axis_on_every_sentence_mask(cls: type) -> type:
+    """``cls`` whose instances are called with each (B, L_q, L_k) mask already given its head
+    axis, as mask.unsqueeze(1): the student's parameters and forward run as written, on masks
+    of the other shapes only.  Works on a kernel's class too (only the call's arguments change)."""
+
+    class WithHeadAxes:
+        def __new__(_, *args: Any, **kwargs: Any) -> nn.Module:
+            return _SentenceMasksWithHeadAxes(cls(*args, **kwargs))
+
+    WithHeadAxes.__name__ = WithHeadAxes.__qualname__ = getattr(
+        cls, "__name__", "MultiHeadAttention"
+    )
+    return WithHeadAxes
+
+
+def _given_head_axes(call: Callable[..., Any]) -> Callable[..., Any]:
+    """``call`` (a module or its forward) with a 3-D ``mask``, forward's fourth argument, given
+    its head axis first."""
+
+    def axis(mask: Any) -> Any:
+        return mask.unsqueeze(1) if isinstance(mask, Tensor) and mask.dim() == 3 else mask
+
+    def called(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > 3:
+            args = (*args[:3], axis(args[3]), *args[4:])
+        if "mask" in kwargs:
+            kwargs = {**kwargs, "mask": axis(kwargs["mask"])}
+        return call(*args, **kwargs)
+
+    return called
+
+
+# nn.Module's methods that return the module itself: the view is returned in its place
+_RETURN_THE_MODULE = {"to", "eval", "train", "double", "float", "half", "cpu", "requires_grad_"}
+
+
+class _SentenceMasksWithHeadAxes:
+    """A student's module as the checks see it, each 3-D mask given its head axis on the way
+    in; everything else is the module's own."""
+
+    __slots__ = ("_module",)
+
+    def __init__(self, module: nn.Module):
+        object.__setattr__(self, "_module", module)
+
+    @property
+    def __class__(self) -> type:  # type: ignore[override]  # isinstance(x, nn.Module) holds
+        return self._module.__class__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _given_head_axes(self._module)(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if name == "forward":
+            return _given_head_axes(value)
+        if name in _RETURN_THE_MODULE:
+
+            def returning_the_view(*args: Any, **kwargs: Any) -> Any:
+                result = value(*args, **kwargs)
+                return self if same_object(result, self._module) else result
+
+            return returning_the_view
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._module, name, value)
+
+    def __deepcopy__(self, memo: dict) -> _SentenceMasksWithHeadAxes:
+        return _SentenceMasksWithHeadAxes(copy.deepcopy(self._module, memo))
+
+    def __repr__(self) -> str:
+        return repr(self._module)
 
 
 NO_HEAD_AXIS = (

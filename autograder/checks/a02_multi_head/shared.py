@@ -80,6 +80,9 @@ MHA = catalogue(
             "other (as mask.repeat(H, 1, 1) or torch.cat([mask] * H) does) and the result viewed "
             "as (B, H, L_q, L_k), so head h of sentence b got the mask of sentence (b·H + h) mod "
             "B; mask.unsqueeze(1) gives every head of a sentence that sentence's mask",
+            "sentence_masks_mishandled": "your module gets (B, L_q, L_k) masks wrong: the same "
+            "calls pass once each such mask is given its head axis first (mask.unsqueeze(1), "
+            "(B, 1, L_q, L_k)), which is how one sentence's mask applies to every head of it",
             "head_axis_added_to_4d": "a (B, H, L_q, L_k) mask is given a head axis too: the "
             "error shows it as (B, 1, H, L_q, L_k), and the same call with a (B, L_q, L_k) mask "
             "runs; only a 3-D mask needs the axis of size 1 in position 1",
