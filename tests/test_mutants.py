@@ -634,13 +634,14 @@ def test_grading_is_deterministic(tmp_path: Path):
     assert grade(path) == grade(path)
 
 
-class _AssignmentCorpus:
-    """The graded tests of one assignment's mutants, in-process and then through the grading
-    command.  A class per assignment, so that under `pytest -n N --dist loadscope` its tests
-    share a worker (each mutant is graded in-process once) while the assignments spread over the
+class _CorpusPart:
+    """The graded tests of one part of an assignment's mutants (all of them, where the
+    assignment is not split: PARTS).  Its mutants' tests share a worker under `pytest -n N
+    --dist loadscope` (each mutant is graded in-process once), while the parts spread over the
     workers."""
 
     assignment: str
+    part: int = 0
 
     def test_mutant_is_graded_as_expected(self, mutant: Mutant):
         problems = mismatches(mutant, graded(mutant))
@@ -650,15 +651,6 @@ class _AssignmentCorpus:
         """Every named mistake in the messages it gets is one it makes (mistakes.py)."""
         claims = false_claims(mutant, graded(mutant))
         assert not claims, "\n".join(claims)
-
-    def test_every_use_of_another_answer_is_declared(self):
-        """What the checks require, and the answers whose code runs inside them (an answer
-        calling another), seen while grading the solution, against depends_on."""
-        solution_graded(self.assignment)
-        used = {entry for entry in REQUIRED | CALLED if entry[0] == self.assignment}
-        assert used, "no check required anything: were the checks run in this process?"
-        problems = undeclared_uses(self.assignment, used)
-        assert not problems, "\n".join(problems)
 
     def test_the_fork_imports_nothing(self, mutant: Mutant):
         """What a fork imports is lost with it, so it would be imported again for every mutant:
@@ -671,6 +663,39 @@ class _AssignmentCorpus:
         """Other hidden inputs, the same verdict from every check: no threshold is a gamble."""
         under_development_secret = verdicts(graded(mutant))
         assert verdicts(_GRADED_UNDER_OTHER[mutant_id(mutant)]) == under_development_secret
+
+    def test_corpus_figures(self):
+        """Print caught/total and accepted/total of the part's mutants; both must be 100%."""
+        mutants = corpus_part(self.assignment, self.part)
+        wrong = [m for m in mutants if not m.is_correct]
+        correct = [m for m in mutants if m.is_correct]
+        caught = sum(not mismatches(m, graded(m)) for m in wrong)
+        accepted = sum(not mismatches(m, graded(m)) for m in correct)
+        named = sum(bool(told_mistakes(m, graded(m))) for m in wrong)
+        banned = sum(not told_mistakes(m, graded(m)) and told_a_ban(graded(m)) for m in wrong)
+        part = f" (part {self.part + 1} of {PARTS.get(self.assignment, 1)})"
+        print(
+            f"\n{self.assignment}{part}: wrong implementations caught: {caught}/{len(wrong)}; "
+            f"correct alternatives accepted: {accepted}/{len(correct)}; wrong ones shown a "
+            f"named mistake: {named}/{len(wrong)}, and {banned} more told that they call the "
+            "reference"
+        )
+        assert wrong and caught == len(wrong) and accepted == len(correct)
+
+
+class _AssignmentCorpus(_CorpusPart):
+    """The first part of an assignment's mutants, and the tests of the assignment as a whole:
+    its solution, its repairs, and its mutants graded through the grading command (those
+    `picked`, which are all in this part, so that their in-process grades are this worker's)."""
+
+    def test_every_use_of_another_answer_is_declared(self):
+        """What the checks require, and the answers whose code runs inside them (an answer
+        calling another), seen while grading the solution, against depends_on."""
+        solution_graded(self.assignment)
+        used = {entry for entry in REQUIRED | CALLED if entry[0] == self.assignment}
+        assert used, "no check required anything: were the checks run in this process?"
+        problems = undeclared_uses(self.assignment, used)
+        assert not problems, "\n".join(problems)
 
     def test_the_solution_gets_full_marks_and_the_stub_gets_none(self):
         """In the class, so that its worker grades the solution once for all of the class's tests
@@ -688,22 +713,6 @@ class _AssignmentCorpus:
         other = _GRADED_UNDER_OTHER[f"{self.assignment}: the solution"]
         assert verdicts(other) == verdicts(solution)
         assert all(r.fraction == 1 for r in other.values())
-
-    def test_corpus_figures(self):
-        """Print caught/total and accepted/total of the assignment's mutants; both must be 100%."""
-        wrong = [m for m in CORPUS if m.assignment == self.assignment and not m.is_correct]
-        correct = [m for m in CORPUS if m.assignment == self.assignment and m.is_correct]
-        caught = sum(not mismatches(m, graded(m)) for m in wrong)
-        accepted = sum(not mismatches(m, graded(m)) for m in correct)
-        named = sum(bool(told_mistakes(m, graded(m))) for m in wrong)
-        banned = sum(not told_mistakes(m, graded(m)) and told_a_ban(graded(m)) for m in wrong)
-        print(
-            f"\n{self.assignment}: wrong implementations caught: {caught}/{len(wrong)}; "
-            f"correct alternatives accepted: {accepted}/{len(correct)}; wrong ones shown a "
-            f"named mistake: {named}/{len(wrong)}, and {banned} more told that they call the "
-            "reference"
-        )
-        assert wrong and caught == len(wrong) and accepted == len(correct)
 
     def test_every_repair_confirms_a_cause_through_the_grading_command(self):
         """Each repair of the assignment (autograder/authoring/repairs.py) is the one that
@@ -731,10 +740,37 @@ class _AssignmentCorpus:
         assert_judge_agrees(self.assignment, tmp_path, graded, solution)
 
 
+# Assignments whose mutants are split over several classes, so over several workers: 05's
+# mutants train the notebook's model again, and one worker grading them all was the complete
+# tier's longest task (docs/figures.md, "The test suite").
+PARTS = {"05_sentiment": 2}
+
+
+@cache
+def corpus_parts(assignment: str) -> tuple[tuple[Mutant, ...], ...]:
+    """The mutants of ``assignment``, split into its PARTS: the first holds every one that
+    `picked` grades through the command (counted twice: a grading through the command costs
+    about what an in-process one does), and each other goes to the part with fewest so far."""
+    mutants = [m for m in CORPUS if m.assignment == assignment]
+    through_the_command = {id(m) for m in picked(assignment)}
+    parts: list[list[Mutant]] = [[] for _ in range(PARTS.get(assignment, 1))]
+    load = [0] * len(parts)
+    for mutant in sorted(mutants, key=lambda m: id(m) not in through_the_command):  # stable
+        index = 0 if id(mutant) in through_the_command else load.index(min(load))
+        parts[index].append(mutant)
+        load[index] += 2 if id(mutant) in through_the_command else 1
+    return tuple(tuple(part) for part in parts)
+
+
+def corpus_part(assignment: str, part: int) -> list[Mutant]:
+    """The mutants that the class of ``assignment`` numbered ``part`` grades."""
+    return list(corpus_parts(assignment)[part])
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Each assignment's class takes that assignment's mutants."""
+    """Each class takes its part of its assignment's mutants."""
     if metafunc.cls is not None and "mutant" in metafunc.fixturenames:
-        mutants = [m for m in CORPUS if m.assignment == metafunc.cls.assignment]
+        mutants = corpus_part(metafunc.cls.assignment, metafunc.cls.part)
         metafunc.parametrize("mutant", mutants, ids=mutant_id)
 
 
@@ -743,5 +779,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 # an assignment's checks, run its class: `pytest tests/test_mutants.py -k 03_transformer_block`.
 for _assignment in ASSIGNMENTS:
     _name = "TestMutantsOf" + _assignment.title().replace("_", "")
-    _class = type(_name, (_AssignmentCorpus,), {"assignment": _assignment})
-    globals()[_name] = pytest.mark.sandbox(pytest.mark.slow(_class))
+    for _part in range(PARTS.get(_assignment, 1)):
+        _base = _AssignmentCorpus if _part == 0 else _CorpusPart
+        _suffix = f"Part{_part + 1}" if _part else ""
+        _class = type(_name + _suffix, (_base,), {"assignment": _assignment, "part": _part})
+        globals()[_name + _suffix] = pytest.mark.sandbox(pytest.mark.slow(_class))
