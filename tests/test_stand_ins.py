@@ -75,4 +75,8 @@ def test_a_deep_copy_of_the_graders_model_is_the_students_own_to_change(monkeypa
 def test_writing_into_the_graders_own_model_is_refused_and_said(monkeypatch):
     grade = judged(WRITING_ANSWER, monkeypatch)
     assert grade.fraction < 1, grade.describe()
-    assert "wrote into 'weight' of the model it was given, in place" in grade.describe()
+    told = grade.describe()
+    assert "wrote into 'weight' of the model it was given, in place" in told
+    # The answer raises nothing in its notebook: the refusal is told as grading's, not as an
+    # error of its own (blind answers aa02-05 and ab02-05 were told it "raised AttributeError").
+    assert "was stopped" in told and "raised AttributeError" not in told, told

@@ -95,6 +95,19 @@ GRADER_RAISED = (
     "as failed, and the grade record asks your instructor to review it"
 )
 
+# How the judge refuses a write into one of its models (autograder/judging/proxies.py): the
+# student's code meets an AttributeError in the grading run that it never meets in the notebook.
+WRITE_REFUSED = "your code wrote into {name!r} of the model it was given, in place"
+_WRITE_REFUSED_START = WRITE_REFUSED.split("{", 1)[0]
+
+
+def refused_write(name: str) -> AttributeError:
+    """The error a refused write into ``name`` raises in the student's code."""
+    return AttributeError(
+        f"{WRITE_REFUSED.format(name=name)}, which grading refuses (in your notebook the write "
+        "goes through silently and changes the caller's model; change a copy.deepcopy of it)"
+    )
+
 
 @contextmanager
 def using_answers(cells: Mapping[int, tuple[str, str]]) -> Iterator[None]:
@@ -221,5 +234,7 @@ def explain(error: BaseException, raised_by: str = "your code", detail: str = ""
         _state.grader_raised = said
         return f"the check itself raised {said}\n{GRADER_RAISED}"
     raised = f"{raised_by} raised {type(error).__name__}{detail}: {error}"
+    if isinstance(error, AttributeError) and str(error).startswith(_WRITE_REFUSED_START):
+        raised = f"{raised_by} was stopped{detail}: {error}"  # it raised nothing of its own
     lines = [likely_cause(str(error)), raised, raised_at(error)]
     return "\n".join(line for line in lines if line)

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from autograder.authoring.registry import StopChecks
+from autograder.authoring.student_errors import refused_write
 from autograder.judging import protocol
 
 # How much of an exception message raised by the student's code the checks may quote.
@@ -251,10 +252,7 @@ class Link:
         if not (isinstance(name, str) and name.isidentifier() and len(name) <= 64):
             raise protocol.ProtocolError("bad attribute name for a stand-in's tensor")
         if not any(module is part for copied in self.copies for part in copied.modules()):
-            raise AttributeError(
-                f"your code wrote into {name!r} of the model it was given, in place; the "
-                "grader's model stays unchanged (a copy.deepcopy of it may be changed)"
-            )
+            raise refused_write(name)
         target = getattr(module, name, None)
         if not (
             isinstance(target, torch.Tensor)
