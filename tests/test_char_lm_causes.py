@@ -52,6 +52,9 @@ def test_one_block_too_many_is_named_where_the_longer_lengths_get_the_right_bloc
     assert one_block_too_many(rounded_up, 24, 6) is None
     assert one_block_too_many(answer, 25, 6) is None  # the two counts agree there
     assert one_block_too_many(answer, 24, 1) is None  # no length of block_size 1 agrees
+    assert "(on ids of length 25 to 29, " in one_block_too_many(answer, 24, 6)
+    # One agreeing length is named as one (blind answer ab06-01 read "of length 9 to 9").
+    assert "(on ids of length 9, " in one_block_too_many(answer, 8, 2)
 
 
 class Head(nn.Module):

@@ -66,8 +66,9 @@ def one_block_too_many(make_blocks: Callable[..., Any], length: int, block_size:
         ids = 1000 * torch.arange(n) + 7  # distinct: any misalignment shows
         if not gives_blocks(make_blocks, ids, block_size, *oracle_blocks(ids, block_size)):
             return None
+    lengths = f"{agreeing[0]}" if len(agreeing) == 1 else f"{agreeing[0]} to {agreeing[-1]}"
     return (
-        f"{BLOCKS['one_block_too_many']} (on ids of length {agreeing[0]} to {agreeing[-1]}, "
+        f"{BLOCKS['one_block_too_many']} (on ids of length {lengths}, "
         f"where both counts are {length // block_size}, make_blocks gives the right blocks)"
     )
 
