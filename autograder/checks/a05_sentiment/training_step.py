@@ -18,7 +18,14 @@ from autograder.authoring.hidden_draws import hidden_generator, random_sizes, un
 from autograder.authoring.mistakes import Mistake, catalogue
 from autograder.authoring.operation_mistakes import softmax_before_cross_entropy
 from autograder.authoring.reference_bans import ban
-from autograder.authoring.registry import EDGE_CASES, CheckFailed, Namespace, check, fail
+from autograder.authoring.registry import (
+    EDGE_CASES,
+    CheckFailed,
+    Namespace,
+    StopChecks,
+    check,
+    fail,
+)
 from autograder.authoring.requiring import require
 from autograder.authoring.student_errors import explain
 from autograder.checks.a05_sentiment.shared import (
@@ -116,6 +123,20 @@ CLIPPED_BY_VALUE = TRAIN_STEP["clipped_by_value"]
 CLIPPED_INFINITY_NORM = TRAIN_STEP["clipped_infinity_norm"]
 THRESHOLD_HARD_CODED = TRAIN_STEP["threshold_hard_coded"]
 EVAL_MODE = TRAIN_STEP["eval_mode"]
+# Apart from STEP_MISTAKES, which are simulated: this one is confirmed by an experiment on the
+# answer (seed_set_inside), whatever seed it sets.
+SETS_THE_SEED = catalogue(
+    ASSIGNMENT,
+    "train_step",
+    {
+        "random state": {
+            "sets_the_seed": "train_step sets torch's random state itself (as torch.manual_seed "
+            "does): called from two different random states, it leaves the same one behind, so "
+            "its dropout draws never follow the caller's random state; leave seeding to the "
+            "caller",
+        }
+    },
+)["sets_the_seed"]
 TRAIN_AFTER_FORWARD = TRAIN_STEP["train_after_forward"]
 SCHEDULER_FIRST = TRAIN_STEP["scheduler_first"]
 SCHEDULER_IGNORED = TRAIN_STEP["scheduler_ignored"]
@@ -407,6 +428,40 @@ def public_step_observation(ns: Namespace, with_stale_gradients: bool = False) -
     return None
 
 
+def seed_set_inside(ns: Namespace) -> bool:
+    """Whether the answer's train_step, called on the public trial's first batch from two
+    different random states, leaves torch's random state the same behind it: a step that draws
+    its dropout masks from the state it is given leaves two different ones (as does a step that
+    draws nothing), so only a step that sets the state itself leaves one."""
+    trial, _ = public_trial()
+    train_step = require_own(ns, "train_step")
+    kernel_torch, kernel_nn = require(ns, "torch"), require(ns, "nn")
+    inputs, labels = trial.batches[0]
+    left = []
+    for seed in (PUBLIC_SEED, PUBLIC_SEED + 1):
+        with under_seed(seed):
+            model = step_model(kernel_nn, *trial.sizes)
+            model.load_state_dict(trial.start)
+            optimizer = kernel_torch.optim.SGD(model.parameters(), lr=trial.lr)
+            try:
+                train_step(model, inputs, labels, optimizer, trial.max_grad_norm, None)
+            except StopChecks:
+                raise
+            except Exception:  # noqa: BLE001 - the experiment shows nothing where the step raises
+                return False
+            left.append(torch.get_rng_state())  # a kernel's state comes back with each call
+    return torch.equal(left[0], left[1])
+
+
+def step_counterexample(ns: Namespace, with_stale_gradients: bool = False) -> str | None:
+    """The public trial's observation (:func:`public_step_observation`), after the cause that
+    an experiment confirms, where one does."""
+    seen = public_step_observation(ns, with_stale_gradients)
+    if seen is not None and seed_set_inside(ns):
+        return f"{SETS_THE_SEED}\n{seen}"
+    return seen
+
+
 def part_difference(name: str, got: Tensor | None, want: Tensor) -> str:
     """'the linear layer's bias (3.bias) is [..], the reference's [..] (2 of 2 values differ,
     by up to 0.016)'."""
@@ -458,7 +513,7 @@ def train_step_matches_the_reference_update(ns: Namespace) -> None:
             },
             f"after {setting}, the parameters differ from the reference update's",
             atol=1e-6,
-            counterexample=lambda: public_step_observation(ns),
+            counterexample=lambda: step_counterexample(ns),
         )
         if not all(isinstance(loss, float) for loss in losses):
             fail(
@@ -565,7 +620,7 @@ def train_step_ignores_gradients_left_before_it(ns: Namespace) -> None:
         {mistake: simulate(trial, mistake, stale)[0] for mistake in STEP_MISTAKES},
         seen,
         atol=1e-6,
-        counterexample=lambda: public_step_observation(ns, with_stale_gradients=True),
+        counterexample=lambda: step_counterexample(ns, with_stale_gradients=True),
     )
 
 
@@ -594,7 +649,7 @@ def train_step_drives_the_loss_down(ns: Namespace) -> None:
             f"{losses[0]:.3f} to {final:.3f} in 60 AdamW steps (expected below "
             f"{0.25 * losses[0]:.3f})"
         )
-        found = public_step_observation(ns)
+        found = step_counterexample(ns)
         fail(f"{seen}\n{found}" if found else seen)
 
 
