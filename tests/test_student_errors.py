@@ -54,6 +54,15 @@ MISTAKES: dict[str, tuple[Callable[[], object], str]] = {
         ".reshape(...) or .contiguous().view(...)",
     ),
     "view with the wrong sizes": (lambda: Q.view(2, 7, 4), "more or fewer elements"),
+    # blind answer aa04-05: the maxima of the weights as max(dim=-1), without .values
+    "max over a dim used as its values": (
+        lambda: SCORES.softmax(-1).max(dim=-1) - 1.0,
+        "the (values, indices) pair that max returns, was used as a tensor: take its .values",
+    ),
+    "topk used as its values": (
+        lambda: SCORES.topk(2).sum(),
+        "the (values, indices) pair that topk returns",
+    ),
     "an axis squeezed away": (lambda: Q[:1].squeeze().sum(dim=3), "an axis index is out of range"),
     "NumPy q @ k without the transpose": (
         lambda: np.ones((3, 4)) @ np.ones((5, 4)),

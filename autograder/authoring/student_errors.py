@@ -32,6 +32,13 @@ VIEW_OF_NON_CONTIGUOUS = re.compile(
 # (pattern of the message, what it establishes; a callable gets the match)
 _CAUSES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (
+        re.compile(r"\btorch\.return_types\.(\w+)\b"),
+        lambda found: (
+            f"a torch.return_types.{found[1]}, the (values, indices) pair that {found[1]} "
+            "returns, was used as a tensor: take its .values (or .indices)"
+        ),
+    ),
+    (
         re.compile(r"Expected target size \[([\d, ]*)\], got \[([\d, ]*)\]"),
         lambda found: (
             f"cross_entropy read dim 1 of the logits as the classes, so it expected targets of "
