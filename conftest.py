@@ -51,10 +51,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The heaviest scopes first (those that grade through the sandbox, then other slow ones),
-    each kept whole and in its order.  `--dist loadscope` hands scopes out in this order
-    (`--no-loadscope-reorder`), so the quick ones fill the end and no worker idles while the
-    other finishes a batch it took last."""
+    """The heaviest scopes first (the mutation corpus's classes that train models again, then
+    those that grade through the sandbox, then other slow ones), each kept whole and in its
+    order.  `--dist loadscope` hands scopes out in this order (`--no-loadscope-reorder`), so the
+    quick ones fill the end and no worker idles while the other finishes a batch it took last."""
 
     def scope(item: pytest.Item) -> str:
         return item.nodeid.rsplit("::", 1)[0]  # as xdist's loadscope splits it
@@ -62,7 +62,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     weight: dict[str, int] = {}
     for item in items:
         heavy = (
-            2 if item.get_closest_marker("sandbox") else int(bool(item.get_closest_marker("slow")))
+            3
+            if getattr(getattr(item, "cls", None), "trains", False) is True
+            else 2
+            if item.get_closest_marker("sandbox")
+            else int(bool(item.get_closest_marker("slow")))
         )
         weight[scope(item)] = max(weight.get(scope(item), 0), heavy)
     items.sort(key=lambda item: -weight[scope(item)])  # stable

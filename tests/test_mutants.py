@@ -740,10 +740,11 @@ class _AssignmentCorpus(_CorpusPart):
         assert_judge_agrees(self.assignment, tmp_path, graded, solution)
 
 
-# Assignments whose mutants are split over several classes, so over several workers: 05's
-# mutants train the notebook's model again, and one worker grading them all was the complete
-# tier's longest task (docs/figures.md, "The test suite").
-PARTS = {"05_sentiment": 2}
+# Assignments whose mutants are split over several classes, so over several workers: most of
+# 05's and 06's mutants train the notebook's model again (5 to 6 s of CPU each), and one worker
+# grading all of either was the complete tier's longest task (docs/figures.md, "The test suite").
+# conftest.py hands their classes out first.
+PARTS = {"05_sentiment": 2, "06_char_lm": 2}
 
 
 @cache
@@ -782,5 +783,6 @@ for _assignment in ASSIGNMENTS:
     for _part in range(PARTS.get(_assignment, 1)):
         _base = _AssignmentCorpus if _part == 0 else _CorpusPart
         _suffix = f"Part{_part + 1}" if _part else ""
-        _class = type(_name + _suffix, (_base,), {"assignment": _assignment, "part": _part})
+        _attributes = {"assignment": _assignment, "part": _part, "trains": _assignment in PARTS}
+        _class = type(_name + _suffix, (_base,), _attributes)
         globals()[_name + _suffix] = pytest.mark.sandbox(pytest.mark.slow(_class))
