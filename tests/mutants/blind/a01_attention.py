@@ -2464,6 +2464,292 @@ WRONG = [
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
     ),
+    Mutant(
+        "aa01-01: attention_numpy subtracts the whole score matrix's max (scores.max(), no axis)",
+        A,
+        {
+            "attention_numpy": Rewrite(
+                r'''
+                def attention_numpy(
+                    Q: np.ndarray, K: np.ndarray, V: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+                    """Scaled dot-product attention on NumPy arrays.
+
+                    Q (L_q, d_k), K (L_k, d_k), V (L_k, d_v) -> (output (L_q, d_v), weights (L_q, L_k)).
+                    """
+                    d_k = Q.shape[-1]
+                    scores = Q @ K.T / np.sqrt(d_k)  # (L_q, L_k)
+                    scores = scores - scores.max()  # shift by the max so exp never overflows
+                    e = np.exp(scores)
+                    weights = e / e.sum(axis=-1, keepdims=True)
+                    return weights @ V, weights
+                '''
+            )
+        },
+        {
+            "test_attention_numpy": "one maximum of the whole score matrix is subtracted",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa01-02: fully masked rows OR-ed into the caller's bool mask in place (mask |= empty)",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[-1]
+                    scores = q @ k.transpose(-2, -1)  # (..., L_q, L_k)
+                    if scale:
+                        scores = scores / math.sqrt(d_k)
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        mask = mask.bool()
+                        empty = ~mask.any(dim=-1, keepdim=True)  # rows that see no key at all
+                        mask |= empty  # let empty rows see everything for now: no all -inf row
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = weights.masked_fill(empty, 0.0)  # empty rows: zero weights
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "changed a tensor it was given, in place",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa01-03: causal_mask keeps j >= i, arange(n)[:, None] <= arange(n)[None, :]",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    idx = torch.arange(n)
+                    return idx[:, None] <= idx[None, :]
+                '''
+            )
+        },
+        {
+            "test_causal_mask": "your mask lets each position see the future (upper triangle)",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named; test_causal_weights
+        # waived as the same mistake (not charged again).
+        charged_once=True,
+    ),
+    Mutant(
+        "aa01-04: torch.where(mask, scores, -inf) on the mask as given, never made bool",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    d_k = q.shape[-1]
+                    scores = q @ k.transpose(-2, -1)  # (..., L_q, L_k)
+                    if scale:
+                        scores = scores / math.sqrt(d_k)
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        visible = mask.any(dim=-1, keepdim=True)  # rows with at least one key
+                        scores = torch.where(mask, scores, float("-inf"))
+                        scores = torch.where(visible, scores, 0.0)  # finite scores for empty rows
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = torch.where(visible, weights, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "your attention raised with a 0/1 integer mask, and runs with the same mask as bool",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa01-05: sees_the_future compares the earlier output rows exactly (torch.equal)",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # My design: standard-normal q, k, v in float64 with two leading dims, several lengths
+                    # and widths; for every cut i I redraw q, k and v after position i (three draws per
+                    # cut) and check that output rows 0..i are exactly the same as before: a causal
+                    # attention cannot depend on the future at all, so any change is a leak.
+                    gen = torch.Generator().manual_seed(1234)
+                    for length in (2, 3, 5, 8, 16):
+                        for d_k, d_v in ((1, 1), (4, 3), (16, 8)):
+                            shape = (2, 1)
+                            q = torch.randn(*shape, length, d_k, generator=gen, dtype=torch.float64)
+                            k = torch.randn(*shape, length, d_k, generator=gen, dtype=torch.float64)
+                            v = torch.randn(*shape, length, d_v, generator=gen, dtype=torch.float64)
+                            out, _ = attend(q, k, v)
+                            for i in range(length - 1):
+                                for _ in range(3):
+                                    q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                                    n = length - i - 1
+                                    q2[..., i + 1 :, :] = torch.randn(*shape, n, d_k, generator=gen, dtype=torch.float64)
+                                    k2[..., i + 1 :, :] = torch.randn(*shape, n, d_k, generator=gen, dtype=torch.float64)
+                                    v2[..., i + 1 :, :] = torch.randn(*shape, n, d_v, generator=gen, dtype=torch.float64)
+                                    out2, _ = attend(q2, k2, v2)
+                                    if not torch.equal(out2[..., : i + 1, :], out[..., : i + 1, :]):
+                                        return True
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "your test calls rounding a leak",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab01-02: an additive 0/-inf mask, the weights mended with nan_to_num after the softmax",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)  # (..., L_q, L_k)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is not None:
+                        # additive mask: 0 where we may attend, -inf where hidden
+                        bias = torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)
+                        bias = bias.masked_fill(~mask.bool(), float("-inf"))
+                        scores = scores + bias
+                    weights = torch.softmax(scores, dim=-1)
+                    # a row with no visible key is 0/0 = NaN: turn it into zero weights
+                    weights = torch.nan_to_num(weights, nan=0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "replacing it afterwards (nan_to_num, masked_fill, torch.where) hides it from the output, not from the backward pass",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab01-03: masked_fill(~mask, -inf) on the mask as given, never made bool",
+        A,
+        {
+            "attention": Rewrite(
+                r'''
+                def attention(
+                    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, scale: bool = True
+                ) -> tuple[Tensor, Tensor]:
+                    """softmax(q k^T / sqrt(d_k)) v, with an optional mask (True = may attend).
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v), mask (..., L_q, L_k)
+                    -> (output (..., L_q, d_v), weights (..., L_q, L_k)).
+                    """
+                    scores = q @ k.transpose(-2, -1)  # (..., L_q, L_k)
+                    if scale:
+                        scores = scores / math.sqrt(q.shape[-1])
+                    if mask is None:
+                        weights = torch.softmax(scores, dim=-1)
+                    else:
+                        scores = scores.masked_fill(~mask, float("-inf"))
+                        # rows with no visible key: finite scores now, zero weights after the softmax
+                        visible = mask.any(dim=-1, keepdim=True)
+                        scores = scores.masked_fill(~visible, 0.0)
+                        weights = torch.softmax(scores, dim=-1)
+                        weights = weights.masked_fill(~visible, 0.0)
+                    return weights @ v, weights
+                '''
+            )
+        },
+        {
+            "test_attention_fully_masked_row": "your attention raised with a 0/1 integer mask, and runs with the same mask as bool",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab01-04: causal_mask as tril(diagonal=-1), the diagonal hidden",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    return torch.tril(torch.ones(n, n, dtype=torch.bool), diagonal=-1)
+                '''
+            )
+        },
+        {
+            "test_causal_mask": "your causal mask hides the diagonal (j < i instead of j <= i)",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named; test_causal_weights
+        # waived as the same mistake (not charged again).
+        charged_once=True,
+    ),
+    Mutant(
+        "ab01-05: sees_the_future tries one length (8) and one cut (after position 4)",
+        A,
+        {
+            "sees_the_future": Rewrite(
+                r'''
+                def sees_the_future(attend) -> bool:
+                    """True when attend(q, k, v) -> (output, weights) lets a row use what follows it."""
+                    # My design, the experiment of the cell above made into a test: a sequence of
+                    # L = 8 positions (batch of 4 draws, float64), cut at i = 4 like the demo: every
+                    # position after i gets fresh standard-normal q, k and v, and outputs 0..i must not
+                    # move. Tolerance 1e-4: above float rounding (< 1e-5), below a leak (> 1e-3).
+                    # I repeat it on 5 different draws.
+                    gen = torch.Generator().manual_seed(1234)
+                    L, i_cut, tol = 8, 4, 1e-4
+                    for _trial in range(5):
+                        q = torch.randn(4, L, 8, generator=gen, dtype=torch.float64)
+                        k = torch.randn(4, L, 8, generator=gen, dtype=torch.float64)
+                        v = torch.randn(4, L, 6, generator=gen, dtype=torch.float64)
+                        q2, k2, v2 = q.clone(), k.clone(), v.clone()
+                        n_new = L - i_cut - 1
+                        q2[:, i_cut + 1 :] = torch.randn(4, n_new, 8, generator=gen, dtype=torch.float64)
+                        k2[:, i_cut + 1 :] = torch.randn(4, n_new, 8, generator=gen, dtype=torch.float64)
+                        v2[:, i_cut + 1 :] = torch.randn(4, n_new, 6, generator=gen, dtype=torch.float64)
+                        try:
+                            before = torch.as_tensor(attend(q, k, v)[0]).detach()
+                            after = torch.as_tensor(attend(q2, k2, v2)[0]).detach()
+                        except Exception:
+                            return True
+                        change = (after[:, : i_cut + 1] - before[:, : i_cut + 1]).abs().max().item()
+                        if not change <= tol:  # also catches NaN
+                            return True
+                    return False
+                '''
+            )
+        },
+        {
+            "test_sees_the_future": "misses the same key leaking into the next-to-last query",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
 ]
 
 CORRECT = [
@@ -2897,5 +3183,20 @@ CORRECT = [
             )
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "aa01-06: causal_mask as arange(n)[None, :] <= arange(n)[:, None]",
+        A,
+        {
+            "causal_mask": Rewrite(
+                r'''
+                def causal_mask(n: int) -> Tensor:
+                    """(n, n) bool mask, True where key j <= query i (may attend), diagonal included."""
+                    positions = torch.arange(n)
+                    return positions[None, :] <= positions[:, None]  # [i, j] = (j <= i)
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
     ),
 ]

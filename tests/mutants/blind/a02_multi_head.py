@@ -2900,6 +2900,322 @@ WRONG = [
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
     ),
+    Mutant(
+        "aa02-01: split_heads views the features as (d_k, H) and permutes, not (H, d_k)",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    d_k = d_model // num_heads
+                    return x.view(B, L, d_k, num_heads).permute(0, 3, 1, 2)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "head h got the interleaved features h, h+H, h+2H, ...",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named; test_mha_parity waived
+        # as the answer cell it uses (not charged again), its message naming the interleaved
+        # features too.
+        makes=("MultiHeadAttention.split_interleaved",),
+        charged_once=True,
+    ),
+    Mutant(
+        "aa02-03: a head axis added to every mask that is not 2-D (dim() != 2)",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model = {d_model} is not divisible by num_heads = {num_heads}"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() != 2:
+                            mask = mask.unsqueeze(1)  # per-sentence mask: add the head axis
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa02-04: the divisibility ValueError shows neither d_model nor num_heads",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): shared by the heads
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "the statement asks for both numbers in it",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa02-05: the off heads' columns of the caller's out_proj.weight zeroed in place",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # My design: a switched-off head writes nothing: I zero the columns of out_proj that
+                    # read its features (no copy of the layer needed, so it is fast); the kept heads are
+                    # not rescaled, and with every head off only out_proj's bias is left.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h in range(mha.num_heads):
+                            if not bool(keep[h]):
+                                mha.out_proj.weight[:, h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named (then as an
+        # AttributeError of the write the grader refused: "your code wrote into 'weight' of the
+        # model it was given, in place").
+    ),
+    Mutant(
+        "ab02-01: split_heads transposes first, then reshapes to (B, H, L, d_k)",
+        A,
+        {
+            "split_heads": Rewrite(
+                r'''
+                def split_heads(x: Tensor, num_heads: int) -> Tensor:
+                    """(B, L, d_model) -> (B, H, L, d_k) with d_k = d_model // H.
+
+                    Head h holds features h*d_k:(h+1)*d_k.
+                    """
+                    B, L, d_model = x.shape
+                    d_k = d_model // num_heads
+                    # move the features in front of the positions, then regroup into (H, L, d_k)
+                    return x.transpose(1, 2).reshape(B, num_heads, L, d_k)
+                '''
+            )
+        },
+        {
+            "test_split_heads": "transposed before viewing: x.transpose(1, 2) then reshape cuts the wrong axis",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named; test_mha_mask and
+        # test_mha_parity waived as the answer cell they use (not charged again).
+        charged_once=True,
+    ),
+    Mutant(
+        "ab02-03: a head axis added to every mask of more than 2 dims (dim() > 2)",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError(
+                                f"d_model ({d_model}) is not divisible by num_heads ({num_heads})"
+                            )
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() > 2:
+                            mask = mask.unsqueeze(1)  # a per-sentence mask: add the head axis
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_mask": "a (B, H, L_q, L_k) mask is given a head axis too",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab02-04: the divisibility ValueError says so without the two numbers",
+        A,
+        {
+            "multi_head_attention": Rewrite(
+                r'''
+                class MultiHeadAttention(nn.Module):
+                    """Multi-head attention: project, split into heads, attend, merge, project back."""
+
+                    def __init__(self, d_model: int, num_heads: int):
+                        super().__init__()
+                        if d_model % num_heads != 0:
+                            raise ValueError("d_model must be divisible by num_heads")
+                        self.d_model = d_model
+                        self.num_heads = num_heads
+                        self.d_k = d_model // num_heads
+                        self.q_proj = nn.Linear(d_model, d_model)
+                        self.k_proj = nn.Linear(d_model, d_model)
+                        self.v_proj = nn.Linear(d_model, d_model)
+                        self.out_proj = nn.Linear(d_model, d_model)
+
+                    def forward(
+                        self,
+                        query: Tensor,
+                        key: Tensor | None = None,
+                        value: Tensor | None = None,
+                        mask: Tensor | None = None,
+                    ) -> tuple[Tensor, Tensor]:
+                        """query (B, L_q, d_model), key/value (B, L_k, d_model), mask True = may attend
+                        -> (output (B, L_q, d_model), weights (B, H, L_q, L_k)).
+                        """
+                        if key is None:
+                            key = query
+                        if value is None:
+                            value = key
+                        q = split_heads(self.q_proj(query), self.num_heads)
+                        k = split_heads(self.k_proj(key), self.num_heads)
+                        v = split_heads(self.v_proj(value), self.num_heads)
+                        if mask is not None and mask.dim() == 3:
+                            mask = mask.unsqueeze(1)  # (B, 1, L_q, L_k): one mask per sentence, all heads
+                        heads, weights = scaled_dot_product_attention(q, k, v, mask)
+                        return self.out_proj(merge_heads(heads)), weights
+                '''
+            )
+        },
+        {
+            "test_mha_shapes": "the statement asks for both numbers in it",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab02-05: the off heads' out_proj columns zeroed in the given layer, never restored",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head is cut off where out_proj reads it: I zero the
+                    # columns of out_proj.weight that read that head's d_k features, so whatever the
+                    # head computes is multiplied by 0. Kept heads are not rescaled; out_proj's bias
+                    # stays, so with every head off the output is that bias everywhere.
+                    d_k = mha.d_k
+                    with torch.no_grad():
+                        for h, on in enumerate(keep.tolist()):
+                            if not on:
+                                mha.out_proj.weight[:, h * d_k : (h + 1) * d_k] = 0.0
+                    return mha(x)[0]
+                '''
+            )
+        },
+        {
+            "test_heads_switched_off": "heads_switched_off changed the parameters of the layer it was given",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named (then as an
+        # AttributeError of the write the grader refused: "your code wrote into 'weight' of the
+        # model it was given, in place").
+    ),
 ]
 
 CORRECT = [
@@ -3272,5 +3588,36 @@ CORRECT = [
             )
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "ab02-06: heads_switched_off zeroes out_proj's columns of the off heads in a deep copy",
+        A,
+        {
+            "heads_switched_off": Rewrite(
+                r'''
+                import copy
+
+
+                def heads_switched_off(mha: nn.Module, x: Tensor, keep: Tensor) -> Tensor:
+                    """mha's self-attention on x (B, L, d_model), with only the heads keep (H,) marks.
+
+                    -> (B, L, d_model).
+                    """
+                    # Design: a switched-off head is cut off where out_proj reads it: on a copy of the
+                    # layer I zero the columns of out_proj.weight that read that head's d_k features,
+                    # so whatever the head computes is multiplied by 0. Kept heads are not rescaled;
+                    # out_proj's bias stays, so with every head off the output is that bias everywhere.
+                    # mha itself is left unchanged (I work on a deep copy).
+                    ablated = copy.deepcopy(mha)
+                    d_k = ablated.d_k
+                    with torch.no_grad():
+                        for h, on in enumerate(keep.tolist()):
+                            if not on:
+                                ablated.out_proj.weight[:, h * d_k : (h + 1) * d_k] = 0.0
+                    return ablated(x)[0]
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
     ),
 ]

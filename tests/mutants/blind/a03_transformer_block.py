@@ -2512,6 +2512,260 @@ WRONG = [
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
     ),
+    Mutant(
+        "aa03-01: padded_block's key mask from each sentence's number of real tokens",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. the mask hides the pad keys: every sentence has n real tokens, so keys 0..n-1
+                    #    are visible, shape (B, 1, 1, L), shared by the heads and the queries;
+                    # 2. at the pad positions I return zeros;
+                    # 3. a sentence of pads only has n = 0, no visible key: the block's attention gives
+                    #    zero weights there, and I return zeros.
+                    B, L = is_pad.shape
+                    lengths = (~is_pad).sum(dim=1)  # (B,) real tokens per sentence
+                    mask = torch.arange(L, device=x.device)[None, :] < lengths[:, None]  # (B, L)
+                    out, _ = block(x, mask=mask[:, None, None, :])
+                    return torch.where(is_pad.unsqueeze(-1), torch.zeros_like(out), out)
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa03-02: build_vocab slices words[:max_vocab_size - 3], negative below 3",
+        A,
+        {
+            "build_vocab": Rewrite(
+                r'''
+                def build_vocab(
+                    texts: list[str], max_vocab_size: int | None = None, min_freq: int = 1
+                ) -> list[str]:
+                    """id_to_token: the special tokens, then tokens by falling count, ties alphabetical.
+
+                    At most max_vocab_size entries in all.
+                    """
+                    counts = Counter()
+                    for text in texts:
+                        counts.update(clean(text))
+                    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+                    words = [token for token, count in ordered if count >= min_freq]
+                    if max_vocab_size is not None:
+                        words = words[: max_vocab_size - len(SPECIAL_TOKENS)]  # room for the specials
+                    return list(SPECIAL_TOKENS) + words
+                '''
+            )
+        },
+        {
+            "test_build_vocab": "whose end is negative for a max_vocab_size below 3",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa03-03: encode looks tokens up with setdefault, adding the unknown ones",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.setdefault(token, UNK_ID) for token in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "changed token_to_id (entries added:",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa03-04: layer_norm divides by std + eps, eps outside the square root",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        std = x.std(dim=-1, keepdim=True, unbiased=False)
+                        return self.weight * (x - mean) / (std + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root (std + eps)",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa03-05: the feed-forward sublayer reads the block's input x, not h",
+        A,
+        {
+            "encoder_block": Rewrite(
+                r'''
+                class EncoderBlock(nn.Module):
+                    """Post-norm encoder block: self-attention, then feed-forward.
+
+                    Each sits inside a residual and a LayerNorm.
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
+                        super().__init__()
+                        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+                        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, dropout)
+                        self.norm1 = nn.LayerNorm(d_model)
+                        self.norm2 = nn.LayerNorm(d_model)
+                        self.dropout1 = nn.Dropout(dropout)
+                        self.dropout2 = nn.Dropout(dropout)
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+                        """x: (B, L, d_model), mask broadcastable to (B, num_heads, L, L)
+                        -> ((B, L, d_model), (B, num_heads, L, L)).
+                        """
+                        attended, weights = self.self_attn(x, mask=mask)
+                        h = self.norm1(x + self.dropout1(attended))
+                        out = self.norm2(h + self.dropout2(self.feed_forward(x)))
+                        return out, weights
+                '''
+            )
+        },
+        {
+            "test_encoder_block": "the feed-forward network reads the block's input x",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab03-02: encode adds unknown tokens to token_to_id (setdefault)",
+        A,
+        {
+            "encode": Rewrite(
+                r'''
+                # the positions of "<pad>", "<unk>", "<cls>" in SPECIAL_TOKENS
+                PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+                def encode(
+                    text: str, token_to_id: dict[str, int], max_len: int | None = None
+                ) -> list[int]:
+                    """[CLS_ID] + one id per token of clean(text) (UNK_ID if unknown).
+
+                    Cut and padded to max_len if given.
+                    """
+                    ids = [CLS_ID] + [token_to_id.setdefault(token, UNK_ID) for token in clean(text)]
+                    if max_len is not None:
+                        ids = ids[:max_len]
+                        ids = ids + [PAD_ID] * (max_len - len(ids))
+                    return ids
+                '''
+            )
+        },
+        {
+            "test_encode": "changed token_to_id (entries added:",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab03-03: LayerNorm divides by the biased std + eps",
+        A,
+        {
+            "layer_norm": Rewrite(
+                r'''
+                class LayerNorm(nn.Module):
+                    """Normalise the last dim to mean 0 and variance 1.
+
+                    Then scale by gamma (weight) and shift by beta (bias).
+                    """
+
+                    def __init__(self, d_model: int, eps: float = 1e-5):
+                        super().__init__()
+                        self.eps = eps
+                        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+                        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+                    def forward(self, x: torch.Tensor) -> torch.Tensor:
+                        """x: (..., d_model) -> (..., d_model)."""
+                        mean = x.mean(dim=-1, keepdim=True)
+                        std = x.std(dim=-1, unbiased=False, keepdim=True)  # biased: divide by d
+                        return self.weight * (x - mean) / (std + self.eps) + self.bias
+                '''
+            )
+        },
+        {
+            "test_layer_norm": "eps is added outside the square root (std + eps)",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab03-05: padded_block hides positions past the number of real tokens, pads assumed last",
+        A,
+        {
+            "padded_block": Rewrite(
+                r'''
+                def padded_block(
+                    block: nn.Module, x: torch.Tensor, is_pad: torch.Tensor
+                ) -> torch.Tensor:
+                    """The block's output for x (B, L, d_model), blind to the pads of is_pad (B, L).
+
+                    -> (B, L, d_model).
+                    """
+                    # 1. Mask: each sentence has n real tokens followed by its pads, so every query may
+                    #    attend to keys 0..n-1 only (the pad keys at the end are hidden). Shape
+                    #    (B, 1, 1, L): broadcast over the heads and the queries.
+                    # 2. At pad positions I return zeros (nothing downstream reads them).
+                    # 3. A sentence of pads only has n = 0: every key is hidden, the attention gives
+                    #    zero weights (finite, no NaN), and its output is all zeros like any pad.
+                    B, L = is_pad.shape
+                    lengths = (~is_pad.bool()).sum(dim=1, keepdim=True)  # (B, 1): real tokens
+                    keep = torch.arange(L, device=x.device)[None, :] < lengths.to(x.device)  # (B, L)
+                    mask = keep[:, None, None, :]
+                    out, _ = block(x, mask=mask)
+                    return torch.where(keep.unsqueeze(-1), out, torch.zeros_like(out))
+                '''
+            )
+        },
+        {
+            "test_padded_block": "the key mask is built from each sentence's number of real tokens",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
 ]
 
 CORRECT = [
@@ -2871,5 +3125,51 @@ CORRECT = [
             )
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "aa03-06: sinusoidal table: exp/log frequencies, an outer product, sin and cos stacked, flattened",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions.
+
+                    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+                    """
+                    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)
+                    freq = torch.exp(-two_i * math.log(10000.0) / d_model)  # 10000^(-2i/d_model)
+                    angles = torch.outer(torch.arange(max_len, dtype=torch.float32), freq)
+                    # (max_len, d_model/2, 2) -> (max_len, d_model): sin, cos, sin, cos, ...
+                    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(1)
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
+    ),
+    Mutant(
+        "ab03-06: sinusoidal table from exp/log frequencies, sin and cos stacked and reshaped",
+        A,
+        {
+            "sinusoidal_encoding": Rewrite(
+                r'''
+                def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
+                    """(max_len, d_model) float32 table of sinusoidal positions.
+
+                    PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same).
+                    """
+                    pos = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
+                    # 1 / 10000^(2i/d_model) = exp(-ln(10000) * 2i / d_model), one per (sin, cos) pair
+                    inv_freq = torch.exp(
+                        -math.log(10000.0) * torch.arange(0, d_model, 2, dtype=torch.float64) / d_model
+                    )
+                    angles = pos * inv_freq  # (max_len, d_model/2)
+                    # stack sin and cos on a new last axis and flatten: sin, cos, sin, cos, ...
+                    pe = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1)
+                    return pe.reshape(max_len, d_model).to(torch.float32)
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
     ),
 ]

@@ -2233,6 +2233,244 @@ WRONG = [
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: counterexample (named since).
     ),
+    Mutant(
+        "aa04-01: DepthStack returns one list, self._maps, cleared and refilled at every call",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+                        self._maps = []  # reused at every call
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        self._maps.clear()
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            self._maps.append(weights)
+                        return x, self._maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "every call returns one and the same list object",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa04-02: DepthStack stores weights.squeeze(1), the head axis dropped for one head",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.layers = nn.ModuleList(
+                            [EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)]
+                        )
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        maps = []
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            maps.append(weights.squeeze(1))  # one head: drop the head axis
+                        return x, maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "squeeze(dim) drops axis dim whenever its size is 1",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa04-03: attention_entropy clamps the caller's weights in place (clamp_)",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    p = weights.clamp_(min=1e-12)  # no log(0): 1e-12 * log(1e-12) is ~0 anyway
+                    return -(p * p.log()).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "changed a tensor it was given, in place",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa04-05: attention_focus subtracts from weights.max(dim=-1), a (values, indices) tuple",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: the largest weight, moved from [1/L_k, 1] to [0, 1]:
+                    # (max - 1/L_k) / (1 - 1/L_k). A single key scores 0.
+                    n = weights.shape[-1]
+                    if n < 2:
+                        return torch.zeros(weights.shape[:-1], dtype=weights.dtype, device=weights.device)
+                    top = weights.max(dim=-1)
+                    return (top - 1.0 / n) / (1.0 - 1.0 / n)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "unsupported operand type(s) for -: 'torch.return_types.max' and 'float'",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: exception only (the TypeError
+        # raised, the line shown).
+    ),
+    Mutant(
+        "ab04-01: DepthStack returns one list, self.maps, emptied and refilled at every call",
+        A,
+        {
+            "depth_stack": Rewrite(
+                r'''
+                class DepthStack(nn.Module):
+                    """num_layers independent post-norm encoder layers, applied one after the other."""
+
+                    def __init__(
+                        self,
+                        num_layers: int,
+                        d_model: int,
+                        num_heads: int,
+                        d_ff: int,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        # a fresh EncoderBlock per layer: its own parameters and its own random start
+                        self.layers = nn.ModuleList(
+                            EncoderBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)
+                        )
+                        self.maps = []  # every layer's attention map of the last forward
+
+                    def forward(
+                        self, x: torch.Tensor, mask: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+                        """x: (B, L, d_model), mask broadcastable to (B, H, L, L)
+                        -> (output (B, L, d_model), [num_layers (B, H, L, L)]).
+                        """
+                        self.maps.clear()  # start afresh at every call
+                        for layer in self.layers:
+                            x, weights = layer(x, mask)
+                            self.maps.append(weights)
+                        return x, self.maps
+                '''
+            )
+        },
+        {
+            "test_depth_stack": "every call returns one and the same list object",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab04-03: attention_entropy writes 1 over the caller's zero weights in place",
+        A,
+        {
+            "attention_metrics": Rewrite(
+                r'''
+                def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+                    """Entropy in nats of each distribution over the last dim, 0 log 0 = 0.
+
+                    (..., L_k) -> (...).
+                    """
+                    # 0 log 0 counts as 0: put a 1 where p = 0, since 1 * log 1 = 0 as well
+                    p = weights
+                    p[p == 0] = 1.0
+                    return -(p * torch.log(p)).sum(dim=-1)
+
+
+                def total_variation(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+                    """Total variation distance 1/2 * sum |p - q| over the last dim.
+
+                    (..., L_k), (..., L_k) -> (...).
+                    """
+                    return 0.5 * (p - q).abs().sum(dim=-1)
+                '''
+            )
+        },
+        {
+            "test_attention_metrics": "changed a tensor it was given, in place",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab04-05: attention_focus as 1 - H / log(L_k), 0/0 for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: 1 - H(p) / log(L_k), the entropy normalised by its largest possible
+                    # value. Uniform has H = log L_k (score 0), one key has H = 0 (score 1), and the
+                    # entropy of softmax(s / T) grows with T, so the score falls.
+                    length = weights.shape[-1]
+                    entropy = -torch.special.xlogy(weights, weights).sum(dim=-1)
+                    return (1.0 - entropy / math.log(length)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        {
+            "test_attention_focus": "the score is 1 - H / log(L_k), right for two keys or more",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
 ]
 
 CORRECT = [
@@ -2459,5 +2697,56 @@ CORRECT = [
             )
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "aa04-06: attention_focus from the collision probability, sum p^2 rescaled from 1/L_k",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: sum_j p_j^2 (the chance that two draws pick the same key) runs from 1/L_k
+                    # (uniform) to 1 (one key); I map it linearly onto [0, 1]. It is blind to the order
+                    # of the keys and falls as the temperature flattens the softmax. One key: 0.
+                    n = weights.shape[-1]
+                    if n < 2:
+                        return torch.zeros(weights.shape[:-1], dtype=weights.dtype, device=weights.device)
+                    collision = (weights * weights).sum(dim=-1)
+                    return ((collision - 1.0 / n) / (1.0 - 1.0 / n)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
+    ),
+    Mutant(
+        "ab04-06: attention_focus as the largest weight rescaled from 1/L_k, 1 for a single key",
+        A,
+        {
+            "attention_focus": Rewrite(
+                r'''
+                def attention_focus(weights: torch.Tensor) -> torch.Tensor:
+                    """Focus of each distribution over the last dim: 0 uniform, 1 on one key.
+
+                    (..., L_k) -> (...).
+                    """
+                    # My score: the largest weight, rescaled so that uniform attention (max = 1/L_k)
+                    # scores 0 and all the weight on one key (max = 1) scores 1:
+                    #     (max_j p_j - 1/L_k) / (1 - 1/L_k).
+                    # The max does not care about the order of the keys, and the largest weight of
+                    # softmax(s / T) can only shrink as T grows. A single key has no spread at all:
+                    # I give it 1.
+                    length = weights.shape[-1]
+                    top = weights.amax(dim=-1)
+                    if length < 2:
+                        return torch.ones_like(top)
+                    return ((top - 1.0 / length) / (1.0 - 1.0 / length)).clamp(0.0, 1.0)
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
     ),
 ]

@@ -2394,6 +2394,372 @@ WRONG = [
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
     ),
+    Mutant(
+        "aa05-01: masked_mean divides by a count that may be 0",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).to(hidden.dtype).unsqueeze(-1)  # (B, L, 1)
+                    return (hidden * real).sum(dim=1) / real.sum(dim=1)
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "a row made only of padding divides a sum of 0 by a count of 0",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa05-02: pad id 0 hard-coded in forward, for the mask and the pooling",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, 0)  # (B, 1, L): <pad> is id 0
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, 0))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_padding_invariance": "the pad id is hard-coded to 0",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa05-03: train_step calls model.train() after the update",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    model.train()  # leave the model in train mode for the next step
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "model.train() comes after the forward pass",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa05-04: token_importance normalised by the sum over the whole batch, not per sentence",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # My score: the attention weight each token receives as a key, averaged over the
+                    # heads, summed over the real queries and the layers, then normalised to sum to 1.
+                    dtype = weights[0].dtype
+                    real = (token_ids != pad_id).to(device=weights[0].device, dtype=dtype)  # (B, L)
+                    received = torch.zeros(real.shape, dtype=dtype, device=real.device)
+                    for w in weights:
+                        received = received + (w.mean(dim=1) * real.unsqueeze(-1)).sum(dim=1)
+                    received = received * real
+                    total = received.sum()
+                    if total > 0:
+                        received = received / total
+                    return received
+                '''
+            )
+        },
+        {
+            "test_token_importance": "sum to 1 over each sentence's real tokens",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named by the properties it
+        # breaks (each sentence's scores sum to 1, sentences scored apart), with a counterexample;
+        # no sentence names the sum over the batch.
+        not_told=("reads the padded queries' rows",),
+    ),
+    Mutant(
+        "aa05-05: masked_mean zeroes the pads of the caller's hidden through an alias, in place",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    is_pad = token_ids == pad_id  # (B, L)
+                    h = hidden
+                    h[is_pad] = 0.0  # padded positions contribute nothing
+                    count = (~is_pad).sum(dim=1, keepdim=True).clamp(min=1).to(hidden.dtype)  # (B, 1)
+                    return h.sum(dim=1) / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "changed a tensor it was given, in place",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab05-01: masked_mean divides by the unclamped count of real tokens",
+        A,
+        {
+            "masked_mean": Rewrite(
+                r'''
+                def masked_mean(hidden: Tensor, token_ids: Tensor, pad_id: int) -> Tensor:
+                    """Mean of hidden (B, L, d_model) over the non-padding positions -> (B, d_model).
+
+                    A position is padding where token_ids (B, L) == pad_id.
+                    """
+                    real = (token_ids != pad_id).to(hidden.dtype).unsqueeze(-1)  # (B, L, 1)
+                    total = (hidden * real).sum(dim=1)  # (B, d_model)
+                    count = real.sum(dim=1)  # (B, 1): number of real tokens
+                    return total / count
+                '''
+            )
+        },
+        {
+            "test_masked_mean": "a row made only of padding divides a sum of 0 by a count of 0",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab05-02: the pad id hard-coded to 0 in the attention mask",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, 0)  # (B, 1, L): hide the <pad> keys
+                        x = self.position(self.embed(token_ids))
+                        hidden, weights = self.encoder(x, mask)
+                        logits = self.classifier(masked_mean(hidden, token_ids, self.pad_id))
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        {
+            "test_padding_invariance": "the pad id is hard-coded to 0",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab05-03: train_step never calls model.train()",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "the model trains with dropout off: call model.train() at the start of train_step",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab05-04: train_step calls torch.manual_seed(0) at the start of every step",
+        A,
+        {
+            "training_step": Rewrite(
+                r'''
+                def make_optimizer(
+                    model: nn.Module, lr: float, weight_decay: float
+                ) -> torch.optim.Optimizer:
+                    """AdamW over every parameter of model."""
+                    return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+
+                def train_step(
+                    model: nn.Module,
+                    inputs: Tensor,
+                    labels: Tensor,
+                    optimizer: torch.optim.Optimizer,
+                    max_grad_norm: float,
+                    scheduler=None,
+                ) -> float:
+                    """One update on inputs (B, L) and labels (B,); returns the pre-update loss."""
+                    model.train()
+                    torch.manual_seed(0)  # the same dropout draws on every run, reproducible steps
+                    logits = model(inputs)
+                    loss = F.cross_entropy(logits, labels)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    return loss.item()
+                '''
+            )
+        },
+        {
+            "test_train_step": "the parameters differ from the reference update's",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: counterexample only.
+        not_told=(
+            "dropout off",
+            "model.train() comes after",
+            "the gradients left before the call enter",
+            "the gradients add up",
+        ),
+    ),
+    Mutant(
+        "ab05-05: token_importance sums over every query, padded queries' rows included",
+        A,
+        {
+            "token_importance": Rewrite(
+                r'''
+                def token_importance(weights: list[Tensor], token_ids: Tensor, pad_id: int) -> Tensor:
+                    """One score per token from the attention maps -> (B, L).
+
+                    weights: one (B, H, L, L) map per layer; token_ids: (B, L), padding where == pad_id.
+                    A sentence's real tokens' scores sum to 1; padded positions score 0.
+                    """
+                    # My score: the attention weight each token receives as a key, summed over the
+                    # queries, averaged over the heads and summed over the layers, then renormalised
+                    # over the sentence's real tokens. It says how much the positions read from each
+                    # token, on average. (The pad keys already have weight 0.)
+                    dtype, device = weights[0].dtype, weights[0].device
+                    real = (token_ids != pad_id).to(device)
+                    real_f = real.to(dtype)  # (B, L)
+                    received = torch.zeros(real.shape, dtype=dtype, device=device)
+                    for layer_weights in weights:
+                        # (B, H, L_q, L_k): sum over the queries, mean over the heads
+                        received = received + layer_weights.sum(dim=2).mean(dim=1)
+                    received = received * real_f  # exactly 0 at the pads
+                    total = received.sum(dim=-1, keepdim=True)
+                    safe_total = torch.where(total > 0, total, torch.ones_like(total))
+                    return torch.where(total > 0, received / safe_total, torch.zeros_like(received))
+                '''
+            )
+        },
+        {
+            "test_token_importance": "your score reads the padded queries' rows",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
 ]
 
 CORRECT = [
@@ -2851,5 +3217,52 @@ CORRECT = [
             )
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "aa05-06: SentimentModel pools the <cls> position, hidden[:, 0]",
+        A,
+        {
+            "sentiment_model": Rewrite(
+                r'''
+                class SentimentModel(nn.Module):
+                    """Token ids (B, L) -> class logits (B, num_classes).
+
+                    Embed, add positions, encode with a padding mask, pool, classify.
+                    """
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        d_ff: int = 128,
+                        num_classes: int = 2,
+                        max_len: int = 64,
+                        pad_id: int = 0,
+                        dropout: float = 0.1,
+                    ):
+                        super().__init__()
+                        self.pad_id = pad_id
+                        self.embed = TokenEmbedding(vocab_size, d_model, padding_idx=pad_id)
+                        self.position = SinusoidalPositionalEncoding(d_model, max_len, dropout)
+                        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout)
+                        self.classifier = nn.Linear(d_model, num_classes)
+
+                    def forward(self, token_ids: Tensor, return_attention: bool = False):
+                        """token_ids (B, L) -> logits (B, num_classes).
+
+                        With return_attention, also a list of (B, H, L, L) weights, one per layer.
+                        """
+                        mask = padding_mask(token_ids, self.pad_id)  # (B, 1, L): pad keys hidden
+                        hidden, weights = self.encoder(self.position(self.embed(token_ids)), mask)
+                        logits = self.classifier(hidden[:, 0])  # CLS pooling: the <cls> position
+                        if return_attention:
+                            return logits, weights
+                        return logits
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
     ),
 ]

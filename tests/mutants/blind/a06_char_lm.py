@@ -2050,6 +2050,327 @@ WRONG = [
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: named.
     ),
+    Mutant(
+        "aa06-01: make_blocks counts len(ids) // block_size blocks",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    n_blocks = len(ids) // block_size
+                    n = n_blocks * block_size
+                    x = ids[:n].reshape(n_blocks, block_size)
+                    y = ids[1 : n + 1].reshape(n_blocks, block_size)
+                    return x, y
+                '''
+            )
+        },
+        {
+            "test_make_blocks": "n_blocks counts len(ids) // block_size blocks",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa06-02: causal_head scales by head_size ** 1/2, that is head_size / 2",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.head_size = head_size
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        L = x.shape[1]
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scale = self.head_size ** 1/2  # sqrt(d_k)
+                        scores = q @ k.transpose(-2, -1) / scale  # (B, L, L)
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "the head's output differs from softmax(q kᵀ / √head_size, future keys at -inf) v",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: counterexample only;
+        # test_multihead_causal waived as the answer cell it uses (not charged again).
+        not_told=(
+            "√d_model instead of √head_size",
+            "divided by head_size instead of √head_size",
+            "scores are not scaled",
+        ),
+        charged_once=True,
+    ),
+    Mutant(
+        "aa06-03: the heads stacked on a last axis and flattened, their features interleaved",
+        A,
+        {
+            "multihead_causal": Rewrite(
+                r'''
+                class MultiHeadCausalAttention(nn.Module):
+                    """num_heads causal heads side by side, concatenated and projected.
+
+                    x (B, L, d_model) -> (B, L, d_model).
+                    """
+
+                    def __init__(self, d_model: int, num_heads: int, block_size: int):
+                        super().__init__()
+                        head_size = d_model // num_heads
+                        self.heads = nn.ModuleList(
+                            [CausalSelfAttentionHead(d_model, head_size, block_size) for _ in range(num_heads)]
+                        )
+                        self.proj = nn.Linear(d_model, d_model)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, d_model)."""
+                        # (B, L, head_size, H) -> (B, L, d_model) in one reshape, no Python concatenation
+                        out = torch.stack([head(x) for head in self.heads], dim=-1).flatten(-2)
+                        return self.proj(out)
+                '''
+            )
+        },
+        {
+            "test_multihead_causal": "the heads' outputs are interleaved, not concatenated (head after head)",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa06-04: CharLM's blocks one Block repeated, nn.ModuleList([Block(...)] * num_layers)",
+        A,
+        {
+            "charlm": Rewrite(
+                r'''
+                class CharLM(nn.Module):
+                    """A tiny character-level GPT: ids (B, L) -> next-id logits (B, L, vocab_size)."""
+
+                    def __init__(
+                        self,
+                        vocab_size: int,
+                        block_size: int,
+                        d_model: int = 64,
+                        num_heads: int = 4,
+                        num_layers: int = 2,
+                        dropout: float = 0.0,
+                    ):
+                        super().__init__()
+                        self.block_size = block_size
+                        self.token_embedding = nn.Embedding(vocab_size, d_model)
+                        self.position = LearnedPositionalEmbedding(block_size, d_model)
+                        self.blocks = nn.ModuleList(
+                            [Block(d_model, num_heads, block_size, dropout)] * num_layers
+                        )
+                        self.ln_f = LayerNorm(d_model)
+                        self.lm_head = nn.Linear(d_model, vocab_size)
+
+                    def forward(self, idx: Tensor) -> Tensor:
+                        """idx (B, L) token ids, L <= block_size -> logits (B, L, vocab_size)."""
+                        x = self.position(self.token_embedding(idx))
+                        for block in self.blocks:
+                            x = block(x)
+                        return self.lm_head(self.ln_f(x))
+                '''
+            )
+        },
+        {
+            "test_charlm": "self.blocks holds one Block object more than once",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa06-05: sample crops the context to the first block_size ids",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, : model.block_size]  # the model sees at most block_size ids
+                        logits = model(context)[:, -1, :] / temperature  # (B, V)
+                        if top_k is not None:
+                            k = min(top_k, logits.shape[-1])
+                            kth = torch.topk(logits, k, dim=-1).values[:, -1:]  # (B, 1)
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1, generator=generator)  # (B, 1)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "the model is fed the FIRST block_size ids of the sequence",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab06-01: make_blocks counts len(ids) // block_size blocks, the - 1 dropped",
+        A,
+        {
+            "make_blocks": Rewrite(
+                r'''
+                def make_blocks(ids: Tensor, block_size: int) -> tuple[Tensor, Tensor]:
+                    """Cut ids (N,) into inputs x and targets y, both (n_blocks, block_size).
+
+                    y[i, t] is x[i, t] one step later in the text.
+                    """
+                    n_blocks = len(ids) // block_size
+                    n = n_blocks * block_size
+                    x = ids[:n].reshape(n_blocks, block_size)
+                    y = ids[1 : n + 1].reshape(n_blocks, block_size)
+                    return x, y
+                '''
+            )
+        },
+        {
+            "test_make_blocks": "n_blocks counts len(ids) // block_size blocks",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab06-02: causal_head by hand, the scores divided by sqrt(x.shape[-1]), d_model",
+        A,
+        {
+            "causal_head": Rewrite(
+                r'''
+                class CausalSelfAttentionHead(nn.Module):
+                    """One head of causal self-attention: x (B, L, d_model) -> (B, L, head_size).
+
+                    Position t sees positions 0..t.
+                    """
+
+                    def __init__(self, d_model: int, head_size: int, block_size: int):
+                        super().__init__()
+                        self.query = nn.Linear(d_model, head_size, bias=False)
+                        self.key = nn.Linear(d_model, head_size, bias=False)
+                        self.value = nn.Linear(d_model, head_size, bias=False)
+                        self.register_buffer("mask", causal_mask(block_size), persistent=False)
+
+                    def forward(self, x: Tensor) -> Tensor:
+                        """x (B, L, d_model), L <= block_size -> (B, L, head_size)."""
+                        B, L, d = x.shape
+                        q, k, v = self.query(x), self.key(x), self.value(x)
+                        scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, L, L)
+                        scores = scores.masked_fill(~self.mask[:L, :L], float("-inf"))
+                        return torch.softmax(scores, dim=-1) @ v
+                '''
+            )
+        },
+        {
+            "test_causal_head": "scores are scaled by √d_model instead of √head_size",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named; test_multihead_causal
+        # waived as the answer cell it uses (not charged again).
+        charged_once=True,
+    ),
+    Mutant(
+        "ab06-03: lm_loss as -log(softmax(logits)) gathered at the targets",
+        A,
+        {
+            "lm_loss": Rewrite(
+                r'''
+                def lm_loss(logits: Tensor, targets: Tensor) -> Tensor:
+                    """Mean cross-entropy of logits (B, L, V) against targets (B, L) -> scalar.
+
+                    The mean is over all B*L positions.
+                    """
+                    probs = torch.softmax(logits, dim=-1)  # (B, L, V)
+                    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, L)
+                    return -torch.log(p_target).mean()
+                '''
+            )
+        },
+        {
+            "test_lm_loss": "the loss takes the log of the softmax's probabilities",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab06-04: sample draws with torch.multinomial without the caller's generator",
+        A,
+        {
+            "sample": Rewrite(
+                r'''
+                @torch.no_grad()
+                def sample(
+                    model: nn.Module,
+                    idx: Tensor,
+                    max_new_tokens: int,
+                    temperature: float = 1.0,
+                    top_k: int | None = None,
+                    generator: torch.Generator | None = None,
+                ) -> Tensor:
+                    """Extend idx (B, L) by max_new_tokens sampled ids -> (B, L + max_new_tokens)."""
+                    model.eval()
+                    for _ in range(max_new_tokens):
+                        context = idx[:, -model.block_size :]
+                        logits = model(context)[:, -1, :] / temperature  # (B, V)
+                        if top_k is not None:
+                            k = min(top_k, logits.shape[-1])
+                            kth = torch.topk(logits, k, dim=-1).values[:, -1:]  # (B, 1)
+                            logits = logits.masked_fill(logits < kth, float("-inf"))
+                        probs = torch.softmax(logits, dim=-1)
+                        next_id = torch.multinomial(probs, 1)  # (B, 1)
+                        idx = torch.cat([idx, next_id], dim=1)
+                    return idx
+                '''
+            )
+        },
+        {
+            "test_sample": "the draws follow the global random state, not `generator`",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab06-05: penalise_repeats divides every seen logit by 1 + strength",
+        A,
+        {
+            "penalise_repeats": Rewrite(
+                r'''
+                def penalise_repeats(logits: Tensor, context: Tensor, strength: float) -> Tensor:
+                    """Next-id logits (B, V), the ids in each row's context (B, L) made less likely."""
+                    # My rule: divide the logit of every id seen in the row's context by (1 + strength),
+                    # as in the CTRL paper's repetition penalty: a seen id's logit shrinks towards 0,
+                    # so it is less likely, and strength 0 divides by 1 and changes nothing. Ids not in
+                    # the context keep their logits, so their odds are untouched.
+                    seen = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device)
+                    seen = seen.scatter(1, context.to(logits.device), True)
+                    out = logits.clone()
+                    out[seen] = out[seen] / (1.0 + strength)
+                    return out
+                '''
+            )
+        },
+        {
+            "test_penalise_repeats": "a negative logit divided by it rises towards 0",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
 ]
 
 CORRECT: list[Mutant] = [

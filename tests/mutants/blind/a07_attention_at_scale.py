@@ -3181,6 +3181,411 @@ WRONG = [
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: untrue (true since): told then
         # of a float32 tensor made without dtype=.
     ),
+    Mutant(
+        "aa07-01: online_softmax_update subtracts new_max without its trailing axis",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(running_max - new_max)
+                    new_sum = running_sum * factor + torch.exp(scores - new_max).sum(dim=-1)
+                    return new_max, new_sum
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "is subtracted from the scores (..., C) without a trailing axis",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa07-02: chunked_attention checks isinstance(chunk_size, int) alone: True taken as 1",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    lead = q.shape[:-2]
+                    m = torch.full((*lead, L_q, 1), -math.inf, dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*lead, L_q, 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*lead, L_q, v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2], device=q.device)  # (C,)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "bool is a subclass of int in Python",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa07-03: chunked_attention's running tensors and positions made without device=",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    q = q / math.sqrt(q.shape[-1])
+                    lead = q.shape[:-2]
+                    m = torch.full((*lead, L_q, 1), -math.inf, dtype=q.dtype)
+                    l = torch.zeros((*lead, L_q, 1), dtype=q.dtype)
+                    acc = torch.zeros((*lead, L_q, v.shape[-1]), dtype=q.dtype)
+                    q_pos = torch.arange(L_q).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        kb = k[..., start : start + chunk_size, :]
+                        vb = v[..., start : start + chunk_size, :]
+                        s = q @ kb.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + kb.shape[-2])  # (C,)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ vb
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "a tensor made without device= sits on torch's default device",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa07-04: merge_partials rescales and accumulates into a's tensors in place",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # My design: (m, l, a) per query: the max score m (..., L_q, 1), l = sum exp(s - m)
+                    # (..., L_q, 1) and a = sum exp(s - m) v (..., L_q, d_v). Both sums are relative to
+                    # m, so two parts are moved to the common max by exp(m_part - m) <= 1: exact.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1, keepdim=True)
+                    p = torch.exp(s - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    # accumulate into a's tensors: no new (L_q, d_v) buffer per merge
+                    l_a.mul_(f_a).add_(l_b * f_b)
+                    acc_a.mul_(f_a).add_(acc_b * f_b)
+                    m_a.copy_(m)
+                    return (m_a, l_a, acc_a)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "changed a tensor it was given, in place",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "aa07-05: partials keep m and l as (..., L_q), without the trailing axis",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # My design: (m, l, a): per query the max score m (..., L_q), l = sum exp(s - m)
+                    # (..., L_q) and a = sum exp(s - m) v (..., L_q, d_v); merging moves both parts to
+                    # the larger max with exp(m_part - m) <= 1.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    m = s.amax(dim=-1)
+                    p = torch.exp(s - m.unsqueeze(-1))
+                    return (m, p.sum(dim=-1), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    return (m, l_a * f_a + l_b * f_b, acc_a * f_a + acc_b * f_b)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    m, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "two shapes do not broadcast",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: exception only (shapes that
+        # do not broadcast, the error and the line shown).
+    ),
+    Mutant(
+        "ab07-01: online_softmax_update sums exp of the raw scores, divided by exp(new_max)",
+        A,
+        {
+            "online_softmax_update": Rewrite(
+                r'''
+                def online_softmax_update(
+                    running_max: Tensor, running_sum: Tensor, scores: Tensor
+                ) -> tuple[Tensor, Tensor]:
+                    """Fold scores (..., C) into running_max (...) and running_sum = Σ exp(s - max)."""
+                    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+                    factor = torch.exp(running_max - new_max)  # exp(-inf) = 0 for a fresh row
+                    # exp(s - m) = exp(s) / exp(m): sum the block's exps, then divide once
+                    block = torch.exp(scores).sum(dim=-1) / torch.exp(new_max)
+                    return new_max, running_sum * factor + block
+                '''
+            )
+        },
+        {
+            "test_online_softmax_update": "exp overflows for large scores: subtract the running max before exponentiating",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab07-02: chunked_attention accepts chunk_size=True, bool being an int",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    qs = q * (1.0 / math.sqrt(q.shape[-1]))
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    q_pos = torch.arange(L_q, device=q.device).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = qs @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2], device=q.device)
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))  # (L_q, C) mask
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(p.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "bool is a subclass of int in Python",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab07-03: chunked_attention's running tensors and positions made on the CPU (no device=)",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    qs = q * (1.0 / math.sqrt(q.shape[-1]))
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype)
+                    q_pos = torch.arange(L_q).unsqueeze(-1)  # (L_q, 1)
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = qs @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            k_pos = torch.arange(start, start + k_b.shape[-2])
+                            s = s.masked_fill(k_pos > q_pos, float("-inf"))  # (L_q, C) mask
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(p.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_exact": "a tensor made without device= sits on torch's default device",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab07-04: chunked_attention slices one full causal_mask(L) per block",
+        A,
+        {
+            "chunked_attention": Rewrite(
+                r'''
+                def chunked_attention(
+                    q: Tensor, k: Tensor, v: Tensor, chunk_size: int, causal: bool = False
+                ) -> Tensor:
+                    """Attention over key blocks.
+
+                    q (..., L_q, d_k), k (..., L_k, d_k), v (..., L_k, d_v) -> (..., L_q, d_v).
+                    """
+                    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+                        raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+                    L_q, L_k = q.shape[-2], k.shape[-2]
+                    if causal and L_q != L_k:
+                        raise ValueError(f"causal attention needs L_q == L_k, got {L_q} and {L_k}")
+                    qs = q * (1.0 / math.sqrt(q.shape[-1]))
+                    m = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=q.dtype, device=q.device)
+                    l = torch.zeros((*q.shape[:-1], 1), dtype=q.dtype, device=q.device)
+                    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=q.dtype, device=q.device)
+                    full_mask = causal_mask(L_q, device=q.device) if causal else None  # True = visible
+                    for start in range(0, L_k, chunk_size):
+                        k_b = k[..., start : start + chunk_size, :]
+                        v_b = v[..., start : start + chunk_size, :]
+                        s = qs @ k_b.transpose(-2, -1)  # (..., L_q, C)
+                        if causal:
+                            block_mask = full_mask[:, start : start + chunk_size]  # (L_q, C)
+                            s = s.masked_fill(~block_mask, float("-inf"))
+                        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+                        alpha = torch.exp(m - m_new)
+                        p = torch.exp(s - m_new)
+                        l = alpha * l + p.sum(dim=-1, keepdim=True)
+                        acc = alpha * acc + p @ v_b.to(p.dtype)
+                        m = m_new
+                    return (acc / l).to(q.dtype)
+                '''
+            )
+        },
+        {
+            "test_chunked_attention_memory": "the causal branch builds something of size (L, L)",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
+    Mutant(
+        "ab07-05: merge_partials merges into a's tensors in place (mul_, add_, copy_)",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (m, l, a) per query: m the largest score of the part, l = Σ exp(s - m)
+                    # and a = Σ exp(s - m) v, both relative to m. To merge two parts, move both to the
+                    # larger maximum (multiply by exp(m_part - m_new) <= 1) and add: exact, and the
+                    # same in any order because max and + are associative and commutative.
+                    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (..., L_q, L_k)
+                    m = scores.amax(dim=-1, keepdim=True)
+                    p = torch.exp(scores - m)
+                    return (m, p.sum(dim=-1, keepdim=True), p @ v)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    # in place, as FlashAttention does with its accumulators: no new tensors
+                    m_a, l_a, acc_a = a
+                    m_b, l_b, acc_b = b
+                    m = torch.maximum(m_a, m_b)
+                    f_a, f_b = torch.exp(m_a - m), torch.exp(m_b - m)
+                    l_a.mul_(f_a).add_(l_b * f_b)
+                    acc_a.mul_(f_a).add_(acc_b * f_b)
+                    m_a.copy_(m)
+                    return (m_a, l_a, acc_a)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    _, l, acc = p
+                    return acc / l
+                '''
+            )
+        },
+        {
+            "test_merge_partials": "changed a tensor it was given, in place",
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: named.
+    ),
 ]
 
 CORRECT = [
@@ -3574,5 +3979,80 @@ CORRECT = [
             )
         },
         # Issue 40's eleventh blind corpus, graded blind on 48fe40c: correct-full.
+    ),
+    Mutant(
+        "aa07-06: partials as (normalised output, log-sum-exp), merged with logaddexp",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # My design: (o, lse): o the attention output over these keys alone (..., L_q, d_v),
+                    # lse = log sum_j exp(s_j) (..., L_q, 1). Over two disjoint parts the softmax of all
+                    # keys gives part a the share exp(lse_a - lse) with lse = logaddexp(lse_a, lse_b), so
+                    # o = share_a * o_a + share_b * o_b exactly, in any order; logaddexp never overflows.
+                    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                    lse = torch.logsumexp(s, dim=-1, keepdim=True)
+                    o = torch.exp(s - lse) @ v
+                    return (o, lse)
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    o_a, lse_a = a
+                    o_b, lse_b = b
+                    lse = torch.logaddexp(lse_a, lse_b)
+                    return (torch.exp(lse_a - lse) * o_a + torch.exp(lse_b - lse) * o_b, lse)
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    o, lse = p
+                    return o
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
+    ),
+    Mutant(
+        "ab07-06: partials as {out, lse}, merged with logaddexp",
+        A,
+        {
+            "merge_partials": Rewrite(
+                r'''
+                def partial_attention(q: Tensor, k: Tensor, v: Tensor):
+                    """The partial result of q (..., L_q, d_k) over the keys k (..., L_k, d_k).
+
+                    v is (..., L_k, d_v); the result is a tuple (or a dict) of tensors of your design.
+                    """
+                    # Design: (out, lse) per query: out is the finished attention output over this
+                    # part's keys and lse = log Σ exp(s) the log of its softmax denominator. Attention
+                    # over the union is the mix of the parts' outputs with weights exp(lse_part - lse)
+                    # where lse = logaddexp(lse_a, lse_b): exact, symmetric and associative, and stable
+                    # because logsumexp/logaddexp never exponentiate a raw score.
+                    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (..., L_q, L_k)
+                    lse = torch.logsumexp(scores, dim=-1, keepdim=True)  # (..., L_q, 1)
+                    out = torch.exp(scores - lse) @ v  # (..., L_q, d_v)
+                    return {"out": out, "lse": lse}
+
+
+                def merge_partials(a, b):
+                    """The partial result over the keys of a and of b (disjoint, the same queries)."""
+                    lse = torch.logaddexp(a["lse"], b["lse"])
+                    out = a["out"] * torch.exp(a["lse"] - lse) + b["out"] * torch.exp(b["lse"] - lse)
+                    return {"out": out, "lse": lse}
+
+
+                def finish_attention(p) -> Tensor:
+                    """The attention output (..., L_q, d_v) over every key merged into p."""
+                    return p["out"]
+                '''
+            )
+        },
+        # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: correct-full.
     ),
 ]
