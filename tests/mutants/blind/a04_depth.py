@@ -2367,10 +2367,10 @@ WRONG = [
             )
         },
         {
-            "test_attention_focus": "unsupported operand type(s) for -: 'torch.return_types.max' and 'float'",
+            "test_attention_focus": "the (values, indices) pair that max returns, was used as a tensor",
         },
         # Issue 40's thirteenth blind corpus, graded blind on 8b5375e: exception only (the TypeError
-        # raised, the line shown).
+        # raised, the line shown); the pair used as a tensor is named since (df86d1b).
     ),
     Mutant(
         "ab04-01: DepthStack returns one list, self.maps, emptied and refilled at every call",
